@@ -1,0 +1,94 @@
+"""Offline throughput on the standard workload: finrag vs Hugging Face transformers.
+
+64 requests, prompt i of L_i ~ U[32, 512] tokens of real English text (seed 0), exactly
+128 new tokens each, greedy. transformers runs sequentially and in static left-padded
+batches of 16, in the same process, on the same weights and threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from workloads import standard_prompts  # noqa: E402
+
+from llm_engine import LLM, SamplingParams  # noqa: E402
+
+
+def run_finrag(model_dir: str, prompts: list[list[int]], new_tokens: int, prefix: bool,
+               **engine_args) -> tuple[float, int]:
+    llm = LLM(model_dir, enable_prefix_caching=prefix, **engine_args)
+    params = SamplingParams(temperature=0, max_tokens=new_tokens, ignore_eos=True)
+    llm.generate([{"prompt_token_ids": p} for p in prompts[:2]], params, use_tqdm=False)
+    start = time.perf_counter()
+    outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    elapsed = time.perf_counter() - start
+    return elapsed, sum(len(o.outputs[0].token_ids) for o in outs)
+
+
+def run_hf(model_dir: str, prompts: list[list[int]], new_tokens: int,
+           batch: int) -> tuple[float, int]:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    pad = model.config.pad_token_id or 0
+    total = 0
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for i in range(0, len(prompts), batch):
+            group = prompts[i : i + batch]
+            width = max(len(p) for p in group)
+            ids = torch.tensor([[pad] * (width - len(p)) + p for p in group])
+            mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in group])
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens,
+                                 min_new_tokens=new_tokens, do_sample=False, pad_token_id=pad)
+            total += (out.shape[1] - width) * len(group)
+    return time.perf_counter() - start, total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--model", default="default")
+    ap.add_argument("--num-requests", type=int, default=64)
+    ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--hf-sequential-requests", type=int, default=16,
+                    help="requests for the (slow) sequential baseline; 0 skips it")
+    ap.add_argument("--hf-batch-requests", type=int, default=64,
+                    help="requests for the static-batch baseline; 0 skips it")
+    ap.add_argument("--max-num-batched-tokens", type=int, default=2048)
+    args = ap.parse_args()
+
+    from llm_engine.tokenizer import Tokenizer
+    from llm_engine.utils.model_path import resolve_model
+
+    model_dir = str(resolve_model(args.model))
+    prompts = standard_prompts(Tokenizer.from_pretrained(model_dir), args.num_requests)
+    print(f"workload: {len(prompts)} requests, prompt tokens {sum(map(len, prompts))}, "
+          f"{args.new_tokens} new tokens each, torch threads {torch.get_num_threads()}")
+    rows: list[tuple[str, float]] = []
+    engine_args = {"max_num_batched_tokens": args.max_num_batched_tokens}
+    for prefix in (False, True):
+        secs, toks = run_finrag(model_dir, prompts, args.new_tokens, prefix, **engine_args)
+        rows.append((f"finrag (prefix caching {'on' if prefix else 'off'})", toks / secs))
+    if args.hf_batch_requests:
+        secs, toks = run_hf(model_dir, prompts[: args.hf_batch_requests], args.new_tokens, 16)
+        rows.append(("transformers static batches of 16", toks / secs))
+    if args.hf_sequential_requests:
+        secs, toks = run_hf(model_dir, prompts[: args.hf_sequential_requests], args.new_tokens, 1)
+        rows.append(("transformers sequential", toks / secs))
+
+    headline = rows[0][1]
+    print(f"\n{'system':40s} {'out tok/s':>10s} {'finrag / this':>14s}")
+    for name, tps in rows:
+        print(f"{name:40s} {tps:10.1f} {headline / tps:13.2f}x")
+    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+
+
+if __name__ == "__main__":
+    main()

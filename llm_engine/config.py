@@ -1,0 +1,145 @@
+"""Engine and model configuration, validated when created."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+_GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The decoder's hyperparameters, read from a Hugging Face `config.json`."""
+
+    architecture: str
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    rope_scaling: dict[str, Any] | None
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    attention_bias: bool
+    eos_token_ids: tuple[int, ...] = ()
+
+    @classmethod
+    def from_pretrained(cls, folder: str | os.PathLike) -> ModelConfig:
+        path = Path(folder) / "config.json"
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no config.json; is this a Hugging Face model folder?")
+        return cls.from_dict(json.loads(path.read_text()))
+
+    @classmethod
+    def from_dict(cls, cfg: dict[str, Any]) -> ModelConfig:
+        by_type = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
+                   "qwen2": "Qwen2ForCausalLM"}
+        archs = cfg.get("architectures") or [by_type.get(cfg.get("model_type", ""), "")]
+        arch = archs[0]
+        supported = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
+        if arch not in supported:
+            raise ValueError(f"architecture {arch!r} is not supported; supported: {supported}")
+        # transformers 5 nests rope settings under `rope_parameters`; older files keep
+        # `rope_theta` and `rope_scaling` at the top level.
+        rope = dict(cfg.get("rope_parameters") or cfg.get("rope_scaling") or {})
+        theta = float(rope.pop("rope_theta", cfg.get("rope_theta", 10000.0)))
+        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        heads = int(cfg["num_attention_heads"])
+        eos = cfg.get("eos_token_id")
+        eos_ids = tuple(eos) if isinstance(eos, list) else (() if eos is None else (int(eos),))
+        return cls(
+            architecture=arch,
+            vocab_size=int(cfg["vocab_size"]),
+            hidden_size=int(cfg["hidden_size"]),
+            intermediate_size=int(cfg["intermediate_size"]),
+            num_hidden_layers=int(cfg["num_hidden_layers"]),
+            num_attention_heads=heads,
+            num_key_value_heads=int(cfg.get("num_key_value_heads") or heads),
+            head_dim=int(cfg.get("head_dim") or cfg["hidden_size"] // heads),
+            rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
+            rope_theta=theta,
+            rope_scaling=None if rope_type == "default" else rope,
+            max_position_embeddings=int(cfg.get("max_position_embeddings", 2048)),
+            tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            # Qwen2 always carries q/k/v biases; Llama only when `attention_bias` says so.
+            attention_bias=arch == "Qwen2ForCausalLM" or bool(cfg.get("attention_bias", False)),
+            eos_token_ids=eos_ids,
+        )
+
+
+def _check(ok: bool, name: str, allowed: str, value: object) -> None:
+    if not ok:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+@dataclass
+class EngineConfig:
+    """Engine arguments, with vLLM's names and defaults where they carry over to CPU."""
+
+    model: str = "default"
+    block_size: int = 16
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 2048
+    kv_cache_memory: int | None = None
+    gpu_memory_utilization: float = 0.9
+    num_gpu_blocks_override: int | None = None
+    max_model_len: int | None = None
+    enable_prefix_caching: bool = True
+    enable_chunked_prefill: bool = True
+    device: str = "auto"
+    dtype: str = "auto"
+    seed: int = 0
+    skip_tokenizer_init: bool = False
+    engines_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self.block_size in (1, 2, 4, 8, 16, 32, 64, 128), "block_size",
+               "a power of two from 1 to 128", self.block_size)
+        _check(self.max_num_seqs >= 1, "max_num_seqs", ">= 1", self.max_num_seqs)
+        _check(self.max_num_batched_tokens >= 1, "max_num_batched_tokens", ">= 1",
+               self.max_num_batched_tokens)
+        _check(self.kv_cache_memory is None or self.kv_cache_memory > 0, "kv_cache_memory",
+               "a positive number of bytes", self.kv_cache_memory)
+        _check(0.0 < self.gpu_memory_utilization <= 1.0, "gpu_memory_utilization",
+               "in (0, 1]", self.gpu_memory_utilization)
+        _check(self.num_gpu_blocks_override is None or self.num_gpu_blocks_override >= 1,
+               "num_gpu_blocks_override", ">= 1", self.num_gpu_blocks_override)
+        _check(self.max_model_len is None or self.max_model_len >= 1, "max_model_len", ">= 1",
+               self.max_model_len)
+        _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
+               "device", "'auto', 'cpu' or 'cuda[:N]'", self.device)
+        _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
+               "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
+
+    @property
+    def torch_device(self) -> torch.device:
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        if self.dtype != "auto":
+            return getattr(torch, self.dtype)
+        # bf16 matmuls are ~50x slower than fp32 on these CPUs; on CUDA bf16 is the norm.
+        return torch.bfloat16 if self.torch_device.type == "cuda" else torch.float32
+
+    def default_kv_cache_memory(self) -> int:
+        """CPU KV budget when none is given: a quarter of available memory, at most 4 GiB."""
+        if self.kv_cache_memory is not None:
+            return self.kv_cache_memory
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError):
+            avail = 8 * _GiB
+        return int(min(4 * _GiB, avail // 4))

@@ -1,0 +1,236 @@
+"""The synchronous engine: requests in, one scheduler step at a time, outputs out."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterable, Sequence as Seq
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.engine.block_manager import BlockManager
+from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
+from llm_engine.engine.model_runner import ModelRunner
+from llm_engine.engine.scheduler import Scheduler
+from llm_engine.outputs import CompletionOutput, RequestOutput
+from llm_engine.sampling_params import SamplingParams
+from llm_engine.sequence import Sequence
+from llm_engine.tokenizer import Tokenizer
+from llm_engine.utils.model_path import resolve_model
+
+PromptType = str | dict[str, Any] | list[int]
+
+
+@dataclass
+class EngineStats:
+    num_running: int
+    num_waiting: int
+    num_blocks: int
+    num_free_blocks: int
+    kv_cache_usage: float
+    prefix_cache_queries: int
+    prefix_cache_hits: int
+    num_preemptions: int
+
+    @property
+    def prefix_cache_hit_rate(self) -> float:
+        return self.prefix_cache_hits / self.prefix_cache_queries if self.prefix_cache_queries else 0.0
+
+
+class LLMEngine:
+    """vLLM's engine interface: `add_request`, `step`, `abort`, `has_unfinished_requests`."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.model_dir = resolve_model(config.model, config.engines_dir)
+        self.model_config = ModelConfig.from_pretrained(self.model_dir)
+        self.tokenizer = None if config.skip_tokenizer_init else Tokenizer.from_pretrained(self.model_dir)
+        eos = set(self.model_config.eos_token_ids)
+        if self.tokenizer is not None:
+            eos |= set(self.tokenizer.stop_token_ids)
+        self.eos_token_ids = eos
+        self.max_model_len = config.max_model_len or self.model_config.max_position_embeddings
+        self.runner = ModelRunner(config, self.model_config, self.model_dir, eos)
+        capacity = self.runner.num_blocks * config.block_size
+        if capacity < self.max_model_len:
+            raise ValueError(
+                f"max_model_len={self.max_model_len} tokens does not fit the KV cache, which "
+                f"holds {capacity} tokens ({self.runner.num_blocks} blocks of "
+                f"{config.block_size}): lower max_model_len, or raise kv_cache_memory (CPU), "
+                "gpu_memory_utilization (CUDA) or num_gpu_blocks_override"
+            )
+        self.block_manager = BlockManager(self.runner.num_blocks, config.block_size,
+                                          config.enable_prefix_caching)
+        self.scheduler = Scheduler(config, self.block_manager)
+        self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
+        self.requests: dict[str, Sequence] = {}
+        self._ids = itertools.count()
+
+    @classmethod
+    def from_engine_args(cls, **kwargs: Any) -> LLMEngine:
+        return cls(EngineConfig(**kwargs))
+
+    # -- requests -------------------------------------------------------------------
+    def _tokenize(self, prompt: PromptType) -> tuple[str | None, list[int]]:
+        if isinstance(prompt, dict):
+            if "prompt_token_ids" in prompt:
+                return prompt.get("prompt"), list(prompt["prompt_token_ids"])
+            prompt = prompt["prompt"]
+        if isinstance(prompt, list):
+            return None, list(prompt)
+        if self.tokenizer is None:
+            raise ValueError("text prompts need a tokenizer; pass prompt_token_ids instead")
+        return prompt, self.tokenizer.encode(prompt)
+
+    def add_request(
+        self,
+        request_id: str,
+        prompt: PromptType,
+        params: SamplingParams | None = None,
+        arrival_time: float | None = None,
+    ) -> None:
+        if request_id in self.requests:
+            raise ValueError(f"request id {request_id!r} is already in use")
+        params = params or SamplingParams()
+        text, ids = self._tokenize(prompt)
+        if not ids:
+            raise ValueError("the prompt is empty")
+        vocab = self.model_config.vocab_size
+        if any(not 0 <= t < vocab for t in ids):
+            raise ValueError(f"prompt token ids must be in [0, {vocab})")
+        if len(ids) >= self.max_model_len:
+            raise ValueError(
+                f"the prompt has {len(ids)} tokens; the model takes at most "
+                f"{self.max_model_len - 1} prompt tokens (max_model_len={self.max_model_len})"
+            )
+        seq = Sequence(request_id, text, ids, params, arrival_time)
+        self.requests[request_id] = seq
+        if self.detokenizer is not None:
+            self.detokenizer.start(seq)
+        self.scheduler.add(seq)
+
+    def abort(self, request_id: str | Iterable[str]) -> None:
+        ids = [request_id] if isinstance(request_id, str) else list(request_id)
+        for rid in ids:
+            seq = self.requests.pop(rid, None)
+            if seq is not None and not seq.is_finished:
+                seq.finish_reason = "abort"
+                self._finish(seq)
+
+    def has_unfinished_requests(self) -> bool:
+        return self.scheduler.has_unfinished()
+
+    def get_num_unfinished_requests(self) -> int:
+        return len(self.scheduler.waiting) + len(self.scheduler.running)
+
+    # -- stepping -------------------------------------------------------------------
+    def step(self) -> list[RequestOutput]:
+        """Schedule, run the model once, and report every request that moved."""
+        sched = self.scheduler.schedule()
+        if not sched:
+            return []
+        results = self.runner.execute(sched)
+        now = time.monotonic()
+        outputs = []
+        for seq, n in zip(sched.seqs, sched.num_tokens, strict=True):
+            seq.num_computed_tokens += n
+            self.block_manager.cache_full_blocks(seq, seq.num_computed_tokens)
+            result = results.get(seq)
+            if result is None:
+                continue
+            self._append_token(seq, result.token_id, result.logprob, result.top_logprobs, now)
+            outputs.append(self._make_output(seq))
+            if seq.is_finished:
+                self.requests.pop(seq.request_id, None)
+        return outputs
+
+    def _append_token(self, seq: Sequence, token: int, logprob: float | None,
+                      top: dict[int, float] | None, now: float) -> None:
+        seq.token_ids.append(token)
+        if seq.first_token_time is None:
+            seq.first_token_time = now
+        if seq.logprobs is not None and top is not None:
+            seq.logprobs.append(top)
+            seq.cumulative_logprob += logprob or 0.0
+        new_chars = len(self.detokenizer.step(seq)) if self.detokenizer is not None else 0
+        p = seq.params
+        if not p.ignore_eos and token in self.eos_token_ids:
+            seq.finish_reason = "stop"
+        elif token in p.stop_token_ids:
+            seq.finish_reason, seq.stop_reason = "stop", token
+        elif (stop := find_stop_string(seq, new_chars)) is not None:
+            seq.finish_reason, seq.stop_reason = "stop", stop
+        elif seq.num_output_tokens >= (p.max_tokens or self.max_model_len) \
+                or seq.num_tokens >= self.max_model_len:
+            seq.finish_reason = "length"
+        if seq.finish_reason is not None:
+            self._finish(seq)
+
+    def _finish(self, seq: Sequence) -> None:
+        self.scheduler.finish(seq)
+        if self.detokenizer is not None:
+            self.detokenizer.forget(seq)
+
+    def _make_output(self, seq: Sequence) -> RequestOutput:
+        completion = CompletionOutput(
+            index=0,
+            text=visible_text(seq),
+            token_ids=seq.output_token_ids,
+            cumulative_logprob=seq.cumulative_logprob if seq.logprobs is not None else None,
+            logprobs=list(seq.logprobs) if seq.logprobs is not None else None,
+            finish_reason=seq.finish_reason,
+            stop_reason=seq.stop_reason,
+        )
+        metrics = {"arrival_time": seq.arrival_time}
+        if seq.first_token_time is not None:
+            metrics["first_token_time"] = seq.first_token_time
+        return RequestOutput(seq.request_id, seq.prompt, seq.prompt_token_ids, [completion],
+                             seq.is_finished, seq.num_cached_tokens, metrics)
+
+    # -- offline use ----------------------------------------------------------------
+    def generate(
+        self,
+        prompts: PromptType | Seq[PromptType],
+        params: SamplingParams | Seq[SamplingParams] | None = None,
+        use_tqdm: bool = False,
+    ) -> list[RequestOutput]:
+        if isinstance(prompts, str | dict) or (
+            isinstance(prompts, list) and prompts and isinstance(prompts[0], int)
+        ):
+            prompts = [prompts]  # type: ignore[list-item]
+        prompts = list(prompts)  # type: ignore[arg-type]
+        if params is None or isinstance(params, SamplingParams):
+            params = [params or SamplingParams()] * len(prompts)
+        if len(params) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(params)} sampling params")
+        ids = [f"gen-{next(self._ids)}" for _ in prompts]
+        for rid, prompt, p in zip(ids, prompts, params, strict=True):
+            self.add_request(rid, prompt, p)
+        done: dict[str, RequestOutput] = {}
+        bar = tqdm(total=len(ids), desc="Processed prompts", disable=not use_tqdm)
+        try:
+            while len(done) < len(ids):
+                for out in self.step():
+                    if out.finished:
+                        done[out.request_id] = out
+                        bar.update(1)
+        finally:
+            bar.close()
+            self.abort([rid for rid in ids if rid not in done])
+        return [done[rid] for rid in ids]
+
+    def get_stats(self) -> EngineStats:
+        bm = self.block_manager
+        return EngineStats(
+            num_running=len(self.scheduler.running),
+            num_waiting=len(self.scheduler.waiting),
+            num_blocks=bm.num_blocks,
+            num_free_blocks=bm.num_free_blocks,
+            kv_cache_usage=bm.usage(),
+            prefix_cache_queries=bm.prefix_queries,
+            prefix_cache_hits=bm.prefix_hits,
+            num_preemptions=self.scheduler.num_preemptions,
+        )

@@ -1,0 +1,133 @@
+"""Runs one forward pass over the flat token list of every scheduled sequence."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import torch
+
+from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.engine.scheduler import SchedulerOutput
+from llm_engine.layers.attention import AttentionMetadata, PrefillSpan
+from llm_engine.layers.sampler import SampleResult, Sampler
+from llm_engine.models.llama import LlamaForCausalLM
+from llm_engine.sequence import Sequence
+from llm_engine.utils.safetensors_io import iter_safetensors
+
+logger = logging.getLogger(__name__)
+
+
+class ModelRunner:
+    """Owns the weights and the KV cache; turns a scheduler step into sampled tokens."""
+
+    def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
+                 eos_token_ids: set[int]) -> None:
+        self.config = config
+        self.model_config = model_config
+        self.device = config.torch_device
+        self.dtype = config.torch_dtype
+        self.block_size = config.block_size
+        torch.manual_seed(config.seed)
+        with torch.device(self.device):
+            model = LlamaForCausalLM(model_config)
+        model.load_weights(iter_safetensors(model_dir))
+        self.model = model.to(self.dtype).eval()
+        self.num_blocks = self._allocate_kv_cache()
+        self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
+
+    def kv_bytes_per_block(self) -> int:
+        cfg = self.model_config
+        elem = torch.empty((), dtype=self.dtype).element_size()
+        per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim * elem
+        return per_token * self.block_size
+
+    def _allocate_kv_cache(self) -> int:
+        per_block = self.kv_bytes_per_block()
+        if self.config.num_gpu_blocks_override is not None:
+            num_blocks = self.config.num_gpu_blocks_override
+        elif self.device.type == "cuda":
+            free, total = torch.cuda.mem_get_info(self.device)
+            used = total - free
+            # Leave room for one step's activations at the full token budget.
+            act = 64 * self.config.max_num_batched_tokens * self.model_config.hidden_size * 4
+            budget = total * self.config.gpu_memory_utilization - used - act
+            num_blocks = int(budget // per_block)
+        else:
+            num_blocks = int(self.config.default_kv_cache_memory() // per_block)
+        if num_blocks < 1:
+            raise ValueError(
+                f"no memory left for the KV cache ({per_block} bytes a block): raise "
+                "kv_cache_memory (CPU) or gpu_memory_utilization (CUDA)"
+            )
+        cfg = self.model_config
+        shape = (num_blocks, self.block_size, cfg.num_key_value_heads, cfg.head_dim)
+        for attn in self.model.attention_layers():
+            attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+            attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        logger.info("KV cache: %d blocks of %d tokens (%.2f GiB)", num_blocks, self.block_size,
+                    num_blocks * per_block / 2**30)
+        return num_blocks
+
+    @torch.inference_mode()
+    def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
+        """Compute the scheduled tokens; sample for every sequence that has caught up."""
+        input_ids, positions, meta, sample_rows, sample_seqs = self._prepare(sched)
+        hidden = self.model(input_ids, positions, meta)
+        if not sample_seqs:
+            return {}
+        logits = self.model.compute_logits(hidden[sample_rows])
+        results = self.sampler(logits, sample_seqs)
+        return dict(zip(sample_seqs, results, strict=True))
+
+    def _prepare(self, sched: SchedulerOutput):
+        bs = self.block_size
+        # Decodes (one token each) go first so the attention can batch them.
+        order = sorted(range(len(sched.seqs)), key=lambda i: sched.num_tokens[i] != 1)
+        tokens: list[int] = []
+        positions: list[int] = []
+        slots: list[int] = []
+        decode_tables: list[list[int]] = []
+        decode_lens: list[int] = []
+        prefills: list[PrefillSpan] = []
+        sample_rows: list[int] = []
+        sample_seqs: list[Sequence] = []
+        for i in order:
+            seq, n = sched.seqs[i], sched.num_tokens[i]
+            start = seq.num_computed_tokens
+            row = len(tokens)
+            tokens.extend(seq.token_ids[start : start + n])
+            pos = range(start, start + n)
+            positions.extend(pos)
+            table = seq.block_table
+            slots.extend(table[p // bs] * bs + p % bs for p in pos)
+            if n == 1:
+                decode_tables.append(table[: (start + bs) // bs])
+                decode_lens.append(start + 1)
+            else:
+                bt = None
+                if start:
+                    bt = torch.tensor(table[: -(-(start + n) // bs)], device=self.device)
+                prefills.append(PrefillSpan(row, row + n, start, bt))
+            if start + n == seq.num_tokens:
+                sample_rows.append(row + n - 1)
+                sample_seqs.append(seq)
+
+        dev = self.device
+        decode_bt = decode_mask = None
+        if decode_tables:
+            width = max(len(t) for t in decode_tables)
+            padded = [t + [0] * (width - len(t)) for t in decode_tables]
+            decode_bt = torch.tensor(padded, device=dev)
+            lens = torch.tensor(decode_lens, device=dev)
+            decode_mask = (torch.arange(width * bs, device=dev)[None, :] < lens[:, None])
+            decode_mask = decode_mask[:, None, None, :]
+        meta = AttentionMetadata(
+            slot_mapping=torch.tensor(slots, device=dev),
+            num_decodes=len(decode_tables),
+            decode_block_tables=decode_bt,
+            decode_mask=decode_mask,
+            prefills=prefills,
+        )
+        return (torch.tensor(tokens, device=dev), torch.tensor(positions, device=dev), meta,
+                sample_rows, sample_seqs)

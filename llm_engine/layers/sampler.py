@@ -1,0 +1,104 @@
+"""From logits to the next token: penalties, temperature, top-k/top-p/min-p, seeded draws."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from llm_engine.sequence import Sequence
+
+
+@dataclass
+class SampleResult:
+    token_id: int
+    logprob: float | None
+    top_logprobs: dict[int, float] | None
+
+
+class Sampler:
+    """Samples one token per row of logits, each row under its own request's parameters.
+
+    Log-probabilities are those of the model's raw distribution (before penalties and
+    temperature), as vLLM reports them by default.
+    """
+
+    def __init__(self, eos_token_ids: set[int], generator: torch.Generator) -> None:
+        self.eos_token_ids = eos_token_ids
+        self.generator = generator
+
+    def __call__(self, logits: torch.Tensor, seqs: list[Sequence]) -> list[SampleResult]:
+        want_logprobs = any(s.params.logprobs is not None for s in seqs)
+        raw_logprobs = torch.log_softmax(logits, dim=-1) if want_logprobs else None
+        logits = self._apply_penalties(logits, seqs)
+
+        greedy_rows = [i for i, s in enumerate(seqs) if s.params.greedy]
+        tokens = [0] * len(seqs)
+        if greedy_rows:
+            picked = logits[greedy_rows].argmax(dim=-1).tolist()
+            for row, tok in zip(greedy_rows, picked, strict=True):
+                tokens[row] = tok
+        for row, seq in enumerate(seqs):
+            if not seq.params.greedy:
+                tokens[row] = self._draw(logits[row], seq)
+
+        results = []
+        for row, seq in enumerate(seqs):
+            n = seq.params.logprobs
+            if raw_logprobs is None or n is None:
+                results.append(SampleResult(tokens[row], None, None))
+                continue
+            lp = raw_logprobs[row]
+            top: dict[int, float] = {}
+            if n:
+                values, ids = lp.topk(n)
+                top = dict(zip(ids.tolist(), values.tolist(), strict=True))
+            chosen = float(lp[tokens[row]])
+            top[tokens[row]] = chosen
+            results.append(SampleResult(tokens[row], chosen, top))
+        return results
+
+    def _apply_penalties(self, logits: torch.Tensor, seqs: list[Sequence]) -> torch.Tensor:
+        changed = False
+        for row, seq in enumerate(seqs):
+            p = seq.params
+            blocked_stops = seq.num_output_tokens < p.min_tokens
+            if p.repetition_penalty == 1.0 and not p.presence_penalty and not p.frequency_penalty \
+                    and not blocked_stops:
+                continue
+            if not changed:
+                logits, changed = logits.clone(), True
+            row_logits = logits[row]
+            if p.repetition_penalty != 1.0:
+                seen = torch.tensor(sorted(set(seq.token_ids)), device=logits.device)
+                vals = row_logits[seen]
+                row_logits[seen] = torch.where(vals > 0, vals / p.repetition_penalty,
+                                               vals * p.repetition_penalty)
+            if (p.presence_penalty or p.frequency_penalty) and seq.num_output_tokens:
+                out = torch.tensor(seq.output_token_ids, device=logits.device)
+                counts = torch.bincount(out, minlength=row_logits.numel()).to(row_logits.dtype)
+                row_logits -= p.frequency_penalty * counts + p.presence_penalty * (counts > 0)
+            if blocked_stops:
+                stops = set(p.stop_token_ids or []) | (set() if p.ignore_eos else self.eos_token_ids)
+                if stops:
+                    row_logits[sorted(stops)] = float("-inf")
+        return logits
+
+    def _draw(self, logits: torch.Tensor, seq: Sequence) -> int:
+        p = seq.params
+        # Draw on the CPU, where the per-request generators live.
+        logits = logits.float().cpu() / p.temperature
+        if p.top_k and p.top_k < logits.numel():
+            kth = torch.topk(logits, p.top_k).values[-1]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        if p.top_p < 1.0:
+            sorted_probs, order = probs.sort(descending=True)
+            # Keep the smallest prefix whose mass reaches top_p (always at least one token).
+            drop = sorted_probs.cumsum(0) - sorted_probs >= p.top_p
+            sorted_probs[drop] = 0.0
+            probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+        if p.min_p > 0.0:
+            probs = probs.masked_fill(probs < p.min_p * probs.max(), 0.0)
+        generator = seq.generator or self.generator
+        return int(torch.multinomial(probs, 1, generator=generator))

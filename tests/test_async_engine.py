@@ -1,0 +1,81 @@
+"""The background step loop: streaming, concurrency, and aborts that free blocks."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from llm_engine import AsyncLLMEngine, LLMEngine, SamplingParams
+from llm_engine.config import EngineConfig
+
+
+@pytest.fixture(scope="module")
+def engine(prepared_default: Path):
+    eng = AsyncLLMEngine(LLMEngine(EngineConfig(model=str(prepared_default),
+                                                kv_cache_memory=256 << 20, max_model_len=2048)))
+    yield eng
+    eng.shutdown()
+
+
+def test_streams_cumulative_outputs_in_order(engine: AsyncLLMEngine) -> None:
+    async def go():
+        seen = []
+        params = SamplingParams(temperature=0, max_tokens=12, ignore_eos=True)
+        async for out in engine.generate("The balance sheet shows", params):
+            seen.append(out)
+        return seen
+
+    seen = asyncio.run(go())
+    lengths = [len(o.outputs[0].token_ids) for o in seen]
+    assert lengths == sorted(lengths) and lengths[-1] == 12
+    assert seen[-1].finished and not any(o.finished for o in seen[:-1])
+    texts = [o.outputs[0].text for o in seen]
+    assert all(b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))
+
+
+def test_concurrent_requests_equal_offline_results(engine: AsyncLLMEngine,
+                                                   prepared_default: Path) -> None:
+    prompts = [f"Question {i}: what drives operating margin?" for i in range(6)]
+    params = SamplingParams(temperature=0, max_tokens=10, ignore_eos=True)
+
+    async def one(p: str) -> list[int]:
+        last = None
+        async for out in engine.generate(p, params):
+            last = out
+        return last.outputs[0].token_ids
+
+    async def go():
+        return await asyncio.gather(*(one(p) for p in prompts))
+
+    streamed = asyncio.run(go())
+    offline = engine.engine.generate(prompts, params)
+    assert streamed == [o.outputs[0].token_ids for o in offline]
+
+
+def test_leaving_the_loop_aborts_and_frees_blocks(engine: AsyncLLMEngine) -> None:
+    async def go():
+        params = SamplingParams(temperature=0, max_tokens=500, ignore_eos=True)
+        async for out in engine.generate("Tell me everything about bonds.", params):
+            if len(out.outputs[0].token_ids) >= 3:
+                break
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if not engine.engine.has_unfinished_requests():
+                break
+
+    asyncio.run(go())
+    stats = engine.engine.get_stats()
+    assert stats.num_running == stats.num_waiting == 0
+    assert stats.num_free_blocks == stats.num_blocks
+
+
+def test_bad_request_raises_in_the_caller(engine: AsyncLLMEngine) -> None:
+    async def go():
+        async for _ in engine.generate({"prompt_token_ids": [10**9]}, SamplingParams()):
+            pass
+
+    with pytest.raises(ValueError, match="prompt token ids"):
+        asyncio.run(go())
+    assert engine.is_running

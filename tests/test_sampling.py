@@ -1,0 +1,146 @@
+"""Every SamplingParams field has an effect, seeds reproduce, bad values are named."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+from llm_engine import LLM, SamplingParams
+
+PROMPT = "Write a short story about a bank and its quarterly earnings report."
+EOS_PROMPT = "What is revenue? Answer:"  # the model answers this with EOS at once
+
+
+@pytest.fixture(scope="module")
+def llm(prepared_default: Path) -> LLM:
+    return LLM(str(prepared_default), kv_cache_memory=256 << 20, max_model_len=2048)
+
+
+def run(llm: LLM, prompt: str = PROMPT, **kw):
+    kw.setdefault("max_tokens", 24)
+    return llm.generate([prompt], SamplingParams(**kw), use_tqdm=False)[0].outputs[0]
+
+
+def test_greedy_is_argmax_and_deterministic(llm: LLM) -> None:
+    a, b = run(llm, temperature=0), run(llm, temperature=0)
+    assert a.token_ids == b.token_ids and len(a.token_ids) == 24
+    assert a.finish_reason == "length"
+
+
+def test_seed_reproduces_and_differs(llm: LLM) -> None:
+    a = run(llm, temperature=1.0, seed=1)
+    b = run(llm, temperature=1.0, seed=1)
+    c = run(llm, temperature=1.0, seed=2)
+    assert a.token_ids == b.token_ids
+    assert a.token_ids != c.token_ids
+    assert a.token_ids != run(llm, temperature=0).token_ids
+
+
+def test_truncation_to_one_token_equals_greedy(llm: LLM) -> None:
+    greedy = run(llm, temperature=0).token_ids
+    assert run(llm, temperature=1.0, top_k=1, seed=3).token_ids == greedy
+    assert run(llm, temperature=1.0, top_p=1e-6, seed=3).token_ids == greedy
+    assert run(llm, temperature=1.0, min_p=1.0, seed=3).token_ids == greedy
+
+
+def test_temperature_spreads_choices(llm: LLM) -> None:
+    cold = {tuple(run(llm, temperature=0.05, seed=s, max_tokens=8).token_ids) for s in range(4)}
+    hot = {tuple(run(llm, temperature=1.5, seed=s, max_tokens=8).token_ids) for s in range(4)}
+    assert len(hot) > len(cold)
+
+
+def _max_repeats(ids: list[int]) -> int:
+    return max(Counter(ids).values())
+
+
+def test_penalties_reduce_repetition(llm: LLM) -> None:
+    base = run(llm, temperature=0, max_tokens=64).token_ids
+    for field, value in [("repetition_penalty", 1.8), ("frequency_penalty", 1.5),
+                         ("presence_penalty", 1.5)]:
+        out = run(llm, temperature=0, max_tokens=64, **{field: value}).token_ids
+        assert out != base, field
+        assert _max_repeats(out) <= _max_repeats(base), field
+
+
+def test_min_tokens_and_ignore_eos(llm: LLM) -> None:
+    eos_first = run(llm, EOS_PROMPT, temperature=0)
+    assert eos_first.finish_reason == "stop" and len(eos_first.token_ids) == 1
+    held = run(llm, EOS_PROMPT, temperature=0, min_tokens=5)
+    eos = llm.llm_engine.eos_token_ids
+    assert len(held.token_ids) >= 5 and not eos & set(held.token_ids[:5])
+    ignored = run(llm, EOS_PROMPT, temperature=0, ignore_eos=True, max_tokens=10)
+    assert len(ignored.token_ids) == 10 and ignored.finish_reason == "length"
+
+
+def test_stop_token_ids(llm: LLM) -> None:
+    greedy = run(llm, temperature=0).token_ids
+    stop_id = greedy[5]
+    out = run(llm, temperature=0, stop_token_ids=[stop_id])
+    first = greedy.index(stop_id)
+    assert out.token_ids == greedy[: first + 1]
+    assert out.finish_reason == "stop" and out.stop_reason == stop_id
+
+
+def test_stop_strings_are_cut(llm: LLM) -> None:
+    text = run(llm, temperature=0, max_tokens=40).text
+    stop = text[12:17]
+    assert stop.strip()
+    out = run(llm, temperature=0, max_tokens=40, stop=[stop, "zzzz-never"])
+    assert out.text == text[: text.index(stop)]
+    assert out.finish_reason == "stop" and out.stop_reason == stop
+    kept = run(llm, temperature=0, max_tokens=40, stop=stop, include_stop_str_in_output=True)
+    assert kept.text == text[: text.index(stop) + len(stop)]
+
+
+def test_max_tokens(llm: LLM) -> None:
+    out = run(llm, temperature=0, max_tokens=3)
+    assert len(out.token_ids) == 3 and out.finish_reason == "length"
+
+
+def test_logprobs_match_transformers(llm: LLM, prepared_default: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    out = run(llm, temperature=0, max_tokens=4, logprobs=3)
+    assert len(out.logprobs) == 4
+    for step, token in zip(out.logprobs, out.token_ids, strict=True):
+        assert token in step and len(step) >= 3
+        assert step[token] == max(step.values())  # greedy picks the most likely token
+    tok = llm.get_tokenizer()
+    ids = tok.encode(PROMPT)
+    model = AutoModelForCausalLM.from_pretrained(prepared_default, dtype=torch.float32)
+    with torch.inference_mode():
+        ref = torch.log_softmax(model(torch.tensor([ids])).logits[0, -1].float(), -1)
+    top = ref.topk(3)
+    for lp, tid in zip(top.values.tolist(), top.indices.tolist(), strict=True):
+        assert out.logprobs[0][tid] == pytest.approx(lp, abs=1e-3)
+    assert out.cumulative_logprob == pytest.approx(
+        sum(s[t] for s, t in zip(out.logprobs, out.token_ids, strict=True)))
+
+
+def test_skip_special_tokens(llm: LLM) -> None:
+    shown = run(llm, EOS_PROMPT, temperature=0, skip_special_tokens=False, min_tokens=0)
+    hidden = run(llm, EOS_PROMPT, temperature=0)
+    assert hidden.text == "" and shown.text != ""
+
+
+@pytest.mark.parametrize("field,value,allowed", [
+    ("temperature", -0.5, "in [0, 100]"),
+    ("top_p", 0.0, "in (0, 1]"),
+    ("top_k", -3, "-1 or 0"),
+    ("min_p", 1.5, "in [0, 1]"),
+    ("repetition_penalty", 0.0, "in (0, 2]"),
+    ("presence_penalty", 3.0, "in [-2, 2]"),
+    ("frequency_penalty", -2.5, "in [-2, 2]"),
+    ("max_tokens", 0, ">= 1"),
+    ("min_tokens", -1, ">= 0"),
+    ("logprobs", 50, "in [0, 20]"),
+    ("seed", -1, "in [0, 2**63)"),
+    ("stop", [""], "non-empty"),
+    ("stop_token_ids", [-4], "non-negative"),
+])
+def test_bad_values_name_the_field(field: str, value: object, allowed: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{field} must be .*{allowed[:6]}"):
+        SamplingParams(**{field: value})

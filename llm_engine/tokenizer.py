@@ -170,9 +170,12 @@ class Tokenizer:
 
     @property
     def all_special_ids(self) -> list[int]:
+        # Same set and order as transformers: the named specials, then the configured extras.
+        extra = (self.config.get("additional_special_tokens")
+                 or self.config.get("extra_special_tokens") or [])
         ids = [i for i in self._ids.values() if i is not None]
-        ids += [i for i, t in sorted(self._tok.get_added_tokens_decoder().items()) if t.special]
-        return list(dict.fromkeys(ids))
+        ids += [self._id_of(_token_text(t)) for t in extra]
+        return [i for i in dict.fromkeys(ids) if i is not None]
 
     @property
     def stop_token_ids(self) -> list[int]:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 # Bump whenever the output changes, so resolve_model re-prepares stale copies.
-CONVERTER_VERSION = 1
+CONVERTER_VERSION = 2
 MANIFEST = "finrag_prepared.json"
 
 # GGUF architecture -> (HF architecture class, model_type). Only these have been checked
@@ -272,6 +272,12 @@ def _tokenizer_config(meta: dict[str, Any], special_token: Any) -> dict[str, Any
         text = special_token(meta, key)
         if text is not None:
             cfg[name] = text
+    # Listed so transformers' all_special_ids (and ours) include <|im_start|> etc., as in the
+    # original model's config; CONTROL tokens are exactly the ones the tokenizer treats as special.
+    tokens, types = meta["tokenizer.ggml.tokens"], meta.get("tokenizer.ggml.token_type") or []
+    extra = [t for t, ty in zip(tokens, types, strict=True) if ty == 3 and t not in cfg.values()]
+    if extra:
+        cfg["additional_special_tokens"] = extra
     if "tokenizer.chat_template" in meta:
         cfg["chat_template"] = meta["tokenizer.chat_template"]
     return cfg

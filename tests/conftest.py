@@ -61,7 +61,8 @@ def write_tiny_gguf() -> TinyWriter:
     """Returns write(path, arch, ...) -> (path, HF-named fp32 weights that went into the file)."""
 
     def write(path: Path, arch: str = "llama", quant: str = "Q8_0", tied: bool = False,
-              pre: str = "smollm", add_bos: bool = False, seed: int = 0) -> tuple[Path, dict]:
+              pre: str = "smollm", add_bos: bool = False, seed: int = 0,
+              rope_freqs: bool = False) -> tuple[Path, dict]:
         import gguf
 
         rng = np.random.default_rng(seed)
@@ -130,6 +131,15 @@ def write_tiny_gguf() -> TinyWriter:
             add(f"{b}.attn_norm.weight", f"{h}.input_layernorm.weight", 1 + rnd(hidden))
             add(f"{b}.ffn_norm.weight", f"{h}.post_attention_layernorm.weight", 1 + rnd(hidden))
         add("output_norm.weight", "model.norm.weight", 1 + rnd(hidden))
+        if rope_freqs:
+            # What convert_hf_to_gguf writes for Llama-3.1 (factor 8, low 1, high 4).
+            from llm_engine.utils.gguf_convert import _llama3_factors
+
+            params = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                      "original_max_position_embeddings": 64}
+            w.add_rope_scaling_orig_ctx_len(64)
+            w.add_tensor("rope_freqs.weight",
+                         _llama3_factors(params, head_dim, 10000.0).astype(np.float32))
         if not tied:
             add("output.weight", "lm_head.weight", rnd(vocab, hidden))
         w.write_header_to_file()

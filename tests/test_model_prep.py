@@ -211,3 +211,27 @@ def test_sharded_safetensors(tmp_path: Path):
     (tmp_path / "model-00002-of-00002.safetensors").unlink()
     with pytest.raises(FileNotFoundError, match="missing"):
         list(iter_safetensors(tmp_path))
+
+
+def test_stale_temp_folders_are_swept(tmp_path: Path, write_tiny_gguf):
+    src, _ = write_tiny_gguf(tmp_path / "m.gguf", "llama", quant="F32")
+    stale, fresh = tmp_path / ".hf.tmp-dead", tmp_path / ".hf.tmp-busy"
+    stale.mkdir()
+    fresh.mkdir()  # could be a conversion still running in another process
+    os.utime(stale, (0, 0))
+    convert_gguf(src, tmp_path / "hf", progress=False)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_llama3_rope_scaling(tmp_path: Path, write_tiny_gguf):
+    """Llama-3.1 files carry rope_freqs instead of scaling keys; config must get them back."""
+    from transformers import AutoConfig
+
+    src, _ = write_tiny_gguf(tmp_path / "r.gguf", "llama", quant="F32", rope_freqs=True)
+    out = convert_gguf(src, tmp_path / "hf", progress=False)
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["rope_scaling"] == {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                   "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+    assert "rope_freqs.weight" not in dict(iter_safetensors(out))
+    rope = AutoConfig.from_pretrained(out).rope_parameters
+    assert rope["rope_type"] == "llama3" and rope["factor"] == 8.0

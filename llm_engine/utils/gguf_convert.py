@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -227,6 +228,7 @@ def convert_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.floa
     tokenizer = build_tokenizer(meta)  # before the slow part, so a bad vocab fails fast
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_leftovers(out_dir)
     # Temp dir beside out_dir (same filesystem) so the final rename is atomic.
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
     try:
@@ -285,6 +287,22 @@ def _tokenizer_config(meta: dict[str, Any], special_token: Any) -> dict[str, Any
 
 def _write_json(path: Path, obj: Any) -> None:
     path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# A temp folder untouched this long belongs to a killed run, not to one still converting.
+_STALE_SECONDS = 6 * 3600
+
+
+def _sweep_leftovers(out_dir: Path) -> None:
+    """Delete temp folders that killed conversions left beside out_dir."""
+    now = time.time()
+    for pattern in (f".{out_dir.name}.tmp-*", f".{out_dir.name}.old-*"):
+        for path in out_dir.parent.glob(pattern):
+            try:
+                if now - path.stat().st_mtime > _STALE_SECONDS:
+                    shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                pass  # another process removed it first
 
 
 def _swap_into_place(tmp: Path, out_dir: Path) -> None:

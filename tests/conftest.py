@@ -40,6 +40,18 @@ def _permute(w: np.ndarray, n_head: int) -> np.ndarray:
             .swapaxes(1, 2).reshape(w.shape))
 
 
+def _tiny_spm_vocab() -> tuple[list[str], list[int], list[float]]:
+    """A SentencePiece-style vocabulary: <unk>, <s>, </s>, byte pieces, scored pieces."""
+    pieces = ["\u2581", "t", "h", "e", "a", "r", "i", "n", "o", "s", "1", "2", "\u2581t", "he",
+              "\u2581the", "in", "\u2581a", "er", "\u25811", "\u2581\u2581", "at", "\u2581in"]
+    tokens = (["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + pieces
+              + ["<|im_start|>", "<|im_end|>", "<think>"])
+    types = [2, CONTROL, CONTROL] + [6] * 256 + [1] * len(pieces) + [CONTROL, CONTROL, USER_DEFINED]
+    # Shuffled-looking scores so merge order is not simply vocabulary order.
+    scores = [0.0] * 259 + [-((i * 7) % len(pieces)) - 1.0 for i in range(len(pieces))] + [0.0] * 3
+    return tokens, types, scores
+
+
 def _tiny_vocab() -> tuple[list[str], list[int], list[str]]:
     """Specials, the 256 byte-level symbols, and a few merges, as a gpt2-model GGUF stores them."""
     from transformers.convert_slow_tokenizer import bytes_to_unicode
@@ -62,11 +74,14 @@ def write_tiny_gguf() -> TinyWriter:
 
     def write(path: Path, arch: str = "llama", quant: str = "Q8_0", tied: bool = False,
               pre: str = "smollm", add_bos: bool = False, seed: int = 0,
-              rope_freqs: bool = False) -> tuple[Path, dict]:
+              rope_freqs: bool = False, spm: bool = False) -> tuple[Path, dict]:
         import gguf
 
         rng = np.random.default_rng(seed)
-        tokens, types, merges = _tiny_vocab()
+        if spm:
+            tokens, types, scores = _tiny_spm_vocab()
+        else:
+            tokens, types, merges = _tiny_vocab()
         vocab, hidden, n_head, n_kv, ffn, layers = len(tokens), 64, 4, 2, 128, 2
         head_dim = hidden // n_head
         w = gguf.GGUFWriter(str(path), arch)
@@ -81,11 +96,16 @@ def write_tiny_gguf() -> TinyWriter:
         if arch == "llama":
             w.add_rope_dimension_count(head_dim)
             w.add_vocab_size(vocab)
-        w.add_tokenizer_model("gpt2")
-        w.add_tokenizer_pre(pre)
         w.add_token_list(tokens)
         w.add_token_types(types)
-        w.add_token_merges(merges)
+        if spm:
+            w.add_tokenizer_model("llama")
+            w.add_token_scores(scores)
+            w.add_unk_token_id(0)
+        else:
+            w.add_tokenizer_model("gpt2")
+            w.add_tokenizer_pre(pre)
+            w.add_token_merges(merges)
         w.add_bos_token_id(1)
         w.add_eos_token_id(2)
         w.add_pad_token_id(0)

@@ -139,3 +139,25 @@ def test_tiny_bos_and_pretokenizers(tmp_path: Path, write_tiny_gguf, pre: str):
     chat = [{"role": "user", "content": "hi"}]
     assert ours.apply_chat_template(chat) == hf.apply_chat_template(
         chat, add_generation_prompt=True, tokenize=False)
+
+
+def test_tiny_sentencepiece(tmp_path: Path, write_tiny_gguf):
+    """A 'llama' (SentencePiece) vocabulary: merges from scores, Metaspace, byte fallback."""
+    from transformers import AutoTokenizer
+
+    src, _ = write_tiny_gguf(tmp_path / "spm.gguf", "llama", quant="F32", spm=True, add_bos=True)
+    folder = convert_gguf(src, tmp_path / "hf", progress=False)
+    ours = Tokenizer.from_pretrained(folder)
+    hf = AutoTokenizer.from_pretrained(folder)
+    ref = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
+    texts = ["the theater in 1212", "  a  the\n\nin", "é中😀 at", "x<|im_end|>the", "<think>in",
+             " leading", ""]
+    for text in texts:
+        ids = ours.encode(text)
+        assert ids == hf.encode(text) == ref.encode(text), text
+        assert ids[:1] == [1]
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True) == ref.decode(
+            ids, skip_special_tokens=True), text
+    # "▁" prefix, then byte fallback for the unknown character
+    assert ours.encode("é", add_special_tokens=False) == [259, 3 + 0xC3, 3 + 0xA9]
+    assert ours.decode(ours.encode("the theater")) == "the theater"

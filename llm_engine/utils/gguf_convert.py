@@ -259,12 +259,14 @@ def convert_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.floa
 
 
 def _tokenizer_config(meta: dict[str, Any], special_token: Any) -> dict[str, Any]:
+    from llm_engine.utils.gguf_tokenizer import add_bos_token
+
     arch = meta["general.architecture"]
     cfg: dict[str, Any] = {
         # The generic fast class loads tokenizer.json as written; model-specific classes in
         # transformers 5 may rebuild the pre-tokenizer from their own defaults.
         "tokenizer_class": "PreTrainedTokenizerFast",
-        "add_bos_token": bool(meta.get("tokenizer.ggml.add_bos_token", False)),
+        "add_bos_token": add_bos_token(meta),
         "add_eos_token": bool(meta.get("tokenizer.ggml.add_eos_token", False)),
         "clean_up_tokenization_spaces": False,
         "model_max_length": int(_arch_meta(meta, arch, "context_length", 2048)),

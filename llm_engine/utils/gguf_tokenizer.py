@@ -64,42 +64,39 @@ def _pre_tokenizer(pre: str) -> pre_tokenizers.PreTokenizer:
     )
 
 
+def add_bos_token(meta: dict[str, Any]) -> bool:
+    """Whether encode() prepends BOS; llama.cpp defaults it on for SentencePiece vocabularies."""
+    default = meta.get("tokenizer.ggml.model") == "llama"
+    return bool(meta.get("tokenizer.ggml.add_bos_token", default))
+
+
 def build_tokenizer(meta: dict[str, Any]) -> Tokenizer:
-    """A byte-level BPE `tokenizers.Tokenizer` from GGUF `tokenizer.ggml.*` metadata."""
+    """A `tokenizers.Tokenizer` from GGUF `tokenizer.ggml.*` metadata."""
     kind = meta.get("tokenizer.ggml.model")
-    if kind != "gpt2":
-        raise ValueError(
-            f"GGUF tokenizer model {kind!r} is not supported, only byte-level BPE ('gpt2'); "
-            "use the model's Hugging Face folder (with tokenizer.json) instead"
-        )
     tokens: Sequence[str] = meta["tokenizer.ggml.tokens"]
     types: Sequence[int] = meta.get("tokenizer.ggml.token_type") or [1] * len(tokens)
-    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
     vocab = {tok: i for i, tok in enumerate(tokens)}
     if len(vocab) != len(tokens):
         raise ValueError("GGUF vocabulary has duplicate tokens; cannot build a BPE tokenizer")
-
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False, byte_fallback=False))
-    tok.pre_tokenizer = _pre_tokenizer(str(meta.get("tokenizer.ggml.pre", "default")))
-    tok.decoder = decoders.ByteLevel()
+    if kind == "gpt2":
+        tok = _byte_level_bpe(meta, vocab)
+    elif kind == "llama":
+        tok = _sentencepiece_bpe(meta, vocab)
+    else:
+        raise ValueError(
+            f"GGUF tokenizer model {kind!r} is not supported, only 'gpt2' (byte-level BPE) and "
+            "'llama' (SentencePiece BPE); use the model's Hugging Face folder instead"
+        )
 
     # llama.cpp matches CONTROL and USER_DEFINED tokens whole in raw text, before any BPE.
-    special = [
-        AddedToken(t, special=True, normalized=False)
-        for t, ty in zip(tokens, types, strict=True)
-        if ty == CONTROL
-    ]
-    user = [
-        AddedToken(t, special=False, normalized=False)
-        for t, ty in zip(tokens, types, strict=True)
-        if ty == USER_DEFINED
-    ]
-    tok.add_special_tokens(special)
-    tok.add_tokens(user)
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False)
+                            for t, ty in zip(tokens, types, strict=True) if ty == CONTROL])
+    tok.add_tokens([AddedToken(t, special=False, normalized=False)
+                    for t, ty in zip(tokens, types, strict=True) if ty == USER_DEFINED])
 
     bos_id = meta.get("tokenizer.ggml.bos_token_id")
     eos_id = meta.get("tokenizer.ggml.eos_token_id")
-    add_bos = bool(meta.get("tokenizer.ggml.add_bos_token", False)) and bos_id is not None
+    add_bos = add_bos_token(meta) and bos_id is not None
     add_eos = bool(meta.get("tokenizer.ggml.add_eos_token", False)) and eos_id is not None
     if add_bos or add_eos:
         # The post-processor is where both `tokenizers` and transformers add BOS/EOS, so a plain
@@ -113,9 +110,54 @@ def build_tokenizer(meta: dict[str, Any]) -> Tokenizer:
         tok.post_processor = processors.TemplateProcessing(
             single=" ".join(single), pair=" ".join(pair), special_tokens=specials
         )
-    else:
+    elif kind == "gpt2":
         tok.post_processor = processors.ByteLevel(trim_offsets=False)
     return tok
+
+
+def _byte_level_bpe(meta: dict[str, Any], vocab: dict[str, int]) -> Tokenizer:
+    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False, byte_fallback=False))
+    tok.pre_tokenizer = _pre_tokenizer(str(meta.get("tokenizer.ggml.pre", "default")))
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _sentencepiece_bpe(meta: dict[str, Any], vocab: dict[str, int]) -> Tokenizer:
+    """SentencePiece BPE as Hugging Face's Llama tokenizer spells it (Metaspace, byte fallback)."""
+    merges = meta.get("tokenizer.ggml.merges")
+    if merges:
+        pairs = [tuple(m.split(" ", 1)) for m in merges]
+    else:
+        # Most SentencePiece GGUFs carry scores, not merges: a piece's score ranks its merge.
+        scores = meta.get("tokenizer.ggml.scores") or [-float(i) for i in range(len(vocab))]
+        pairs = merges_from_scores(vocab, dict(zip(vocab, scores, strict=True)))
+    unk_id = meta.get("tokenizer.ggml.unknown_token_id")
+    unk = meta["tokenizer.ggml.tokens"][unk_id] if unk_id is not None else None
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, unk_token=unk, fuse_unk=True,
+                               byte_fallback=True))
+    prefix = bool(meta.get("tokenizer.ggml.add_space_prefix", True))
+    # "first": the prefix space goes before the text only, not after every special token.
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement="\u2581", prepend_scheme="first" if prefix else "never", split=False)
+    steps = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
+    if prefix:
+        steps.append(decoders.Strip(content=" ", left=1, right=0))
+    tok.decoder = decoders.Sequence(steps)
+    return tok
+
+
+def merges_from_scores(vocab: dict[str, int], scores: dict[str, float]) -> list[tuple[str, str]]:
+    """BPE merges implied by a scored vocabulary: every split of a piece into two known pieces,
+    best piece score first, ties ordered as transformers' generate_merges orders them."""
+    found: list[tuple[str, str, float]] = []
+    for piece, score in scores.items():
+        local = [(piece[:i], piece[i:], score) for i in range(1, len(piece))
+                 if piece[:i] in vocab and piece[i:] in vocab]
+        local.sort(key=lambda m: (vocab[m[0]], vocab[m[1]]))
+        found.extend(local)
+    found.sort(key=lambda m: (m[2], len(m[0]), len(m[1])), reverse=True)
+    return [(left, right) for left, right, _ in found]
 
 
 def special_token(meta: dict[str, Any], key: str) -> str | None:

@@ -106,7 +106,8 @@ def test_resolve_reuses_and_reprepares(tmp_path: Path, write_tiny_gguf):
     os.utime(gguf_path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     third = resolve_model(gguf_path, engines_dir=engines, progress=False)
     assert third == first and (first / "model.safetensors").stat().st_mtime_ns != weights_mtime
-    assert not [p for p in (engines / "models").iterdir() if p.name.startswith(".")]
+    leftovers = [p.name for p in (engines / "models").iterdir() if p.name.startswith(".")]
+    assert leftovers == [".tiny-model.lock"]
 
 
 def test_resolve_default_fast_path(prepared_default: Path, engines_dir: Path):
@@ -235,3 +236,39 @@ def test_llama3_rope_scaling(tmp_path: Path, write_tiny_gguf):
     assert "rope_freqs.weight" not in dict(iter_safetensors(out))
     rope = AutoConfig.from_pretrained(out).rope_parameters
     assert rope["rope_type"] == "llama3" and rope["factor"] == 8.0
+
+
+def test_concurrent_resolves_convert_once(tmp_path: Path, write_tiny_gguf,
+                                          monkeypatch: pytest.MonkeyPatch):
+    import threading
+
+    from llm_engine.utils import model_path
+
+    src, _ = write_tiny_gguf(tmp_path / "c.gguf", "llama", quant="F32")
+    calls: list[int] = []
+    real = model_path.convert_gguf
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        time.sleep(0.3)  # widen the window in which a second preparer could slip in
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model_path, "convert_gguf", counting)
+    results: list[Path] = []
+    threads = [threading.Thread(target=lambda: results.append(
+        resolve_model(src, engines_dir=tmp_path / "e", progress=False))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(set(results)) == 1 and len(results) == 3
+
+
+def test_engine_imports_stay_light():
+    """The engine imports these at startup; transformers and gguf must not come with them."""
+    code = ("import sys, llm_engine.tokenizer, llm_engine.utils.model_path, "
+            "llm_engine.utils.safetensors_io; "
+            "print(sorted(m for m in ('transformers', 'gguf') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -47,9 +49,31 @@ def is_prepared(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.float
 def prepare_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.float32,
                  progress: bool = True) -> Path:
     """Convert unless an up-to-date copy is already there (the fast path only reads a manifest)."""
-    if not is_prepared(gguf_path, out_dir, dtype):
-        convert_gguf(gguf_path, out_dir, dtype=dtype, progress=progress)
+    if is_prepared(gguf_path, out_dir, dtype):
+        return out_dir
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Serialize preparers of the same folder (server workers starting together): the second
+    # waits, then finds the copy current instead of converting again and swapping it under
+    # the first one's feet.
+    with _file_lock(out_dir.parent / f".{out_dir.name}.lock"):
+        if not is_prepared(gguf_path, out_dir, dtype):
+            convert_gguf(gguf_path, out_dir, dtype=dtype, progress=progress)
     return out_dir
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no cross-process lock, conversion is still atomic
+        yield
+        return
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def resolve_model(model: str | os.PathLike[str], engines_dir: Path | None = None,

@@ -272,3 +272,14 @@ def test_engine_imports_stay_light():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_tensor_names():
+    from llm_engine.utils.gguf_convert import hf_name
+
+    assert hf_name("blk.12.attn_output.weight") == "model.layers.12.self_attn.o_proj.weight"
+    assert hf_name("blk.0.ffn_norm.weight") == "model.layers.0.post_attention_layernorm.weight"
+    assert hf_name("blk.3.attn_k.bias") == "model.layers.3.self_attn.k_proj.bias"
+    assert hf_name("output.weight") == "lm_head.weight"
+    with pytest.raises(ValueError, match="blk.0.ffn_gate_exps.weight"):
+        hf_name("blk.0.ffn_gate_exps.weight")

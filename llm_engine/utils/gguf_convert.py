@@ -222,6 +222,8 @@ def convert_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.floa
         raise ValueError(f"{gguf_path}: GGUF architecture {arch!r} is not supported "
                          f"(supported: {', '.join(ARCHES)})")
     names = {t.name for t in reader.tensors}
+    for name in names - _SKIPPED:
+        hf_name(name)  # an unknown tensor fails now, not after minutes of dequantizing
     rope_freqs = next(
         (dequantize(t) for t in reader.tensors if t.name == "rope_freqs.weight"), None)
     config = build_config(meta, "output.weight" in names, rope_freqs, dtype)

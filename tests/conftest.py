@@ -1,0 +1,171 @@
+"""Shared fixtures: the real default model prepared once per session, and tiny GGUF writers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from llm_engine.utils.gguf_tokenizer import CONTROL, USER_DEFINED
+
+
+@pytest.fixture(scope="session")
+def default_gguf() -> Path:
+    from llm_engine.utils.model_path import default_gguf as find
+
+    try:
+        return find()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def engines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("engines")
+
+
+@pytest.fixture(scope="session")
+def prepared_default(default_gguf: Path, engines_dir: Path) -> Path:
+    """The default model converted once (about 10 s) and shared by all tests."""
+    from llm_engine.utils.model_path import resolve_model
+
+    return resolve_model("default", engines_dir=engines_dir, progress=False)
+
+
+def _permute(w: np.ndarray, n_head: int) -> np.ndarray:
+    """convert_hf_to_gguf's LlamaModel.permute: how llama.cpp stores HF q/k rows."""
+    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def _tiny_spm_vocab() -> tuple[list[str], list[int], list[float]]:
+    """A SentencePiece-style vocabulary: <unk>, <s>, </s>, byte pieces, scored pieces."""
+    pieces = ["\u2581", "t", "h", "e", "a", "r", "i", "n", "o", "s", "1", "2", "\u2581t", "he",
+              "\u2581the", "in", "\u2581a", "er", "\u25811", "\u2581\u2581", "at", "\u2581in"]
+    tokens = (["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + pieces
+              + ["<|im_start|>", "<|im_end|>", "<think>"])
+    types = [2, CONTROL, CONTROL] + [6] * 256 + [1] * len(pieces) + [CONTROL, CONTROL, USER_DEFINED]
+    # Shuffled-looking scores so merge order is not simply vocabulary order.
+    scores = [0.0] * 259 + [-((i * 7) % len(pieces)) - 1.0 for i in range(len(pieces))] + [0.0] * 3
+    return tokens, types, scores
+
+
+def _tiny_vocab() -> tuple[list[str], list[int], list[str]]:
+    """Specials, the 256 byte-level symbols, and a few merges, as a gpt2-model GGUF stores them."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    alphabet = sorted(bytes_to_unicode().values())
+    merges = ["Ġ t", "h e", "Ġt he", "i n", "Ġ a", "e r", "Ġ 1"]
+    merged = ["".join(m.split(" ")) for m in merges]
+    tokens = specials + alphabet + merged + ["<think>"]
+    types = [CONTROL] * 3 + [1] * (len(alphabet) + len(merged)) + [USER_DEFINED]
+    return tokens, types, merges
+
+
+TinyWriter = Callable[..., tuple[Path, dict[str, np.ndarray]]]
+
+
+@pytest.fixture(scope="session")
+def write_tiny_gguf() -> TinyWriter:
+    """Returns write(path, arch, ...) -> (path, HF-named fp32 weights that went into the file)."""
+
+    def write(path: Path, arch: str = "llama", quant: str = "Q8_0", tied: bool = False,
+              pre: str = "smollm", add_bos: bool = False, seed: int = 0,
+              rope_freqs: bool = False, spm: bool = False) -> tuple[Path, dict]:
+        import gguf
+
+        rng = np.random.default_rng(seed)
+        if spm:
+            tokens, types, scores = _tiny_spm_vocab()
+        else:
+            tokens, types, merges = _tiny_vocab()
+        vocab, hidden, n_head, n_kv, ffn, layers = len(tokens), 64, 4, 2, 128, 2
+        head_dim = hidden // n_head
+        w = gguf.GGUFWriter(str(path), arch)
+        w.add_block_count(layers)
+        w.add_context_length(256)
+        w.add_embedding_length(hidden)
+        w.add_feed_forward_length(ffn)
+        w.add_head_count(n_head)
+        w.add_head_count_kv(n_kv)
+        w.add_rope_freq_base(10000.0)
+        w.add_layer_norm_rms_eps(1e-6)
+        if arch == "llama":
+            w.add_rope_dimension_count(head_dim)
+            w.add_vocab_size(vocab)
+        w.add_token_list(tokens)
+        w.add_token_types(types)
+        if spm:
+            w.add_tokenizer_model("llama")
+            w.add_token_scores(scores)
+            w.add_unk_token_id(0)
+        else:
+            w.add_tokenizer_model("gpt2")
+            w.add_tokenizer_pre(pre)
+            w.add_token_merges(merges)
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+        w.add_pad_token_id(0)
+        w.add_add_bos_token(add_bos)
+        w.add_chat_template(
+            "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+            "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+        hf: dict[str, np.ndarray] = {}
+        qtype = getattr(gguf.GGMLQuantizationType, quant)
+
+        def add(gname: str, hname: str, arr: np.ndarray, quantize: bool = True,
+                permute_heads: int | None = None) -> None:
+            arr = arr.astype(np.float32)
+            stored = _permute(arr, permute_heads) if permute_heads else arr
+            if quantize and arr.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
+                w.add_tensor(gname, gguf.quants.quantize(stored, qtype), raw_dtype=qtype)
+            else:
+                w.add_tensor(gname, stored)
+            hf[hname] = arr
+
+        def rnd(*shape: int) -> np.ndarray:
+            return rng.standard_normal(shape).astype(np.float32) * 0.2
+
+        add("token_embd.weight", "model.embed_tokens.weight", rnd(vocab, hidden))
+        for i in range(layers):
+            b, h = f"blk.{i}", f"model.layers.{i}"
+            perm = arch == "llama"
+            add(f"{b}.attn_q.weight", f"{h}.self_attn.q_proj.weight", rnd(hidden, hidden),
+                permute_heads=n_head if perm else None)
+            add(f"{b}.attn_k.weight", f"{h}.self_attn.k_proj.weight", rnd(n_kv * head_dim, hidden),
+                permute_heads=n_kv if perm else None)
+            add(f"{b}.attn_v.weight", f"{h}.self_attn.v_proj.weight", rnd(n_kv * head_dim, hidden))
+            if arch == "qwen2":
+                add(f"{b}.attn_q.bias", f"{h}.self_attn.q_proj.bias", rnd(hidden))
+                add(f"{b}.attn_k.bias", f"{h}.self_attn.k_proj.bias", rnd(n_kv * head_dim))
+                add(f"{b}.attn_v.bias", f"{h}.self_attn.v_proj.bias", rnd(n_kv * head_dim))
+            add(f"{b}.attn_output.weight", f"{h}.self_attn.o_proj.weight", rnd(hidden, hidden))
+            # F32 on purpose: exercises the unquantized path next to the quantized one.
+            add(f"{b}.ffn_gate.weight", f"{h}.mlp.gate_proj.weight", rnd(ffn, hidden), False)
+            add(f"{b}.ffn_up.weight", f"{h}.mlp.up_proj.weight", rnd(ffn, hidden))
+            add(f"{b}.ffn_down.weight", f"{h}.mlp.down_proj.weight", rnd(hidden, ffn))
+            add(f"{b}.attn_norm.weight", f"{h}.input_layernorm.weight", 1 + rnd(hidden))
+            add(f"{b}.ffn_norm.weight", f"{h}.post_attention_layernorm.weight", 1 + rnd(hidden))
+        add("output_norm.weight", "model.norm.weight", 1 + rnd(hidden))
+        if rope_freqs:
+            # What convert_hf_to_gguf writes for Llama-3.1 (factor 8, low 1, high 4).
+            from llm_engine.utils.gguf_convert import _llama3_factors
+
+            params = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                      "original_max_position_embeddings": 64}
+            w.add_rope_scaling_orig_ctx_len(64)
+            w.add_tensor("rope_freqs.weight",
+                         _llama3_factors(params, head_dim, 10000.0).astype(np.float32))
+        if not tied:
+            add("output.weight", "lm_head.weight", rnd(vocab, hidden))
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        return path, hf
+
+    return write

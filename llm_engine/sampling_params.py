@@ -29,6 +29,9 @@ class SamplingParams:
     min_tokens: int = 0
     ignore_eos: bool = False
     logprobs: int | None = None
+    # finrag extension: always report these tokens' log-probabilities too (with `logprobs`),
+    # so a caller can score fixed choices (intent labels) in a single step.
+    logprob_token_ids: list[int] | None = None
     skip_special_tokens: bool = True
     include_stop_str_in_output: bool = False
     stop_strings: list[str] = field(init=False, default_factory=list)
@@ -59,6 +62,10 @@ class SamplingParams:
             raise bad("min_tokens", ">= 0 and <= max_tokens")
         if self.logprobs is not None and not 0 <= self.logprobs <= 20:
             raise bad("logprobs", "in [0, 20]")
+        if self.logprob_token_ids and self.logprobs is None:
+            self.logprobs = 0
+        if any(not isinstance(t, int) or t < 0 for t in self.logprob_token_ids or []):
+            raise bad("logprob_token_ids", "a list of non-negative token ids")
         if self.seed is not None and not 0 <= self.seed < 2**63:
             raise bad("seed", "in [0, 2**63)")
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])

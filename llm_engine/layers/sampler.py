@@ -53,6 +53,8 @@ class Sampler:
             if n:
                 values, ids = lp.topk(n)
                 top = dict(zip(ids.tolist(), values.tolist(), strict=True))
+            for tid in seq.params.logprob_token_ids or ():
+                top[tid] = float(lp[tid])
             chosen = float(lp[tokens[row]])
             top[tokens[row]] = chosen
             results.append(SampleResult(tokens[row], chosen, top))

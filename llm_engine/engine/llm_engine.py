@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Sequence as Seq
+from collections.abc import Iterable
+from collections.abc import Sequence as Seq
 from dataclasses import dataclass
 from typing import Any
 

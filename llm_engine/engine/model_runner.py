@@ -10,7 +10,7 @@ import torch
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.layers.attention import AttentionMetadata, PrefillSpan
-from llm_engine.layers.sampler import SampleResult, Sampler
+from llm_engine.layers.sampler import Sampler, SampleResult
 from llm_engine.models.llama import LlamaForCausalLM
 from llm_engine.sequence import Sequence
 from llm_engine.utils.safetensors_io import iter_safetensors

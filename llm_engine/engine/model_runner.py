@@ -9,7 +9,7 @@ import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.scheduler import SchedulerOutput
-from llm_engine.layers.attention import AttentionMetadata, PrefillSpan
+from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.sampler import Sampler, SampleResult
 from llm_engine.models.llama import LlamaForCausalLM
 from llm_engine.sequence import Sequence
@@ -80,10 +80,28 @@ class ModelRunner:
         results = self.sampler(logits, sample_seqs)
         return dict(zip(sample_seqs, results, strict=True))
 
+    def _decode_groups(self, tables: list[list[int]], lens: list[int]) -> list[DecodeGroup]:
+        """Split length-sorted decode rows where the context length more than doubles."""
+        groups = []
+        start = 0
+        for end in range(1, len(lens) + 1):
+            if end < len(lens) and lens[end] <= 2 * lens[start]:
+                continue
+            width = len(tables[end - 1])
+            padded = [t + [0] * (width - len(t)) for t in tables[start:end]]
+            keys = torch.arange(width * self.block_size, device=self.device)
+            mask = keys[None, :] < torch.tensor(lens[start:end], device=self.device)[:, None]
+            groups.append(DecodeGroup(start, end, torch.tensor(padded, device=self.device),
+                                      mask[:, None, None, :]))
+            start = end
+        return groups
+
     def _prepare(self, sched: SchedulerOutput):
         bs = self.block_size
-        # Decodes (one token each) go first so the attention can batch them.
-        order = sorted(range(len(sched.seqs)), key=lambda i: sched.num_tokens[i] != 1)
+        # Decodes (one token each) go first, shortest context first, so the attention can
+        # batch neighbours of similar length.
+        order = sorted(range(len(sched.seqs)), key=lambda i: (
+            sched.num_tokens[i] != 1, sched.seqs[i].num_computed_tokens))
         tokens: list[int] = []
         positions: list[int] = []
         slots: list[int] = []
@@ -114,19 +132,9 @@ class ModelRunner:
                 sample_seqs.append(seq)
 
         dev = self.device
-        decode_bt = decode_mask = None
-        if decode_tables:
-            width = max(len(t) for t in decode_tables)
-            padded = [t + [0] * (width - len(t)) for t in decode_tables]
-            decode_bt = torch.tensor(padded, device=dev)
-            lens = torch.tensor(decode_lens, device=dev)
-            decode_mask = (torch.arange(width * bs, device=dev)[None, :] < lens[:, None])
-            decode_mask = decode_mask[:, None, None, :]
         meta = AttentionMetadata(
             slot_mapping=torch.tensor(slots, device=dev),
-            num_decodes=len(decode_tables),
-            decode_block_tables=decode_bt,
-            decode_mask=decode_mask,
+            decodes=self._decode_groups(decode_tables, decode_lens),
             prefills=prefills,
         )
         return (torch.tensor(tokens, device=dev), torch.tensor(positions, device=dev), meta,

@@ -19,17 +19,26 @@ class PrefillSpan:
 
 
 @dataclass
+class DecodeGroup:
+    """Decode rows [start, end), one token each, of similar context lengths."""
+
+    start: int
+    end: int
+    block_tables: torch.Tensor  # [rows, max_blocks], padded with block 0
+    mask: torch.Tensor  # [rows, 1, 1, max_blocks * block_size], True where a key exists
+
+
+@dataclass
 class AttentionMetadata:
     """Where this step's tokens go and what they attend to.
 
-    Decode rows (one new token per sequence) come first in the flat list and are attended
-    as one padded batch; each prefill chunk is attended on its own.
+    Decode rows (one new token per sequence) come first in the flat list, sorted by
+    context length and attended in a few padded batches of similar lengths (so padding
+    stays small); each prefill chunk is attended on its own.
     """
 
     slot_mapping: torch.Tensor  # [num_tokens] cache slot of every new token
-    num_decodes: int
-    decode_block_tables: torch.Tensor | None  # [num_decodes, max_blocks]
-    decode_mask: torch.Tensor | None  # [num_decodes, 1, 1, max_blocks * block_size]
+    decodes: list[DecodeGroup]
     prefills: list[PrefillSpan]
 
 
@@ -56,12 +65,11 @@ class PagedAttention(torch.nn.Module):
         v_flat.index_copy_(0, meta.slot_mapping, v)
 
         out = torch.empty_like(q)
-        nd = meta.num_decodes
-        if nd:
-            tables = meta.decode_block_tables
-            keys = self._gather(self.k_cache, tables)
-            values = self._gather(self.v_cache, tables)
-            out[:nd] = self._attend(q[:nd].unsqueeze(2), keys, values, meta.decode_mask).squeeze(2)
+        for group in meta.decodes:
+            keys = self._gather(self.k_cache, group.block_tables)
+            values = self._gather(self.v_cache, group.block_tables)
+            qs = q[group.start : group.end].unsqueeze(2)
+            out[group.start : group.end] = self._attend(qs, keys, values, group.mask).squeeze(2)
         for span in meta.prefills:
             qs = q[span.start : span.end].transpose(0, 1).unsqueeze(0)
             if span.block_table is None:

@@ -128,7 +128,12 @@ def profile_from_specs(min_spec: str | None, opt_spec: str | None,
         return None
     lo = given.get("min", given.get("opt", given.get("max")))
     hi = given.get("max", given.get("opt", lo))
-    return Profile(lo, given.get("opt", hi), hi)
+    opt = given.get("opt", hi)
+    if not (lo.batch <= hi.batch and lo.seq <= hi.seq):
+        raise ShapeSpecError(f"--minShapes {lo} exceeds --maxShapes {hi}; expected min ≤ max")
+    if not opt.within(lo, hi):
+        raise ShapeSpecError(f"--optShapes {opt} is outside --minShapes {lo}..--maxShapes {hi}")
+    return Profile(lo, opt, hi)
 
 
 @dataclass

@@ -177,7 +177,10 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
             res = builder.build_tensorrt(onnx_path, plan, [profile], ws, tc, args.verbose)
             info(f"Engine built in {res.seconds:.3f} sec" + (f", saved to {plan}"
                                                             if args.saveEngine else ""))
-        return timing.TrtRunner(TensorRTEmbedder(plan)), True
+        try:
+            return timing.TrtRunner(TensorRTEmbedder(plan)), True
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{_flag(args)}={plan}: cannot load the plan: {exc}") from None
     import onnxruntime as ort
 
     from retriever_trt.ort_embedder import resolve_providers
@@ -188,7 +191,12 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
         info(f"Optimized ONNX Runtime graph saved to {res.path} in {res.seconds:.3f} sec")
         path = res.path
     info(f"Loading {path} with ONNX Runtime ({args.providers})")
-    sess = ort.InferenceSession(str(path), providers=resolve_providers(args.providers.split(",")))
+    try:
+        sess = ort.InferenceSession(str(path),
+                                    providers=resolve_providers(args.providers.split(",")))
+    except Exception as exc:  # noqa: BLE001 - ORT raises its own types for corrupt files
+        raise UsageError(f"{_flag(args)}={path}: cannot load as ONNX: "
+                         f"{_one_line(exc)[:200]}") from None
     names = {i.name for i in sess.get_inputs()}
     if names != {"input_ids", "attention_mask"}:
         raise UsageError(f"{path}: inputs {sorted(names)}; expected input_ids, attention_mask "
@@ -237,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"&&&& PASSED retrexec # {command}")
     return rc
+
+
+def _flag(args) -> str:
+    return "--loadEngine" if args.loadEngine else "--onnx"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -1,0 +1,75 @@
+"""ONNX Runtime embedder: CPU, CUDA or TensorRT execution provider."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from retriever_trt.artifacts import guess_precision, onnx_metadata, tokenizer_for
+from retriever_trt.embedder import Embedder
+from retriever_trt.profiles import DEFAULT_PROFILE, Profile, clamp_profile, make_batches
+
+PROVIDER_ALIASES = {
+    "cpu": "CPUExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider",
+}
+
+
+def resolve_providers(providers: Sequence[str | tuple] | str | None) -> list:
+    """Names or aliases ('cpu', 'cuda', 'tensorrt'); CPU is always the last fallback."""
+    if providers is None:
+        return ["CPUExecutionProvider"]
+    if isinstance(providers, str):
+        providers = [providers]
+    out = [PROVIDER_ALIASES.get(p, p) if isinstance(p, str) else p for p in providers]
+    if "CPUExecutionProvider" not in out:
+        out.append("CPUExecutionProvider")
+    return out
+
+
+class OnnxRuntimeEmbedder(Embedder):
+    """Runs an onnx_export graph (ids, mask → pooled unit vectors) with ONNX Runtime."""
+
+    def __init__(
+        self,
+        onnx_path: str | Path,
+        providers: Sequence[str | tuple] | str | None = None,
+        profile: Profile | None = None,
+        overflow: str = "truncate",
+        intra_op_threads: int = 0,
+    ) -> None:
+        import onnxruntime as ort
+
+        self.path = Path(onnx_path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"ONNX file not found: {self.path}")
+        meta = onnx_metadata(self.path)
+        self.tokenizer, max_len, _ = tokenizer_for(self.path, meta)
+        self.model_id = meta.get("model_id", self.path.stem.split(".")[0])
+        self.precision = meta.get("precision", guess_precision(self.path))
+        base = profile or DEFAULT_PROFILE
+        # The encoder's position table bounds the sequence whatever the profile says.
+        self.profile = clamp_profile(base, max_len)
+        # The tokenizer truncates silently at the model's own limit (as TorchEmbedder
+        # does); make_batches warns only when a profile is tighter than that.
+        self.overflow = overflow
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = intra_op_threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(self.path), opts,
+                                            providers=resolve_providers(providers))
+        self.dim = int(meta.get("dim") or self.session.get_outputs()[0].shape[-1])
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not len(texts):
+            return out
+        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        for batch in make_batches(ids, [self.profile], self.overflow):
+            emb = self.session.run(["embeddings"], {"input_ids": batch.input_ids,
+                                                    "attention_mask": batch.attention_mask})[0]
+            out[batch.rows] = emb[: len(batch.rows)]
+        return out

@@ -1,0 +1,156 @@
+"""retrexec end to end on the ONNX Runtime backend, and every error path."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from retr_support import REPO, exported
+
+from retriever_trt.retrexec import main, parse_mem_pool
+
+FAST = ["--backend=onnxruntime", "--warmUp=0", "--duration=0.2", "--iterations=4",
+        "--avgRuns=2"]
+STAT = r"min = ([\d.e+-]+) ms, max = ([\d.e+-]+) ms, mean = ([\d.e+-]+) ms, median = ([\d.e+-]+) ms"
+
+
+@pytest.fixture(scope="session")
+def art(tmp_path_factory):
+    return exported(tmp_path_factory)
+
+
+def run(capsys, argv):
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def parse_summary(out: str) -> dict:
+    assert "=== Performance summary ===" in out
+    qps = float(re.search(r"Throughput: ([\d.e+-]+) qps", out).group(1))
+    lat = re.search(r"Latency: " + STAT + r", percentile\(90%\) = ([\d.e+-]+) ms", out)
+    vals = [float(x) for x in lat.groups()]
+    return {"qps": qps, "min": vals[0], "max": vals[1], "mean": vals[2], "median": vals[3],
+            "p90": vals[4]}
+
+
+def test_time_fp32_with_profile(art, capsys):
+    onnx = art["dir"] / "model.onnx"
+    rc, out, _ = run(capsys, [f"--onnx={onnx}", *FAST, "--minShapes=input_ids:1x16,"
+                              "attention_mask:1x16", "--optShapes=input_ids:2x32,"
+                              "attention_mask:2x32", "--maxShapes=input_ids:4x64,"
+                              "attention_mask:4x64", "--percentile=90,99", "--verbose"])
+    assert rc == 0
+    s = parse_summary(out)
+    assert s["qps"] > 0 and 0 < s["min"] <= s["median"] <= s["max"] and s["p90"] <= s["max"]
+    assert s["min"] <= s["mean"] <= s["max"]
+    assert "percentile(99%)" in out and "Compute Time:" in out
+    assert "Average on 2 runs" in out and "batch 2" in out  # opt shape is timed by default
+    assert out.strip().splitlines()[-1].startswith("&&&& PASSED retrexec")
+
+
+def test_save_and_load_ort_engine(art, tmp_path, capsys):
+    engine = tmp_path / "model.ort.onnx"
+    rc, out, _ = run(capsys, [f"--onnx={art['dir'] / 'model.onnx'}", f"--saveEngine={engine}",
+                              "--skipInference", "--backend=onnxruntime"])
+    assert rc == 0 and engine.is_file() and "Skipped inference" in out
+    rc, out, _ = run(capsys, [f"--loadEngine={engine}", *FAST,
+                              "--shapes=input_ids:3x24,attention_mask:3x24"])
+    assert rc == 0 and parse_summary(out)["qps"] > 0
+    from retriever_trt.loader import load_embedder
+
+    emb = load_embedder(engine)
+    ref = load_embedder(art["dir"] / "model.onnx")
+    texts = ["Total revenue in 2019", "What were the operating expenses?"]
+    assert abs(emb.encode(texts) - ref.encode(texts)).max() < 1e-4
+
+
+def test_int8_from_cache(art, capsys):
+    rc, out, _ = run(capsys, [f"--onnx={art['dir'] / 'model.onnx'}", "--int8",
+                              f"--calib={art['dir'] / 'model.int8.calib.json'}",
+                              *FAST, "--shapes=input_ids:1x16,attention_mask:1x16"])
+    assert rc == 0 and parse_summary(out)["qps"] > 0
+
+
+def test_load_embedder_dispatch(art, tmp_path):
+    from retriever_trt.loader import load_embedder
+    from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
+    from retriever_trt.torch_embedder import TorchEmbedder, default_encoder_dir
+
+    e = load_embedder(art["dir"] / "model.fp16.onnx")
+    assert isinstance(e, OnnxRuntimeEmbedder) and e.precision == "fp16" and e.dim == 384
+    assert load_embedder(art["dir"] / "model.int8.onnx").precision == "int8"
+    assert isinstance(load_embedder(default_encoder_dir()), TorchEmbedder)
+    (tmp_path / "x.plan").write_bytes(b"\0" * 16)
+    with pytest.raises(ImportError, match=r"finrag\[gpu\]"):
+        load_embedder(tmp_path / "x.plan")
+    with pytest.raises(ValueError, match="unknown embedder file type"):
+        load_embedder(art["calib"])
+    with pytest.raises(FileNotFoundError):
+        load_embedder(tmp_path / "none.onnx")
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--minShapes=input_ids:1x16", "--optShapes=input_ids:64x16",
+      "--maxShapes=input_ids:8x16"], "--optShapes 64x16 is outside"),
+    (["--minShapes=input_ids:8x16", "--maxShapes=input_ids:4x16"], "--minShapes 8x16 exceeds"),
+    (["--minShapes=input_ids:1x16", "--maxShapes=input_ids:4x64",
+      "--shapes=input_ids:8x16"], "--shapes=8x16: outside"),
+    (["--optShapes=input_ids:1x16,attention_mask:1x32"], "same shape"),
+    (["--shapes=ids:1x16"], "unknown input"),
+    (["--maxShapes=input_ids:4"], "2 dims"),
+    (["--memPoolSize=workspace=1G"], "--memPoolSize"),
+    (["--memPoolSize=dlaSRAM:1"], "workspace:N"),
+    (["--percentile=ninety"], "--percentile"),
+    (["--percentile=150"], "--percentile"),
+    (["--iterations=-1"], "--iterations"),
+    (["--int8", "--calib=/no/cache.json"], "--calibData=FILE"),
+    (["--calibData=/no/data.txt", "--int8"], "/no/data.txt"),
+    (["--backend=tensorrt"], "TensorRT is not installed"),
+])
+def test_errors(art, tmp_path, capsys, extra, needle):
+    if extra == ["--backend=tensorrt"]:
+        pytest.importorskip("retriever_trt")
+        import importlib.util
+
+        if importlib.util.find_spec("tensorrt") is not None:
+            pytest.skip("TensorRT is installed here")
+    argv = [f"--onnx={art['dir'] / 'model.onnx'}", *extra]
+    if "--backend=tensorrt" not in extra:
+        argv.append("--backend=onnxruntime")
+    if "--int8" in extra:  # a folder without model.int8.onnx
+        (tmp_path / "model.onnx").symlink_to(art["dir"] / "model.onnx")
+        argv[0] = f"--onnx={tmp_path / 'model.onnx'}"
+    argv += ["--skipInference"]
+    rc, out, err = run(capsys, argv)
+    assert rc != 0, out
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+    assert "&&&& FAILED" in out
+
+
+@pytest.mark.parametrize("flag", ["--onnx", "--loadEngine"])
+def test_missing_and_corrupt_files(tmp_path, capsys, flag):
+    rc, _, err = run(capsys, [f"{flag}={tmp_path / 'nope.onnx'}", "--backend=onnxruntime"])
+    assert rc == 2 and f"{flag}=" in err and "not found" in err
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"this is not a model")
+    rc, _, err = run(capsys, [f"{flag}={bad}", "--backend=onnxruntime", "--skipInference"])
+    assert rc != 0 and f"{flag}={bad}" in err and len(err.strip().splitlines()) == 1
+
+
+def test_usage_errors_exit_2_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "retriever_trt.retrexec", "--bogus=1"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--bogus" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    proc = subprocess.run([sys.executable, "-m", "retriever_trt.retrexec"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2 and "--onnx=FILE or --loadEngine=FILE" in proc.stderr
+
+
+def test_mem_pool_units():
+    assert parse_mem_pool("workspace:1024") == 1024 << 20
+    assert parse_mem_pool("workspace:2G") == 2 << 30
+    assert parse_mem_pool("workspace:512K") == 512 << 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +11,10 @@ import torch
 
 from llm_engine import LLM, SamplingParams
 
-PROMPT = "Write a short story about a bank and its quarterly earnings report."
+STORY = "Write a short story about a bank and its quarterly earnings report."
+# The chat template's own text: the instruct model answers it at length.
+PROMPT = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"
+          f"<|im_end|>\n<|im_start|>user\n{STORY}<|im_end|>\n<|im_start|>assistant\n")
 EOS_PROMPT = "What is revenue? Answer:"  # the model answers this with EOS at once
 
 
@@ -109,6 +113,7 @@ def test_logprobs_match_transformers(llm: LLM, prepared_default: Path) -> None:
         assert token in step and len(step) >= 3
         assert step[token] == max(step.values())  # greedy picks the most likely token
     tok = llm.get_tokenizer()
+    assert tok.apply_chat_template([{"role": "user", "content": STORY}]) == PROMPT
     ids = tok.encode(PROMPT)
     model = AutoModelForCausalLM.from_pretrained(prepared_default, dtype=torch.float32)
     with torch.inference_mode():
@@ -142,5 +147,5 @@ def test_skip_special_tokens(llm: LLM) -> None:
     ("stop_token_ids", [-4], "non-negative"),
 ])
 def test_bad_values_name_the_field(field: str, value: object, allowed: str) -> None:
-    with pytest.raises(ValueError, match=rf"^{field} must be .*{allowed[:6]}"):
+    with pytest.raises(ValueError, match=rf"^{field} must be .*{re.escape(allowed)}"):
         SamplingParams(**{field: value})

@@ -1,0 +1,225 @@
+"""Corpus ingestion: TAT-QA JSON, JSONL `{id, title, text}` or a folder of .txt/.md files,
+cut into chunks that fit the encoder (all-MiniLM-L6-v2 truncates at 256 tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from retriever_trt.documents import Chunk, DocumentStore
+
+TokenCounter = Callable[[list[str]], list[int]]
+
+# Defaults leave room for the title line and the [CLS]/[SEP] tokens under 256.
+DEFAULT_CHUNK_TOKENS = 200
+DEFAULT_OVERLAP = 40
+
+_PIECE = re.compile(r"\w+|[^\w\s]")
+
+
+class CorpusError(ValueError):
+    """A corpus file that cannot be read; the message names the file and the problem."""
+
+
+def approx_token_counts(words: list[str]) -> list[int]:
+    """BERT-like count without a tokenizer: punctuation splits, long words split in pieces."""
+    return [sum(1 + len(p) // 8 for p in _PIECE.findall(w)) or 1 for w in words]
+
+
+def tokenizer_counter(tokenizer: Any) -> TokenCounter:
+    """Exact counts from a `tokenizers.Tokenizer` (e.g. an embedder's `.tokenizer`)."""
+
+    def count(words: list[str]) -> list[int]:
+        encodings = tokenizer.encode_batch(words, add_special_tokens=False)
+        return [max(1, len(e.ids)) for e in encodings]
+
+    return count
+
+
+def split_words(
+    text: str, max_tokens: int, overlap: int, count: TokenCounter = approx_token_counts
+) -> list[str]:
+    """Cut `text` at word boundaries into windows of <= max_tokens tokens; consecutive
+    windows share about `overlap` tokens so a sentence cut in two is whole in one of them."""
+    if overlap >= max_tokens:
+        raise ValueError(f"overlap ({overlap}) must be smaller than chunk size ({max_tokens})")
+    words = text.split()
+    if not words:
+        return []
+    costs = count(words)
+    if sum(costs) <= max_tokens:
+        return [" ".join(words)]
+    chunks = []
+    start = 0
+    while start < len(words):
+        end, used = start, 0
+        while end < len(words) and (used + costs[end] <= max_tokens or end == start):
+            used += costs[end]
+            end += 1
+        chunks.append(" ".join(words[start:end]))
+        if end == len(words):
+            break
+        # Step back from `end` until `overlap` tokens are repeated, but always move forward.
+        back, carried = end, 0
+        while back - 1 > start and carried + costs[back - 1] <= overlap:
+            back -= 1
+            carried += costs[back]
+        start = back
+    return chunks
+
+
+def render_table(rows: list[list[str]]) -> tuple[str, list[str]]:
+    """(header line, body lines), a body line per row: "label | header: value | ...".
+
+    Repeating the column header next to each value keeps "Total sales ... 2019: 1,496.5"
+    together, which is what a question ("total sales in 2019") matches, for BM25 and for
+    the encoder alike; a bare grid of numbers matches neither. Header rows that span
+    several columns ("Years Ended September 30,") sit in one cell whose column is
+    arbitrary, so they go once into the header line instead of into a column's label.
+    """
+    width = max((len(r) for r in rows), default=0)
+    rows = [
+        [" ".join(str(c).split()) for c in r] + [""] * (width - len(r))
+        for r in rows
+        if any(str(c).strip() for c in r)
+    ]
+    if not rows:
+        return "", []
+    # TAT-QA headers are the leading rows without a row label, at least the first row.
+    n_head = 1
+    while n_head < min(len(rows) - 1, 3) and not rows[n_head][0]:
+        n_head += 1
+    value_cols = [c for c in range(1, width) if any(r[c] for r in rows[n_head:])]
+    labels = [""] * width
+    spanning = []
+    for row in rows[:n_head]:
+        spanning.append(row[0])
+        if value_cols and all(row[c] for c in value_cols):
+            labels = [f"{old} {new}".strip() for old, new in zip(labels, row, strict=True)]
+        else:
+            spanning.extend(row[1:])
+    lines = []
+    for row in rows[n_head:]:
+        cells = [row[0]] if row[0] else []
+        cells += [f"{labels[c]}: {row[c]}" if labels[c] else row[c] for c in value_cols if row[c]]
+        if cells:
+            lines.append(" | ".join(cells))
+    return " ".join(c for c in spanning if c), lines
+
+
+def pack_table(head: str, body: list[str], max_tokens: int, count: TokenCounter) -> list[str]:
+    """Split a rendered table between rows, each piece repeating the header line."""
+    def cost(line: str) -> int:
+        return sum(count(line.split())) if line.strip() else 0
+
+    pieces: list[str] = []
+    current: list[str] = []
+    used = cost(head)
+    for line in body:
+        if current and used + cost(line) > max_tokens:
+            pieces.append("\n".join([head, *current] if head else current))
+            current, used = [], cost(head)
+        current.append(line)
+        used += cost(line)
+    if current or head:
+        pieces.append("\n".join([head, *current] if head else current))
+    return pieces
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: not valid JSON ({exc})") from None
+
+
+def iter_tatqa(path: Path, max_tokens: int, overlap: int, count: TokenCounter) -> Iterator[Chunk]:
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise CorpusError(f"{path}: a TAT-QA file is a JSON list of contexts")
+    for n, ctx in enumerate(data):
+        try:
+            table_uid = ctx["table"]["uid"]
+            rows, paragraphs = ctx["table"]["table"], ctx["paragraphs"]
+        except (KeyError, TypeError) as exc:
+            raise CorpusError(f"{path}: context {n} lacks {exc} (need table.uid, "
+                              "table.table, paragraphs)") from None
+        title = f"TAT-QA {table_uid}"
+        base = {"context": table_uid, "table_uid": table_uid}
+        for i, text in enumerate(pack_table(*render_table(rows), max_tokens, count)):
+            yield Chunk(f"{table_uid}/table/{i}", table_uid, title, text, dict(base))
+        for p in paragraphs:
+            if not isinstance(p, dict) or "uid" not in p or "text" not in p:
+                raise CorpusError(f"{path}: context {n} has a paragraph without uid/text")
+            src = {**base, "paragraph_uid": p["uid"], "order": str(p.get("order", ""))}
+            for i, text in enumerate(split_words(p["text"], max_tokens, overlap, count)):
+                yield Chunk(f"{p['uid']}/{i}", table_uid, title, text, dict(src))
+
+
+def iter_jsonl(path: Path, max_tokens: int, overlap: int, count: TokenCounter) -> Iterator[Chunk]:
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc})") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or "id" not in rec:
+                raise CorpusError(f'{path}:{lineno}: need an object {{"id", "title", "text"}}')
+            doc_id, title = str(rec["id"]), str(rec.get("title") or "")
+            src = {"doc": doc_id, "file": path.name, "line": str(lineno)}
+            for i, text in enumerate(split_words(rec["text"], max_tokens, overlap, count)):
+                yield Chunk(f"{doc_id}#{i}", doc_id, title, text, dict(src))
+
+
+def iter_folder(root: Path, max_tokens: int, overlap: int, count: TokenCounter) -> Iterator[Chunk]:
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".md") and p.is_file())
+    if not files:
+        raise CorpusError(f"{root}: no .txt or .md files in this folder")
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"{file}: not UTF-8 text ({exc})") from None
+        doc_id = file.relative_to(root).as_posix()
+        heading = re.search(r"^#\s+(.+)$", text, re.M) if file.suffix == ".md" else None
+        title = heading.group(1).strip() if heading else file.stem
+        for i, chunk in enumerate(split_words(text, max_tokens, overlap, count)):
+            yield Chunk(f"{doc_id}#{i}", doc_id, title, chunk, {"file": doc_id})
+
+
+def detect_format(path: Path) -> str:
+    if path.is_dir():
+        return "folder"
+    if path.suffix == ".jsonl":
+        return "jsonl"
+    if path.suffix == ".json":
+        return "tatqa"
+    raise CorpusError(f"{path}: unknown corpus format (use a TAT-QA .json, a .jsonl of "
+                      '{"id", "title", "text"}, or a folder of .txt/.md files)')
+
+
+def load_corpus(
+    path: str | Path,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    overlap: int = DEFAULT_OVERLAP,
+    token_counter: TokenCounter | None = None,
+    fmt: str | None = None,
+) -> DocumentStore:
+    """Read a corpus into a DocumentStore; `fmt` is "tatqa", "jsonl" or "folder"."""
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    readers = {"tatqa": iter_tatqa, "jsonl": iter_jsonl, "folder": iter_folder}
+    fmt = fmt or detect_format(path)
+    if fmt not in readers:
+        raise CorpusError(f"{path}: unknown format {fmt!r}; choose one of {sorted(readers)}")
+    chunks = list(readers[fmt](path, chunk_tokens, overlap, token_counter or approx_token_counts))
+    if not chunks:
+        raise CorpusError(f"{path}: no text found")
+    return DocumentStore(chunks, corpus=str(path))

@@ -97,7 +97,9 @@ class VectorIndex:
         if not self.use_gpu:
             return index
         try:
-            return faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
+            # The GPU index must not outlive its resources object: keep it on self.
+            self._gpu_res = faiss.StandardGpuResources()
+            return faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
         except (AttributeError, RuntimeError) as exc:
             # HNSW has no GPU implementation; the CPU index serves instead.
             warnings.warn(f"FAISS {self.factory!r} stays on CPU: {exc}", stacklevel=3)

@@ -73,42 +73,24 @@ def split_words(
 
 
 def render_table(rows: list[list[str]]) -> tuple[str, list[str]]:
-    """(header line, body lines), a body line per row: "label | header: value | ...".
+    """(header lines, body lines): each row's non-empty cells joined by " | ".
 
-    Repeating the column header next to each value keeps "Total sales ... 2019: 1,496.5"
-    together, which is what a question ("total sales in 2019") matches, for BM25 and for
-    the encoder alike; a bare grid of numbers matches neither. Header rows that span
-    several columns ("Years Ended September 30,") sit in one cell whose column is
-    arbitrary, so they go once into the header line instead of into a column's label.
+    Plain rows measured best on TAT-QA dev (BM25 recall@5 0.805 against 0.782 for
+    "label | 2019: value | 2018: value" rows, dense equal): repeating the column header
+    beside every value lengthens table chunks, which BM25's length norm then penalises,
+    while years match in nearly every chunk anyway. The header lines are repeated on
+    every piece of a split table so each piece still says which column is which year.
     """
-    width = max((len(r) for r in rows), default=0)
-    rows = [
-        [" ".join(str(c).split()) for c in r] + [""] * (width - len(r))
-        for r in rows
-        if any(str(c).strip() for c in r)
-    ]
+    rows = [[" ".join(str(c).split()) for c in r] for r in rows]
+    rows = [r for r in rows if any(r)]
     if not rows:
         return "", []
     # TAT-QA headers are the leading rows without a row label, at least the first row.
     n_head = 1
     while n_head < min(len(rows) - 1, 3) and not rows[n_head][0]:
         n_head += 1
-    value_cols = [c for c in range(1, width) if any(r[c] for r in rows[n_head:])]
-    labels = [""] * width
-    spanning = []
-    for row in rows[:n_head]:
-        spanning.append(row[0])
-        if value_cols and all(row[c] for c in value_cols):
-            labels = [f"{old} {new}".strip() for old, new in zip(labels, row, strict=True)]
-        else:
-            spanning.extend(row[1:])
-    lines = []
-    for row in rows[n_head:]:
-        cells = [row[0]] if row[0] else []
-        cells += [f"{labels[c]}: {row[c]}" if labels[c] else row[c] for c in value_cols if row[c]]
-        if cells:
-            lines.append(" | ".join(cells))
-    return " ".join(c for c in spanning if c), lines
+    lines = [" | ".join(c for c in r if c) for r in rows]
+    return "\n".join(lines[:n_head]), lines[n_head:]
 
 
 def pack_table(head: str, body: list[str], max_tokens: int, count: TokenCounter) -> list[str]:
@@ -222,4 +204,5 @@ def load_corpus(
     chunks = list(readers[fmt](path, chunk_tokens, overlap, token_counter or approx_token_counts))
     if not chunks:
         raise CorpusError(f"{path}: no text found")
-    return DocumentStore(chunks, corpus=str(path))
+    # TAT-QA titles are context ids, kept for citations but not worth indexing.
+    return DocumentStore(chunks, corpus=str(path), index_titles=fmt != "tatqa")

@@ -22,6 +22,7 @@ from typing import Any
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+STALE_TMP_S = 3600
 
 
 class IndexFileError(RuntimeError):
@@ -54,9 +55,11 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
         os.replace(target, backup)
     os.replace(tmp, target)
     shutil.rmtree(backup, ignore_errors=True)
-    # Stale temporaries of earlier killed saves are garbage now that a save succeeded.
+    # Temporaries of saves killed long ago are garbage; recent ones may be another
+    # process's save in progress.
     for stale in target.parent.glob(f".{target.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+        if time.time() - stale.stat().st_mtime > STALE_TMP_S:
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _fsync_tree(folder: Path) -> None:

@@ -25,7 +25,7 @@ def test_tokenizer_keeps_numbers_and_drops_punctuation():
     assert "revenue" in toks and "total" in toks
     assert not {"what", "was", "in", "$", "%", "("} & set(toks)
     assert tokenize("1,234") == tokenize("1234") == ["1234"]
-    assert tokenize("costs") == tokenize("cost") and tokenize("business") == ["business"]
+    assert tokenize("The Costs' total") == ["costs", "total"]
 
 
 def okapi(query: str, docs: list[str], k1: float, b: float) -> np.ndarray:

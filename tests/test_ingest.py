@@ -11,6 +11,7 @@ from retriever_trt.ingest import (
     CorpusError,
     approx_token_counts,
     load_corpus,
+    pack_table,
     render_table,
     split_words,
     tokenizer_counter,
@@ -33,20 +34,33 @@ def test_split_words_sizes_and_overlap():
         split_words(text, 10, 10)
 
 
-def test_render_table_pairs_values_with_headers():
+def test_render_table_rows_and_headers():
     head, lines = render_table([
         ["", "", "Years Ended September 30,", ""],
         ["", "2019", "2018", "2017"],
-        ["Fixed Price", "$ 1,452.4", "$ 1,146.2", "$ 1,036.9"],
+        ["Fixed Price", "$  1,452.4", "$ 1,146.2", "$ 1,036.9"],
+        ["", "", "", ""],
         ["Assets", "", "", ""],
         ["Total sales", "$1,496.5", "$1,202.9", ""],
     ])
-    assert head == "Years Ended September 30,"
+    assert head == "Years Ended September 30,\n2019 | 2018 | 2017"
     assert lines == [
-        "Fixed Price | 2019: $ 1,452.4 | 2018: $ 1,146.2 | 2017: $ 1,036.9",
+        "Fixed Price | $ 1,452.4 | $ 1,146.2 | $ 1,036.9",
         "Assets",
-        "Total sales | 2019: $1,496.5 | 2018: $1,202.9",
+        "Total sales | $1,496.5 | $1,202.9",
     ]
+    assert render_table([]) == ("", [])
+
+
+def test_split_tables_repeat_their_header():
+    rows = [["", "2019", "2018"]] + [[f"Item {i}", f"{i},000", f"{i},500"] for i in range(60)]
+    count = approx_token_counts
+    pieces = pack_table(*render_table(rows), 40, count)
+    assert len(pieces) > 3
+    assert all(p.startswith("2019 | 2018\n") for p in pieces)
+    assert all(sum(count(p.split())) <= 40 for p in pieces)
+    body = [line for p in pieces for line in p.splitlines()[1:]]
+    assert body == [f"Item {i} | {i},000 | {i},500" for i in range(60)], "rows kept, in order"
 
 
 def test_tatqa_chunks_keep_source_ids(tatqa_subset):
@@ -61,7 +75,8 @@ def test_tatqa_chunks_keep_source_ids(tatqa_subset):
         if "paragraph_uid" in c.sources:
             assert para_uids[c.sources["paragraph_uid"]] == c.doc_id
     first = [c for c in store if c.doc_id == data[0]["table"]["uid"]]
-    assert "Total sales | 2019: $1,496.5" in first[0].text
+    assert "Total sales | $1,496.5 | $1,202.9 | $1,107.7" in first[0].text
+    assert store.index_text(0) == store[0].text, "TAT-QA ids are not indexed as titles"
 
 
 def test_tatqa_chunks_fit_the_encoder(tatqa_subset, embedder):
@@ -82,7 +97,7 @@ def test_jsonl_and_folder(tmp_path):
     store = load_corpus(jsonl, chunk_tokens=100, overlap=10)
     assert [c.chunk_id for c in store][:2] == ["a#0", "7#0"] and len(store) > 3
     assert store[1].sources == {"doc": "7", "file": "docs.jsonl", "line": "3"}
-    assert store[1].title == "Beta"
+    assert store[1].title == "Beta" and store.index_text(1).startswith("Beta\nrevenue grew")
 
     folder = tmp_path / "notes"
     (folder / "sub").mkdir(parents=True)

@@ -94,7 +94,12 @@ def render_table(rows: list[list[str]]) -> tuple[str, list[str]]:
 
 
 def pack_table(head: str, body: list[str], max_tokens: int, count: TokenCounter) -> list[str]:
-    """Split a rendered table between rows, each piece repeating the header line."""
+    """Split a rendered table between rows, each piece repeating the header lines.
+
+    Rows are never cut: a single row over `max_tokens` stays whole (the encoder truncates
+    it) because half a row's numbers without its label are useless to retrieve.
+    """
+
     def cost(line: str) -> int:
         return sum(count(line.split())) if line.strip() else 0
 

@@ -44,24 +44,23 @@ def split_words(
     text: str, max_tokens: int, overlap: int, count: TokenCounter = approx_token_counts
 ) -> list[str]:
     """Cut `text` at word boundaries into windows of <= max_tokens tokens; consecutive
-    windows share about `overlap` tokens so a sentence cut in two is whole in one of them."""
+    windows share about `overlap` tokens so a sentence cut in two is whole in one of them.
+    Each window is a slice of `text`, so line breaks (Markdown lists, tables) survive."""
     if overlap >= max_tokens:
         raise ValueError(f"overlap ({overlap}) must be smaller than chunk size ({max_tokens})")
-    words = text.split()
-    if not words:
+    spans = [m.span() for m in re.finditer(r"\S+", text)]
+    if not spans:
         return []
-    costs = count(words)
-    if sum(costs) <= max_tokens:
-        return [" ".join(words)]
+    costs = count([text[a:b] for a, b in spans])
     chunks = []
     start = 0
-    while start < len(words):
+    while start < len(spans):
         end, used = start, 0
-        while end < len(words) and (used + costs[end] <= max_tokens or end == start):
+        while end < len(spans) and (used + costs[end] <= max_tokens or end == start):
             used += costs[end]
             end += 1
-        chunks.append(" ".join(words[start:end]))
-        if end == len(words):
+        chunks.append(text[spans[start][0] : spans[end - 1][1]])
+        if end == len(spans):
             break
         # Step back from `end` until `overlap` tokens are repeated, but always move forward.
         back, carried = end, 0
@@ -209,5 +208,8 @@ def load_corpus(
     chunks = list(readers[fmt](path, chunk_tokens, overlap, token_counter or approx_token_counts))
     if not chunks:
         raise CorpusError(f"{path}: no text found")
-    # TAT-QA titles are context ids, kept for citations but not worth indexing.
-    return DocumentStore(chunks, corpus=str(path), index_titles=fmt != "tatqa")
+    try:
+        # TAT-QA titles are context ids, kept for citations but not worth indexing.
+        return DocumentStore(chunks, corpus=str(path), index_titles=fmt != "tatqa")
+    except ValueError as exc:  # duplicate ids: the message names the corpus
+        raise CorpusError(str(exc)) from None

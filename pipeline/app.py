@@ -1,0 +1,153 @@
+"""The FastAPI app: /ask, /search, OpenAI-compatible /v1 routes, /health, /metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.metrics import Metrics
+from pipeline.rag import AskOptions, RAGPipeline, source_dict
+from pipeline.settings import Settings
+
+# A loop with work that has not stepped for this long is reported unhealthy.
+STALL_S = 120.0
+
+
+class AskRequest(BaseModel):
+    """POST /ask. Unknown fields are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, max_length=4000,
+                          description="the question, 1 to 4000 characters")
+    top_k: int | None = Field(None, ge=1, le=20, description="passages to retrieve, 1 to 20")
+    max_tokens: int | None = Field(None, ge=1, le=2048, description="answer length, 1 to 2048")
+    temperature: float | None = Field(None, ge=0.0, le=2.0, description="0 (greedy) to 2")
+    stream: bool = False
+
+
+class SearchRequest(BaseModel):
+    """POST /search. Unknown fields are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=4000)
+    top_k: int | None = Field(None, ge=1, le=100)
+
+
+def error_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field; remove it"
+        elif err["type"] in ("model_attributes_type", "dict_type", "json_invalid"):
+            msg = "send a JSON object (Content-Type: application/json) with the fields " \
+                  "documented at /docs"
+        parts.append(f"{where}: {msg}")
+    return "; ".join(parts)
+
+
+def sse(data: Any) -> bytes:
+    return f"data: {json.dumps(data)}\n\n".encode()
+
+
+def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastAPI:
+    """The app; it builds the pipeline (and warms it up) at start unless one is given."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        import asyncio
+
+        pipe = pipeline
+        if pipe is None:
+            pipe = await asyncio.to_thread(RAGPipeline.from_settings, settings)
+        pipe.metrics = Metrics(pipe.engine, pipe.model_name)
+        pipe.batcher.on_batch = lambda n, _s: pipe.metrics.batch_size.observe(n)
+        app.state.pipeline = pipe
+        if settings.warmup:
+            await pipe.warmup()
+        yield
+        if pipeline is None:
+            pipe.shutdown()
+
+    app = FastAPI(title="finrag", version="0.1.0", lifespan=lifespan)
+
+    def pipe_of(request: Request) -> RAGPipeline:
+        return request.app.state.pipeline
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        message = error_message(exc)
+        openai = request.url.path.startswith("/v1/")
+        status = 400 if openai else 422
+        _count_error(request, status)
+        body = ({"error": {"message": message, "type": "BadRequestError", "code": status}}
+                if openai else {"detail": message})
+        return JSONResponse(body, status_code=status)
+
+    @app.exception_handler(ValueError)
+    async def _value_error(request: Request, exc: ValueError) -> JSONResponse:
+        _count_error(request, 400)
+        return JSONResponse({"error": {"message": str(exc), "type": "BadRequestError",
+                                       "code": 400}, "detail": str(exc)}, status_code=400)
+
+    def _count_error(request: Request, status: int) -> None:
+        pipe = getattr(request.app.state, "pipeline", None)
+        if pipe is not None and pipe.metrics is not None:
+            pipe.metrics.http_errors.labels(str(status)).inc()
+
+    @app.post("/ask")
+    async def ask(body: AskRequest, request: Request) -> Any:
+        pipe = pipe_of(request)
+        opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
+        if not body.stream:
+            return (await pipe.ask(body.question, opts)).to_dict()
+
+        async def events():
+            async for chunk in pipe.stream(body.question, opts):
+                if chunk["type"] == "token":
+                    yield sse({"type": "token", "text": chunk["text"]})
+                else:
+                    final = chunk["answer"].to_dict()
+                    final.pop("answer")
+                    yield sse({"type": "final", **final})
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    @app.post("/search")
+    async def search(body: SearchRequest, request: Request) -> Any:
+        pipe = pipe_of(request)
+        t0 = time.perf_counter()
+        passages = await pipe.search(body.query, body.top_k)
+        return {"sources": [source_dict(p) for p in passages],
+                "timings": {"retrieve_ms": round((time.perf_counter() - t0) * 1000, 3)}}
+
+    @app.get("/health")
+    async def health(request: Request) -> Response:
+        pipe = getattr(request.app.state, "pipeline", None)
+        if pipe is None:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        eng = pipe.engine
+        busy = eng.engine.has_unfinished_requests()
+        stalled = busy and time.monotonic() - eng.last_step_time > STALL_S
+        if not eng.is_running or stalled:
+            reason = "engine loop is not running" if not eng.is_running else "engine stalled"
+            return JSONResponse({"status": "unhealthy", "reason": reason}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/metrics")
+    async def metrics(request: Request) -> Response:
+        return Response(pipe_of(request).metrics.render(),
+                        media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    from pipeline.openai_routes import router
+
+    app.include_router(router)
+    return app

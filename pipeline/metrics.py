@@ -1,0 +1,93 @@
+"""Prometheus metrics on a registry of their own, with vLLM's names where they exist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
+                   40.0, 80.0, 160.0)
+
+
+class _EngineCollector:
+    """Reads the engine's state at scrape time (gauges and its own counters)."""
+
+    def __init__(self, engine: Any, labels: dict[str, str]) -> None:
+        self.engine, self.labels = engine, labels
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self):
+        stats = self.engine.engine.get_stats()
+        names, values = list(self.labels), list(self.labels.values())
+
+        def gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+            g = GaugeMetricFamily(name, doc, labels=names)
+            g.add_metric(values, value)
+            return g
+
+        def counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+            c = CounterMetricFamily(name, doc, labels=names)
+            c.add_metric(values, value)
+            return c
+
+        yield gauge("vllm:num_requests_running", "Requests in the running batch.",
+                    stats.num_running)
+        yield gauge("vllm:num_requests_waiting", "Requests waiting to be scheduled.",
+                    stats.num_waiting)
+        yield gauge("vllm:kv_cache_usage_perc", "KV-cache usage; 1 means 100 percent.",
+                    stats.kv_cache_usage)
+        yield counter("vllm:prefix_cache_queries", "Prefix-cache queries, in tokens.",
+                      stats.prefix_cache_queries)
+        yield counter("vllm:prefix_cache_hits", "Prefix-cache hits, in tokens.",
+                      stats.prefix_cache_hits)
+        yield counter("vllm:num_preemptions", "Preemptions.", stats.num_preemptions)
+
+
+class Metrics:
+    def __init__(self, engine: Any, model_name: str) -> None:
+        self.registry = CollectorRegistry()
+        labels = {"model_name": model_name}
+        self.registry.register(_EngineCollector(engine, labels))
+        r, mn = self.registry, ["model_name"]
+        self.model_name = model_name
+        self.ttft = Histogram("vllm:time_to_first_token_seconds", "Time to first token.", mn,
+                              buckets=LATENCY_BUCKETS, registry=r)
+        self.e2e = Histogram("vllm:e2e_request_latency_seconds", "End-to-end request latency.",
+                             mn, buckets=LATENCY_BUCKETS, registry=r)
+        self.prompt_tokens = Counter("vllm:prompt_tokens", "Prefilled prompt tokens.", mn,
+                                     registry=r)
+        self.generation_tokens = Counter("vllm:generation_tokens", "Generated tokens.", mn,
+                                         registry=r)
+        self.stage = Histogram("finrag:stage_latency_seconds", "Latency of each pipeline stage.",
+                               ["stage"], buckets=LATENCY_BUCKETS, registry=r)
+        self.requests = Counter("finrag:requests", "/ask requests by intent.", ["intent"],
+                                registry=r)
+        self.http_errors = Counter("finrag:request_errors", "Requests answered with an error.",
+                                   ["status"], registry=r)
+        self.batch_size = Histogram("finrag:retrieval_batch_size",
+                                    "Questions per retrieval (embedder) call.",
+                                    buckets=(1, 2, 4, 8, 16, 32, 64, 128), registry=r)
+
+    def observe_answer(self, answer: Any) -> None:
+        t = answer.timings
+        for stage in ("intent", "retrieve", "generate"):
+            if t.get(f"{stage}_ms") is not None:
+                self.stage.labels(stage).observe(t[f"{stage}_ms"] / 1000)
+        self.requests.labels(answer.intent).inc()
+        self.observe_completion(t["ttft_ms"] / 1000, t["total_ms"] / 1000,
+                                answer.usage["prompt_tokens"], answer.usage["completion_tokens"])
+
+    def observe_completion(self, ttft_s: float | None, e2e_s: float, prompt_tokens: int,
+                           completion_tokens: int) -> None:
+        if ttft_s is not None:
+            self.ttft.labels(self.model_name).observe(ttft_s)
+        self.e2e.labels(self.model_name).observe(e2e_s)
+        self.prompt_tokens.labels(self.model_name).inc(prompt_tokens)
+        self.generation_tokens.labels(self.model_name).inc(completion_tokens)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,220 @@
+"""`RAGPipeline`: intent → retrieve → generate over one LLM engine and one retriever."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llm_engine import AsyncLLMEngine, SamplingParams
+from pipeline.batcher import MicroBatcher
+from pipeline.host_buffers import HostBufferPool, StagingEmbedder
+from pipeline.settings import Settings
+from pipeline.stages import GenerateStage, IntentStage
+
+_ids = itertools.count()
+
+
+@dataclass
+class AskOptions:
+    top_k: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+@dataclass
+class Answer:
+    answer: str
+    intent: str
+    sources: list[dict[str, Any]]
+    usage: dict[str, int]
+    timings: dict[str, float | None]
+    intent_scores: dict[str, float] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def source_dict(p: Any) -> dict[str, Any]:
+    return {"id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "text": p.text,
+            "score": float(p.score)}
+
+
+def load_embedder(spec: str | None) -> Any:
+    """A path to .onnx/.plan/model folder via retriever_trt.load_embedder; None: MiniLM."""
+    if spec is None:
+        from retriever_trt.torch_embedder import TorchEmbedder
+
+        return TorchEmbedder()
+    try:
+        from retriever_trt import load_embedder as load
+    except ImportError:
+        load = None
+    if load is None:
+        from retriever_trt.torch_embedder import TorchEmbedder
+
+        if not Path(spec).is_dir():
+            raise FileNotFoundError(f"embedder {spec}: only model folders are supported here")
+        return TorchEmbedder(spec)
+    return load(spec)
+
+
+def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
+    """Load the saved index, or build it from the corpus (first run) and save it."""
+    from retriever_trt.retriever import Retriever
+
+    path = settings.index_path
+    if (path / "manifest.json").is_file():
+        return Retriever.load(path, embedder, mode=settings.retrieval_mode)
+    if settings.index and not settings.corpus:
+        raise FileNotFoundError(f"index {path}: not found (build it with finrag index "
+                                "--corpus PATH --out DIR, or give --corpus)")
+    if progress:
+        print(f"finrag: building the index of {settings.corpus_path} into {path} "
+              "(first run)", file=sys.stderr)
+    return Retriever.build(embedder, settings.corpus_path, path, progress=progress,
+                           chunk_tokens=settings.chunk_tokens, mode=settings.retrieval_mode)
+
+
+def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
+    """`finrag index`: ingest, embed and save a corpus with the configured embedder."""
+    from retriever_trt.retriever import Retriever
+
+    embedder = load_embedder(settings.embedder)
+    return Retriever.build(embedder, corpus, out, chunk_tokens=settings.chunk_tokens,
+                           mode=settings.retrieval_mode)
+
+
+class RAGPipeline:
+    def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings) -> None:
+        self.engine, self.retriever, self.settings = engine, retriever, settings
+        self.tokenizer = engine.engine.tokenizer
+        inner = retriever.embedder
+        self.embedder = inner
+        self.pool = HostBufferPool(settings.host_buffers, settings.max_batch, inner.dim)
+        self.staging = StagingEmbedder(inner, self.pool)
+        retriever.embedder = self.staging
+        self.batcher = MicroBatcher(self._retrieve_batch, settings.batch_window_ms,
+                                    settings.max_batch, after_batch=self.staging.release_all)
+        self.intent = IntentStage(engine, self.tokenizer, settings.intent_labels,
+                                  settings.system_prompt)
+        self.generator = GenerateStage(engine, self.tokenizer, self.intent.system,
+                                       settings.answer_instruction, settings.max_passage_chars,
+                                       engine.engine.max_model_len)
+        self.model_name = settings.served_model_name or settings.model
+        self.embedder_name = getattr(inner, "model_id", "embedder")
+        self.metrics = None  # set by the app
+
+    @classmethod
+    def from_settings(cls, settings: Settings, progress: bool = True) -> RAGPipeline:
+        embedder = load_embedder(settings.embedder)
+        retriever = load_retriever(settings, embedder, progress)
+        engine = AsyncLLMEngine.from_engine_args(
+            model=settings.model, engines_dir=str(settings.engines_path),
+            max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
+            max_num_batched_tokens=settings.max_num_batched_tokens,
+            kv_cache_memory=settings.kv_cache_memory, device=settings.device)
+        return cls(engine, retriever, settings)
+
+    def _retrieve_batch(self, questions: list[str], k: int) -> list[list[Any]]:
+        return self.retriever.retrieve(questions, k)
+
+    # -- public API ---------------------------------------------------------------------
+    async def search(self, query: str, k: int | None = None) -> list[Any]:
+        return await self.batcher.submit(query, k or self.settings.top_k)
+
+    async def embed(self, texts: list[str]) -> Any:
+        return await self.batcher.run(self.embedder.encode, texts)
+
+    async def warmup(self) -> None:
+        """Calibrate the intent scores and send one request through every stage."""
+        if self.settings.intent_calibrate:
+            await self.intent.calibrate()
+        async for _ in self.stream("What was the total revenue?", AskOptions(max_tokens=2)):
+            pass
+        await self.embed(["warm-up"])
+
+    async def ask(self, question: str, options: AskOptions | None = None) -> Answer:
+        final = None
+        async for chunk in self.stream(question, options):
+            if chunk["type"] == "final":
+                final = chunk["answer"]
+        assert final is not None
+        return final
+
+    async def stream(self, question: str,
+                     options: AskOptions | None = None) -> AsyncIterator[dict[str, Any]]:
+        """Chunks {"type": "token", "text"} then one {"type": "final", "answer": Answer}."""
+        opts = options or AskOptions()
+        s = self.settings
+        rid = f"ask-{next(_ids)}"
+        t0 = time.perf_counter()
+
+        def ms(a: float, b: float) -> float:
+            return round((b - a) * 1000, 3)
+
+        intent = await self.intent.classify(question, f"{rid}-intent")
+        t_intent = time.perf_counter()
+        label = self.intent.label(intent.label)
+        usage = {"prompt_tokens": intent.prompt_tokens, "completion_tokens": 0,
+                 "intent_prompt_tokens": intent.prompt_tokens,
+                 "intent_cached_tokens": intent.cached_tokens,
+                 "generate_prompt_tokens": 0, "generate_cached_tokens": 0}
+        if label.reply is not None:
+            yield {"type": "token", "text": label.reply}
+            t_end = time.perf_counter()
+            usage["total_tokens"] = usage["prompt_tokens"]
+            answer = Answer(label.reply, label.name, [], usage,
+                            {"intent_ms": ms(t0, t_intent), "retrieve_ms": None,
+                             "generate_ms": None, "ttft_ms": ms(t0, t_end),
+                             "total_ms": ms(t0, t_end)}, intent.scores, "stop")
+            self._observe(answer)
+            yield {"type": "final", "answer": answer}
+            return
+
+        passages = await self.batcher.submit(question, opts.top_k or s.top_k)
+        t_retr = time.perf_counter()
+        max_tokens = opts.max_tokens or s.max_tokens
+        temperature = s.temperature if opts.temperature is None else opts.temperature
+        ids, n_used = self.generator.prompt_ids(question, passages, max_tokens)
+        passages = passages[:n_used]
+        params = SamplingParams(max_tokens=max_tokens, temperature=temperature)
+        t_first = None
+        out = None
+        async for delta, out in self.generator.stream(ids, params, f"{rid}-gen"):
+            if t_first is None and out.outputs[0].token_ids:
+                t_first = time.perf_counter()
+            if delta:
+                yield {"type": "token", "text": delta}
+        t_end = time.perf_counter()
+        assert out is not None
+        completion = len(out.outputs[0].token_ids)
+        usage.update(prompt_tokens=intent.prompt_tokens + len(ids), completion_tokens=completion,
+                     generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
+        usage["total_tokens"] = usage["prompt_tokens"] + completion
+        answer = Answer(out.outputs[0].text.strip(), label.name,
+                        [source_dict(p) for p in passages], usage,
+                        {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
+                         "generate_ms": ms(t_retr, t_end),
+                         "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end)},
+                        intent.scores, out.outputs[0].finish_reason)
+        self._observe(answer)
+        yield {"type": "final", "answer": answer}
+
+    def _observe(self, answer: Answer) -> None:
+        if self.metrics is not None:
+            self.metrics.observe_answer(answer)
+
+    def shutdown(self) -> None:
+        self.batcher.shutdown()
+        self.engine.shutdown()
+
+
+def run_sync(coro: Any) -> Any:
+    return asyncio.run(coro)

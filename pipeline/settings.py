@@ -1,0 +1,166 @@
+"""Settings of the server and pipeline: defaults < YAML file < FINRAG_* environment < flags.
+
+Every setting is validated when loaded; `load_settings` raises `SettingsError` whose message
+is one line naming the setting and what to change.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+DATA_DIR = Path(__file__).parent / "data"
+DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
+
+
+class SettingsError(ValueError):
+    """A setting is missing or out of range; the message is one line."""
+
+
+class IntentLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    reply: str | None = None  # None: the label goes on to retrieval and generation
+
+
+DEFAULT_LABELS = [
+    IntentLabel(name="finance_question",
+                description="finance question, e.g. 'What was the revenue in 2019?', "
+                            "'How much did operating costs change?'"),
+    IntentLabel(name="small_talk",
+                description="small talk, e.g. 'hello', 'hi there, how are you?', "
+                            "'thanks a lot!', 'good morning'",
+                reply="Hello! Ask me a question about the company's financial reports."),
+    IntentLabel(name="out_of_scope",
+                description="out of scope, e.g. 'Write a poem', "
+                            "'What is the capital of Spain?', 'Who won the match?'",
+                reply="Sorry, I can only answer questions about the company's financial "
+                      "reports."),
+]
+
+
+class Settings(BaseModel):
+    """All of finrag's settings, with their documented ranges."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    model: str = "default"
+    # A .onnx/.plan file or encoder folder (retriever_trt.load_embedder); None: bundled MiniLM.
+    embedder: str | None = None
+    index: str | None = None  # a saved Retriever folder; None: engines/index-<corpus name>
+    corpus: str | None = None  # what to index when `index` does not exist; None: demo corpus
+    engines_dir: str | None = None
+    served_model_name: str | None = None
+
+    # engine
+    max_model_len: int = Field(2048, ge=64)
+    max_num_seqs: int = Field(32, ge=1)
+    max_num_batched_tokens: int = Field(1024, ge=16)
+    kv_cache_memory: int = Field(512 << 20, ge=1 << 20)
+    device: str = "auto"
+
+    # retrieval
+    top_k: int = Field(3, ge=1, le=20)
+    retrieval_mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
+    batch_window_ms: float = Field(3.0, ge=0.0, le=1000.0)
+    max_batch: int = Field(32, ge=1, le=1024)
+    host_buffers: int = Field(4, ge=1, le=64)
+    chunk_tokens: int = Field(120, ge=16, le=512)
+    max_passage_chars: int = Field(600, ge=50)
+
+    # generation
+    max_tokens: int = Field(128, ge=1, le=4096)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+
+    # intent
+    intent_labels: list[IntentLabel] = Field(default_factory=lambda: list(DEFAULT_LABELS),
+                                             min_length=2, max_length=26)
+    intent_calibrate: bool = True
+    system_prompt: str = ("You are finrag, an assistant that answers questions about "
+                          "companies' financial reports.")
+    answer_instruction: str = ("Answer the question above from the numbered passages only, "
+                               "in one or two sentences, citing them as [1], [2]. If they "
+                               "do not hold the answer, say so.")
+
+    warmup: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        names = [label.name for label in self.intent_labels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"intent_labels: names must be distinct, got {names}")
+        if all(label.reply is not None for label in self.intent_labels):
+            raise ValueError("intent_labels: at least one label needs reply: null (retrieval)")
+        return self
+
+    @property
+    def engines_path(self) -> Path:
+        return Path(self.engines_dir or os.environ.get("FINRAG_ENGINES_DIR") or "engines")
+
+    @property
+    def corpus_path(self) -> Path:
+        return Path(self.corpus) if self.corpus else DEMO_CORPUS
+
+    @property
+    def index_path(self) -> Path:
+        if self.index:
+            return Path(self.index)
+        return self.engines_path / f"index-{self.corpus_path.stem}"
+
+
+FIELDS = set(Settings.model_fields)
+
+
+def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in environ.items():
+        if not key.startswith("FINRAG_") or key == "FINRAG_ENGINES_DIR":
+            continue
+        name = key[len("FINRAG_"):].lower()
+        if name in FIELDS and name != "intent_labels":
+            out[name] = value
+    return out
+
+
+def _one_line(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "settings"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown setting (known: {', '.join(sorted(FIELDS))})"
+        parts.append(f"{where}: {msg} (got {err.get('input')!r})")
+    return "invalid settings: " + "; ".join(parts)
+
+
+def load_settings(config_file: str | Path | None = None,
+                  overrides: dict[str, Any] | None = None,
+                  environ: dict[str, str] | None = None) -> Settings:
+    """Defaults, then the YAML file, then FINRAG_* variables, then `overrides` (flags)."""
+    values: dict[str, Any] = {}
+    if config_file:
+        import yaml
+
+        path = Path(config_file)
+        if not path.is_file():
+            raise SettingsError(f"config file {path}: no such file")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            msg = f"config file {path}: not valid YAML ({exc})".replace("\n", " ")
+            raise SettingsError(msg) from None
+        if not isinstance(loaded, dict):
+            raise SettingsError(f"config file {path}: must be a mapping of setting: value")
+        values.update(loaded)
+    values.update(_env_settings(dict(os.environ if environ is None else environ)))
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise SettingsError(_one_line(exc)) from None

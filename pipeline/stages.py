@@ -1,0 +1,109 @@
+"""The three stages: intent (one scored prefill), retrieve (micro-batched), generate (stream).
+
+Intent: the labels are shown as lettered options in the system text ("A) finance question,
+e.g. ...") and the prompt ends with "Kind (A, B or C):"; one step with `max_tokens=1` and
+`logprob_token_ids` = the letters' token ids returns each option's log-probability after one
+prefill, without free-form generation. Letters rather than label words because single
+letters are single, distinct tokens whatever the labels are called (the label words' first
+tokens may collide or be split oddly), and the score of one token is the label's whole
+log-likelihood, with no length bias between long and short labels. A small model favours
+one letter whatever the question, so the scores are calibrated (Zhao et al., 2021,
+"Calibrate before use"): the log-probs of a content-free question, measured once at
+warm-up, are subtracted from every request's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llm_engine import AsyncLLMEngine, RequestOutput, SamplingParams
+from pipeline.prompts import (
+    build_prompt_ids,
+    intent_tail,
+    option_token_ids,
+    passages_tail,
+    system_text,
+)
+
+_ids = itertools.count()
+
+
+@dataclass
+class IntentResult:
+    label: str
+    scores: dict[str, float]
+    prompt_tokens: int
+    cached_tokens: int
+
+
+class IntentStage:
+    def __init__(self, engine: AsyncLLMEngine, tokenizer: Any, labels: Sequence[Any],
+                 system_prompt: str) -> None:
+        self.engine, self.tokenizer, self.labels = engine, tokenizer, list(labels)
+        self.system = system_text(system_prompt, self.labels)
+        self.tail = intent_tail(self.labels)
+        self.option_ids = option_token_ids(tokenizer, len(self.labels))
+        self.baseline = [0.0] * len(self.labels)
+
+    def prompt_ids(self, question: str) -> list[int]:
+        return build_prompt_ids(self.tokenizer, self.system, question, self.tail)
+
+    async def _logprobs(self, question: str, request_id: str) -> tuple[list[float], RequestOutput]:
+        params = SamplingParams(max_tokens=1, temperature=0.0,
+                                logprob_token_ids=self.option_ids)
+        last = None
+        async for out in self.engine.generate({"prompt_token_ids": self.prompt_ids(question)},
+                                              params, request_id):
+            last = out
+        assert last is not None and last.outputs[0].logprobs
+        step = last.outputs[0].logprobs[0]
+        return [float(step[t]) for t in self.option_ids], last
+
+    async def calibrate(self) -> None:
+        """Measure the content-free scores that `classify` subtracts."""
+        self.baseline = [0.0] * len(self.labels)
+        self.baseline, _ = await self._logprobs("", f"intent-cal-{next(_ids)}")
+
+    async def classify(self, question: str, request_id: str | None = None) -> IntentResult:
+        raw, out = await self._logprobs(question, request_id or f"intent-{next(_ids)}")
+        scores = {lab.name: r - b for lab, r, b in zip(self.labels, raw, self.baseline,
+                                                       strict=True)}
+        best = max(scores, key=scores.__getitem__)
+        return IntentResult(best, scores, len(out.prompt_token_ids), out.num_cached_tokens)
+
+    def label(self, name: str) -> Any:
+        return next(lab for lab in self.labels if lab.name == name)
+
+
+class GenerateStage:
+    """Answers from numbered passages; the prompt shares the intent prompt's head."""
+
+    def __init__(self, engine: AsyncLLMEngine, tokenizer: Any, system: str, instruction: str,
+                 max_passage_chars: int, max_model_len: int) -> None:
+        self.engine, self.tokenizer, self.system = engine, tokenizer, system
+        self.instruction, self.max_chars = instruction, max_passage_chars
+        self.max_model_len = max_model_len
+
+    def prompt_ids(self, question: str, passages: Sequence[Any], max_tokens: int) -> tuple[
+            list[int], int]:
+        """Token ids, and how many passages fit the model's context with the answer."""
+        n = len(passages)
+        while True:
+            tail = passages_tail(passages[:n], self.instruction, self.max_chars)
+            ids = build_prompt_ids(self.tokenizer, self.system, question, tail)
+            if len(ids) + max_tokens <= self.max_model_len or n == 0:
+                return ids, n
+            n -= 1
+
+    async def stream(self, prompt_ids: list[int], params: SamplingParams,
+                     request_id: str | None = None) -> AsyncIterator[tuple[str, RequestOutput]]:
+        """(new text, cumulative output) after each step that moves the request."""
+        sent = 0
+        async for out in self.engine.generate({"prompt_token_ids": prompt_ids}, params,
+                                              request_id or f"gen-{next(_ids)}"):
+            text = out.outputs[0].text
+            delta, sent = text[sent:], len(text)
+            yield delta, out

@@ -26,20 +26,11 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.js
 
 
 def load_embedder(path: str | None) -> Embedder:
-    """Torch reference by default; an ONNX/TensorRT file through `load_embedder` when the
-    runtime package has it (merged from the export branch), else torch over a model dir."""
-    from retriever_trt.torch_embedder import TorchEmbedder
+    """Torch reference by default; an ONNX file, TensorRT plan or model folder otherwise."""
+    from retriever_trt import TorchEmbedder
+    from retriever_trt import load_embedder as load_any
 
-    if path is None:
-        return TorchEmbedder()
-    try:
-        from retriever_trt import load_embedder as load_any
-    except ImportError:
-        if Path(path).is_dir():
-            print(f"retriever_trt.load_embedder is absent: using TorchEmbedder({path})")
-            return TorchEmbedder(path)
-        sys.exit(f"{path}: needs retriever_trt.load_embedder (ONNX/TensorRT), not present yet")
-    return load_any(path)
+    return TorchEmbedder() if path is None else load_any(path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,12 +76,15 @@ def main() -> None:
     for prefix in (False, True):
         secs, toks = run_finrag(model_dir, prompts, args.new_tokens, prefix, **engine_args)
         rows.append((f"finrag (prefix caching {'on' if prefix else 'off'})", toks / secs))
+        print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
     if args.hf_batch_requests:
         secs, toks = run_hf(model_dir, prompts[: args.hf_batch_requests], args.new_tokens, 16)
         rows.append(("transformers static batches of 16", toks / secs))
+        print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
     if args.hf_sequential_requests:
         secs, toks = run_hf(model_dir, prompts[: args.hf_sequential_requests], args.new_tokens, 1)
         rows.append(("transformers sequential", toks / secs))
+        print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
 
     headline = rows[0][1]
     print(f"\n{'system':40s} {'out tok/s':>10s} {'finrag / this':>14s}")

@@ -99,6 +99,8 @@ class EngineConfig:
     device: str = "auto"
     dtype: str = "auto"
     seed: int = 0
+    # "auto": the compiled CPU kernel for fp32 decode attention where it builds, else torch.
+    attention_backend: str = "auto"
     skip_tokenizer_init: bool = False
     engines_dir: str | None = None
 
@@ -118,6 +120,8 @@ class EngineConfig:
                self.max_model_len)
         _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
                "device", "'auto', 'cpu' or 'cuda[:N]'", self.device)
+        _check(self.attention_backend in ("auto", "torch", "cpu_kernel"), "attention_backend",
+               "'auto', 'torch' or 'cpu_kernel'", self.attention_backend)
         _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
                "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
 

@@ -46,23 +46,12 @@ def source_dict(p: Any) -> dict[str, Any]:
             "score": float(p.score)}
 
 
-def load_embedder(spec: str | None) -> Any:
-    """A path to .onnx/.plan/model folder via retriever_trt.load_embedder; None: MiniLM."""
-    if spec is None:
-        from retriever_trt.torch_embedder import TorchEmbedder
+def load_embedder(spec: str | None, engines_dir: Path) -> Any:
+    """A .onnx/.plan file or encoder folder; None: the bundled MiniLM, exported to ONNX."""
+    from retriever_trt.loader import default_embedder
+    from retriever_trt.loader import load_embedder as load
 
-        return TorchEmbedder()
-    try:
-        from retriever_trt import load_embedder as load
-    except ImportError:
-        load = None
-    if load is None:
-        from retriever_trt.torch_embedder import TorchEmbedder
-
-        if not Path(spec).is_dir():
-            raise FileNotFoundError(f"embedder {spec}: only model folders are supported here")
-        return TorchEmbedder(spec)
-    return load(spec)
+    return default_embedder(engines_dir) if spec is None else load(spec)
 
 
 def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
@@ -86,7 +75,7 @@ def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
     """`finrag index`: ingest, embed and save a corpus with the configured embedder."""
     from retriever_trt.retriever import Retriever
 
-    embedder = load_embedder(settings.embedder)
+    embedder = load_embedder(settings.embedder, settings.engines_path)
     return Retriever.build(embedder, corpus, out, chunk_tokens=settings.chunk_tokens,
                            mode=settings.retrieval_mode)
 
@@ -113,7 +102,7 @@ class RAGPipeline:
 
     @classmethod
     def from_settings(cls, settings: Settings, progress: bool = True) -> RAGPipeline:
-        embedder = load_embedder(settings.embedder)
+        embedder = load_embedder(settings.embedder, settings.engines_path)
         retriever = load_retriever(settings, embedder, progress)
         engine = AsyncLLMEngine.from_engine_args(
             model=settings.model, engines_dir=str(settings.engines_path),

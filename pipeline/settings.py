@@ -51,7 +51,8 @@ class Settings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
     model: str = "default"
-    # A .onnx/.plan file or encoder folder (retriever_trt.load_embedder); None: bundled MiniLM.
+    # A .onnx/.plan file or encoder folder (retriever_trt.load_embedder); None: the bundled
+    # MiniLM, exported to ONNX into engines/ on first run and run by ONNX Runtime.
     embedder: str | None = None
     index: str | None = None  # a saved Retriever folder; None: engines/index-<corpus name>
     corpus: str | None = None  # what to index when `index` does not exist; None: demo corpus

@@ -33,3 +33,28 @@ def load_embedder(path: str | Path, **kwargs: Any) -> Embedder:
         return TensorRTEmbedder(path, **kwargs)
     raise ValueError(f"{path}: unknown embedder file type {suffix!r} "
                      "(expected .onnx, .plan, .engine or a model folder)")
+
+
+def default_embedder(engines_dir: str | Path, progress: bool = True) -> Embedder:
+    """The bundled all-MiniLM-L6-v2 as an ONNX graph, exported once into `engines_dir`.
+
+    Runs on ONNX Runtime with the CUDA provider where onnxruntime-gpu finds a GPU, the CPU
+    provider otherwise (TensorRT plans are built on purpose with `retrexec`).
+    """
+    import sys
+
+    out = Path(engines_dir) / "retriever" / "all-minilm-l6-v2"
+    onnx_path = out / "model.onnx"
+    if not onnx_path.is_file():
+        from onnx_export.__main__ import main as export_main
+
+        if progress:
+            print(f"finrag: exporting the default encoder to {onnx_path} (first run)",
+                  file=sys.stderr)
+        if export_main(["--model=default", f"--outDir={out}"]) != 0:
+            raise RuntimeError(f"exporting the default encoder to {out} failed; rebuild with "
+                               f"python -m onnx_export --model=default --outDir={out}")
+    import onnxruntime as ort
+
+    providers = ["cuda"] if "CUDAExecutionProvider" in ort.get_available_providers() else None
+    return load_embedder(onnx_path, providers=providers)

@@ -105,8 +105,8 @@ def test_tiny_random_models_match_transformers(tmp_path: Path, arch: str) -> Non
     gen = torch.Generator().manual_seed(1)
     prompts = [torch.randint(0, 512, (n,), generator=gen).tolist() for n in LENGTHS]
     expected = hf_greedy(folder, prompts, 16)
-    for args in ({}, {"max_num_batched_tokens": 32}, {"num_gpu_blocks_override": 48,
-                                                      "max_model_len": 700}):
+    for args in ({}, {"attention_backend": "torch"}, {"max_num_batched_tokens": 32},
+                 {"num_gpu_blocks_override": 48, "max_model_len": 700}):
         llm = LLM(str(folder), skip_tokenizer_init=True, kv_cache_memory=64 << 20, **args)
         assert engine_greedy(llm, prompts, 16) == expected, args
         assert_all_blocks_free(llm)

@@ -10,6 +10,7 @@ import torch
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
+from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 from llm_engine.layers.sampler import Sampler, SampleResult
 from llm_engine.models.llama import LlamaForCausalLM
 from llm_engine.sequence import Sequence
@@ -34,6 +35,7 @@ class ModelRunner:
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
         self.num_blocks = self._allocate_kv_cache()
+        self._select_attention_backend()
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
 
     def kv_bytes_per_block(self) -> int:
@@ -61,13 +63,26 @@ class ModelRunner:
                 "kv_cache_memory (CPU) or gpu_memory_utilization (CUDA)"
             )
         cfg = self.model_config
-        shape = (num_blocks, self.block_size, cfg.num_key_value_heads, cfg.head_dim)
+        shape = (cfg.num_key_value_heads, num_blocks, self.block_size, cfg.head_dim)
         for attn in self.model.attention_layers():
             attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
             attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
         logger.info("KV cache: %d blocks of %d tokens (%.2f GiB)", num_blocks, self.block_size,
                     num_blocks * per_block / 2**30)
         return num_blocks
+
+    def _select_attention_backend(self) -> None:
+        backend = self.config.attention_backend
+        if backend == "auto":
+            cpu_fp32 = self.device.type == "cpu" and self.dtype == torch.float32
+            backend = "cpu_kernel" if cpu_fp32 and load_kernel() is not None else "torch"
+        elif backend == "cpu_kernel" and load_kernel() is None:
+            raise ValueError("attention_backend='cpu_kernel' but the kernel could not be "
+                             "compiled (see the warning above); use 'torch' or 'auto'")
+        self.attention_backend = backend
+        kernel = paged_decode if backend == "cpu_kernel" else None
+        for attn in self.model.attention_layers():
+            attn.decode_kernel = kernel
 
     @torch.inference_mode()
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
@@ -90,9 +105,10 @@ class ModelRunner:
             width = len(tables[end - 1])
             padded = [t + [0] * (width - len(t)) for t in tables[start:end]]
             keys = torch.arange(width * self.block_size, device=self.device)
-            mask = keys[None, :] < torch.tensor(lens[start:end], device=self.device)[:, None]
+            group_lens = torch.tensor(lens[start:end], device=self.device)
+            mask = keys[None, :] < group_lens[:, None]
             groups.append(DecodeGroup(start, end, torch.tensor(padded, device=self.device),
-                                      mask[:, None, None, :]))
+                                      group_lens, mask[:, None, :]))
             start = end
         return groups
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -25,7 +26,8 @@ class DecodeGroup:
     start: int
     end: int
     block_tables: torch.Tensor  # [rows, max_blocks], padded with block 0
-    mask: torch.Tensor  # [rows, 1, 1, max_blocks * block_size], True where a key exists
+    lens: torch.Tensor  # [rows] context lengths, the new token included
+    mask: torch.Tensor  # [rows, 1, max_blocks * block_size], True where a key exists
 
 
 @dataclass
@@ -43,66 +45,72 @@ class AttentionMetadata:
 
 
 class PagedAttention(torch.nn.Module):
-    """Writes the step's K/V into their slots, then attends through block tables."""
+    """Writes the step's K/V into their slots, then attends through block tables.
+
+    The cache of a layer is head-major, [kv_heads, num_blocks, block_size, head_dim], so a
+    gather of whole blocks (`index_select`, a plain memory copy) lands K/V directly in the
+    [kv_heads, rows, tokens, head_dim] layout the batched matmuls read contiguously.
+    """
 
     def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int) -> None:
         super().__init__()
         self.num_heads = num_heads
         self.num_kv_heads = num_kv_heads
         self.head_dim = head_dim
+        self.group = num_heads // num_kv_heads
         self.scale = head_dim**-0.5
         self.k_cache = torch.empty(0)
         self.v_cache = torch.empty(0)
+        # Set by the model runner when the CPU kernel is compiled and the cache is fp32.
+        self.decode_kernel: Callable[..., torch.Tensor] | None = None
 
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, meta: AttentionMetadata
     ) -> torch.Tensor:
         """q: [T, heads, dim]; k, v: [T, kv_heads, dim]. Returns [T, heads * dim]."""
-        num_blocks, block_size = self.k_cache.shape[:2]
-        k_flat = self.k_cache.view(num_blocks * block_size, self.num_kv_heads, self.head_dim)
-        v_flat = self.v_cache.view(num_blocks * block_size, self.num_kv_heads, self.head_dim)
-        k_flat.index_copy_(0, meta.slot_mapping, k)
-        v_flat.index_copy_(0, meta.slot_mapping, v)
+        kvh, d = self.num_kv_heads, self.head_dim
+        self.k_cache.view(kvh, -1, d).index_copy_(1, meta.slot_mapping, k.transpose(0, 1))
+        self.v_cache.view(kvh, -1, d).index_copy_(1, meta.slot_mapping, v.transpose(0, 1))
 
         out = torch.empty_like(q)
         for group in meta.decodes:
-            keys = self._gather(self.k_cache, group.block_tables)
+            if self.decode_kernel is not None:
+                out[group.start : group.end] = self.decode_kernel(
+                    q[group.start : group.end], self.k_cache, self.v_cache, group.block_tables,
+                    group.lens, self.scale)
+                continue
+            rows = group.end - group.start
+            keys = self._gather(self.k_cache, group.block_tables)  # [kvh, rows, L, d]
             values = self._gather(self.v_cache, group.block_tables)
-            qs = q[group.start : group.end].unsqueeze(2)
-            out[group.start : group.end] = self._attend(qs, keys, values, group.mask).squeeze(2)
+            # The query heads that share a K/V head become that head's query rows.
+            qs = q[group.start : group.end].view(rows, kvh, self.group, d).transpose(0, 1)
+            o = F.scaled_dot_product_attention(qs, keys, values, attn_mask=group.mask[None],
+                                               scale=self.scale)
+            out[group.start : group.end] = o.transpose(0, 1).reshape(rows, self.num_heads, d)
         for span in meta.prefills:
-            qs = q[span.start : span.end].transpose(0, 1).unsqueeze(0)
+            qs = q[span.start : span.end].transpose(0, 1).unsqueeze(0)  # [1, heads, n, d]
+            mask = None
             if span.block_table is None:
                 keys = k[span.start : span.end].transpose(0, 1).unsqueeze(0)
                 values = v[span.start : span.end].transpose(0, 1).unsqueeze(0)
-                o = self._attend(qs, keys, values, None, causal=True)
             else:
                 ctx = span.num_computed + span.end - span.start
-                keys = self._gather(self.k_cache, span.block_table[None])[:, :, :ctx]
-                values = self._gather(self.v_cache, span.block_table[None])[:, :, :ctx]
+                keys = self._gather(self.k_cache, span.block_table[None])[:, :, :ctx].transpose(0, 1)
+                values = self._gather(self.v_cache, span.block_table[None])[:, :, :ctx].transpose(0, 1)
                 mask = _chunk_causal_mask(span.end - span.start, span.num_computed, q.device)
-                o = self._attend(qs, keys, values, mask)
+            o = F.scaled_dot_product_attention(
+                qs, keys, values, attn_mask=mask, is_causal=mask is None, scale=self.scale,
+                enable_gqa=self.group > 1,
+            )
             out[span.start : span.end] = o.squeeze(0).transpose(0, 1)
         return out.flatten(1)
 
     def _gather(self, cache: torch.Tensor, tables: torch.Tensor) -> torch.Tensor:
-        """[B, max_blocks] block ids -> [B, kv_heads, max_blocks * block_size, dim]."""
-        blocks = cache[tables]  # [B, nb, bs, kvh, d]
-        b, nb, bs = blocks.shape[:3]
-        return blocks.view(b, nb * bs, self.num_kv_heads, self.head_dim).transpose(1, 2)
-
-    def _attend(
-        self,
-        q: torch.Tensor,
-        k: torch.Tensor,
-        v: torch.Tensor,
-        mask: torch.Tensor | None,
-        causal: bool = False,
-    ) -> torch.Tensor:
-        return F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, is_causal=causal, scale=self.scale,
-            enable_gqa=self.num_heads != self.num_kv_heads,
-        )
+        """[rows, max_blocks] block ids -> [kv_heads, rows, max_blocks * block_size, dim]."""
+        kvh, num_blocks, block_size, d = cache.shape
+        rows, width = tables.shape
+        blocks = cache.view(kvh, num_blocks, block_size * d).index_select(1, tables.flatten())
+        return blocks.view(kvh, rows, width * block_size, d)
 
 
 def _chunk_causal_mask(num_new: int, num_computed: int, device: torch.device) -> torch.Tensor:

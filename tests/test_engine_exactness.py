@@ -110,3 +110,11 @@ def test_tiny_random_models_match_transformers(tmp_path: Path, arch: str) -> Non
         llm = LLM(str(folder), skip_tokenizer_init=True, kv_cache_memory=64 << 20, **args)
         assert engine_greedy(llm, prompts, 16) == expected, args
         assert_all_blocks_free(llm)
+
+
+def test_max_model_len_that_cannot_fit_fails_at_start(tmp_path: Path) -> None:
+    folder = _tiny_model(tmp_path, "llama")
+    with pytest.raises(ValueError, match=r"max_model_len=1000 tokens .* holds 160 tokens .* "
+                                         r"num_gpu_blocks_override"):
+        LLM(str(folder), skip_tokenizer_init=True, num_gpu_blocks_override=10,
+            max_model_len=1000)

@@ -13,7 +13,7 @@ def _decode_case(rows: int = 12, heads: int = 8, kv_heads: int = 2, dim: int = 6
                  block_size: int = 16, num_blocks: int = 64):
     gen = torch.Generator().manual_seed(0)
     attn = PagedAttention(heads, kv_heads, dim)
-    attn.k_cache = torch.randn(kv_heads, num_blocks, block_size, dim, generator=gen)
+    attn.k_cache = torch.randn(kv_heads, num_blocks, dim, block_size, generator=gen)
     attn.v_cache = torch.randn(kv_heads, num_blocks, block_size, dim, generator=gen)
     lens = torch.randint(1, 90, (rows,), generator=gen).sort().values
     width = int(lens.max() + block_size - 1) // block_size
@@ -32,12 +32,12 @@ def _decode_case(rows: int = 12, heads: int = 8, kv_heads: int = 2, dim: int = 6
 def _reference(attn: PagedAttention, q, meta: AttentionMetadata) -> torch.Tensor:
     """Plain softmax attention, one row at a time, over the row's own tokens."""
     group = meta.decodes[0]
-    kvh, _, bs, d = attn.k_cache.shape
+    kvh, _, bs, d = attn.v_cache.shape
     outs = []
     for r in range(q.shape[0]):
         n = int(group.lens[r])
         blocks = group.block_tables[r]
-        keys = attn.k_cache[:, blocks].reshape(kvh, -1, d)[:, :n]
+        keys = attn.k_cache[:, blocks].transpose(-1, -2).reshape(kvh, -1, d)[:, :n]
         values = attn.v_cache[:, blocks].reshape(kvh, -1, d)[:, :n]
         rep = attn.num_heads // kvh
         keys, values = keys.repeat_interleave(rep, 0), values.repeat_interleave(rep, 0)

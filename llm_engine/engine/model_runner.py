@@ -63,10 +63,10 @@ class ModelRunner:
                 "kv_cache_memory (CPU) or gpu_memory_utilization (CUDA)"
             )
         cfg = self.model_config
-        shape = (cfg.num_key_value_heads, num_blocks, self.block_size, cfg.head_dim)
+        kvh, bs, d = cfg.num_key_value_heads, self.block_size, cfg.head_dim
         for attn in self.model.attention_layers():
-            attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-            attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+            attn.k_cache = torch.zeros((kvh, num_blocks, d, bs), dtype=self.dtype, device=self.device)
+            attn.v_cache = torch.zeros((kvh, num_blocks, bs, d), dtype=self.dtype, device=self.device)
         logger.info("KV cache: %d blocks of %d tokens (%.2f GiB)", num_blocks, self.block_size,
                     num_blocks * per_block / 2**30)
         return num_blocks

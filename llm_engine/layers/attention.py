@@ -47,9 +47,11 @@ class AttentionMetadata:
 class PagedAttention(torch.nn.Module):
     """Writes the step's K/V into their slots, then attends through block tables.
 
-    The cache of a layer is head-major, [kv_heads, num_blocks, block_size, head_dim], so a
-    gather of whole blocks (`index_select`, a plain memory copy) lands K/V directly in the
-    [kv_heads, rows, tokens, head_dim] layout the batched matmuls read contiguously.
+    The caches of a layer are head-major so that a gather of whole blocks (`index_select`,
+    a plain memory copy) lands K/V in the [kv_heads, rows, tokens, head_dim] layout the
+    batched matmuls read: values as [kv_heads, num_blocks, block_size, head_dim], keys as
+    [kv_heads, num_blocks, head_dim, block_size], transposed within each block so that
+    the CPU decode kernel scores a whole block with one vector operation per dimension.
     """
 
     def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int) -> None:
@@ -69,7 +71,8 @@ class PagedAttention(torch.nn.Module):
     ) -> torch.Tensor:
         """q: [T, heads, dim]; k, v: [T, kv_heads, dim]. Returns [T, heads * dim]."""
         kvh, d = self.num_kv_heads, self.head_dim
-        self.k_cache.view(kvh, -1, d).index_copy_(1, meta.slot_mapping, k.transpose(0, 1))
+        block_size = self.v_cache.shape[2]
+        self.k_cache[:, meta.slot_mapping // block_size, :, meta.slot_mapping % block_size] = k
         self.v_cache.view(kvh, -1, d).index_copy_(1, meta.slot_mapping, v.transpose(0, 1))
 
         out = torch.empty_like(q)
@@ -80,7 +83,7 @@ class PagedAttention(torch.nn.Module):
                     group.lens, self.scale)
                 continue
             rows = group.end - group.start
-            keys = self._gather(self.k_cache, group.block_tables)  # [kvh, rows, L, d]
+            keys = self._gather(self.k_cache, group.block_tables, keys=True)  # [kvh, rows, L, d]
             values = self._gather(self.v_cache, group.block_tables)
             # The query heads that share a K/V head become that head's query rows.
             qs = q[group.start : group.end].view(rows, kvh, self.group, d).transpose(0, 1)
@@ -95,7 +98,8 @@ class PagedAttention(torch.nn.Module):
                 values = v[span.start : span.end].transpose(0, 1).unsqueeze(0)
             else:
                 ctx = span.num_computed + span.end - span.start
-                keys = self._gather(self.k_cache, span.block_table[None])[:, :, :ctx].transpose(0, 1)
+                keys = self._gather(self.k_cache, span.block_table[None], keys=True)
+                keys = keys[:, :, :ctx].transpose(0, 1)
                 values = self._gather(self.v_cache, span.block_table[None])[:, :, :ctx].transpose(0, 1)
                 mask = _chunk_causal_mask(span.end - span.start, span.num_computed, q.device)
             o = F.scaled_dot_product_attention(
@@ -105,12 +109,16 @@ class PagedAttention(torch.nn.Module):
             out[span.start : span.end] = o.squeeze(0).transpose(0, 1)
         return out.flatten(1)
 
-    def _gather(self, cache: torch.Tensor, tables: torch.Tensor) -> torch.Tensor:
+    def _gather(self, cache: torch.Tensor, tables: torch.Tensor, keys: bool = False
+                ) -> torch.Tensor:
         """[rows, max_blocks] block ids -> [kv_heads, rows, max_blocks * block_size, dim]."""
-        kvh, num_blocks, block_size, d = cache.shape
+        kvh, num_blocks = cache.shape[:2]
+        d, block_size = self.head_dim, cache.numel() // (kvh * num_blocks * self.head_dim)
         rows, width = tables.shape
-        blocks = cache.view(kvh, num_blocks, block_size * d).index_select(1, tables.flatten())
-        return blocks.view(kvh, rows, width * block_size, d)
+        blocks = cache.view(kvh, num_blocks, -1).index_select(1, tables.flatten())
+        if keys:
+            blocks = blocks.view(kvh, rows, width, d, block_size).transpose(-1, -2)
+        return blocks.reshape(kvh, rows, width * block_size, d)
 
 
 def _chunk_causal_mask(num_new: int, num_computed: int, device: torch.device) -> torch.Tensor:

@@ -20,17 +20,44 @@ logger = logging.getLogger(__name__)
 _SOURCE = r"""
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-// q: [R, H, D]; caches: [KVH, NB, BS, D]; tables: [R, MAXB] int64; lens: [R] int64.
+// Scores of one block's tokens for one query: keys are [D][BS_T]; a compile-time block
+// size keeps the BS_T partial sums in registers across the D loop.
+template <int BS_T>
+static inline void block_scores(const float* qq, const float* kb, int64_t D, float* pp) {
+  float s[BS_T] = {0.f};
+  for (int64_t d = 0; d < D; ++d) {
+    const float qd = qq[d];
+    const float* row = kb + d * BS_T;
+#pragma omp simd
+    for (int t = 0; t < BS_T; ++t) s[t] += qd * row[t];
+  }
+  for (int t = 0; t < BS_T; ++t) pp[t] = s[t];
+}
+
+static inline void block_scores_any(const float* qq, const float* kb, int64_t D, int64_t BS,
+                                    float* pp) {
+  std::fill(pp, pp + BS, 0.f);
+  for (int64_t d = 0; d < D; ++d) {
+    const float qd = qq[d];
+    const float* row = kb + d * BS;
+#pragma omp simd
+    for (int64_t t = 0; t < BS; ++t) pp[t] += qd * row[t];
+  }
+}
+
+// q: [R, H, D]; k_cache: [KVH, NB, D, BS]; v_cache: [KVH, NB, BS, D];
+// tables: [R, MAXB] int64; lens: [R] int64.
 torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor v_cache,
                            torch::Tensor tables, torch::Tensor lens, double scale) {
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && q.is_contiguous(), "q: contiguous fp32");
   TORCH_CHECK(k_cache.is_contiguous() && v_cache.is_contiguous(), "caches: contiguous");
   const int64_t R = q.size(0), H = q.size(1), D = q.size(2);
-  const int64_t KVH = k_cache.size(0), NB = k_cache.size(1), BS = k_cache.size(2);
+  const int64_t KVH = v_cache.size(0), NB = v_cache.size(1), BS = v_cache.size(2);
   const int64_t G = H / KVH, MAXB = tables.size(1);
   auto out = torch::empty_like(q);
   const float* qp = q.data_ptr<float>();
@@ -42,19 +69,24 @@ torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor
   const float sc = static_cast<float>(scale);
   at::parallel_for(0, R * KVH, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
+    std::vector<float> part(BS);
     std::vector<float> acc(D);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t r = task / KVH, kh = task % KVH, L = lp[r];
       const int64_t* bt = tp + r * MAXB;
       scores.assign(G * L, 0.f);
-      for (int64_t t = 0; t < L; ++t) {
-        const float* kv = kp + ((kh * NB + bt[t / BS]) * BS + t % BS) * D;
+      // Keys are stored [D][BS] per block: one vector FMA per dimension scores every token
+      // of the block at once, with no horizontal sums.
+      for (int64_t b = 0; b * BS < L; ++b) {
+        const float* kb = kp + (kh * NB + bt[b]) * D * BS;
+        const int64_t n = std::min(BS, L - b * BS);
         for (int64_t g = 0; g < G; ++g) {
           const float* qq = qp + (r * H + kh * G + g) * D;
-          float s = 0.f;
-#pragma omp simd reduction(+ : s)
-          for (int64_t d = 0; d < D; ++d) s += qq[d] * kv[d];
-          scores[g * L + t] = s * sc;
+          float* pp = part.data();
+          if (BS == 16) block_scores<16>(qq, kb, D, pp);
+          else if (BS == 32) block_scores<32>(qq, kb, D, pp);
+          else block_scores_any(qq, kb, D, BS, pp);
+          for (int64_t t = 0; t < n; ++t) scores[g * L + b * BS + t] = pp[t] * sc;
         }
       }
       for (int64_t g = 0; g < G; ++g) {
@@ -96,7 +128,7 @@ def load_kernel():
         print("llm_engine: loading the CPU paged-attention kernel (compiled once, ~30 s)",
               file=sys.stderr)
         module = load_inline(
-            name="finrag_paged_attention_cpu_v2",
+            name="finrag_paged_attention_cpu_v6",
             cpp_sources=[_SOURCE],
             functions=["paged_decode"],
             extra_cflags=["-O3", "-fopenmp-simd", "-march=native", "-ffast-math"],

@@ -225,9 +225,20 @@ def test_dropped_connections_are_reported(page, tmp_path) -> None:
     page.wait_for_selector("#state:text('Interrupted')")
     assert "dropped in the middle of the answer" in page.inner_text("#message")
     assert page.inner_text("#answer").strip()  # the partial answer stays
-    assert page.is_hidden("#sources-box")
+    assert page.is_hidden("#sources-box") and page.is_hidden("#meta")
     assert not page.is_disabled("#ask")
     _screenshot(page, tmp_path, "web-dropped.png")
+    page.unroute("**/ask")
+
+    # The reader stops a long answer: the request is aborted, the partial text stays.
+    page.click("#options summary")
+    page.fill("#max-tokens", "200")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#answer:not(:empty)")
+    page.click("#stop")
+    page.wait_for_selector("#state:text('Stopped')")
+    assert "Stopped" in page.inner_text("#message") and page.inner_text("#answer").strip()
+    assert page.is_hidden("#sources-box") and not page.is_disabled("#ask")
 
 
 def test_401_asks_for_a_key_kept_in_session_storage(page) -> None:

@@ -206,7 +206,7 @@
     } catch (e) {
       if (e && e.name === "AbortError") {
         state.textContent = "Stopped";
-        showMessage("Stopped. The answer above is incomplete.", "warn");
+        showMessage("Stopped. The partial answer is kept below and is incomplete.", "warn");
         return;
       }
       if (!gotToken && !final) {
@@ -225,8 +225,8 @@
       showMessage("The server stopped with an error: " + failure);
     } else if (!final) {
       state.textContent = "Interrupted";
-      showMessage("The connection dropped in the middle of the answer; what arrived is shown " +
-        "above and is incomplete. Ask again to retry.");
+      showMessage("The connection dropped in the middle of the answer; what arrived is kept " +
+        "below and is incomplete. Ask again to retry.");
     } else {
       state.textContent = "Done";
       if (!answer.textContent.trim() && final.intent) answer.textContent = "(no answer text)";

@@ -1,4 +1,4 @@
-"""The FastAPI app: /ask, /search, OpenAI-compatible /v1 routes, /health, /metrics."""
+"""The FastAPI app: /ask, /search, OpenAI-compatible /v1 routes, /health, /metrics, the web page."""
 
 from __future__ import annotations
 
@@ -148,6 +148,8 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
                         media_type="text/plain; version=0.0.4; charset=utf-8")
 
     from pipeline.openai_routes import router
+    from pipeline.web import router as web_router
 
     app.include_router(router)
+    app.include_router(web_router)
     return app

@@ -1,0 +1,270 @@
+"""The web page at GET /, driven in headless Chromium against the real server.
+
+Needs Debian's chromium (/usr/bin/chromium) and the Python `playwright` package (its own
+browser download is not used); the browser tests skip with the reason when either is
+missing. One server for the module, as in test_server.py: a small TAT-QA index and short
+answers. Screenshots go to tmp_path and, if set, to $FINRAG_SCREENSHOT_DIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("retriever_trt.retriever", reason="needs the retriever (retriever_trt)")
+
+TATQA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tatqa"
+DEV = TATQA / "tatqa_dataset_dev.json"
+N_CONTEXTS = 12
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def dev() -> list[dict]:
+    if not DEV.is_file():
+        pytest.skip(f"TAT-QA dev set not found at {DEV}")
+    return json.loads(DEV.read_text())[:N_CONTEXTS]
+
+
+@pytest.fixture(scope="module")
+def server(dev, prepared_default, engines_dir, tmp_path_factory):
+    import uvicorn
+
+    from pipeline.app import create_app
+    from pipeline.settings import load_settings
+
+    tmp = tmp_path_factory.mktemp("web")
+    corpus = tmp / "tatqa.json"
+    corpus.write_text(json.dumps(dev))
+    settings = load_settings(None, {
+        "corpus": str(corpus), "index": str(tmp / "index"), "engines_dir": str(engines_dir),
+        "max_tokens": 12, "top_k": 3, "max_passage_chars": 300,
+        "kv_cache_memory": 256 << 20, "port": _free_port()}, environ={})
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=settings.port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{settings.port}"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if not thread.is_alive():
+            pytest.fail("the server thread died during start-up")
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    else:
+        pytest.fail("the server did not become healthy within 240 s")
+    yield base
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="the playwright package is not installed")
+    pw = sync_api.sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    except Exception as exc:  # noqa: BLE001 - a broken browser install is a skip, not a failure
+        pw.stop()
+        pytest.skip(f"chromium did not start under playwright: {exc}")
+    yield b
+    b.close()
+    pw.stop()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    pg.problems = []  # console errors (CSP violations among them) and uncaught exceptions
+    pg.on("console", lambda m: m.type == "error" and pg.problems.append(m.text))
+    pg.on("pageerror", lambda e: pg.problems.append(str(e)))
+    pg.goto(server + "/")
+    yield pg
+    context.close()
+
+
+def _screenshot(pg, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    pg.screenshot(path=str(path), full_page=True)
+    out = os.environ.get("FINRAG_SCREENSHOT_DIR")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(out) / name)
+    return path
+
+
+def _no_4xx_problems(pg) -> list[str]:
+    # The browser logs every non-2xx fetch as a console error; those are expected here.
+    return [p for p in pg.problems if "status of" not in p and "net::ERR" not in p]
+
+
+WATCH_ANSWER = """() => {
+  window.__snaps = [];
+  const answer = document.getElementById('answer');
+  const sources = document.getElementById('sources');
+  new MutationObserver(() => window.__snaps.push({
+      len: answer.textContent.length, sources: sources.children.length, t: performance.now()}))
+    .observe(answer, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def test_index_is_served_with_a_strict_csp(server) -> None:
+    r = httpx.get(server + "/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert 'name="viewport"' in r.text and "http" not in r.text.split("<body")[0]
+    # Nothing a strict CSP would block: no inline handlers, styles or scripts.
+    assert not re.search(r"\son[a-z]+\s*=|\sstyle\s*=|<script(?![^>]*\ssrc=)", r.text)
+    assert httpx.get(server + "/static/app.js").headers["content-type"].startswith(
+        "text/javascript")
+    assert httpx.get(server + "/static/style.css").status_code == 200
+    assert httpx.get(server + "/static/../settings.py").status_code == 404
+    assert httpx.get(server + "/static/nope.js").status_code == 404
+
+
+def test_question_streams_then_sources_and_timings(page, dev, tmp_path) -> None:
+    question = dev[0]["questions"][0]["question"]
+    page.evaluate(WATCH_ANSWER)
+    page.fill("#question", question)
+    page.press("#question", "Enter")  # keyboard: Enter asks
+    page.wait_for_selector("#state:text('Done')")
+    snaps = page.evaluate("window.__snaps")
+    streamed = [s["len"] for s in snaps if s["sources"] == 0 and s["len"] > 0]
+    # Text arrived in several pieces, growing, before the final event brought the sources.
+    assert len(streamed) >= 2 and streamed == sorted(streamed) and streamed[0] < streamed[-1], snaps
+    assert page.inner_text("#answer").strip()
+    assert page.inner_text("#intent") == "finance question"
+    stages = page.eval_on_selector_all("#timings li", "els => els.map(e => e.dataset.stage)")
+    assert stages == ["intent_ms", "retrieve_ms", "generate_ms", "ttft_ms", "total_ms"]
+    assert " ms" in page.inner_text("#timings") or " s" in page.inner_text("#timings")
+    sources = page.locator("#sources li")
+    assert sources.count() == 3
+    # A source opens to its matched chunk, with the score.
+    first = sources.nth(0)
+    assert not first.locator("blockquote").is_visible()
+    first.locator("summary").click()
+    assert first.locator("blockquote").is_visible()
+    assert len(first.locator("blockquote").inner_text()) > 20
+    assert "score" in first.inner_text()
+    assert page.is_hidden("#message")
+    assert _no_4xx_problems(page) == []
+    desktop = _screenshot(page, tmp_path, "web-desktop.png")
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than a phone screen"
+    phone = _screenshot(page, tmp_path, "web-phone.png")
+    assert desktop.stat().st_size > 0 and phone.stat().st_size > 0
+
+
+def test_refusals_show_the_server_message(page, tmp_path) -> None:
+    page.fill("#question", "What was the revenue? " * 200)  # 4400 characters > 4000
+    page.click("#ask")
+    page.wait_for_selector("#message:not([hidden])")
+    text = page.inner_text("#message")
+    assert "refused" in text and "422" in text and "4000" in text, text
+    assert page.is_hidden("#result")
+    _screenshot(page, tmp_path, "web-refused.png")
+
+    page.route("**/ask", lambda route: route.fulfill(
+        status=503, headers={"Retry-After": "7", "Content-Type": "application/json"},
+        body=json.dumps({"detail": "too many requests in flight"})))
+    page.fill("#question", "What was the revenue in 2019?")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#message:has-text('busy')")
+    text = page.inner_text("#message")
+    assert "503" in text and "7 s" in text and "too many requests in flight" in text, text
+    assert not page.is_disabled("#ask")
+
+
+def test_dropped_connections_are_reported(page, tmp_path) -> None:
+    # Before the response: the connection is reset.
+    page.route("**/ask", lambda route: route.abort("connectionreset"))
+    page.fill("#question", "What was the revenue in 2019?")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#message:not([hidden])")
+    assert "Could not reach the server" in page.inner_text("#message")
+    page.unroute("**/ask")
+
+    # Mid-stream: the real server's response, cut after its first token event.
+    def cut(route):
+        resp = route.fetch()
+        events = resp.text().split("\n\n")
+        assert json.loads(events[0][6:])["type"] == "token"
+        route.fulfill(status=200, headers={"Content-Type": "text/event-stream"},
+                      body=events[0] + "\n\n")
+
+    page.route("**/ask", cut)
+    page.press("#question", "Enter")
+    page.wait_for_selector("#state:text('Interrupted')")
+    assert "dropped in the middle of the answer" in page.inner_text("#message")
+    assert page.inner_text("#answer").strip()  # the partial answer stays
+    assert page.is_hidden("#sources-box") and page.is_hidden("#meta")
+    assert not page.is_disabled("#ask")
+    _screenshot(page, tmp_path, "web-dropped.png")
+    page.unroute("**/ask")
+
+    # The reader stops a long answer: the request is aborted, the partial text stays.
+    page.click("#options summary")
+    page.fill("#max-tokens", "200")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#answer:not(:empty)")
+    page.click("#stop")
+    page.wait_for_selector("#state:text('Stopped')")
+    assert "Stopped" in page.inner_text("#message") and page.inner_text("#answer").strip()
+    assert page.is_hidden("#sources-box") and not page.is_disabled("#ask")
+
+
+def test_401_asks_for_a_key_kept_in_session_storage(page) -> None:
+    seen: list[str | None] = []
+
+    def guard(route):
+        auth = route.request.headers.get("authorization")
+        seen.append(auth)
+        if auth != "Bearer sekret":
+            route.fulfill(status=401, headers={"Content-Type": "application/json"},
+                          body=json.dumps({"detail": "missing or invalid API key"}))
+        else:
+            route.continue_()
+
+    page.route("**/ask", guard)
+    assert page.is_hidden("#key-box")
+    page.fill("#question", "hello!")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#key-box:not([hidden])")
+    assert "API key" in page.inner_text("#message")
+    page.fill("#api-key", "sekret")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#state:text('Done')")
+    assert seen == [None, "Bearer sekret"]
+    assert page.evaluate("sessionStorage.getItem('finrag.apiKey')") == "sekret"
+    assert page.evaluate("localStorage.length") == 0
+    assert page.inner_text("#intent") == "small talk"

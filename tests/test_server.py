@@ -7,69 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
-import time
-from pathlib import Path
 
 import httpx
 import pytest
+from live_server import dev_contexts, running_server
 
-pytest.importorskip("retriever_trt.retriever", reason="needs the retriever (retriever_trt)")
-
-TATQA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tatqa"
-DEV = TATQA / "tatqa_dataset_dev.json"
 N_CONTEXTS = 40
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def dev() -> list[dict]:
-    if not DEV.is_file():
-        pytest.skip(f"TAT-QA dev set not found at {DEV}")
-    return json.loads(DEV.read_text())[:N_CONTEXTS]
+    return dev_contexts(N_CONTEXTS)
 
 
 @pytest.fixture(scope="module")
 def server(dev, prepared_default, engines_dir, tmp_path_factory):
-    import uvicorn
-
-    from pipeline.app import create_app
-    from pipeline.settings import load_settings
-
-    tmp = tmp_path_factory.mktemp("server")
-    corpus = tmp / "tatqa40.json"
-    corpus.write_text(json.dumps(dev))
-    settings = load_settings(None, {
-        "corpus": str(corpus), "index": str(tmp / "index"), "engines_dir": str(engines_dir),
-        "max_tokens": 8, "top_k": 3, "max_passage_chars": 300,
-        "kv_cache_memory": 256 << 20, "port": _free_port()}, environ={})
-    app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=settings.port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{settings.port}"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
-        if not thread.is_alive():
-            pytest.fail("the server thread died during start-up")
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    else:
-        pytest.fail("the server did not become healthy within 240 s")
-    yield base
-    server.should_exit = True
-    thread.join(timeout=30)
+    with running_server(dev, engines_dir, tmp_path_factory.mktemp("server"),
+                        max_tokens=8) as base:
+        yield base
 
 
 def test_ask_answers_dev_questions_from_their_own_context(server, dev) -> None:

@@ -1,0 +1,70 @@
+"""The real server (uvicorn in a thread, real engine and retriever) for tests over HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tatqa" / (
+    "tatqa_dataset_dev.json")
+
+
+def dev_contexts(n: int) -> list[dict]:
+    """The first `n` TAT-QA dev contexts; skips the test where the data is absent."""
+    if not DEV.is_file():
+        pytest.skip(f"TAT-QA dev set not found at {DEV}")
+    return json.loads(DEV.read_text())[:n]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running_server(contexts: list[dict], engines_dir: Path, tmp: Path,
+                   **overrides: Any) -> Iterator[str]:
+    """Index `contexts`, start the app on a free loopback port, yield its base URL."""
+    import uvicorn
+
+    from pipeline.app import create_app
+    from pipeline.settings import load_settings
+
+    corpus = tmp / "tatqa.json"
+    corpus.write_text(json.dumps(contexts))
+    values = {"corpus": str(corpus), "index": str(tmp / "index"),
+              "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
+              "kv_cache_memory": 256 << 20, "port": free_port(), **overrides}
+    settings = load_settings(None, values, environ={})
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1",
+                                           port=settings.port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{settings.port}"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if not thread.is_alive():
+            pytest.fail("the server thread died during start-up")
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    else:
+        pytest.fail("the server did not become healthy within 240 s")
+    try:
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.metrics import Metrics
 from pipeline.rag import AskOptions, RAGPipeline, source_dict
@@ -31,6 +31,13 @@ class AskRequest(BaseModel):
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="0 (greedy) to 2")
     stream: bool = False
 
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must contain a question, not only whitespace")
+        return value
+
 
 class SearchRequest(BaseModel):
     """POST /search. Unknown fields are rejected."""
@@ -38,6 +45,13 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=4000)
     top_k: int | None = Field(None, ge=1, le=100)
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must contain a query, not only whitespace")
+        return value
 
 
 def error_message(exc: RequestValidationError) -> str:

@@ -148,6 +148,10 @@ def test_health(server) -> None:
 @pytest.mark.parametrize("path,body,status,words", [
     ("/ask", {}, 422, "question"),
     ("/ask", {"question": ""}, 422, "question"),
+    ("/ask", {"question": "  \n "}, 422, "whitespace"),
+    ("/search", {"query": "   "}, 422, "whitespace"),
+    ("/v1/completions", {"model": "default", "prompt": "x", "max_tokens": 100000}, 400,
+     "maximum context length"),
     ("/ask", {"question": "q", "top_k": 0}, 422, "top_k"),
     ("/ask", {"question": "q", "temprature": 0.5}, 422, "unknown field"),
     ("/ask", "not json", 422, "JSON"),

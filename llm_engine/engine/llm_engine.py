@@ -107,6 +107,12 @@ class LLMEngine:
                 f"the prompt has {len(ids)} tokens; the model takes at most "
                 f"{self.max_model_len - 1} prompt tokens (max_model_len={self.max_model_len})"
             )
+        if params.max_tokens is not None and len(ids) + params.max_tokens > self.max_model_len:
+            raise ValueError(
+                f"this model's maximum context length is {self.max_model_len} tokens, but "
+                f"{len(ids) + params.max_tokens} were requested ({len(ids)} in the prompt, "
+                f"{params.max_tokens} in max_tokens): lower max_tokens or shorten the prompt"
+            )
         seq = Sequence(request_id, text, ids, params, arrival_time)
         self.requests[request_id] = seq
         if self.detokenizer is not None:

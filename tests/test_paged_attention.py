@@ -24,8 +24,9 @@ def _decode_case(rows: int = 12, heads: int = 8, kv_heads: int = 2, dim: int = 6
     v = torch.randn(rows, kv_heads, dim, generator=gen)
     # Each row's new token goes in the slot at position lens - 1 of its own table.
     pos = lens - 1
-    slots = tables[torch.arange(rows), pos // block_size] * block_size + pos % block_size
-    meta = AttentionMetadata(slots, [DecodeGroup(0, rows, tables, lens, mask)], [])
+    blocks = tables[torch.arange(rows), pos // block_size]
+    meta = AttentionMetadata(blocks, pos % block_size, [DecodeGroup(0, rows, tables, lens, mask)],
+                             [])
     return attn, q, k, v, meta
 
 

@@ -120,7 +120,7 @@ class ModelRunner:
             sched.num_tokens[i] != 1, sched.seqs[i].num_computed_tokens))
         tokens: list[int] = []
         positions: list[int] = []
-        slots: list[int] = []
+        slot_blocks: list[int] = []
         decode_tables: list[list[int]] = []
         decode_lens: list[int] = []
         prefills: list[PrefillSpan] = []
@@ -134,7 +134,7 @@ class ModelRunner:
             pos = range(start, start + n)
             positions.extend(pos)
             table = seq.block_table
-            slots.extend(table[p // bs] * bs + p % bs for p in pos)
+            slot_blocks.extend(table[p // bs] for p in pos)
             if n == 1:
                 decode_tables.append(table[: (start + bs) // bs])
                 decode_lens.append(start + 1)
@@ -148,10 +148,11 @@ class ModelRunner:
                 sample_seqs.append(seq)
 
         dev = self.device
+        positions_t = torch.tensor(positions, device=dev)
         meta = AttentionMetadata(
-            slot_mapping=torch.tensor(slots, device=dev),
+            slot_blocks=torch.tensor(slot_blocks, device=dev),
+            slot_offsets=positions_t % bs,
             decodes=self._decode_groups(decode_tables, decode_lens),
             prefills=prefills,
         )
-        return (torch.tensor(tokens, device=dev), torch.tensor(positions, device=dev), meta,
-                sample_rows, sample_seqs)
+        return torch.tensor(tokens, device=dev), positions_t, meta, sample_rows, sample_seqs

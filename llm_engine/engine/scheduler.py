@@ -17,10 +17,6 @@ class SchedulerOutput:
     seqs: list[Sequence] = field(default_factory=list)
     num_tokens: list[int] = field(default_factory=list)
 
-    @property
-    def total_tokens(self) -> int:
-        return sum(self.num_tokens)
-
     def __bool__(self) -> bool:
         return bool(self.seqs)
 

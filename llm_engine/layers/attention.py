@@ -39,7 +39,9 @@ class AttentionMetadata:
     stays small); each prefill chunk is attended on its own.
     """
 
-    slot_mapping: torch.Tensor  # [num_tokens] cache slot of every new token
+    # Cache slot of every new token, as (block id, offset in the block); [num_tokens] each.
+    slot_blocks: torch.Tensor
+    slot_offsets: torch.Tensor
     decodes: list[DecodeGroup]
     prefills: list[PrefillSpan]
 
@@ -71,9 +73,9 @@ class PagedAttention(torch.nn.Module):
     ) -> torch.Tensor:
         """q: [T, heads, dim]; k, v: [T, kv_heads, dim]. Returns [T, heads * dim]."""
         kvh, d = self.num_kv_heads, self.head_dim
-        block_size = self.v_cache.shape[2]
-        self.k_cache[:, meta.slot_mapping // block_size, :, meta.slot_mapping % block_size] = k
-        self.v_cache.view(kvh, -1, d).index_copy_(1, meta.slot_mapping, v.transpose(0, 1))
+        # Indices split by a slice index to the front ([T, kvh, d]); adjacent ones stay put.
+        self.k_cache[:, meta.slot_blocks, :, meta.slot_offsets] = k
+        self.v_cache[:, meta.slot_blocks, meta.slot_offsets] = v.transpose(0, 1)
 
         out = torch.empty_like(q)
         for group in meta.decodes:
@@ -112,8 +114,7 @@ class PagedAttention(torch.nn.Module):
     def _gather(self, cache: torch.Tensor, tables: torch.Tensor, keys: bool = False
                 ) -> torch.Tensor:
         """[rows, max_blocks] block ids -> [kv_heads, rows, max_blocks * block_size, dim]."""
-        kvh, num_blocks = cache.shape[:2]
-        d, block_size = self.head_dim, cache.numel() // (kvh * num_blocks * self.head_dim)
+        kvh, num_blocks, block_size, d = self.v_cache.shape
         rows, width = tables.shape
         blocks = cache.view(kvh, num_blocks, -1).index_select(1, tables.flatten())
         if keys:

@@ -20,6 +20,12 @@ from pipeline.settings import Settings
 STALL_S = 120.0
 
 
+def _require_text(value: str, what: str) -> str:
+    if not value.strip():
+        raise ValueError(f"must contain a {what}, not only whitespace")
+    return value
+
+
 class AskRequest(BaseModel):
     """POST /ask. Unknown fields are rejected."""
 
@@ -31,12 +37,7 @@ class AskRequest(BaseModel):
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="0 (greedy) to 2")
     stream: bool = False
 
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must contain a question, not only whitespace")
-        return value
+    _not_blank = field_validator("question")(lambda value: _require_text(value, "question"))
 
 
 class SearchRequest(BaseModel):
@@ -46,12 +47,7 @@ class SearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=4000)
     top_k: int | None = Field(None, ge=1, le=100)
 
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must contain a query, not only whitespace")
-        return value
+    _not_blank = field_validator("query")(lambda value: _require_text(value, "query"))
 
 
 def error_message(exc: RequestValidationError) -> str:

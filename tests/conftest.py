@@ -9,13 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import TATQA
 
 from llm_engine.utils.gguf_tokenizer import CONTROL, USER_DEFINED
 
-# In CI the repository clone sits beside the shared folder: <repo root>/../shared.
-TATQA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tatqa" / (
-    "tatqa_dataset_dev.json"
-)
 SUBSET_CONTEXTS = 30
 
 

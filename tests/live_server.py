@@ -13,16 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
-
-DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tatqa" / (
-    "tatqa_dataset_dev.json")
+from paths import TATQA
 
 
 def dev_contexts(n: int) -> list[dict]:
     """The first `n` TAT-QA dev contexts; skips the test where the data is absent."""
-    if not DEV.is_file():
-        pytest.skip(f"TAT-QA dev set not found at {DEV}")
-    return json.loads(DEV.read_text())[:n]
+    if not TATQA.is_file():
+        pytest.skip(f"TAT-QA dev set not found at {TATQA}")
+    return json.loads(TATQA.read_text())[:n]
 
 
 def free_port() -> int:

@@ -12,10 +12,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-# In CI the clone sits beside shared/, as the worktree does here: <repo>/../shared.
-TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+from paths import TATQA
 
 FALLBACK_TEXTS = [
     "What was the total revenue in 2019?",

@@ -10,7 +10,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 import torch
-from retr_support import REPO, exported, model_dir
+from paths import REPO
+from retr_support import exported, model_dir
 
 from onnx_export.__main__ import main
 from onnx_export.export import EncoderCheckError, check_against_torch

@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from retr_support import REPO, exported
+from paths import REPO
+from retr_support import exported
 
 from retriever_trt.retrexec import main, parse_mem_pool
 

@@ -97,10 +97,17 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     enable_chunked_prefill: bool = True
     device: str = "auto"
+    # Model weights and activations; the KV cache is allocated in this dtype too.
     dtype: str = "auto"
     seed: int = 0
-    # "auto": the compiled CPU kernel for fp32 decode attention where it builds, else torch.
+    # "auto": on CUDA the Triton decode kernel where Triton imports and compiles; on CPU the
+    # compiled kernel for fp32 decode attention where it builds; else torch (SDPA).
     attention_backend: str = "auto"
+    # vLLM's name, but True by default here (vLLM: False): the CUDA-graph decode path
+    # (engine/cuda_graph.py) was written without a GPU to run it on, and unverified code
+    # must not be the default path. Turn it on with enforce_eager=False (CUDA + Triton only)
+    # once benchmarks/gpu_check.sh has passed on the GPU you serve from.
+    enforce_eager: bool = True
     skip_tokenizer_init: bool = False
     engines_dir: str | None = None
 
@@ -120,8 +127,12 @@ class EngineConfig:
                self.max_model_len)
         _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
                "device", "'auto', 'cpu' or 'cuda[:N]'", self.device)
-        _check(self.attention_backend in ("auto", "torch", "cpu_kernel"), "attention_backend",
-               "'auto', 'torch' or 'cpu_kernel'", self.attention_backend)
+        _check(self.attention_backend in ("auto", "torch", "cpu_kernel", "triton"),
+               "attention_backend", "'auto', 'torch', 'cpu_kernel' or 'triton'",
+               self.attention_backend)
+        _check(self.attention_backend != "triton" or self.torch_device.type == "cuda",
+               "attention_backend", "'auto', 'torch' or 'cpu_kernel' on CPU ('triton' needs "
+               "CUDA)", self.attention_backend)
         _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
                "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
 

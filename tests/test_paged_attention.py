@@ -10,12 +10,12 @@ from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 
 
 def _decode_case(rows: int = 12, heads: int = 8, kv_heads: int = 2, dim: int = 64,
-                 block_size: int = 16, num_blocks: int = 64):
+                 block_size: int = 16, num_blocks: int = 64, max_len: int = 90):
     gen = torch.Generator().manual_seed(0)
     attn = PagedAttention(heads, kv_heads, dim)
     attn.k_cache = torch.randn(kv_heads, num_blocks, dim, block_size, generator=gen)
     attn.v_cache = torch.randn(kv_heads, num_blocks, block_size, dim, generator=gen)
-    lens = torch.randint(1, 90, (rows,), generator=gen).sort().values
+    lens = torch.randint(1, max_len, (rows,), generator=gen).sort().values
     width = int(lens.max() + block_size - 1) // block_size
     tables = torch.stack([torch.randperm(num_blocks, generator=gen)[:width] for _ in range(rows)])
     mask = (torch.arange(width * block_size)[None] < lens[:, None])[:, None, :]

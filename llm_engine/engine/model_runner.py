@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
 from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
@@ -36,6 +38,11 @@ class ModelRunner:
         self.model = model.to(self.dtype).eval()
         self.num_blocks = self._allocate_kv_cache()
         self._select_attention_backend()
+        self.forward: Callable[..., torch.Tensor] = self.model
+        if use_cuda_graphs(config, self.device, self.attention_backend):
+            self.num_blocks -= 1  # the last block takes padded rows' K/V (see cuda_graph.py)
+            self.forward = DecodeCUDAGraphs(self.model, config, model_config, self.num_blocks,
+                                            self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
 
     def kv_bytes_per_block(self) -> int:
@@ -73,14 +80,20 @@ class ModelRunner:
 
     def _select_attention_backend(self) -> None:
         backend = self.config.attention_backend
-        if backend == "auto":
+        triton_kernel = _triton_kernel(self.device) if backend in ("auto", "triton") else None
+        if backend == "auto" and triton_kernel is not None:
+            backend = "triton"
+        elif backend == "triton" and triton_kernel is None:
+            raise ValueError("attention_backend='triton' but Triton is missing or its kernel "
+                             "failed to compile (see the warning above); use 'torch' or 'auto'")
+        elif backend == "auto":
             cpu_fp32 = self.device.type == "cpu" and self.dtype == torch.float32
             backend = "cpu_kernel" if cpu_fp32 and load_kernel() is not None else "torch"
         elif backend == "cpu_kernel" and load_kernel() is None:
             raise ValueError("attention_backend='cpu_kernel' but the kernel could not be "
                              "compiled (see the warning above); use 'torch' or 'auto'")
         self.attention_backend = backend
-        kernel = paged_decode if backend == "cpu_kernel" else None
+        kernel = {"cpu_kernel": paged_decode, "triton": triton_kernel}.get(backend)
         for attn in self.model.attention_layers():
             attn.decode_kernel = kernel
 
@@ -88,7 +101,7 @@ class ModelRunner:
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
         """Compute the scheduled tokens; sample for every sequence that has caught up."""
         input_ids, positions, meta, sample_rows, sample_seqs = self._prepare(sched)
-        hidden = self.model(input_ids, positions, meta)
+        hidden = self.forward(input_ids, positions, meta)
         if not sample_seqs:
             return {}
         logits = self.model.compute_logits(hidden[sample_rows])
@@ -100,7 +113,8 @@ class ModelRunner:
         groups = []
         start = 0
         for end in range(1, len(lens) + 1):
-            if end < len(lens) and lens[end] <= 2 * lens[start]:
+            # The Triton kernel reads each row's length: one group, one launch per layer.
+            if end < len(lens) and (self.attention_backend == "triton" or lens[end] <= 2 * lens[start]):
                 continue
             width = len(tables[end - 1])
             padded = [t + [0] * (width - len(t)) for t in tables[start:end]]
@@ -156,3 +170,15 @@ class ModelRunner:
             prefills=prefills,
         )
         return torch.tensor(tokens, device=dev), positions_t, meta, sample_rows, sample_seqs
+
+
+def _triton_kernel(device: torch.device) -> Callable[..., torch.Tensor] | None:
+    """The Triton decode kernel on CUDA where Triton imports and compiles, else None."""
+    if device.type != "cuda":
+        return None
+    try:
+        from llm_engine.layers.paged_attention_triton import load_kernel
+    except ImportError as exc:
+        logger.warning("Triton unavailable (%s); using the torch attention path", exc)
+        return None
+    return load_kernel(device)

@@ -27,7 +27,9 @@ class DecodeGroup:
     end: int
     block_tables: torch.Tensor  # [rows, max_blocks], padded with block 0
     lens: torch.Tensor  # [rows] context lengths, the new token included
-    mask: torch.Tensor  # [rows, 1, max_blocks * block_size], True where a key exists
+    # [rows, 1, max_blocks * block_size], True where a key exists; None where a decode
+    # kernel, which reads `lens`, is set (the CUDA-graph inputs, engine/cuda_graph.py).
+    mask: torch.Tensor | None
 
 
 @dataclass
@@ -65,7 +67,7 @@ class PagedAttention(torch.nn.Module):
         self.scale = head_dim**-0.5
         self.k_cache = torch.empty(0)
         self.v_cache = torch.empty(0)
-        # Set by the model runner when the CPU kernel is compiled and the cache is fp32.
+        # Set by the model runner: the CPU kernel (fp32 cache) or the Triton kernel (CUDA).
         self.decode_kernel: Callable[..., torch.Tensor] | None = None
 
     def forward(

@@ -1,0 +1,74 @@
+"""The Triton decode kernel, run by Triton's interpreter on the CPU, against plain attention.
+
+TRITON_INTERPRET=1 must be set before `triton.jit` wraps the kernel, that is before the
+kernel's module is first imported in a process; so the cases run in a child process of
+their own (this file run as a script), and nothing else in the test session is touched.
+tests/gpu/test_engine_cuda.py runs the same kernel compiled, on CUDA.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (heads, kv_heads, dim, block_size, max_len, num_blocks, KV dtype): GQA ratios 4, 3 (padded
+# to 4 in the kernel), 1 and 6; a head size that is no power of two; block sizes below, at
+# and above the kernel's 16-token tile; contexts that cross block boundaries.
+CASES = [
+    (8, 2, 64, 16, 90, 64, torch.float32),
+    (9, 3, 64, 16, 150, 64, torch.bfloat16),
+    (4, 4, 32, 8, 70, 64, torch.float16),
+    (12, 2, 48, 32, 100, 32, torch.float32),
+    (4, 1, 16, 1, 40, 64, torch.float32),
+    (4, 1, 16, 128, 300, 8, torch.bfloat16),
+]
+
+
+def check_cases() -> None:
+    """Runs in the interpreter child: each case through PagedAttention's decode hook."""
+    from test_paged_attention import _decode_case, _reference
+
+    from llm_engine.layers.attention import PagedAttention
+    from llm_engine.layers.paged_attention_triton import paged_decode
+
+    for heads, kv_heads, dim, block_size, max_len, num_blocks, dtype in CASES:
+        attn, q, k, v, meta = _decode_case(8, heads, kv_heads, dim, block_size, num_blocks, max_len)
+        attn.k_cache, attn.v_cache = attn.k_cache.to(dtype), attn.v_cache.to(dtype)
+        q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+        attn.decode_kernel = paged_decode
+        out = attn(q, k, v, meta)
+        # The reference reads the same (rounded) cache after the step's writes, in fp32.
+        ref = PagedAttention(heads, kv_heads, dim)
+        ref.k_cache, ref.v_cache = attn.k_cache.float(), attn.v_cache.float()
+        expected = _reference(ref, q.float(), meta)
+        # fp16/bf16: torch's default tolerances for the dtype (a few units in the last place
+        # of the rounded fp32 result); fp32: those of the CPU kernel's test.
+        tol = {"atol": 2e-5, "rtol": 1e-4} if dtype == torch.float32 else {}
+        torch.testing.assert_close(out, expected.to(dtype), **tol)
+        err = (out.float() - expected).abs().max().item()
+        print(f"ok heads={heads} kv_heads={kv_heads} dim={dim} block_size={block_size} "
+              f"lens={meta.decodes[0].lens.tolist()} {dtype}: max abs error {err:.2e}")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None,
+                    reason="triton is not installed (pip install -e '.[dev]' on Linux x86-64)")
+def test_triton_decode_kernel_matches_reference_in_interpreter() -> None:
+    env = {**os.environ, "TRITON_INTERPRET": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, __file__], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("ok ") == len(CASES), proc.stdout
+
+
+if __name__ == "__main__":
+    assert os.environ.get("TRITON_INTERPRET") == "1", "run through pytest (sets TRITON_INTERPRET=1)"
+    check_cases()

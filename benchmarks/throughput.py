@@ -2,12 +2,16 @@
 
 64 requests, prompt i of L_i ~ U[32, 512] tokens of real English text (seed 0), exactly
 128 new tokens each, greedy. transformers runs sequentially and in static left-padded
-batches of 16, in the same process, on the same weights and threads.
+batches of 16, in the same process, on the same weights, device, dtype and threads.
+A model folder without a tokenizer (a stand-in with random weights, benchmarks/gpu_check.sh)
+gets prompts of random token ids of the same lengths: throughput does not depend on them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import random
 import shlex
 import sys
 import time
@@ -18,7 +22,18 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workloads import standard_prompts  # noqa: E402
 
-from llm_engine import LLM, SamplingParams  # noqa: E402
+from llm_engine import LLM, EngineConfig, SamplingParams  # noqa: E402
+
+
+class RandomIds:
+    """Stands in for a tokenizer: the same prompt lengths as the standard workload's."""
+
+    def __init__(self, vocab_size: int) -> None:
+        self.vocab_size = vocab_size
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        rng = random.Random(0)
+        return [rng.randrange(self.vocab_size) for _ in range(100_000)]
 
 
 def run_finrag(model_dir: str, prompts: list[list[int]], new_tokens: int, prefix: bool,
@@ -29,14 +44,20 @@ def run_finrag(model_dir: str, prompts: list[list[int]], new_tokens: int, prefix
     start = time.perf_counter()
     outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
     elapsed = time.perf_counter() - start
-    return elapsed, sum(len(o.outputs[0].token_ids) for o in outs)
+    tokens = sum(len(o.outputs[0].token_ids) for o in outs)
+    # On CUDA the next engine sizes its KV cache from free memory: hand this one's back.
+    del llm, outs
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return elapsed, tokens
 
 
-def run_hf(model_dir: str, prompts: list[list[int]], new_tokens: int,
-           batch: int) -> tuple[float, int]:
+def run_hf(model_dir: str, prompts: list[list[int]], new_tokens: int, batch: int,
+           device: torch.device, dtype: torch.dtype) -> tuple[float, int]:
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(device).eval()
     pad = model.config.pad_token_id or 0
     total = 0
     start = time.perf_counter()
@@ -44,8 +65,9 @@ def run_hf(model_dir: str, prompts: list[list[int]], new_tokens: int,
         for i in range(0, len(prompts), batch):
             group = prompts[i : i + batch]
             width = max(len(p) for p in group)
-            ids = torch.tensor([[pad] * (width - len(p)) + p for p in group])
-            mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in group])
+            ids = torch.tensor([[pad] * (width - len(p)) + p for p in group], device=device)
+            mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in group],
+                                device=device)
             out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens,
                                  min_new_tokens=new_tokens, do_sample=False, pad_token_id=pad)
             total += (out.shape[1] - width) * len(group)
@@ -62,27 +84,52 @@ def main() -> None:
     ap.add_argument("--hf-batch-requests", type=int, default=64,
                     help="requests for the static-batch baseline; 0 skips it")
     ap.add_argument("--max-num-batched-tokens", type=int, default=2048)
+    ap.add_argument("--device", default="auto", help="auto, cpu or cuda[:N]")
+    ap.add_argument("--dtype", default="auto", help="auto (fp32 on CPU, bf16 on CUDA), float32, "
+                    "bfloat16 or float16; the baselines use the same")
+    ap.add_argument("--attention-backend", default="auto")
+    ap.add_argument("--cuda-graphs", action="store_true",
+                    help="also run finrag with CUDA graphs for decode (enforce_eager=False)")
     args = ap.parse_args()
 
+    from llm_engine.config import ModelConfig
     from llm_engine.tokenizer import Tokenizer
     from llm_engine.utils.model_path import resolve_model
 
+    config = EngineConfig(device=args.device, dtype=args.dtype,
+                          attention_backend=args.attention_backend)
     model_dir = str(resolve_model(args.model))
-    prompts = standard_prompts(Tokenizer.from_pretrained(model_dir), args.num_requests)
+    has_tokenizer = Path(model_dir, "tokenizer.json").is_file()
+    if has_tokenizer:
+        tokenizer = Tokenizer.from_pretrained(model_dir)
+    else:
+        tokenizer = RandomIds(ModelConfig.from_pretrained(model_dir).vocab_size)
+        print("workload: random token ids (the model folder has no tokenizer)")
+    prompts = standard_prompts(tokenizer, args.num_requests)
     print(f"workload: {len(prompts)} requests, prompt tokens {sum(map(len, prompts))}, "
-          f"{args.new_tokens} new tokens each, torch threads {torch.get_num_threads()}")
+          f"{args.new_tokens} new tokens each, torch threads {torch.get_num_threads()}, "
+          f"device {config.torch_device}, dtype {config.torch_dtype}")
     rows: list[tuple[str, float]] = []
-    engine_args = {"max_num_batched_tokens": args.max_num_batched_tokens}
-    for prefix in (False, True):
-        secs, toks = run_finrag(model_dir, prompts, args.new_tokens, prefix, **engine_args)
-        rows.append((f"finrag (prefix caching {'on' if prefix else 'off'})", toks / secs))
+    engine_args = {"max_num_batched_tokens": args.max_num_batched_tokens,
+                   "device": args.device, "dtype": args.dtype,
+                   "attention_backend": args.attention_backend,
+                   "skip_tokenizer_init": not has_tokenizer}
+    runs = [(False, True), (True, True)] + ([(False, False)] if args.cuda_graphs else [])
+    for prefix, eager in runs:
+        secs, toks = run_finrag(model_dir, prompts, args.new_tokens, prefix,
+                                enforce_eager=eager, **engine_args)
+        graphs = "" if eager else ", CUDA graphs"
+        rows.append((f"finrag (prefix caching {'on' if prefix else 'off'}{graphs})", toks / secs))
         print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
+    hf_args = (config.torch_device, config.torch_dtype)
     if args.hf_batch_requests:
-        secs, toks = run_hf(model_dir, prompts[: args.hf_batch_requests], args.new_tokens, 16)
+        secs, toks = run_hf(model_dir, prompts[: args.hf_batch_requests], args.new_tokens, 16,
+                            *hf_args)
         rows.append(("transformers static batches of 16", toks / secs))
         print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
     if args.hf_sequential_requests:
-        secs, toks = run_hf(model_dir, prompts[: args.hf_sequential_requests], args.new_tokens, 1)
+        secs, toks = run_hf(model_dir, prompts[: args.hf_sequential_requests], args.new_tokens, 1,
+                            *hf_args)
         rows.append(("transformers sequential", toks / secs))
         print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
 

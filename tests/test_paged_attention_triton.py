@@ -32,17 +32,22 @@ CASES = [
 ]
 
 
-def check_cases() -> None:
-    """Runs in the interpreter child: each case through PagedAttention's decode hook."""
+def check_cases(cases: list[tuple], device: str = "cpu") -> None:
+    """Each case through PagedAttention's decode hook: in the interpreter child on the CPU
+    (this file), compiled on CUDA (tests/gpu)."""
     from test_paged_attention import _decode_case, _reference
 
-    from llm_engine.layers.attention import PagedAttention
+    from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PagedAttention
     from llm_engine.layers.paged_attention_triton import paged_decode
 
-    for heads, kv_heads, dim, block_size, max_len, num_blocks, dtype in CASES:
+    for heads, kv_heads, dim, block_size, max_len, num_blocks, dtype in cases:
         attn, q, k, v, meta = _decode_case(8, heads, kv_heads, dim, block_size, num_blocks, max_len)
-        attn.k_cache, attn.v_cache = attn.k_cache.to(dtype), attn.v_cache.to(dtype)
-        q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+        attn.k_cache = attn.k_cache.to(device, dtype)
+        attn.v_cache = attn.v_cache.to(device, dtype)
+        q, k, v = q.to(device, dtype), k.to(device, dtype), v.to(device, dtype)
+        g = meta.decodes[0]
+        meta = AttentionMetadata(meta.slot_blocks.to(device), meta.slot_offsets.to(device), [
+            DecodeGroup(0, g.end, g.block_tables.to(device), g.lens.to(device), None)], [])
         attn.decode_kernel = paged_decode
         out = attn(q, k, v, meta)
         # The reference reads the same (rounded) cache after the step's writes, in fp32.
@@ -54,7 +59,7 @@ def check_cases() -> None:
         tol = {"atol": 2e-5, "rtol": 1e-4} if dtype == torch.float32 else {}
         torch.testing.assert_close(out, expected.to(dtype), **tol)
         err = (out.float() - expected).abs().max().item()
-        print(f"ok heads={heads} kv_heads={kv_heads} dim={dim} block_size={block_size} "
+        print(f"ok {device} heads={heads} kv_heads={kv_heads} dim={dim} block_size={block_size} "
               f"lens={meta.decodes[0].lens.tolist()} {dtype}: max abs error {err:.2e}")
 
 
@@ -71,4 +76,4 @@ def test_triton_decode_kernel_matches_reference_in_interpreter() -> None:
 
 if __name__ == "__main__":
     assert os.environ.get("TRITON_INTERPRET") == "1", "run through pytest (sets TRITON_INTERPRET=1)"
-    check_cases()
+    check_cases(CASES)

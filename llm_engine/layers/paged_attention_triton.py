@@ -24,7 +24,10 @@ import triton.language as tl
 logger = logging.getLogger(__name__)
 
 
-@triton.jit
+# The block tables' row stride changes from step to step (their width is the longest
+# context's): specialising on it would compile a variant whenever it crosses 1 or a
+# multiple of 16.
+@triton.jit(do_not_specialize=["stride_tr"])
 def _paged_decode_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, tables_ptr, lens_ptr, scale,
     stride_qr, stride_qh, stride_qd,

@@ -10,7 +10,9 @@ import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
+from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
+from llm_engine.engine.swap_space import HostAllocator, SwapSpace, default_host_allocator
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 from llm_engine.layers.sampler import Sampler, SampleResult
@@ -22,10 +24,11 @@ logger = logging.getLogger(__name__)
 
 
 class ModelRunner:
-    """Owns the weights and the KV cache; turns a scheduler step into sampled tokens."""
+    """Owns the weights, the KV cache and its swap space; turns a scheduler step into
+    sampled tokens."""
 
     def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                 eos_token_ids: set[int]) -> None:
+                 eos_token_ids: set[int], host_allocator: HostAllocator | None = None) -> None:
         self.config = config
         self.model_config = model_config
         self.device = config.torch_device
@@ -37,6 +40,7 @@ class ModelRunner:
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
         self.num_blocks = self._allocate_kv_cache()
+        self.swap_space = self._allocate_swap_space(host_allocator or default_host_allocator)
         self._select_attention_backend()
         self.forward: Callable[..., torch.Tensor] = self.model
         if use_cuda_graphs(config, self.device, self.attention_backend):
@@ -45,38 +49,73 @@ class ModelRunner:
                                             self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
 
+    def _kv_block_shape(self) -> tuple[int, ...]:
+        """One block of every layer: [layers, K/V, kv_heads, block_size * head_dim]."""
+        layers = self.model.attention_layers()
+        # Read from the layers, not the model config: a sharded layer holds fewer heads.
+        attn = layers[0]
+        return (len(layers), 2, attn.num_kv_heads, self.block_size * attn.head_dim)
+
     def kv_bytes_per_block(self) -> int:
-        cfg = self.model_config
         elem = torch.empty((), dtype=self.dtype).element_size()
-        per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim * elem
-        return per_token * self.block_size
+        return elem * int(torch.Size(self._kv_block_shape()).numel())
+
+    def _bind_kv_cache(self, num_blocks: int) -> None:
+        """One tensor for the whole cache; each attention layer gets views of its K and V."""
+        layers, _, kvh, slots = self._kv_block_shape()
+        d = self.model.attention_layers()[0].head_dim
+        self.kv_cache = torch.zeros((layers, 2, kvh, num_blocks, slots), dtype=self.dtype,
+                                    device=self.device)
+        for i, attn in enumerate(self.model.attention_layers()):
+            attn.k_cache = self.kv_cache[i, 0].view(kvh, num_blocks, d, self.block_size)
+            attn.v_cache = self.kv_cache[i, 1].view(kvh, num_blocks, self.block_size, d)
 
     def _allocate_kv_cache(self) -> int:
+        plan = plan_kv_cache(self.config, self.device, self.kv_bytes_per_block(),
+                             self._profile_forward)
+        plan.check_fits(self.config.resolve_max_model_len(self.model_config), self.block_size,
+                        self.config)
+        self.kv_plan = plan
+        self._bind_kv_cache(plan.num_blocks)
+        logger.info("KV cache: %d blocks of %d tokens (%.2f GiB; %s)", plan.num_blocks,
+                    self.block_size, plan.num_blocks * plan.bytes_per_block / 2**30, plan.detail)
+        return plan.num_blocks
+
+    def _allocate_swap_space(self, allocator: HostAllocator) -> SwapSpace:
         per_block = self.kv_bytes_per_block()
-        if self.config.num_gpu_blocks_override is not None:
-            num_blocks = self.config.num_gpu_blocks_override
-        elif self.device.type == "cuda":
-            free, total = torch.cuda.mem_get_info(self.device)
-            used = total - free
-            # Leave room for one step's activations at the full token budget.
-            act = 64 * self.config.max_num_batched_tokens * self.model_config.hidden_size * 4
-            budget = total * self.config.gpu_memory_utilization - used - act
-            num_blocks = int(budget // per_block)
-        else:
-            num_blocks = int(self.config.default_kv_cache_memory() // per_block)
-        if num_blocks < 1:
-            raise ValueError(
-                f"no memory left for the KV cache ({per_block} bytes a block): raise "
-                "kv_cache_memory (CPU) or gpu_memory_utilization (CUDA)"
-            )
-        cfg = self.model_config
-        kvh, bs, d = cfg.num_key_value_heads, self.block_size, cfg.head_dim
-        for attn in self.model.attention_layers():
-            attn.k_cache = torch.zeros((kvh, num_blocks, d, bs), dtype=self.dtype, device=self.device)
-            attn.v_cache = torch.zeros((kvh, num_blocks, bs, d), dtype=self.dtype, device=self.device)
-        logger.info("KV cache: %d blocks of %d tokens (%.2f GiB)", num_blocks, self.block_size,
-                    num_blocks * per_block / 2**30)
-        return num_blocks
+        num = self.config.swap_space_bytes(self.num_blocks * per_block) // per_block
+        if self.config.preemption_mode == "swap" and num == 0:
+            raise ValueError(f"preemption_mode='swap' but swap_space={self.config.swap_space} GiB "
+                             f"holds no block of {per_block} bytes: raise swap_space")
+        logger.info("swap space: %d blocks (%.2f GiB)", num, num * per_block / 2**30)
+        return SwapSpace(num, self._kv_block_shape(), self.dtype, allocator)
+
+    @torch.inference_mode()
+    def _profile_forward(self) -> int:
+        """A forward pass at the full token budget, on a scratch cache just big enough;
+        returns the scratch cache's bytes (part of the peak, not of the activations).
+
+        Runs before the real cache exists. Prompts are cut at max_model_len, as the
+        scheduler's would be; the logits (and a softmax, the sampler's largest buffer) are
+        computed for up to max_num_seqs rows.
+        """
+        cfg = self.config
+        tokens = cfg.max_num_batched_tokens
+        span = min(tokens, cfg.resolve_max_model_len(self.model_config))
+        scratch_blocks = -(-tokens // self.block_size)
+        self._bind_kv_cache(scratch_blocks)
+        starts = list(range(0, tokens, span))
+        positions = torch.cat([torch.arange(min(span, tokens - s)) for s in starts]).to(self.device)
+        slots = torch.arange(tokens, device=self.device)
+        meta = AttentionMetadata(
+            slot_blocks=slots // self.block_size, slot_offsets=slots % self.block_size,
+            decodes=[], prefills=[PrefillSpan(s, min(s + span, tokens), 0, None) for s in starts])
+        input_ids = torch.zeros(tokens, dtype=torch.long, device=self.device)
+        hidden = self.model(input_ids, positions, meta)
+        rows = min(cfg.max_num_seqs, tokens)
+        torch.softmax(self.model.compute_logits(hidden[-rows:]).float(), dim=-1)
+        self._bind_kv_cache(0)
+        return scratch_blocks * self.kv_bytes_per_block()
 
     def _select_attention_backend(self) -> None:
         backend = self.config.attention_backend
@@ -99,7 +138,11 @@ class ModelRunner:
 
     @torch.inference_mode()
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
-        """Compute the scheduled tokens; sample for every sequence that has caught up."""
+        """Apply the step's swaps, compute the scheduled tokens, and sample for every
+        sequence that has caught up."""
+        self.swap_blocks(sched)
+        if not sched.seqs:
+            return {}
         input_ids, positions, meta, sample_rows, sample_seqs = self._prepare(sched)
         hidden = self.forward(input_ids, positions, meta)
         if not sample_seqs:
@@ -107,6 +150,13 @@ class ModelRunner:
         logits = self.model.compute_logits(hidden[sample_rows])
         results = self.sampler(logits, sample_seqs)
         return dict(zip(sample_seqs, results, strict=True))
+
+    def swap_blocks(self, sched: SchedulerOutput) -> None:
+        """Copy blocks out, then in, before the forward pass writes any of them."""
+        if sched.blocks_to_swap_out:
+            self.swap_space.swap_out(self.kv_cache, sched.blocks_to_swap_out)
+        if sched.blocks_to_swap_in:
+            self.swap_space.swap_in(self.kv_cache, sched.blocks_to_swap_in)
 
     def _decode_groups(self, tables: list[list[int]], lens: list[int]) -> list[DecodeGroup]:
         """Split length-sorted decode rows where the context length more than doubles."""

@@ -63,7 +63,13 @@ class Settings(BaseModel):
     max_model_len: int = Field(2048, ge=64)
     max_num_seqs: int = Field(32, ge=1)
     max_num_batched_tokens: int = Field(1024, ge=16)
-    kv_cache_memory: int = Field(512 << 20, ge=1 << 20)
+    kv_cache_memory: int = Field(512 << 20, ge=1 << 20)  # bytes, CPU
+    gpu_memory_utilization: float = Field(0.9, gt=0.0, le=1.0)  # CUDA
+    num_gpu_blocks_override: int | None = Field(None, ge=1)
+    # GiB of host memory for preempted requests' KV blocks; None: the engine's default
+    # (4 on CUDA, a quarter of the KV cache on CPU); 0: preempt by recompute only.
+    swap_space: float | None = Field(None, ge=0.0)
+    preemption_mode: str | None = Field(None, pattern="^(swap|recompute)$")  # None: auto
     device: str = "auto"
 
     # retrieval

@@ -19,8 +19,8 @@ from llm_engine.config import EngineConfig
 _GiB = float(1 << 30)
 
 
-def _gib(n: float) -> str:
-    return f"{n / _GiB:.2f} GiB"
+def _size(n: float) -> str:
+    return f"{n / _GiB:.2f} GiB" if n >= _GiB else f"{n / (1 << 20):.1f} MiB"
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class KVCachePlan:
         if self.source == "num_gpu_blocks_override":
             raise_ = f"raise num_gpu_blocks_override to at least {need}"
         elif self.source == "kv_cache_memory":
-            raise_ = (f"raise kv_cache_memory to at least {need_bytes} bytes ({_gib(need_bytes)}), "
+            raise_ = (f"raise kv_cache_memory to at least {need_bytes} bytes ({_size(need_bytes)}), "
                       f"or set num_gpu_blocks_override to at least {need}")
         else:
             util = (self.fixed_bytes + need_bytes) / self.total_bytes
@@ -59,7 +59,7 @@ class KVCachePlan:
         raise ValueError(
             f"max_model_len={max_model_len} tokens does not fit the KV cache, which holds "
             f"{capacity} tokens ({self.num_blocks} blocks of {block_size}; {self.detail}); one "
-            f"sequence of max_model_len tokens needs {need} blocks ({_gib(need_bytes)}, "
+            f"sequence of max_model_len tokens needs {need} blocks ({_size(need_bytes)}, "
             f"{self.bytes_per_block} bytes a block): {lower}, or {raise_}"
         )
 
@@ -76,7 +76,7 @@ def plan_kv_cache(config: EngineConfig, device: torch.device, bytes_per_block: i
         return _plan_cuda(config, device, bytes_per_block, profile)
     budget = config.default_kv_cache_memory()
     how = (f"kv_cache_memory={budget} bytes" if config.kv_cache_memory is not None else
-           f"kv_cache_memory unset: a quarter of available memory, at most 4 GiB = {_gib(budget)}")
+           f"kv_cache_memory unset: a quarter of available memory, at most 4 GiB = {_size(budget)}")
     return KVCachePlan(budget // bytes_per_block, bytes_per_block, "kv_cache_memory", how)
 
 
@@ -96,8 +96,8 @@ def _plan_cuda(config: EngineConfig, device: torch.device, bytes_per_block: int,
     torch.cuda.empty_cache()
     fixed = weights + activations + other
     budget = total * config.gpu_memory_utilization - fixed
-    detail = (f"gpu_memory_utilization={config.gpu_memory_utilization} x {_gib(total)} - weights "
-              f"{_gib(weights)} - activations {_gib(activations)} at max_num_batched_tokens="
-              f"{config.max_num_batched_tokens} - other {_gib(other)} = {_gib(max(budget, 0))}")
+    detail = (f"gpu_memory_utilization={config.gpu_memory_utilization} x {_size(total)} - weights "
+              f"{_size(weights)} - activations {_size(activations)} at max_num_batched_tokens="
+              f"{config.max_num_batched_tokens} - other {_size(other)} = {_size(max(budget, 0))}")
     return KVCachePlan(max(int(budget // bytes_per_block), 0), bytes_per_block,
                        "gpu_memory_utilization", detail, total, fixed)

@@ -132,3 +132,22 @@ def test_swap_out_needs_room_for_every_block_and_free_releases_host_blocks() -> 
     assert bm.num_free_host_blocks == 0
     bm.free(short)  # an abort while swapped out
     assert bm.num_free_host_blocks == 2 and short.host_block_table == []
+
+
+def test_blocks_are_shared_within_the_step_that_computes_them() -> None:
+    bm = BlockManager(8, 4)
+    a = make_seq("a", list(range(9)))
+    bm.allocate(a, 9)  # scheduled, not yet computed
+    b = make_seq("b", list(range(8)) + [42])
+    computed, _ = bm.get_computed_blocks(b)
+    assert computed == a.block_table[:2]
+
+
+def test_blocks_of_a_failed_step_lose_their_hash() -> None:
+    bm = BlockManager(8, 4)
+    a = make_seq("a", list(range(9)))
+    bm.allocate(a, 9)
+    a.finish_reason = "error"
+    bm.free(a, keep_cached=False)
+    assert bm.hash_to_block_id == {} and all(b.hash == -1 for b in bm.blocks)
+    assert bm.get_computed_blocks(make_seq("b", list(range(9)))) == ([], [])

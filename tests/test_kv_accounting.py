@@ -114,3 +114,19 @@ def test_metrics_expose_the_kv_stats(tiny_engine: LLMEngine) -> None:
     assert samples[("finrag:kv_cache_waste_at_peak_ratio", None)] == stats.kv_cache_waste_at_peak
     assert samples[("vllm:num_requests_swapped", None)] == 0
     assert samples[("vllm:cpu_cache_usage_perc", None)] == 0.0
+
+
+def test_requests_admitted_together_share_their_prefix(tiny_engine: LLMEngine) -> None:
+    """Four prompts with a 3-block common prefix, all admitted in one step: the prefix is
+    computed once, and the outputs are those of an engine that shares nothing."""
+    gen = torch.Generator().manual_seed(2)
+    prefix = torch.randint(0, 512, (48,), generator=gen).tolist()
+    prompts = [prefix + torch.randint(0, 512, (5,), generator=gen).tolist() for _ in range(4)]
+    params = SamplingParams(temperature=0, max_tokens=4, ignore_eos=True)
+    requests = [{"prompt_token_ids": p} for p in prompts]
+    before = tiny_engine.get_stats().prefix_cache_hits
+    shared = [o.outputs[0].token_ids for o in tiny_engine.generate(requests, params)]
+    assert tiny_engine.get_stats().prefix_cache_hits - before == 3 * 48
+    separate = LLMEngine(EngineConfig(model=str(tiny_engine.model_dir), skip_tokenizer_init=True,
+                                      enable_prefix_caching=False, kv_cache_memory=1 << 20))
+    assert shared == [o.outputs[0].token_ids for o in separate.generate(requests, params)]

@@ -109,16 +109,21 @@ class BlockManager:
     def allocate(
         self, seq: Sequence, num_new_tokens: int, computed: Seq[int] = (), hashes: Seq[int] = ()
     ) -> None:
-        """Give `seq` blocks for `num_new_tokens` more tokens, after the hit blocks `computed`."""
+        """Give `seq` blocks for `num_new_tokens` more tokens, after the hit blocks `computed`.
+
+        The blocks those tokens fill are cached at once, before the step computes them: a
+        sequence scheduled later in the same step can share them, since the forward pass
+        writes every new K/V of a layer before any attention of that layer reads the cache.
+        """
         for block_id in computed:
             self._claim(block_id)
             seq.block_table.append(block_id)
         seq.block_hashes.extend(hashes)
-        need = self.blocks_needed(
-            seq.num_computed_tokens + len(computed) * self.block_size + num_new_tokens
-        )
+        num_tokens = seq.num_computed_tokens + len(computed) * self.block_size + num_new_tokens
+        need = self.blocks_needed(num_tokens)
         while len(seq.block_table) < need:
             seq.block_table.append(self._take_free_block())
+        self.cache_full_blocks(seq, num_tokens)
 
     def _claim(self, block_id: int) -> None:
         """One more reference to a cached block, taking it off the free list if idle."""
@@ -154,19 +159,26 @@ class BlockManager:
             block = self.blocks[block_id]
             block.hash, block.token_ids = h, tokens
 
-    def free(self, seq: Sequence) -> None:
-        """Release `seq`'s device and host blocks."""
-        self._release(seq.block_table)
+    def free(self, seq: Sequence, keep_cached: bool = True) -> None:
+        """Release `seq`'s device and host blocks.
+
+        `keep_cached=False` after a failed step: blocks cached for it may never have been
+        written, so those that nobody else holds lose their hash.
+        """
+        self._release(seq.block_table, keep_cached)
         self.free_host_block_ids.extend(seq.host_block_table)
         seq.block_table, seq.block_hashes, seq.host_block_table = [], [], []
 
-    def _release(self, table: list[int]) -> None:
+    def _release(self, table: list[int], keep_cached: bool = True) -> None:
         """Drop one reference to each block; the tail goes back first so it is evicted first."""
         for block_id in reversed(table):
             block = self.blocks[block_id]
             block.ref_count -= 1
             if block.ref_count == 0:
                 self.free_block_ids[block_id] = None
+                if not keep_cached and self.hash_to_block_id.get(block.hash) == block_id:
+                    del self.hash_to_block_id[block.hash]
+                    block.hash, block.token_ids = -1, ()
                 if block.hash == -1:
                     # Nothing to hit in it: hand it out before any block that still has a hash.
                     self.free_block_ids.move_to_end(block_id, last=False)

@@ -167,7 +167,6 @@ class LLMEngine:
         outputs = []
         for seq, n in zip(sched.seqs, sched.num_tokens, strict=True):
             seq.num_computed_tokens += n
-            self.block_manager.cache_full_blocks(seq, seq.num_computed_tokens)
             result = results.get(seq)
             if result is None:
                 continue

@@ -196,5 +196,6 @@ class Scheduler:
             self.waiting.remove(seq)
         elif seq.status is SequenceStatus.SWAPPED:
             self.swapped.remove(seq)
-        self.block_manager.free(seq)
+        # Blocks are cached when scheduled; a failed step may not have written them.
+        self.block_manager.free(seq, keep_cached=seq.finish_reason != "error")
         seq.status = SequenceStatus.FINISHED

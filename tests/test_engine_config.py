@@ -74,15 +74,19 @@ def test_cuda_budget_message_gives_the_utilization_that_would_fit() -> None:
 
     gib = 1 << 30
     # 80 GiB device, 0.9 of it: 16 GiB weights + 4 GiB activations + 1 GiB other leave 51 GiB.
-    plan = KVCachePlan(num_blocks=1000, bytes_per_block=2 << 20, source="gpu_memory_utilization",
-                       detail="(profile)", total_bytes=80 * gib, fixed_bytes=21 * gib)
+    plan = KVCachePlan(num_blocks=1001, bytes_per_block=2 << 20, source="gpu_memory_utilization",
+                       detail="(profile)", reserved_blocks=1, total_bytes=80 * gib,
+                       fixed_bytes=21 * gib)
     plan.check_fits(16000, 16, EngineConfig())
-    # 4,000 blocks of 2 MiB = 7.8 GiB more than the 21 GiB fixed: 28.8 / 80 = 0.360.
-    with pytest.raises(ValueError, match=r"needs 4000 blocks \(7.81 GiB, .*: lower max_model_len "
-                                         r"to at most 16000, or raise gpu_memory_utilization to "
-                                         r"at least 0.360, lower max_num_batched_tokens \(now 2048"):
+    # 4,000 blocks of 2 MiB, and the CUDA graphs' scratch block: 7.8 GiB more than the 21
+    # GiB fixed, 28.8 / 80 = 0.360.
+    expected = (r"holds 16000 tokens \(1000 blocks of 16, one more kept back for CUDA graphs; "
+                r"\(profile\)\); .* needs 4001 blocks with that one \(7.81 GiB, .*: lower "
+                r"max_model_len to at most 16000, or raise gpu_memory_utilization to at least "
+                r"0.360, lower max_num_batched_tokens \(now 2048")
+    with pytest.raises(ValueError, match=expected):
         plan.check_fits(64000, 16, EngineConfig())
-    tight = KVCachePlan(0, 2 << 20, "gpu_memory_utilization", "(profile)", 80 * gib, 79 * gib)
+    tight = KVCachePlan(0, 2 << 20, "gpu_memory_utilization", "(profile)", 0, 80 * gib, 79 * gib)
     with pytest.raises(ValueError, match=r"lower max_model_len, or the device cannot hold it at "
                                          r"any gpu_memory_utilization"):
         tight.check_fits(64000, 16, EngineConfig())

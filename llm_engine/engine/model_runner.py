@@ -39,12 +39,13 @@ class ModelRunner:
             model = LlamaForCausalLM(model_config)
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
-        self.num_blocks = self._allocate_kv_cache()
-        self.swap_space = self._allocate_swap_space(host_allocator or default_host_allocator)
         self._select_attention_backend()
+        graphs = use_cuda_graphs(config, self.device, self.attention_backend)
+        # With CUDA graphs the cache's last block takes padded rows' K/V (see cuda_graph.py).
+        self.num_blocks = self._allocate_kv_cache(reserved_blocks=1 if graphs else 0)
+        self.swap_space = self._allocate_swap_space(host_allocator or default_host_allocator)
         self.forward: Callable[..., torch.Tensor] = self.model
-        if use_cuda_graphs(config, self.device, self.attention_backend):
-            self.num_blocks -= 1  # the last block takes padded rows' K/V (see cuda_graph.py)
+        if graphs:
             self.forward = DecodeCUDAGraphs(self.model, config, model_config, self.num_blocks,
                                             self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
@@ -70,16 +71,17 @@ class ModelRunner:
             attn.k_cache = self.kv_cache[i, 0].view(kvh, num_blocks, d, self.block_size)
             attn.v_cache = self.kv_cache[i, 1].view(kvh, num_blocks, self.block_size, d)
 
-    def _allocate_kv_cache(self) -> int:
+    def _allocate_kv_cache(self, reserved_blocks: int) -> int:
+        """Size and allocate the cache; returns the blocks the block manager may hand out."""
         plan = plan_kv_cache(self.config, self.device, self.kv_bytes_per_block(),
-                             self._profile_forward)
+                             self._profile_forward, reserved_blocks)
         plan.check_fits(self.config.resolve_max_model_len(self.model_config), self.block_size,
                         self.config)
         self.kv_plan = plan
         self._bind_kv_cache(plan.num_blocks)
         logger.info("KV cache: %d blocks of %d tokens (%.2f GiB; %s)", plan.num_blocks,
                     self.block_size, plan.num_blocks * plan.bytes_per_block / 2**30, plan.detail)
-        return plan.num_blocks
+        return plan.usable_blocks
 
     def _allocate_swap_space(self, allocator: HostAllocator) -> SwapSpace:
         per_block = self.kv_bytes_per_block()

@@ -80,6 +80,18 @@ def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
                            mode=settings.retrieval_mode)
 
 
+def engine_config(settings: Settings) -> EngineConfig:
+    return EngineConfig(
+        model=settings.model, engines_dir=str(settings.engines_path),
+        max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        kv_cache_memory=settings.kv_cache_memory,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        num_gpu_blocks_override=settings.num_gpu_blocks_override,
+        swap_space=settings.swap_space, preemption_mode=settings.preemption_mode,
+        device=settings.device)
+
+
 class RAGPipeline:
     def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings,
                  host_memory: HostMemory | None = None) -> None:
@@ -107,18 +119,10 @@ class RAGPipeline:
     def from_settings(cls, settings: Settings, progress: bool = True) -> RAGPipeline:
         embedder = load_embedder(settings.embedder, settings.engines_path)
         retriever = load_retriever(settings, embedder, progress)
-        config = EngineConfig(
-            model=settings.model, engines_dir=str(settings.engines_path),
-            max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
-            max_num_batched_tokens=settings.max_num_batched_tokens,
-            kv_cache_memory=settings.kv_cache_memory,
-            gpu_memory_utilization=settings.gpu_memory_utilization,
-            num_gpu_blocks_override=settings.num_gpu_blocks_override,
-            swap_space=settings.swap_space, preemption_mode=settings.preemption_mode,
-            device=settings.device)
         # The KV swap space and the embedding staging buffers share one host-memory account.
         host_memory = HostMemory()
-        engine = AsyncLLMEngine(LLMEngine(config, host_memory.allocator("kv swap")))
+        engine = AsyncLLMEngine(LLMEngine(engine_config(settings),
+                                          host_memory.allocator("kv swap")))
         return cls(engine, retriever, settings, host_memory)
 
     def _retrieve_batch(self, questions: list[str], k: int) -> list[list[Any]]:

@@ -126,3 +126,17 @@ def test_swap_space_comes_from_the_pipelines_host_memory(case) -> None:
     outs = engine.generate([{"prompt_token_ids": p} for p in prompts], params)
     assert [o.outputs[0].token_ids for o in outs] == expected
     assert engine.get_stats().num_preemptions_swap > 0
+
+
+def test_server_settings_reach_the_engine() -> None:
+    from pipeline.rag import engine_config
+    from pipeline.settings import SettingsError, load_settings
+
+    settings = load_settings(environ={"FINRAG_SWAP_SPACE": "0.5",
+                                      "FINRAG_PREEMPTION_MODE": "recompute"},
+                             overrides={"num_gpu_blocks_override": 64})
+    config = engine_config(settings)
+    assert (config.swap_space, config.preemption_mode, config.num_gpu_blocks_override,
+            config.gpu_memory_utilization) == (0.5, "recompute", 64, 0.9)
+    with pytest.raises(SettingsError, match=r"^invalid settings: preemption_mode: .*'drop'"):
+        load_settings(overrides={"preemption_mode": "drop"})

@@ -40,10 +40,11 @@ class Scheduler:
     `preemption_mode`): by swap, its blocks are copied to host memory and it waits in
     `swapped`, keeping its computed tokens; by recompute, its blocks are freed and it
     rejoins the front of `waiting` to be prefilled again. Auto (None) swaps a sequence
-    that has at least one full block in the cache and recomputes a shorter one: swapping
-    measured 10x to 1000x cheaper than recomputing from one block up (RESULTS.md,
-    benchmarks/swap_vs_recompute.py), while under one block the recompute is a few tokens
-    riding along in a step and the swap space is kept for sequences that need it. Either
+    that has at least one full block in the cache and recomputes a shorter one: on CPU,
+    swapping measured 40-74x cheaper than recomputing from one block up, while under one
+    block the recompute is a few tokens riding along in a step (milliseconds) and the swap
+    space is kept for the sequences that need it; on a GPU the crossover is estimated within
+    the first block for an 8B model (RESULTS.md, benchmarks/swap_vs_recompute.py). Either
     swapping mode falls back to recompute when the swap space is full, rather than failing
     the request (vLLM aborts it).
     """

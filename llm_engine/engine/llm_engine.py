@@ -14,7 +14,7 @@ from tqdm import tqdm
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.block_manager import BlockManager
 from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
-from llm_engine.engine.model_runner import ModelRunner
+from llm_engine.engine.executor import create_executor
 from llm_engine.engine.scheduler import Scheduler
 from llm_engine.outputs import CompletionOutput, RequestOutput
 from llm_engine.sampling_params import SamplingParams
@@ -54,16 +54,17 @@ class LLMEngine:
             eos |= set(self.tokenizer.stop_token_ids)
         self.eos_token_ids = eos
         self.max_model_len = config.max_model_len or self.model_config.max_position_embeddings
-        self.runner = ModelRunner(config, self.model_config, self.model_dir, eos)
-        capacity = self.runner.num_blocks * config.block_size
+        self.executor = create_executor(config, self.model_config, self.model_dir, eos)
+        capacity = self.executor.num_blocks * config.block_size
         if capacity < self.max_model_len:
+            self.executor.shutdown()
             raise ValueError(
                 f"max_model_len={self.max_model_len} tokens does not fit the KV cache, which "
-                f"holds {capacity} tokens ({self.runner.num_blocks} blocks of "
+                f"holds {capacity} tokens ({self.executor.num_blocks} blocks of "
                 f"{config.block_size}): lower max_model_len, or raise kv_cache_memory (CPU), "
                 "gpu_memory_utilization (CUDA) or num_gpu_blocks_override"
             )
-        self.block_manager = BlockManager(self.runner.num_blocks, config.block_size,
+        self.block_manager = BlockManager(self.executor.num_blocks, config.block_size,
                                           config.enable_prefix_caching)
         self.scheduler = Scheduler(config, self.block_manager)
         self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
@@ -73,6 +74,10 @@ class LLMEngine:
     @classmethod
     def from_engine_args(cls, **kwargs: Any) -> LLMEngine:
         return cls(EngineConfig(**kwargs))
+
+    def shutdown(self) -> None:
+        """Stop the tensor-parallel workers, if any (garbage collection does it too)."""
+        self.executor.shutdown()
 
     # -- requests -------------------------------------------------------------------
     def _tokenize(self, prompt: PromptType) -> tuple[str | None, list[int]]:
@@ -139,7 +144,7 @@ class LLMEngine:
         sched = self.scheduler.schedule()
         if not sched:
             return []
-        results = self.runner.execute(sched)
+        results = self.executor.execute(sched)
         now = time.monotonic()
         outputs = []
         for seq, n in zip(sched.seqs, sched.num_tokens, strict=True):

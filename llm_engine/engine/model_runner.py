@@ -9,8 +9,10 @@ from pathlib import Path
 import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
 from llm_engine.engine.scheduler import SchedulerOutput
+from llm_engine.engine.step_input import StepInput
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 from llm_engine.layers.sampler import Sampler, SampleResult
@@ -22,20 +24,27 @@ logger = logging.getLogger(__name__)
 
 
 class ModelRunner:
-    """Owns the weights and the KV cache; turns a scheduler step into sampled tokens."""
+    """Owns the weights and the KV cache; turns a scheduler step into sampled tokens.
+
+    Under tensor parallelism one runner lives in each rank's process and holds that rank's
+    shard of the weights and of the K/V heads; every rank runs `execute_step` on the same
+    StepInput, and only the driver's runner (rank 0) samples.
+    """
 
     def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                 eos_token_ids: set[int]) -> None:
+                 eos_token_ids: set[int], tp: TensorParallelGroup = SINGLE) -> None:
         self.config = config
         self.model_config = model_config
-        self.device = config.torch_device
+        self.tp = tp
+        self.device = tp.device(config.torch_device)
         self.dtype = config.torch_dtype
         self.block_size = config.block_size
         torch.manual_seed(config.seed)
         with torch.device(self.device):
-            model = LlamaForCausalLM(model_config)
+            model = LlamaForCausalLM(model_config, tp)
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
+        self.num_kv_heads = self.model.attention_layers()[0].num_kv_heads
         self.num_blocks = self._allocate_kv_cache()
         self._select_attention_backend()
         self.forward: Callable[..., torch.Tensor] = self.model
@@ -46,9 +55,10 @@ class ModelRunner:
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
 
     def kv_bytes_per_block(self) -> int:
+        """Bytes of one block on this rank (its share of the K/V heads)."""
         cfg = self.model_config
         elem = torch.empty((), dtype=self.dtype).element_size()
-        per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim * elem
+        per_token = 2 * cfg.num_hidden_layers * self.num_kv_heads * cfg.head_dim * elem
         return per_token * self.block_size
 
     def _allocate_kv_cache(self) -> int:
@@ -63,14 +73,18 @@ class ModelRunner:
             budget = total * self.config.gpu_memory_utilization - used - act
             num_blocks = int(budget // per_block)
         else:
-            num_blocks = int(self.config.default_kv_cache_memory() // per_block)
+            # The ranks of a CPU group share the host's memory: the budget is for all of them.
+            budget = self.config.default_kv_cache_memory() // self.tp.size
+            num_blocks = int(budget // per_block)
+        # Every rank must offer the scheduler the same blocks.
+        num_blocks = self.tp.min(num_blocks, self.device)
         if num_blocks < 1:
             raise ValueError(
                 f"no memory left for the KV cache ({per_block} bytes a block): raise "
                 "kv_cache_memory (CPU) or gpu_memory_utilization (CUDA)"
             )
         cfg = self.model_config
-        kvh, bs, d = cfg.num_key_value_heads, self.block_size, cfg.head_dim
+        kvh, bs, d = self.num_kv_heads, self.block_size, cfg.head_dim
         for attn in self.model.attention_layers():
             attn.k_cache = torch.zeros((kvh, num_blocks, d, bs), dtype=self.dtype, device=self.device)
             attn.v_cache = torch.zeros((kvh, num_blocks, bs, d), dtype=self.dtype, device=self.device)
@@ -97,14 +111,22 @@ class ModelRunner:
         for attn in self.model.attention_layers():
             attn.decode_kernel = kernel
 
-    @torch.inference_mode()
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
         """Compute the scheduled tokens; sample for every sequence that has caught up."""
-        input_ids, positions, meta, sample_rows, sample_seqs = self._prepare(sched)
+        return self.execute_step(*StepInput.from_scheduler_output(sched, self.block_size))
+
+    @torch.inference_mode()
+    def execute_step(self, step: StepInput, sample_seqs: list[Sequence] | None = None
+                     ) -> dict[Sequence, SampleResult]:
+        """Run the forward pass of one step on this rank. The driver passes the sequences
+        to sample for; the other ranks pass none, join the collectives and return {}."""
+        input_ids, positions, meta = self._prepare(step)
         hidden = self.forward(input_ids, positions, meta)
-        if not sample_seqs:
+        if not step.sample_rows:
             return {}
-        logits = self.model.compute_logits(hidden[sample_rows])
+        logits = self.model.compute_logits(hidden[step.sample_rows])
+        if logits is None or not sample_seqs:
+            return {}
         results = self.sampler(logits, sample_seqs)
         return dict(zip(sample_seqs, results, strict=True))
 
@@ -126,50 +148,22 @@ class ModelRunner:
             start = end
         return groups
 
-    def _prepare(self, sched: SchedulerOutput):
-        bs = self.block_size
-        # Decodes (one token each) go first, shortest context first, so the attention can
-        # batch neighbours of similar length.
-        order = sorted(range(len(sched.seqs)), key=lambda i: (
-            sched.num_tokens[i] != 1, sched.seqs[i].num_computed_tokens))
-        tokens: list[int] = []
-        positions: list[int] = []
-        slot_blocks: list[int] = []
-        decode_tables: list[list[int]] = []
-        decode_lens: list[int] = []
-        prefills: list[PrefillSpan] = []
-        sample_rows: list[int] = []
-        sample_seqs: list[Sequence] = []
-        for i in order:
-            seq, n = sched.seqs[i], sched.num_tokens[i]
-            start = seq.num_computed_tokens
-            row = len(tokens)
-            tokens.extend(seq.token_ids[start : start + n])
-            pos = range(start, start + n)
-            positions.extend(pos)
-            table = seq.block_table
-            slot_blocks.extend(table[p // bs] for p in pos)
-            if n == 1:
-                decode_tables.append(table[: (start + bs) // bs])
-                decode_lens.append(start + 1)
-            else:
-                bt = None
-                if start:
-                    bt = torch.tensor(table[: -(-(start + n) // bs)], device=self.device)
-                prefills.append(PrefillSpan(row, row + n, start, bt))
-            if start + n == seq.num_tokens:
-                sample_rows.append(row + n - 1)
-                sample_seqs.append(seq)
-
+    def _prepare(self, step: StepInput
+                 ) -> tuple[torch.Tensor, torch.Tensor, AttentionMetadata]:
         dev = self.device
-        positions_t = torch.tensor(positions, device=dev)
+        prefills = [
+            PrefillSpan(c.start, c.end, c.num_computed,
+                        None if c.block_table is None else torch.tensor(c.block_table, device=dev))
+            for c in step.prefills
+        ]
+        positions_t = torch.tensor(step.positions, device=dev)
         meta = AttentionMetadata(
-            slot_blocks=torch.tensor(slot_blocks, device=dev),
-            slot_offsets=positions_t % bs,
-            decodes=self._decode_groups(decode_tables, decode_lens),
+            slot_blocks=torch.tensor(step.slot_blocks, device=dev),
+            slot_offsets=positions_t % self.block_size,
+            decodes=self._decode_groups(step.decode_tables, step.decode_lens),
             prefills=prefills,
         )
-        return torch.tensor(tokens, device=dev), positions_t, meta, sample_rows, sample_seqs
+        return torch.tensor(step.token_ids, device=dev), positions_t, meta
 
 
 def _triton_kernel(device: torch.device) -> Callable[..., torch.Tensor] | None:

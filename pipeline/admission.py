@@ -12,9 +12,10 @@ it needs no lock.
 A ticket is released when its HTTP exchange ends, whether the answer was sent in full,
 streamed, or cut short by the client (`AdmissionMiddleware`), so a route never has to.
 
-Retry-After: the mean time admitted requests take (an exponential average, 1 to 60 s):
-within that time, the requests in flight, which run together under continuous batching,
-have mostly finished.
+Retry-After: the mean time admitted requests take (an exponential average; before any
+has finished, how long the oldest in flight has been running), 1 to 60 s: within that
+time the requests in flight, which run together under continuous batching, have mostly
+finished.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ TICKETS = "finrag.admission_tickets"
 _EWMA = 0.2
 
 
-@dataclass
+@dataclass(eq=False)
 class Ticket:
     tokens: int
     start: float = field(default_factory=time.monotonic)
@@ -43,14 +44,21 @@ class Ticket:
 class Admission:
     def __init__(self, max_requests: int, max_tokens: int) -> None:
         self.max_requests, self.max_tokens = max_requests, max_tokens
-        self.requests = 0
         self.tokens = 0
         self.rejected = 0
+        self._open: set[Ticket] = set()
         self._mean_s: float | None = None
 
     @property
+    def requests(self) -> int:
+        return len(self._open)
+
+    @property
     def retry_after(self) -> int:
-        return min(60, max(1, math.ceil(self._mean_s or 1.0)))
+        took = self._mean_s
+        if took is None:  # nothing finished yet: the oldest in flight has run this long
+            took = time.monotonic() - min((t.start for t in self._open), default=time.monotonic())
+        return min(60, max(1, math.ceil(took)))
 
     def admit(self, tokens: int) -> Ticket:
         busy = self.requests > 0
@@ -63,12 +71,13 @@ class Admission:
                 f"flight (bounds: max_queued_requests={self.max_requests}, max_queued_tokens="
                 f"{self.max_tokens}) and this one needs {tokens} tokens; retry in {wait} s",
                 503, {"Retry-After": str(wait)})
-        self.requests += 1
         self.tokens += tokens
-        return Ticket(tokens)
+        ticket = Ticket(tokens)
+        self._open.add(ticket)
+        return ticket
 
     def release(self, ticket: Ticket) -> None:
-        self.requests -= 1
+        self._open.discard(ticket)
         self.tokens -= ticket.tokens
         took = time.monotonic() - ticket.start
         self._mean_s = took if self._mean_s is None else (1 - _EWMA) * self._mean_s + _EWMA * took

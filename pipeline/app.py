@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException
 
 from pipeline.admission import Admission, AdmissionCollector, AdmissionMiddleware, admit
 from pipeline.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
@@ -19,7 +20,6 @@ from pipeline.errors import (
     GET_ERRORS,
     OUR_ERRORS,
     RequestRejected,
-    count_error,
     error_response,
     invalid_status,
     is_openai,
@@ -106,12 +106,16 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
         status = exc.status or invalid_status(request.url.path)
         return error_response(request.scope, status, exc.message, exc.headers)
 
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        message = str(exc.detail)
+        if exc.status_code in (404, 405) and message in ("Not Found", "Method Not Allowed"):
+            message = f"no route {request.method} {request.url.path}; the routes are at /docs"
+        return error_response(request.scope, exc.status_code, message, exc.headers)
+
     @app.exception_handler(ValueError)
     async def _value_error(request: Request, exc: ValueError) -> JSONResponse:
         return error_response(request.scope, 400, str(exc))
-
-    def _count_error(request: Request, status: int) -> None:  # for handlers added here
-        count_error(request.app, status)
 
     @app.post("/ask", responses={200: {"model": AskAnswer, "content": ASK_STREAM}, **OUR_ERRORS})
     async def ask(body: AskRequest, request: Request) -> Any:

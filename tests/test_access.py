@@ -27,7 +27,10 @@ MAX_REQUESTS, MAX_TOKENS = 2, 2048
 
 @pytest.fixture(scope="module")
 def server(prepared_default, engines_dir, tmp_path_factory):
+    # The 10 contexts of test_http_input.py too: whichever module runs first builds the index.
+    shared = tmp_path_factory.getbasetemp() / "index-dev10"
     with running_server(dev_contexts(10), engines_dir, tmp_path_factory.mktemp("access"),
+                        index=str(shared),
                         max_tokens=8, max_tokens_limit=1500, api_key=KEY,
                         cors_origins=[FRONT], max_queued_requests=MAX_REQUESTS,
                         max_queued_tokens=MAX_TOKENS) as base:
@@ -204,6 +207,13 @@ def test_admission_counts_and_refuses_past_either_bound() -> None:
     for t in (b, c):
         adm.release(t)
     assert (adm.requests, adm.tokens, adm.rejected) == (0, 0, 3)
+
+    fresh = Admission(max_requests=1, max_tokens=100)
+    fresh.admit(1)
+    time.sleep(1.2)  # nothing finished yet: Retry-After is the age of the oldest in flight
+    with pytest.raises(RequestRejected) as err:
+        fresh.admit(1)
+    assert err.value.headers == {"Retry-After": "2"}
 
 
 def test_settings_defaults_and_checks() -> None:

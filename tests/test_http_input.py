@@ -21,7 +21,10 @@ MAX_MODEL_LEN = 2048
 
 @pytest.fixture(scope="module")
 def server(prepared_default, engines_dir, tmp_path_factory):
+    # The 10 contexts of test_access.py too: whichever module runs first builds the index.
+    shared = tmp_path_factory.getbasetemp() / "index-dev10"
     with running_server(dev_contexts(10), engines_dir, tmp_path_factory.mktemp("input"),
+                        index=str(shared),
                         max_tokens=4, max_tokens_limit=TOKENS_LIMIT,
                         max_body_bytes=BODY_LIMIT) as base:
         yield base
@@ -105,6 +108,9 @@ CHAT = {"messages": [{"role": "user", "content": "What is revenue?"}]}
      400, ["stream_options: only with stream: true"]),
     ("/v1/embeddings", {"json": {"input": "revenue " * 400}}, 400,
      ["input[0]", "256 tokens", "split"]),
+    # no such route: the same shapes
+    ("/v1/nothing", {"json": {}}, 404, ["no route POST /v1/nothing"]),
+    ("/health", {"json": {}}, 405, ["no route POST /health"]),
     # a model name is a name, never a path
     ("/v1/completions", {"json": {"model": "../../../../etc/passwd", "prompt": "x"}}, 404,
      ["does not exist"]),
@@ -192,7 +198,7 @@ def test_openapi_documents_the_running_limits(server) -> None:
 
 
 # -- schemathesis over the app's own schema -------------------------------------------------
-EXAMPLES = 12  # per operation and mode (valid, invalid data), derandomized: about 30 s in all
+EXAMPLES = 8  # per operation and mode (valid, invalid data), derandomized: about 20 s in all
 
 
 def test_schemathesis_finds_no_5xx_and_no_answer_outside_the_schema(server) -> None:

@@ -8,7 +8,7 @@ and the latency of the admitted requests (p50, p99, max) with the throughput. Wi
 admission every request is admitted and waits its turn, so latency grows with the queue;
 with it, the excess is refused at once and the admitted keep a bounded latency.
 
-    python3 benchmarks/overload.py                          # ~3 minutes on 2 CPU cores
+    python3 benchmarks/overload.py                      # ~3 minutes on 2 idle CPU cores
     python3 benchmarks/overload.py --rate 3 --duration 20 --max-queued 4
 """
 

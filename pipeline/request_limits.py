@@ -2,8 +2,8 @@
 
 Some ranges are known only once the model is loaded: the largest `max_tokens`
 (`max_tokens_limit`, else max_model_len - 1) and the vocabulary size (`top_k`). A request
-field marked with `bounded(name)` gets that maximum in the OpenAPI schema (the schema is
-patched at first request, see `patch_schema`) and is refused above it with a message that
+field marked with `bounded(name)` gets that maximum in the OpenAPI schema (patched when
+/openapi.json is first asked for, see `patch_schema`) and is refused above it with a message that
 names the field and the setting, never clamped. The token checks refuse a question or a
 prompt that cannot fit max_model_len with its max_tokens, with the numbers, and give the
 tokens a request holds for admission control.
@@ -26,7 +26,8 @@ _WHY = {"max_tokens": "the server's max_tokens_limit setting, else max_model_len
 # Python's whitespace (str.isspace), for a JSON-Schema pattern that says "not only blanks".
 WHITESPACE = "".join(chr(i) for i in range(0x3001) if chr(i).isspace())
 NOT_BLANK = f"[^{WHITESPACE}]"
-# Below this, logits / temperature overflows float32 for the sampler; 0 means greedy.
+# vLLM's "greedy" epsilon. Far below it logits / temperature overflows float32 and the
+# sampler has nothing left to draw from (schemathesis found 5e-324); 0 means greedy.
 MIN_TEMPERATURE = 1e-5
 
 

@@ -1,12 +1,12 @@
 """Limits of a request that depend on the served model and the settings, checked before queuing.
 
 Some ranges are known only once the model is loaded: the largest `max_tokens`
-(`max_tokens_limit`, else max_model_len - 1) and the vocabulary size (`top_k`). A request
-field marked with `bounded(name)` gets that maximum in the OpenAPI schema (patched when
-/openapi.json is first asked for, see `patch_schema`) and is refused above it with a message that
-names the field and the setting, never clamped. The token checks refuse a question or a
-prompt that cannot fit max_model_len with its max_tokens, with the numbers, and give the
-tokens a request holds for admission control.
+(`max_tokens_limit`, else max_model_len - 1) and the vocabulary size (`top_k`, token ids).
+A request field marked with `bounded(name)` gets that maximum in the OpenAPI schema
+(patched when /openapi.json is first asked for, see `patch_schema`) and is refused above
+it with a message that names the field and the setting, never clamped. The token checks
+refuse a question or a prompt that cannot fit max_model_len with its max_tokens, with the
+numbers, and give the tokens a request holds for admission control.
 """
 
 from __future__ import annotations

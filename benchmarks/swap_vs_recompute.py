@@ -50,7 +50,7 @@ def main() -> None:
     engine = LLMEngine.from_engine_args(model=args.model, num_gpu_blocks_override=blocks,
                                         max_model_len=min(blocks * bs, 2048), swap_space=0.5,
                                         block_size=bs, max_num_batched_tokens=max(lengths) + 64)
-    runner = engine.runner
+    runner = engine.executor.driver
     gen = torch.Generator().manual_seed(0)
     vocab = engine.model_config.vocab_size
     params = SamplingParams(temperature=0)

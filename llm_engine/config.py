@@ -116,6 +116,10 @@ class EngineConfig:
     enforce_eager: bool = True
     skip_tokenizer_init: bool = False
     engines_dir: str | None = None
+    # Ranks the model is split over, one process each ("mp"); "uni" keeps one process.
+    # On CPU the ranks share the host, and kv_cache_memory is for all of them together.
+    tensor_parallel_size: int = 1
+    distributed_executor_backend: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.block_size in (1, 2, 4, 8, 16, 32, 64, 128), "block_size",
@@ -148,6 +152,13 @@ class EngineConfig:
                "CUDA)", self.attention_backend)
         _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
                "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
+        _check(self.tensor_parallel_size >= 1, "tensor_parallel_size", ">= 1",
+               self.tensor_parallel_size)
+        _check(self.distributed_executor_backend in (None, "mp", "uni"),
+               "distributed_executor_backend", "None, 'mp' or 'uni'", self.distributed_executor_backend)
+        _check(self.distributed_executor_backend != "uni" or self.tensor_parallel_size == 1,
+               "distributed_executor_backend", "'mp' (or None) when tensor_parallel_size > 1",
+               self.distributed_executor_backend)
 
     @property
     def torch_device(self) -> torch.device:

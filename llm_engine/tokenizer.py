@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -103,13 +103,25 @@ class Tokenizer:
         return self._tok.encode("a", add_special_tokens=True).ids[:1] == [bos]
 
     # --- encode / decode -------------------------------------------------------------------
-    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        ids = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+    def encode(self, text: str, add_special_tokens: bool = True,
+               split_special_tokens: bool = False) -> list[int]:
+        """Token ids of `text`. `split_special_tokens=True` (transformers' name) encodes text
+        such as "<|im_start|>" as plain text, not as the control token: for strings a user or
+        a document wrote, which must not be able to open a chat turn."""
+        tok = self._plain_tok if split_special_tokens else self._tok
+        ids = tok.encode(text, add_special_tokens=add_special_tokens).ids
         bos = self._ids["bos_token"]
         if (add_special_tokens and self.add_bos_token and not self._post_adds_bos
                 and bos is not None and ids[:1] != [bos]):
             ids = [bos, *ids]
         return ids
+
+    @cached_property
+    def _plain_tok(self) -> _HFTokenizer:
+        # A copy, so that the shared tokenizer's setting never changes under another caller.
+        tok = _HFTokenizer.from_str(self._tok.to_str())
+        tok.encode_special_tokens = True
+        return tok
 
     def encode_batch(self, texts: Sequence[str],
                      add_special_tokens: bool = True) -> list[list[int]]:

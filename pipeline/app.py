@@ -3,65 +3,62 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException
 
+from pipeline.admission import Admission, AdmissionCollector, AdmissionMiddleware, admit
+from pipeline.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
+from pipeline.body_limits import BodyLimitMiddleware
+from pipeline.errors import (
+    GET_ERRORS,
+    OUR_ERRORS,
+    RequestRejected,
+    error_response,
+    invalid_status,
+    is_openai,
+)
 from pipeline.metrics import Metrics
 from pipeline.rag import AskOptions, RAGPipeline, source_dict
+from pipeline.request_limits import RequestLimits, ask_tokens
+from pipeline.security import document_security, install_security
 from pipeline.settings import Settings
 
 # A loop with work that has not stepped for this long is reported unhealthy.
 STALL_S = 120.0
+_SCALARS = (int, float, bool, type(None))
+# pydantic's names of union members in an error's location ("constrained-str", "list[int]").
+_MEMBER = re.compile(r"[\[\-]|^(str|int|float|bool|list|dict|none|null)$")
 
 
-def _require_text(value: str, what: str) -> str:
-    if not value.strip():
-        raise ValueError(f"must contain a {what}, not only whitespace")
-    return value
-
-
-class AskRequest(BaseModel):
-    """POST /ask. Unknown fields are rejected."""
-
-    model_config = ConfigDict(extra="forbid")
-    question: str = Field(min_length=1, max_length=4000,
-                          description="the question, 1 to 4000 characters")
-    top_k: int | None = Field(None, ge=1, le=20, description="passages to retrieve, 1 to 20")
-    max_tokens: int | None = Field(None, ge=1, le=2048, description="answer length, 1 to 2048")
-    temperature: float | None = Field(None, ge=0.0, le=2.0, description="0 (greedy) to 2")
-    stream: bool = False
-
-    _not_blank = field_validator("question")(lambda value: _require_text(value, "question"))
-
-
-class SearchRequest(BaseModel):
-    """POST /search. Unknown fields are rejected."""
-
-    model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=4000)
-    top_k: int | None = Field(None, ge=1, le=100)
-
-    _not_blank = field_validator("query")(lambda value: _require_text(value, "query"))
-
-
-def error_message(exc: RequestValidationError) -> str:
-    parts = []
+def error_message(exc: RequestValidationError, path: str) -> str:
+    """One line naming each bad field and what to change (union members merged)."""
+    found: dict[str, list[str]] = {}
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field; remove it"
-        elif err["type"] in ("model_attributes_type", "dict_type", "json_invalid"):
-            msg = "send a JSON object (Content-Type: application/json) with the fields " \
-                  "documented at /docs"
-        parts.append(f"{where}: {msg}")
-    return "; ".join(parts)
+        where = ".".join(str(p) for p in err["loc"][1:] if not _MEMBER.search(str(p))) or "body"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "json_invalid":
+            where = "body"
+            msg = (f"invalid JSON at character {err['loc'][-1]} "
+                   f"({err.get('ctx', {}).get('error', 'decode error')}); send a JSON object")
+        elif err["type"] == "extra_forbidden":
+            msg = ("unknown field, not supported by this server; remove it" if is_openai(path)
+                   else "unknown field; remove it")
+        elif err["type"] in ("model_attributes_type", "dict_type") or (
+                err["type"] == "missing" and where == "body"):
+            msg = ("send a JSON object (Content-Type: application/json) with the fields "
+                   "documented at /docs")
+        elif isinstance(err.get("input"), _SCALARS) and err["type"] != "missing":
+            msg += f" (got {err['input']!r})"
+        if msg not in found.setdefault(where, []):
+            found[where].append(msg)
+    return "; ".join(f"{where}: {' or '.join(msgs)}" for where, msgs in found.items())
 
 
 def sse(data: Any) -> bytes:
@@ -80,6 +77,7 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
             pipe = await asyncio.to_thread(RAGPipeline.from_settings, settings)
         pipe.metrics = Metrics(pipe.engine, pipe.model_name)
         pipe.batcher.on_batch = lambda n, _s: pipe.metrics.batch_size.observe(n)
+        pipe.metrics.registry.register(AdmissionCollector(app.state.admission))
         app.state.pipeline = pipe
         if settings.warmup:
             await pipe.warmup()
@@ -88,34 +86,42 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
             pipe.shutdown()
 
     app = FastAPI(title="finrag", version="0.1.0", lifespan=lifespan)
+    app.state.admission = Admission(settings.max_queued_requests, settings.max_queued_tokens)
+    # Innermost first: tickets released after the response, bodies checked before routes,
+    # then the API key and CORS outermost (security.install_security).
+    app.add_middleware(AdmissionMiddleware, admission=app.state.admission)
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    install_security(app, settings)
 
     def pipe_of(request: Request) -> RAGPipeline:
         return request.app.state.pipeline
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        message = error_message(exc)
-        openai = request.url.path.startswith("/v1/")
-        status = 400 if openai else 422
-        _count_error(request, status)
-        body = ({"error": {"message": message, "type": "BadRequestError", "code": status}}
-                if openai else {"detail": message})
-        return JSONResponse(body, status_code=status)
+        path = request.url.path
+        return error_response(request.scope, invalid_status(path), error_message(exc, path))
+
+    @app.exception_handler(RequestRejected)
+    async def _rejected(request: Request, exc: RequestRejected) -> JSONResponse:
+        status = exc.status or invalid_status(request.url.path)
+        return error_response(request.scope, status, exc.message, exc.headers)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        message = str(exc.detail)
+        if exc.status_code in (404, 405) and message in ("Not Found", "Method Not Allowed"):
+            message = f"no route {request.method} {request.url.path}; the routes are at /docs"
+        return error_response(request.scope, exc.status_code, message, exc.headers)
 
     @app.exception_handler(ValueError)
     async def _value_error(request: Request, exc: ValueError) -> JSONResponse:
-        _count_error(request, 400)
-        return JSONResponse({"error": {"message": str(exc), "type": "BadRequestError",
-                                       "code": 400}, "detail": str(exc)}, status_code=400)
+        return error_response(request.scope, 400, str(exc))
 
-    def _count_error(request: Request, status: int) -> None:
-        pipe = getattr(request.app.state, "pipeline", None)
-        if pipe is not None and pipe.metrics is not None:
-            pipe.metrics.http_errors.labels(str(status)).inc()
-
-    @app.post("/ask")
+    @app.post("/ask", responses={200: {"model": AskAnswer, "content": ASK_STREAM}, **OUR_ERRORS})
     async def ask(body: AskRequest, request: Request) -> Any:
         pipe = pipe_of(request)
+        RequestLimits.of(request.app).check(body)
+        admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
         opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
         if not body.stream:
             return (await pipe.ask(body.question, opts)).to_dict()
@@ -131,9 +137,10 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
-    @app.post("/search")
+    @app.post("/search", responses={200: {"model": SearchAnswer}, **OUR_ERRORS})
     async def search(body: SearchRequest, request: Request) -> Any:
         pipe = pipe_of(request)
+        admit(request, 0)
         t0 = time.perf_counter()
         passages = await pipe.search(body.query, body.top_k)
         return {"sources": [source_dict(p) for p in passages],
@@ -152,7 +159,7 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
             return JSONResponse({"status": "unhealthy", "reason": reason}, status_code=503)
         return JSONResponse({"status": "ok"})
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=PlainTextResponse, responses=GET_ERRORS)
     async def metrics(request: Request) -> Response:
         return Response(pipe_of(request).metrics.render(),
                         media_type="text/plain; version=0.0.4; charset=utf-8")
@@ -162,4 +169,23 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
 
     app.include_router(router)
     app.include_router(web_router)
+    _limit_schema(app, settings)
     return app
+
+
+def _limit_schema(app: FastAPI, settings: Settings) -> None:
+    """/openapi.json with the running model's bounds and, with an API key, its scheme."""
+    build = app.openapi
+    done = False
+
+    def openapi() -> dict[str, Any]:
+        nonlocal done
+        schema = build()
+        if not done and getattr(app.state, "pipeline", None) is not None:
+            RequestLimits.of(app).patch_schema(schema)
+            if settings.api_key is not None:
+                document_security(schema)
+            done = True
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -6,104 +6,45 @@ import base64
 import itertools
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any
 
+import jinja2
 import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
 
-from llm_engine import RequestOutput, SamplingParams
+from llm_engine import RequestOutput
+from pipeline.admission import admit
+from pipeline.api_models import OPENAI_STREAM
 from pipeline.app import sse
+from pipeline.errors import OPENAI_ERRORS, OPENAI_GET_ERRORS, RequestRejected, error_response
+from pipeline.openai_models import (
+    MAX_EMBED_INPUTS,
+    ChatCompletion,
+    ChatRequest,
+    Completion,
+    CompletionRequest,
+    EmbeddingList,
+    EmbeddingRequest,
+    ModelList,
+    SamplingFields,
+)
+from pipeline.prompts import chat_ids
+from pipeline.request_limits import RequestLimits
 
 router = APIRouter(prefix="/v1")
 _ids = itertools.count()
 
 
-class SamplingFields(BaseModel):
-    """OpenAI's sampling fields plus vLLM's extras (top_k, min_p, repetition_penalty, ...)."""
-
-    model_config = ConfigDict(extra="forbid")
-    model: str | None = None
-    max_tokens: int | None = Field(None, ge=1)
-    temperature: float = Field(1.0, ge=0.0, le=2.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    top_k: int = Field(0, ge=-1)
-    min_p: float = Field(0.0, ge=0.0, le=1.0)
-    n: int = Field(1, ge=1, le=1, description="only 1 is supported")
-    stream: bool = False
-    stream_options: dict[str, Any] | None = None
-    stop: str | list[str] | None = None
-    stop_token_ids: list[int] | None = None
-    seed: int | None = None
-    presence_penalty: float = Field(0.0, ge=-2.0, le=2.0)
-    frequency_penalty: float = Field(0.0, ge=-2.0, le=2.0)
-    repetition_penalty: float = Field(1.0, gt=0.0, le=2.0)
-    min_tokens: int = Field(0, ge=0)
-    ignore_eos: bool = False
-    skip_special_tokens: bool = True
-    include_stop_str_in_output: bool = False
-    logit_bias: dict[str, float] | None = None  # accepted, ignored
-    user: str | None = None
-
-    def sampling_params(self, default_max: int) -> SamplingParams:
-        return SamplingParams(
-            temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
-            presence_penalty=self.presence_penalty, frequency_penalty=self.frequency_penalty,
-            repetition_penalty=self.repetition_penalty, seed=self.seed, stop=self.stop,
-            stop_token_ids=self.stop_token_ids, max_tokens=self.max_tokens or default_max,
-            min_tokens=self.min_tokens, ignore_eos=self.ignore_eos,
-            skip_special_tokens=self.skip_special_tokens,
-            include_stop_str_in_output=self.include_stop_str_in_output)
-
-    @property
-    def include_usage(self) -> bool:
-        return bool((self.stream_options or {}).get("include_usage"))
-
-
-class CompletionRequest(SamplingFields):
-    prompt: str | list[str] | list[int] = Field(description="one prompt: text or token ids")
-    echo: bool = False
-    logprobs: int | None = Field(None, ge=0, le=20)
-    best_of: int | None = Field(None, ge=1, le=1)
-    suffix: str | None = None
-
-
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: Literal["system", "user", "assistant", "tool", "developer"]
-    content: str | list[dict[str, Any]] | None = None
-
-
-class ChatRequest(SamplingFields):
-    messages: list[ChatMessage] = Field(min_length=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
-    logprobs: bool = False
-    top_logprobs: int | None = Field(None, ge=0, le=20)
-
-
-class EmbeddingRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    input: str | list[str] = Field(description="a text or a list of 1 to 2048 texts")
-    model: str | None = None
-    encoding_format: Literal["float", "base64"] = "float"
-    dimensions: int | None = None
-    user: str | None = None
-
-
-def _error(message: str, status: int = 400, kind: str = "BadRequestError") -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": kind, "code": status}},
-                        status_code=status)
-
-
-def _check_model(pipe: Any, model: str | None, allowed: list[str]) -> JSONResponse | None:
+def _check_model(request: Request, model: str | None, allowed: list[str]) -> JSONResponse | None:
+    # The model name is only ever compared with the served names, never opened as a path.
     if model is not None and model not in allowed:
-        return _error(f"The model `{model}` does not exist; use one of {allowed}", 404,
-                      "NotFoundError")
+        return error_response(request.scope, 404,
+                              f"The model `{model}` does not exist; use one of {allowed}")
     return None
 
 
-@router.get("/models")
+@router.get("/models", responses={200: {"model": ModelList}, **OPENAI_GET_ERRORS})
 async def models(request: Request) -> Any:
     pipe = request.app.state.pipeline
     now = int(time.time())
@@ -122,14 +63,20 @@ async def _first_and_rest(gen: AsyncIterator[RequestOutput]) -> tuple[RequestOut
     return first, gen
 
 
-async def _serve(request: Request, body: SamplingFields, prompt: Any, kind: str) -> Any:
+async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
+                 kind: str) -> Any:
+    """Check the prompt's tokens against the model, admit, then answer or stream."""
     pipe = request.app.state.pipeline
-    bad = _check_model(pipe, body.model, [pipe.model_name])
-    if bad is not None:
-        return bad
-    max_tokens = getattr(body, "max_completion_tokens", None) or body.max_tokens
-    body.max_tokens = max_tokens
-    params = body.sampling_params(pipe.settings.max_tokens)
+    limits = RequestLimits.of(request.app)
+    limits.check(body)
+    n_prompt = len(prompt["prompt_token_ids"])
+    asked = getattr(body, "max_completion_tokens", None) or body.max_tokens
+    limits.check_prompt(n_prompt, asked)
+    max_tokens = asked or min(pipe.settings.max_tokens, limits.max_model_len - n_prompt)
+    if body.stream_options is not None and not body.stream:
+        raise RequestRejected("stream_options: only with stream: true")
+    params = body.sampling_params(max_tokens)
+    admit(request, n_prompt + max_tokens)
     rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{next(_ids)}"
     created, t0 = int(time.time()), time.perf_counter()
     gen = pipe.engine.generate(prompt, params, rid)
@@ -197,62 +144,53 @@ async def _serve(request: Request, body: SamplingFields, prompt: Any, kind: str)
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
-@router.post("/completions")
+@router.post("/completions",
+             responses={200: {"model": Completion, "content": OPENAI_STREAM}, **OPENAI_ERRORS})
 async def completions(body: CompletionRequest, request: Request) -> Any:
-    if body.echo or body.suffix or body.logprobs:
-        return _error("echo, suffix and logprobs are not supported by this server")
-    prompt = body.prompt
-    if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
-        if len(prompt) != 1:
-            return _error("prompt: give one prompt per request (a string or token ids)")
-        prompt = prompt[0]
-    if isinstance(prompt, list):
-        prompt = {"prompt_token_ids": prompt}
-    return await _serve(request, body, prompt, "completion")
-
-
-def _text_of(content: str | list[dict[str, Any]] | None) -> str:
-    if content is None or isinstance(content, str):
-        return content or ""
-    parts = []
-    for part in content:
-        if part.get("type") != "text":
-            raise ValueError(f"messages: content part type {part.get('type')!r} is not "
-                             "supported; send text")
-        parts.append(str(part.get("text", "")))
-    return "".join(parts)
-
-
-@router.post("/chat/completions")
-async def chat_completions(body: ChatRequest, request: Request) -> Any:
-    if body.logprobs:
-        return _error("logprobs are not supported by this server's chat route")
     pipe = request.app.state.pipeline
-    messages = [{"role": "system" if m.role == "developer" else m.role,
-                 "content": _text_of(m.content)} for m in body.messages]
-    ids = pipe.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                             tokenize=True)
+    bad = _check_model(request, body.model, [pipe.model_name])
+    if bad is not None:
+        return bad
+    prompt = body.prompt[0] if isinstance(body.prompt, list) and isinstance(body.prompt[0], str) \
+        else body.prompt
+    if isinstance(prompt, str):
+        ids = pipe.tokenizer.encode(prompt)  # as the engine would, BOS included if the model asks
+        return await _serve(request, body, {"prompt": prompt, "prompt_token_ids": ids},
+                            "completion")
+    return await _serve(request, body, {"prompt_token_ids": prompt}, "completion")
+
+
+@router.post("/chat/completions",
+             responses={200: {"model": ChatCompletion, "content": OPENAI_STREAM}, **OPENAI_ERRORS})
+async def chat_completions(body: ChatRequest, request: Request) -> Any:
+    pipe = request.app.state.pipeline
+    bad = _check_model(request, body.model, [pipe.model_name])
+    if bad is not None:
+        return bad
+    messages = [("system" if m.role == "developer" else m.role, [m.text]) for m in body.messages]
+    try:
+        ids = chat_ids(pipe.tokenizer, messages)
+    except jinja2.TemplateError as exc:
+        raise RequestRejected(f"messages: the model's chat template refused them: {exc}") \
+            from None
     return await _serve(request, body, {"prompt_token_ids": ids}, "chat")
 
 
-@router.post("/embeddings")
+@router.post("/embeddings", responses={200: {"model": EmbeddingList}, **OPENAI_ERRORS})
 async def embeddings(body: EmbeddingRequest, request: Request) -> Any:
     pipe = request.app.state.pipeline
-    bad = _check_model(pipe, body.model, [pipe.embedder_name])
+    bad = _check_model(request, body.model, [pipe.embedder_name])
     if bad is not None:
         return bad
     texts = [body.input] if isinstance(body.input, str) else list(body.input)
-    if not 1 <= len(texts) <= 2048:
-        return _error("input: give 1 to 2048 texts")
+    if not 1 <= len(texts) <= MAX_EMBED_INPUTS:
+        raise RequestRejected(f"input: give 1 to {MAX_EMBED_INPUTS} texts, got {len(texts)}")
     if body.dimensions is not None and body.dimensions != pipe.embedder.dim:
-        return _error(f"dimensions: this embedder gives {pipe.embedder.dim}, not "
-                      f"{body.dimensions}")
+        raise RequestRejected(f"dimensions: this embedder gives {pipe.embedder.dim}, not "
+                              f"{body.dimensions}")
+    n_tokens = _embedding_tokens(pipe.embedder, texts)
+    admit(request, 0)
     vectors = np.asarray(await pipe.embed(texts), dtype=np.float32)
-    tok = getattr(pipe.embedder, "tokenizer", None)
-    if hasattr(tok, "encode_batch"):
-        n_tokens = sum(len(e.ids) for e in tok.encode_batch(texts))
-    else:
-        n_tokens = sum(len(t.split()) for t in texts)
     data = []
     for i, v in enumerate(vectors):
         emb: Any = (base64.b64encode(v.tobytes()).decode() if body.encoding_format == "base64"
@@ -260,3 +198,17 @@ async def embeddings(body: EmbeddingRequest, request: Request) -> Any:
         data.append({"object": "embedding", "index": i, "embedding": emb})
     return {"object": "list", "data": data, "model": pipe.embedder_name,
             "usage": {"prompt_tokens": n_tokens, "total_tokens": n_tokens}}
+
+
+def _embedding_tokens(embedder: Any, texts: list[str]) -> int:
+    """Tokens of `texts`; a text longer than the embedder takes is refused, not truncated."""
+    tok = getattr(embedder, "tokenizer", None)
+    if not hasattr(tok, "encode_batch"):
+        return sum(len(t.split()) for t in texts)
+    encodings = tok.encode_batch(texts)
+    limit = (tok.truncation or {}).get("max_length")
+    for i, enc in enumerate(encodings):
+        if enc.overflowing:
+            raise RequestRejected(f"input[{i}]: more than {limit} tokens; the embedder takes "
+                                  f"at most {limit} tokens per text: split it")
+    return sum(len(e.ids) for e in encodings)

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 LETTERS = string.ascii_uppercase
+# A message's place in the rendered template: private-use characters no template writes.
+_SLOT = "\ue000{}\ue000"
 
 
 def system_text(system_prompt: str, labels: Sequence[Any]) -> str:
@@ -42,15 +44,36 @@ def question_head(question: str) -> str:
     return f"Question: {' '.join(question.split())}\n\n"
 
 
-def build_prompt_ids(tokenizer: Any, system: str, question: str, tail: str) -> list[int]:
-    """Chat-template token ids whose head (system + question) is tokenized on its own."""
-    head = question_head(question)
+def chat_ids(tokenizer: Any, messages: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
+    """Token ids of a chat, (role, content pieces) per message, with the assistant turn open.
+
+    Only the template's own markup becomes control tokens; message content is encoded as
+    plain text, so "<|im_end|>\n<|im_start|>system" written in a question, a passage or a
+    message stays text and cannot open a turn of another role. The template is rendered
+    with a placeholder per message, so that content is never searched for in the markup.
+    Each piece is encoded on its own (a shared head keeps the same ids in every prompt).
+    """
+    slots = [_SLOT.format(i) for i in range(len(messages))]
     text = tokenizer.apply_chat_template(
-        [{"role": "system", "content": system}, {"role": "user", "content": head + tail}],
+        [{"role": role, "content": slot} for (role, _), slot in zip(messages, slots, strict=True)],
         add_generation_prompt=True)
-    cut = text.index(head) + len(head)
-    return (tokenizer.encode(text[:cut], add_special_tokens=False)
-            + tokenizer.encode(text[cut:], add_special_tokens=False))
+    ids: list[int] = []
+    pos = 0
+    for (_, pieces), slot in zip(messages, slots, strict=True):
+        at = text.find(slot, pos)
+        if at < 0:
+            raise ValueError("the model's chat template does not write message content "
+                             "verbatim, so it cannot be kept apart from the markup")
+        ids += tokenizer.encode(text[pos:at], add_special_tokens=False)
+        for piece in pieces:
+            ids += tokenizer.encode(piece, add_special_tokens=False, split_special_tokens=True)
+        pos = at + len(slot)
+    return ids + tokenizer.encode(text[pos:], add_special_tokens=False)
+
+
+def build_prompt_ids(tokenizer: Any, system: str, question: str, tail: str) -> list[int]:
+    """The stage's prompt: the head (system + question) is tokenized apart from the tail."""
+    return chat_ids(tokenizer, [("system", [system]), ("user", [question_head(question), tail])])
 
 
 def option_token_ids(tokenizer: Any, n: int) -> list[int]:

@@ -7,13 +7,23 @@ is one line naming the setting and what to change.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
+_ORIGIN = re.compile(r"https?://[^\s/?#*]+")
 
 
 class SettingsError(ValueError):
@@ -97,6 +107,54 @@ class Settings(BaseModel):
 
     warmup: bool = True
 
+    # HTTP: request limits, admission and access (README, "Limits, overload and access")
+    max_body_bytes: int = Field(1 << 20, ge=1024, le=1 << 30)
+    # The largest max_tokens a request may ask for; None: max_model_len - 1.
+    max_tokens_limit: int | None = Field(None, ge=1)
+    # Admission: requests admitted and not finished, and their prompt + max_tokens tokens.
+    max_queued_requests: int = Field(64, ge=1)
+    max_queued_tokens: int = Field(65536, ge=64)
+    # One key, or several separated by commas (rotation); None: no key asked.
+    api_key: SecretStr | None = None
+    cors_origins: list[str] = Field(default_factory=list)
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) \
+            else value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _check_origins(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            if not _ORIGIN.fullmatch(origin):
+                raise ValueError(f"{origin!r} is not an origin: give scheme://host[:port] "
+                                 "without a path or trailing slash, e.g. https://app.example.com"
+                                 " ('*' is refused: it would open the API to every web site)")
+        return value
+
+    @field_validator("api_key")
+    @classmethod
+    def _check_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            for key in value.get_secret_value().split(","):
+                if len(key.strip()) < 16 or any(c.isspace() for c in key.strip()):
+                    raise ValueError("each key needs at least 16 characters and no spaces, "
+                                     "e.g. python -c 'import secrets; "
+                                     "print(secrets.token_urlsafe(32))'")
+        return value
+
+    def api_keys(self) -> list[bytes]:
+        if self.api_key is None:
+            return []
+        return [k.strip().encode() for k in self.api_key.get_secret_value().split(",")]
+
+    @property
+    def max_request_tokens(self) -> int:
+        """The largest max_tokens a request may ask for."""
+        return self.max_tokens_limit or self.max_model_len - 1
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         names = [label.name for label in self.intent_labels]
@@ -104,6 +162,17 @@ class Settings(BaseModel):
             raise ValueError(f"intent_labels: names must be distinct, got {names}")
         if all(label.reply is not None for label in self.intent_labels):
             raise ValueError("intent_labels: at least one label needs reply: null (retrieval)")
+        if self.max_tokens_limit is not None and self.max_tokens_limit >= self.max_model_len:
+            raise ValueError(f"max_tokens_limit: must be below max_model_len "
+                             f"({self.max_model_len}), got {self.max_tokens_limit}")
+        if self.max_tokens > self.max_request_tokens:
+            raise ValueError(f"max_tokens: the default answer length {self.max_tokens} is over "
+                             f"the request limit {self.max_request_tokens} (max_tokens_limit or "
+                             "max_model_len - 1); lower it")
+        if self.max_queued_tokens < self.max_model_len:
+            raise ValueError(f"max_queued_tokens: must be at least max_model_len "
+                             f"({self.max_model_len}) so that any one request fits, got "
+                             f"{self.max_queued_tokens}")
         return self
 
     @property
@@ -122,6 +191,7 @@ class Settings(BaseModel):
 
 
 FIELDS = set(Settings.model_fields)
+SECRET_FIELDS = ("api_key",)
 
 
 def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
@@ -135,7 +205,7 @@ def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def _one_line(exc: ValidationError) -> str:
+def _one_line(exc: ValidationError, values: dict[str, Any]) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "settings"
@@ -143,7 +213,13 @@ def _one_line(exc: ValidationError) -> str:
         if err["type"] == "extra_forbidden":
             msg = f"unknown setting (known: {', '.join(sorted(FIELDS))})"
         parts.append(f"{where}: {msg} (got {err.get('input')!r})")
-    return "invalid settings: " + "; ".join(parts)
+    message = "invalid settings: " + "; ".join(parts)
+    for name in SECRET_FIELDS:  # an error must not show a key, whatever part of it failed
+        raw = values.get(name)
+        for secret in ([raw, *str(raw).split(",")] if isinstance(raw, str) and raw else []):
+            if len(secret.strip()) >= 4:
+                message = message.replace(secret.strip(), "**********")
+    return message
 
 
 def load_settings(config_file: str | Path | None = None,
@@ -170,4 +246,4 @@ def load_settings(config_file: str | Path | None = None,
     try:
         return Settings(**values)
     except ValidationError as exc:
-        raise SettingsError(_one_line(exc)) from None
+        raise SettingsError(_one_line(exc, values)) from None

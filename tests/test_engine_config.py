@@ -101,7 +101,7 @@ def test_profile_forward_runs_the_whole_token_budget_on_a_scratch_cache(tmp_path
     engine = LLMEngine(EngineConfig(model=str(_tiny_model(tmp_path, "llama")),
                                     skip_tokenizer_init=True, max_model_len=128,
                                     max_num_batched_tokens=300, kv_cache_memory=1 << 20))
-    runner = engine.runner
+    runner = engine.executor.driver
     # 300 tokens as prompts of at most max_model_len = 128: spans of 128, 128 and 44.
     assert runner._profile_forward() == 19 * BLOCK
     assert runner.kv_cache.shape[3] == 0  # the scratch cache is let go

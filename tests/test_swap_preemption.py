@@ -140,3 +140,19 @@ def test_server_settings_reach_the_engine() -> None:
             config.gpu_memory_utilization) == (0.5, "recompute", 64, 0.9)
     with pytest.raises(SettingsError, match=r"^invalid settings: preemption_mode: .*'drop'"):
         load_settings(overrides={"preemption_mode": "drop"})
+
+
+def test_tensor_parallel_ranks_swap_their_shards(case) -> None:
+    """The brief's deployment swaps with tensor_parallel_size=2: every rank copies its
+    share of the K/V heads out and back, in the same step."""
+    folder, prompts, expected = case
+    llm = LLM(str(folder), tensor_parallel_size=2, preemption_mode="swap",
+              swap_space=swap_gib(40) / 2, **SMALL)  # a rank's block holds one K/V head of two
+    try:
+        assert llm.llm_engine.block_manager.num_host_blocks == 40
+        assert generate(llm, prompts) == expected
+        stats = llm.llm_engine.get_stats()
+        assert stats.num_preemptions_swap > 0 and stats.num_preemptions_recompute == 0
+        assert_everything_returned(llm.llm_engine)
+    finally:
+        llm.llm_engine.shutdown()

@@ -90,6 +90,7 @@ class AsyncLLMEngine:
         self._stopped = True
         self._wakeup.set()
         self._thread.join(timeout=10)
+        self.engine.shutdown()
 
     def _send(self, op: str, arg: Any) -> None:
         self._commands.put((op, arg))

@@ -41,6 +41,12 @@ def use_cuda_graphs(config: EngineConfig, device: torch.device, attention_backen
         logger.warning("enforce_eager=False ignored: CUDA graphs need a CUDA device and the "
                        "Triton attention backend (here %s, %s)", device, attention_backend)
         return False
+    if config.tensor_parallel_size > 1:
+        # A captured step would hold NCCL collectives; every rank would have to capture and
+        # replay in lockstep, which has not been built (or run) yet.
+        logger.warning("enforce_eager=False ignored: CUDA graphs are not supported with "
+                       "tensor_parallel_size > 1")
+        return False
     return True
 
 

@@ -76,20 +76,25 @@ class KVCachePlan:
 
 
 def plan_kv_cache(config: EngineConfig, device: torch.device, bytes_per_block: int,
-                  profile: Callable[[], int], reserved_blocks: int = 0) -> KVCachePlan:
+                  profile: Callable[[], int], reserved_blocks: int = 0,
+                  tp_size: int = 1) -> KVCachePlan:
     """`profile` (CUDA only) runs the forward pass that needs the most activation memory
-    and returns the bytes of scratch KV cache it allocated for it."""
+    and returns the bytes of scratch KV cache it allocated for it. `bytes_per_block` is
+    one rank's share under tensor parallelism."""
     if config.num_gpu_blocks_override is not None:
         n = config.num_gpu_blocks_override
         return KVCachePlan(n, bytes_per_block, "num_gpu_blocks_override",
                            f"num_gpu_blocks_override={n}", reserved_blocks)
     if device.type == "cuda":
         return _plan_cuda(config, device, bytes_per_block, profile, reserved_blocks)
-    budget = config.default_kv_cache_memory()
-    how = (f"kv_cache_memory={budget} bytes" if config.kv_cache_memory is not None else
-           f"kv_cache_memory unset: a quarter of available memory, at most 4 GiB = {_size(budget)}")
-    return KVCachePlan(budget // bytes_per_block, bytes_per_block, "kv_cache_memory", how,
-                       reserved_blocks)
+    total = config.default_kv_cache_memory()
+    how = (f"kv_cache_memory={total} bytes" if config.kv_cache_memory is not None else
+           f"kv_cache_memory unset: a quarter of available memory, at most 4 GiB = {_size(total)}")
+    if tp_size > 1:
+        # The ranks of a CPU group share the host's memory: the budget is for all of them.
+        how += f", split over tensor_parallel_size={tp_size}"
+    return KVCachePlan(total // tp_size // bytes_per_block, bytes_per_block, "kv_cache_memory",
+                       how, reserved_blocks)
 
 
 def _plan_cuda(config: EngineConfig, device: torch.device, bytes_per_block: int,

@@ -14,7 +14,7 @@ from tqdm import tqdm
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.block_manager import BlockManager
 from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
-from llm_engine.engine.model_runner import ModelRunner
+from llm_engine.engine.executor import create_executor
 from llm_engine.engine.scheduler import Scheduler
 from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.outputs import CompletionOutput, RequestOutput
@@ -84,10 +84,11 @@ class LLMEngine:
         self.max_model_len = config.resolve_max_model_len(self.model_config)
         # Fails at start, naming both token counts and what to change, when one sequence
         # of max_model_len tokens cannot fit the KV cache.
-        self.runner = ModelRunner(config, self.model_config, self.model_dir, eos, host_allocator)
-        self.block_manager = BlockManager(self.runner.num_blocks, config.block_size,
+        self.executor = create_executor(config, self.model_config, self.model_dir, eos,
+                                        host_allocator)
+        self.block_manager = BlockManager(self.executor.num_blocks, config.block_size,
                                           config.enable_prefix_caching,
-                                          self.runner.swap_space.num_blocks)
+                                          self.executor.num_host_blocks)
         self.scheduler = Scheduler(config, self.block_manager)
         self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
         self.requests: dict[str, Sequence] = {}
@@ -96,6 +97,10 @@ class LLMEngine:
     @classmethod
     def from_engine_args(cls, **kwargs: Any) -> LLMEngine:
         return cls(EngineConfig(**kwargs))
+
+    def shutdown(self) -> None:
+        """Stop the tensor-parallel workers, if any (garbage collection does it too)."""
+        self.executor.shutdown()
 
     # -- requests -------------------------------------------------------------------
     def _tokenize(self, prompt: PromptType) -> tuple[str | None, list[int]]:
@@ -162,7 +167,7 @@ class LLMEngine:
         sched = self.scheduler.schedule()
         if not sched:
             return []
-        results = self.runner.execute(sched)
+        results = self.executor.execute(sched)
         now = time.monotonic()
         outputs = []
         for seq, n in zip(sched.seqs, sched.num_tokens, strict=True):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
 from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
+from llm_engine.engine.step_input import StepInput
 from llm_engine.engine.swap_space import HostAllocator, SwapSpace, default_host_allocator
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
@@ -25,18 +28,25 @@ logger = logging.getLogger(__name__)
 
 class ModelRunner:
     """Owns the weights, the KV cache and its swap space; turns a scheduler step into
-    sampled tokens."""
+    sampled tokens.
+
+    Under tensor parallelism one runner lives in each rank's process and holds that rank's
+    shard of the weights, of the K/V heads and of the swap space; every rank runs
+    `execute_step` on the same StepInput, and only the driver's runner (rank 0) samples.
+    """
 
     def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                 eos_token_ids: set[int], host_allocator: HostAllocator | None = None) -> None:
+                 eos_token_ids: set[int], tp: TensorParallelGroup = SINGLE,
+                 host_allocator: HostAllocator | None = None) -> None:
         self.config = config
         self.model_config = model_config
-        self.device = config.torch_device
+        self.tp = tp
+        self.device = tp.device(config.torch_device)
         self.dtype = config.torch_dtype
         self.block_size = config.block_size
         torch.manual_seed(config.seed)
         with torch.device(self.device):
-            model = LlamaForCausalLM(model_config)
+            model = LlamaForCausalLM(model_config, tp)
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
         self._select_attention_backend()
@@ -58,6 +68,7 @@ class ModelRunner:
         return (len(layers), 2, attn.num_kv_heads, self.block_size * attn.head_dim)
 
     def kv_bytes_per_block(self) -> int:
+        """Bytes of one block on this rank (its share of the K/V heads)."""
         elem = torch.empty((), dtype=self.dtype).element_size()
         return elem * int(torch.Size(self._kv_block_shape()).numel())
 
@@ -74,7 +85,9 @@ class ModelRunner:
     def _allocate_kv_cache(self, reserved_blocks: int) -> int:
         """Size and allocate the cache; returns the blocks the block manager may hand out."""
         plan = plan_kv_cache(self.config, self.device, self.kv_bytes_per_block(),
-                             self._profile_forward, reserved_blocks)
+                             self._profile_forward, reserved_blocks, self.tp.size)
+        # Every rank must offer the scheduler the same blocks (and fail the check alike).
+        plan = replace(plan, num_blocks=self.tp.min(plan.num_blocks, self.device))
         plan.check_fits(self.config.resolve_max_model_len(self.model_config), self.block_size,
                         self.config)
         self.kv_plan = plan
@@ -115,7 +128,9 @@ class ModelRunner:
         input_ids = torch.zeros(tokens, dtype=torch.long, device=self.device)
         hidden = self.model(input_ids, positions, meta)
         rows = min(cfg.max_num_seqs, tokens)
-        torch.softmax(self.model.compute_logits(hidden[-rows:]).float(), dim=-1)
+        logits = self.model.compute_logits(hidden[-rows:])  # None on ranks other than 0
+        if logits is not None:
+            torch.softmax(logits.float(), dim=-1)
         self._bind_kv_cache(0)
         return scratch_blocks * self.kv_bytes_per_block()
 
@@ -138,27 +153,35 @@ class ModelRunner:
         for attn in self.model.attention_layers():
             attn.decode_kernel = kernel
 
-    @torch.inference_mode()
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
-        """Apply the step's swaps, compute the scheduled tokens, and sample for every
-        sequence that has caught up."""
-        self.swap_blocks(sched)
-        if not sched.seqs:
+        """Compute the scheduled tokens; sample for every sequence that has caught up."""
+        return self.execute_step(*StepInput.from_scheduler_output(sched, self.block_size))
+
+    @torch.inference_mode()
+    def execute_step(self, step: StepInput, sample_seqs: list[Sequence] | None = None
+                     ) -> dict[Sequence, SampleResult]:
+        """Run the forward pass of one step on this rank. The driver passes the sequences
+        to sample for; the other ranks pass none, join the collectives and return {}.
+        The step's swaps come first: each rank copies its shard of the blocks."""
+        self.swap_blocks(step)
+        if not step.token_ids:
             return {}
-        input_ids, positions, meta, sample_rows, sample_seqs = self._prepare(sched)
+        input_ids, positions, meta = self._prepare(step)
         hidden = self.forward(input_ids, positions, meta)
-        if not sample_seqs:
+        if not step.sample_rows:
             return {}
-        logits = self.model.compute_logits(hidden[sample_rows])
+        logits = self.model.compute_logits(hidden[step.sample_rows])
+        if logits is None or not sample_seqs:
+            return {}
         results = self.sampler(logits, sample_seqs)
         return dict(zip(sample_seqs, results, strict=True))
 
-    def swap_blocks(self, sched: SchedulerOutput) -> None:
+    def swap_blocks(self, step: StepInput | SchedulerOutput) -> None:
         """Copy blocks out, then in, before the forward pass writes any of them."""
-        if sched.blocks_to_swap_out:
-            self.swap_space.swap_out(self.kv_cache, sched.blocks_to_swap_out)
-        if sched.blocks_to_swap_in:
-            self.swap_space.swap_in(self.kv_cache, sched.blocks_to_swap_in)
+        if step.blocks_to_swap_out:
+            self.swap_space.swap_out(self.kv_cache, step.blocks_to_swap_out)
+        if step.blocks_to_swap_in:
+            self.swap_space.swap_in(self.kv_cache, step.blocks_to_swap_in)
 
     def _decode_groups(self, tables: list[list[int]], lens: list[int]) -> list[DecodeGroup]:
         """Split length-sorted decode rows where the context length more than doubles."""
@@ -178,50 +201,22 @@ class ModelRunner:
             start = end
         return groups
 
-    def _prepare(self, sched: SchedulerOutput):
-        bs = self.block_size
-        # Decodes (one token each) go first, shortest context first, so the attention can
-        # batch neighbours of similar length.
-        order = sorted(range(len(sched.seqs)), key=lambda i: (
-            sched.num_tokens[i] != 1, sched.seqs[i].num_computed_tokens))
-        tokens: list[int] = []
-        positions: list[int] = []
-        slot_blocks: list[int] = []
-        decode_tables: list[list[int]] = []
-        decode_lens: list[int] = []
-        prefills: list[PrefillSpan] = []
-        sample_rows: list[int] = []
-        sample_seqs: list[Sequence] = []
-        for i in order:
-            seq, n = sched.seqs[i], sched.num_tokens[i]
-            start = seq.num_computed_tokens
-            row = len(tokens)
-            tokens.extend(seq.token_ids[start : start + n])
-            pos = range(start, start + n)
-            positions.extend(pos)
-            table = seq.block_table
-            slot_blocks.extend(table[p // bs] for p in pos)
-            if n == 1:
-                decode_tables.append(table[: (start + bs) // bs])
-                decode_lens.append(start + 1)
-            else:
-                bt = None
-                if start:
-                    bt = torch.tensor(table[: -(-(start + n) // bs)], device=self.device)
-                prefills.append(PrefillSpan(row, row + n, start, bt))
-            if start + n == seq.num_tokens:
-                sample_rows.append(row + n - 1)
-                sample_seqs.append(seq)
-
+    def _prepare(self, step: StepInput
+                 ) -> tuple[torch.Tensor, torch.Tensor, AttentionMetadata]:
         dev = self.device
-        positions_t = torch.tensor(positions, device=dev)
+        prefills = [
+            PrefillSpan(c.start, c.end, c.num_computed,
+                        None if c.block_table is None else torch.tensor(c.block_table, device=dev))
+            for c in step.prefills
+        ]
+        positions_t = torch.tensor(step.positions, device=dev)
         meta = AttentionMetadata(
-            slot_blocks=torch.tensor(slot_blocks, device=dev),
-            slot_offsets=positions_t % bs,
-            decodes=self._decode_groups(decode_tables, decode_lens),
+            slot_blocks=torch.tensor(step.slot_blocks, device=dev),
+            slot_offsets=positions_t % self.block_size,
+            decodes=self._decode_groups(step.decode_tables, step.decode_lens),
             prefills=prefills,
         )
-        return torch.tensor(tokens, device=dev), positions_t, meta, sample_rows, sample_seqs
+        return torch.tensor(step.token_ids, device=dev), positions_t, meta
 
 
 def _triton_kernel(device: torch.device) -> Callable[..., torch.Tensor] | None:

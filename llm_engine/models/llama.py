@@ -3,7 +3,9 @@
 Read top to bottom it is the paper's block: RMSNorm -> attention with rotary positions
 and grouped K/V heads -> residual -> RMSNorm -> SwiGLU MLP -> residual. Parameter names
 follow Hugging Face so checkpoints load by name; q/k/v and gate/up are packed into one
-matrix each at load time (fewer, larger matmuls).
+matrix each at load time (fewer, larger matmuls). Under tensor parallelism each rank
+builds the same module tree with its share of the heads, the MLP and the vocabulary
+(layers/linear.py, layers/embed_head.py) and loads only that share.
 """
 
 from __future__ import annotations
@@ -15,22 +17,47 @@ import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.config import ModelConfig
+from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.layers.attention import AttentionMetadata, PagedAttention
+from llm_engine.layers.embed_head import ParallelLMHead, VocabParallelEmbedding
 from llm_engine.layers.layernorm import RMSNorm
-from llm_engine.layers.linear import Linear
+from llm_engine.layers.linear import MergedColumnParallelLinear, QKVParallelLinear, RowParallelLinear
 from llm_engine.layers.rotary_embedding import RotaryEmbedding
 
 
+def tensor_parallel_problems(cfg: ModelConfig, tp_size: int) -> list[str]:
+    """Why this model cannot be split over `tp_size` ranks (empty when it can)."""
+    problems = []
+    if cfg.num_attention_heads % tp_size:
+        problems.append(f"num_attention_heads={cfg.num_attention_heads} is not divisible by it")
+    kv = cfg.num_key_value_heads
+    if kv % tp_size and tp_size % kv:
+        problems.append(f"num_key_value_heads={kv} neither divides by it nor divides it")
+    if cfg.intermediate_size % tp_size:
+        problems.append(f"intermediate_size={cfg.intermediate_size} is not divisible by it")
+    return problems
+
+
+def check_tensor_parallel(cfg: ModelConfig, tp_size: int) -> None:
+    problems = tensor_parallel_problems(cfg, tp_size)
+    if problems:
+        valid = [n for n in range(1, cfg.num_attention_heads + 1) if not tensor_parallel_problems(cfg, n)]
+        raise ValueError(
+            f"tensor_parallel_size={tp_size} cannot split this model: {'; '.join(problems)}. "
+            f"Sizes that work for it: {', '.join(map(str, valid))}")
+
+
 class LlamaAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding, tp: TensorParallelGroup) -> None:
         super().__init__()
-        self.num_heads, self.num_kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.qkv_proj = QKVParallelLinear(cfg.hidden_size, cfg.head_dim, cfg.num_attention_heads,
+                                          cfg.num_key_value_heads, bias=cfg.attention_bias, tp=tp)
+        # This rank's share of the heads.
+        self.num_heads, self.num_kv_heads = self.qkv_proj.num_heads, self.qkv_proj.num_kv_heads
         self.head_dim = cfg.head_dim
-        self.q_size = self.num_heads * self.head_dim
-        self.kv_size = self.num_kv_heads * self.head_dim
-        self.qkv_proj = Linear(cfg.hidden_size, self.q_size + 2 * self.kv_size,
-                                  bias=cfg.attention_bias)
-        self.o_proj = Linear(self.q_size, cfg.hidden_size, bias=False)
+        self.q_size, self.kv_size = self.qkv_proj.q_size, self.qkv_proj.kv_size
+        self.o_proj = RowParallelLinear(cfg.num_attention_heads * cfg.head_dim, cfg.hidden_size,
+                                        bias=False, tp=tp)
         self.rotary = rotary
         self.attn = PagedAttention(self.num_heads, self.num_kv_heads, self.head_dim)
 
@@ -44,10 +71,11 @@ class LlamaAttention(nn.Module):
 
 
 class LlamaMLP(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, tp: TensorParallelGroup) -> None:
         super().__init__()
-        self.gate_up_proj = Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
-        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up_proj = MergedColumnParallelLinear(cfg.hidden_size, [cfg.intermediate_size] * 2,
+                                                       bias=False, tp=tp)
+        self.down_proj = RowParallelLinear(cfg.intermediate_size, cfg.hidden_size, bias=False, tp=tp)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
@@ -55,12 +83,12 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding, tp: TensorParallelGroup) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.self_attn = LlamaAttention(cfg, rotary)
+        self.self_attn = LlamaAttention(cfg, rotary, tp)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.mlp = LlamaMLP(cfg)
+        self.mlp = LlamaMLP(cfg, tp)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata):
         x = x + self.self_attn(self.input_layernorm(x), positions, meta)
@@ -68,12 +96,13 @@ class LlamaDecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, tp: TensorParallelGroup) -> None:
         super().__init__()
-        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.embed_tokens = VocabParallelEmbedding(cfg.vocab_size, cfg.hidden_size, tp)
         rotary = RotaryEmbedding(cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta,
                                  cfg.rope_scaling)
-        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg, rotary) for _ in range(cfg.num_hidden_layers))
+        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg, rotary, tp)
+                                    for _ in range(cfg.num_hidden_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata):
@@ -84,32 +113,36 @@ class LlamaModel(nn.Module):
 
 
 class LlamaForCausalLM(nn.Module):
-    # checkpoint name fragment -> (packed parameter fragment, shard index)
+    # checkpoint name fragment -> (packed parameter fragment, shard id)
     packed = {
-        "q_proj": ("qkv_proj", 0), "k_proj": ("qkv_proj", 1), "v_proj": ("qkv_proj", 2),
+        "q_proj": ("qkv_proj", "q"), "k_proj": ("qkv_proj", "k"), "v_proj": ("qkv_proj", "v"),
         "gate_proj": ("gate_up_proj", 0), "up_proj": ("gate_up_proj", 1),
     }
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, tp: TensorParallelGroup = SINGLE) -> None:
         super().__init__()
+        check_tensor_parallel(cfg, tp.size)
         self.config = cfg
-        self.model = LlamaModel(cfg)
-        self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.model = LlamaModel(cfg, tp)
+        self.lm_head = ParallelLMHead(cfg.vocab_size, cfg.hidden_size, tp)
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata):
         return self.model(input_ids, positions, meta)
 
-    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden).float()
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor | None:
+        """fp32 logits on the driver; None on the other tensor-parallel ranks."""
+        logits = self.lm_head(hidden)
+        return None if logits is None else logits.float()
 
     def attention_layers(self) -> list[PagedAttention]:
         return [layer.self_attn.attn for layer in self.model.layers]
 
     @torch.no_grad()
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
-        """Copy Hugging Face-named tensors in, packing q/k/v and gate/up as they arrive."""
+        """Copy this rank's shard of each Hugging Face-named tensor in, packing q/k/v and
+        gate/up as they arrive."""
         params = dict(self.named_parameters())
         loaded: set[str] = set()
         for name, tensor in weights:
@@ -120,16 +153,17 @@ class LlamaForCausalLM(nn.Module):
             for part, (packed, shard) in self.packed.items():
                 if f".{part}." in name:
                     target = name.replace(part, packed)
-                    self._load_shard(params[target], tensor, packed, shard)
+                    params[target].weight_loader(params[target], tensor, shard)
                     loaded.add(f"{target}#{shard}")
                     break
             else:
                 if name not in params:
                     raise ValueError(f"checkpoint tensor {name!r} has no place in the model")
-                params[name].copy_(tensor)
+                param = params[name]
+                getattr(param, "weight_loader", _copy_whole)(param, tensor)
                 loaded.add(name)
         expected = {n for n in params if "qkv_proj" not in n and "gate_up_proj" not in n}
-        expected |= {f"{n}#{i}" for n in params if "qkv_proj" in n for i in range(3)}
+        expected |= {f"{n}#{i}" for n in params if "qkv_proj" in n for i in "qkv"}
         expected |= {f"{n}#{i}" for n in params if "gate_up_proj" in n for i in range(2)}
         if self.config.tie_word_embeddings:
             expected.discard("lm_head.weight")
@@ -137,12 +171,7 @@ class LlamaForCausalLM(nn.Module):
         if missing:
             raise ValueError(f"checkpoint lacks {len(missing)} tensors, e.g. {sorted(missing)[:3]}")
 
-    def _load_shard(self, param: torch.Tensor, tensor: torch.Tensor, packed: str, shard: int):
-        cfg = self.config
-        if packed == "qkv_proj":
-            q, kv = cfg.num_attention_heads * cfg.head_dim, cfg.num_key_value_heads * cfg.head_dim
-            sizes = [q, kv, kv]
-        else:
-            sizes = [cfg.intermediate_size] * 2
-        start = sum(sizes[:shard])
-        param[start : start + sizes[shard]].copy_(tensor)
+
+def _copy_whole(param: torch.Tensor, loaded: torch.Tensor) -> None:
+    """Replicated parameters (the norms) are the same on every rank."""
+    param.copy_(loaded)

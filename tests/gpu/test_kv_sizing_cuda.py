@@ -22,7 +22,7 @@ def test_kv_cache_fills_the_utilization_share_and_a_full_step_stays_inside(
     share = 0.4
     llm = LLM(str(prepared_default), device="cuda", gpu_memory_utilization=share,
               max_num_batched_tokens=2048, swap_space=0.05)
-    runner = llm.llm_engine.runner
+    runner = llm.llm_engine.executor.driver
     plan = runner.kv_plan
     assert plan.source == "gpu_memory_utilization"
     assert runner.kv_cache.numel() * runner.kv_cache.element_size() \

@@ -1,0 +1,1 @@
+"""Tensor parallelism: the process group, its collectives and the worker processes."""

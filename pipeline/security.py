@@ -1,0 +1,74 @@
+"""Access: an optional API key (`Authorization: Bearer`) and a CORS allow-list.
+
+With `api_key` set, every route answers 401 without the key, except /health (for load
+balancers and orchestrators) and the web page's static files (`/`, `/static/*`: no data,
+and the page itself asks for the key and sends it on /ask). /docs and /openapi.json are
+protected too. Keys are compared in constant time and never logged or echoed: uvicorn's
+access log holds the request line only, and the settings keep them as SecretStr.
+
+CORS: no headers at all unless `cors_origins` lists the front end's origins; then exactly
+those origins may call with GET/POST and the Authorization and Content-Type headers.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from pipeline.errors import error_response
+from pipeline.settings import Settings
+
+OPEN_PATHS = {"/health", "/"}
+OPEN_PREFIXES = ("/static/",)
+
+
+def is_open(path: str) -> bool:
+    return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES)
+
+
+class ApiKeyMiddleware:
+    def __init__(self, app: ASGIApp, keys: list[bytes]) -> None:
+        self.app, self.keys = app, keys
+
+    def _authorized(self, scope: Scope) -> bool:
+        header = next((v for k, v in scope["headers"] if k.lower() == b"authorization"), b"")
+        scheme, _, token = header.partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        token = token.strip()
+        # Every key is compared, so the time does not tell which one nearly matched.
+        return sum(hmac.compare_digest(token, key) for key in self.keys) > 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (scope["type"] != "http" or scope["method"] == "OPTIONS" or is_open(scope["path"])
+                or self._authorized(scope)):
+            await self.app(scope, receive, send)
+            return
+        response = error_response(scope, 401, "missing or wrong API key: send the header "
+                                  "Authorization: Bearer <key>",
+                                  {"WWW-Authenticate": 'Bearer realm="finrag"'})
+        await response(scope, receive, send)
+
+
+def install_security(app: FastAPI, settings: Settings) -> None:
+    """Add the API key check, then CORS outside it (preflights carry no Authorization)."""
+    keys = settings.api_keys()
+    if keys:
+        app.add_middleware(ApiKeyMiddleware, keys=keys)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+                           allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type"])
+
+
+def document_security(schema: dict) -> None:
+    """Declare the bearer scheme on every operation that needs it."""
+    schema.setdefault("components", {})["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer", "description": "the server's api_key"}}
+    for path, operations in schema.get("paths", {}).items():
+        if not is_open(path):
+            for operation in operations.values():
+                operation["security"] = [{"bearer": []}]

@@ -83,6 +83,7 @@ def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
 def engine_config(settings: Settings) -> EngineConfig:
     return EngineConfig(
         model=settings.model, engines_dir=str(settings.engines_path),
+        block_size=settings.block_size, tensor_parallel_size=settings.tensor_parallel_size,
         max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
         max_num_batched_tokens=settings.max_num_batched_tokens,
         kv_cache_memory=settings.kv_cache_memory,

@@ -69,7 +69,9 @@ class Settings(BaseModel):
     engines_dir: str | None = None
     served_model_name: str | None = None
 
-    # engine
+    # engine (vLLM's names; see llm_engine.EngineConfig)
+    block_size: int = Field(16, ge=1, le=128)  # a power of two
+    tensor_parallel_size: int = Field(1, ge=1)
     max_model_len: int = Field(2048, ge=64)
     max_num_seqs: int = Field(32, ge=1)
     max_num_batched_tokens: int = Field(1024, ge=16)
@@ -132,6 +134,13 @@ class Settings(BaseModel):
                 raise ValueError(f"{origin!r} is not an origin: give scheme://host[:port] "
                                  "without a path or trailing slash, e.g. https://app.example.com"
                                  " ('*' is refused: it would open the API to every web site)")
+        return value
+
+    @field_validator("block_size")
+    @classmethod
+    def _check_block_size(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError("must be a power of two (16 is the usual)")
         return value
 
     @field_validator("api_key")

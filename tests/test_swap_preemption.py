@@ -132,14 +132,20 @@ def test_server_settings_reach_the_engine() -> None:
     from pipeline.rag import engine_config
     from pipeline.settings import SettingsError, load_settings
 
-    settings = load_settings(environ={"FINRAG_SWAP_SPACE": "0.5",
+    # The brief's deployment, from the environment as a container would set it.
+    settings = load_settings(environ={"FINRAG_SWAP_SPACE": "4", "FINRAG_BLOCK_SIZE": "16",
+                                      "FINRAG_TENSOR_PARALLEL_SIZE": "2",
+                                      "FINRAG_GPU_MEMORY_UTILIZATION": "0.9",
                                       "FINRAG_PREEMPTION_MODE": "recompute"},
                              overrides={"num_gpu_blocks_override": 64})
     config = engine_config(settings)
-    assert (config.swap_space, config.preemption_mode, config.num_gpu_blocks_override,
-            config.gpu_memory_utilization) == (0.5, "recompute", 64, 0.9)
+    assert (config.swap_space, config.block_size, config.tensor_parallel_size,
+            config.gpu_memory_utilization, config.preemption_mode,
+            config.num_gpu_blocks_override) == (4.0, 16, 2, 0.9, "recompute", 64)
     with pytest.raises(SettingsError, match=r"^invalid settings: preemption_mode: .*'drop'"):
         load_settings(overrides={"preemption_mode": "drop"})
+    with pytest.raises(SettingsError, match=r"^invalid settings: block_size: .*power of two"):
+        load_settings(overrides={"block_size": 24})
 
 
 def test_tensor_parallel_ranks_swap_their_shards(case) -> None:

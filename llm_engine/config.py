@@ -93,6 +93,12 @@ class EngineConfig:
     kv_cache_memory: int | None = None
     gpu_memory_utilization: float = 0.9
     num_gpu_blocks_override: int | None = None
+    # GiB of host memory for swapped-out KV blocks (per device, as in vLLM); None: 4 on
+    # CUDA (vLLM's default), on CPU a quarter of the KV cache's size. 0 turns swapping off.
+    swap_space: float | None = None
+    # None (auto), "swap" or "recompute": how a sequence is preempted when blocks run out;
+    # see Scheduler for the auto rule and the fallback when the swap space is full.
+    preemption_mode: str | None = None
     max_model_len: int | None = None
     enable_prefix_caching: bool = True
     enable_chunked_prefill: bool = True
@@ -127,6 +133,13 @@ class EngineConfig:
                "in (0, 1]", self.gpu_memory_utilization)
         _check(self.num_gpu_blocks_override is None or self.num_gpu_blocks_override >= 1,
                "num_gpu_blocks_override", ">= 1", self.num_gpu_blocks_override)
+        _check(self.swap_space is None or self.swap_space >= 0, "swap_space",
+               "a number of GiB >= 0", self.swap_space)
+        _check(self.preemption_mode in (None, "swap", "recompute"), "preemption_mode",
+               "None (auto), 'swap' or 'recompute'", self.preemption_mode)
+        _check(not (self.preemption_mode == "swap" and self.swap_space == 0), "preemption_mode",
+               "None or 'recompute' when swap_space=0 (or give swap_space > 0)",
+               self.preemption_mode)
         _check(self.max_model_len is None or self.max_model_len >= 1, "max_model_len", ">= 1",
                self.max_model_len)
         _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
@@ -159,6 +172,19 @@ class EngineConfig:
             return getattr(torch, self.dtype)
         # bf16 matmuls are ~50x slower than fp32 on these CPUs; on CUDA bf16 is the norm.
         return torch.bfloat16 if self.torch_device.type == "cuda" else torch.float32
+
+    def resolve_max_model_len(self, model_config: ModelConfig) -> int:
+        return self.max_model_len or model_config.max_position_embeddings
+
+    def swap_space_bytes(self, kv_cache_bytes: int) -> int:
+        """Host bytes for swapped-out blocks, given the size of the device KV cache."""
+        if self.swap_space is not None:
+            return int(self.swap_space * _GiB)
+        if self.torch_device.type == "cuda":
+            return 4 * _GiB
+        # On CPU the "device" cache is host memory too: swap only buys room to park a
+        # preempted sequence cheaply, so it stays a fraction of the cache.
+        return kv_cache_bytes // 4
 
     def default_kv_cache_memory(self) -> int:
         """CPU KV budget when none is given: a quarter of available memory, at most 4 GiB."""

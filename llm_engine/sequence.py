@@ -13,6 +13,7 @@ from llm_engine.sampling_params import SamplingParams
 class SequenceStatus(enum.Enum):
     WAITING = enum.auto()
     RUNNING = enum.auto()
+    SWAPPED = enum.auto()  # preempted with its KV blocks copied to host memory
     FINISHED = enum.auto()
 
 
@@ -42,6 +43,8 @@ class Sequence:
         self.num_computed_tokens = 0
         self.num_cached_tokens = 0
         self.block_table: list[int] = []
+        # While SWAPPED: the host blocks holding what `block_table` held, in the same order.
+        self.host_block_table: list[int] = []
         self.block_hashes: list[int] = []
         self.logprobs: list[dict[int, float]] | None = [] if params.logprobs is not None else None
         self.cumulative_logprob = 0.0

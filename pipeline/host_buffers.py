@@ -1,49 +1,70 @@
-"""One pool of host staging buffers for query embeddings.
+"""The process's host memory for device transfers: one account, carved into the staging
+buffers of query embeddings and the LLM engine's KV swap space.
 
-With CUDA the buffers are page-locked (torch `pin_memory`), so a device-to-host copy of the
-embeddings is a single DMA; without CUDA they are plain numpy arrays. Either way a lease
-hands out a C-contiguous (rows, dim) float32 numpy *view* of a buffer, which FAISS reads in
-place (`np.ascontiguousarray` of it is the same memory: no copy).
+With CUDA the memory is page-locked (torch `pin_memory`), so a copy between device and
+host is a single asynchronous DMA; without CUDA it is plain memory. A lease from the
+staging pool hands out a C-contiguous (rows, dim) float32 numpy *view* of a buffer, which
+FAISS reads in place (`np.ascontiguousarray` of it is the same memory: no copy).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
+import torch
 
 
-def _cuda_available() -> bool:
-    try:
-        import torch
+class HostMemory:
+    """Host tensors for device transfers, page-locked when CUDA is present, accounted by use.
 
-        return torch.cuda.is_available()
-    except ImportError:  # pragma: no cover - torch is a dependency
-        return False
+    Page-locked memory cannot be paged out, so every user of it draws from this one
+    account: `bytes_by_use` says how much each holds (embedding staging, KV swap).
+    """
+
+    def __init__(self, pinned: bool | None = None) -> None:
+        self.pinned = torch.cuda.is_available() if pinned is None else pinned
+        self.bytes_by_use: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.bytes_by_use.values())
+
+    def allocate(self, shape: tuple[int, ...], dtype: torch.dtype, use: str) -> torch.Tensor:
+        t = torch.empty(shape, dtype=dtype, pin_memory=self.pinned)
+        with self._lock:
+            self.bytes_by_use[use] += t.numel() * t.element_size()
+        return t
+
+    def allocator(self, use: str) -> Callable[[tuple[int, ...], torch.dtype], torch.Tensor]:
+        """`allocate` for one use, in the engine's HostAllocator form: (shape, dtype)."""
+        return lambda shape, dtype: self.allocate(shape, dtype, use)
 
 
 class HostBufferPool:
-    """`num_buffers` buffers of (max_rows, dim) float32; `lease(rows)` blocks while all are out."""
+    """`num_buffers` buffers of (max_rows, dim) float32; `lease(rows)` blocks while all are out.
+
+    The buffers come from `memory` (a HostMemory of their own when none is given).
+    """
 
     def __init__(self, num_buffers: int, max_rows: int, dim: int,
-                 pinned: bool | None = None) -> None:
+                 pinned: bool | None = None, memory: HostMemory | None = None) -> None:
         if num_buffers < 1 or max_rows < 1 or dim < 1:
             raise ValueError("num_buffers, max_rows and dim must be >= 1")
+        if memory is not None and pinned is not None and pinned != memory.pinned:
+            raise ValueError(f"pinned={pinned} but the host memory given is "
+                             f"{'' if memory.pinned else 'not '}page-locked")
+        memory = memory or HostMemory(pinned)
         self.max_rows, self.dim = max_rows, dim
-        self.pinned = _cuda_available() if pinned is None else pinned
-        self._tensors = []  # keeps pinned torch storage alive behind the numpy views
-        self._buffers: list[np.ndarray] = []
-        for _ in range(num_buffers):
-            if self.pinned:
-                import torch
-
-                t = torch.empty((max_rows, dim), dtype=torch.float32, pin_memory=True)
-                self._tensors.append(t)
-                self._buffers.append(t.numpy())
-            else:
-                self._buffers.append(np.empty((max_rows, dim), dtype=np.float32))
+        self.pinned = memory.pinned
+        # The torch tensors own the memory behind the numpy views.
+        self._tensors = [memory.allocate((max_rows, dim), torch.float32, "embedding staging")
+                         for _ in range(num_buffers)]
+        self._buffers: list[np.ndarray] = [t.numpy() for t in self._tensors]
         self._free = list(range(num_buffers))
         self._cond = threading.Condition()
         self.leases = 0

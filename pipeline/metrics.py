@@ -34,6 +34,13 @@ class _EngineCollector:
             c.add_metric(values, value)
             return c
 
+        def by(family: GaugeMetricFamily | CounterMetricFamily,
+               points: dict[str, float]) -> GaugeMetricFamily | CounterMetricFamily:
+            """One sample per value of the family's last label."""
+            for key, value in points.items():
+                family.add_metric([*values, key], value)
+            return family
+
         yield gauge("vllm:num_requests_running", "Requests in the running batch.",
                     stats.num_running)
         yield gauge("vllm:num_requests_waiting", "Requests waiting to be scheduled.",
@@ -45,6 +52,26 @@ class _EngineCollector:
         yield counter("vllm:prefix_cache_hits", "Prefix-cache hits, in tokens.",
                       stats.prefix_cache_hits)
         yield counter("vllm:num_preemptions", "Preemptions.", stats.num_preemptions)
+        yield gauge("vllm:num_requests_swapped", "Requests swapped out to host memory.",
+                    stats.num_swapped)
+        yield gauge("vllm:cpu_cache_usage_perc", "Swap-space usage; 1 means 100 percent.",
+                    stats.swap_space_usage)
+        yield by(CounterMetricFamily("finrag:preemptions", "Preemptions by mode.",
+                                     labels=[*names, "mode"]),
+                 {"swap": stats.num_preemptions_swap,
+                  "recompute": stats.num_preemptions_recompute})
+        yield by(GaugeMetricFamily("finrag:kv_cache_blocks", "KV-cache blocks by state; "
+                                   "swapped: host blocks holding preempted requests' KV.",
+                                   labels=[*names, "state"]),
+                 {"used": stats.num_used_blocks, "free": stats.num_free_blocks,
+                  "swapped": stats.num_swapped_blocks})
+        yield by(CounterMetricFamily("finrag:kv_blocks_swapped", "KV blocks copied between "
+                                     "device and host memory.", labels=[*names, "direction"]),
+                 {"out": stats.num_blocks_swapped_out, "in": stats.num_blocks_swapped_in})
+        yield gauge("finrag:kv_cache_waste_ratio", "Allocated KV slots holding no token / "
+                    "allocated slots, in the last step.", stats.kv_cache_waste)
+        yield gauge("finrag:kv_cache_waste_at_peak_ratio", "KV waste in the step that used "
+                    "the most blocks.", stats.kv_cache_waste_at_peak)
 
 
 class Metrics:

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_engine import AsyncLLMEngine, SamplingParams
+from llm_engine import AsyncLLMEngine, EngineConfig, LLMEngine, SamplingParams
 from pipeline.batcher import MicroBatcher
-from pipeline.host_buffers import HostBufferPool, StagingEmbedder
+from pipeline.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.settings import Settings
 from pipeline.stages import GenerateStage, IntentStage
 
@@ -80,13 +80,29 @@ def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
                            mode=settings.retrieval_mode)
 
 
+def engine_config(settings: Settings) -> EngineConfig:
+    return EngineConfig(
+        model=settings.model, engines_dir=str(settings.engines_path),
+        block_size=settings.block_size, tensor_parallel_size=settings.tensor_parallel_size,
+        max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        kv_cache_memory=settings.kv_cache_memory,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        num_gpu_blocks_override=settings.num_gpu_blocks_override,
+        swap_space=settings.swap_space, preemption_mode=settings.preemption_mode,
+        device=settings.device)
+
+
 class RAGPipeline:
-    def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings) -> None:
+    def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings,
+                 host_memory: HostMemory | None = None) -> None:
         self.engine, self.retriever, self.settings = engine, retriever, settings
         self.tokenizer = engine.engine.tokenizer
         inner = retriever.embedder
         self.embedder = inner
-        self.pool = HostBufferPool(settings.host_buffers, settings.max_batch, inner.dim)
+        self.host_memory = host_memory or HostMemory()
+        self.pool = HostBufferPool(settings.host_buffers, settings.max_batch, inner.dim,
+                                   memory=self.host_memory)
         self.staging = StagingEmbedder(inner, self.pool)
         retriever.embedder = self.staging
         self.batcher = MicroBatcher(self._retrieve_batch, settings.batch_window_ms,
@@ -104,12 +120,11 @@ class RAGPipeline:
     def from_settings(cls, settings: Settings, progress: bool = True) -> RAGPipeline:
         embedder = load_embedder(settings.embedder, settings.engines_path)
         retriever = load_retriever(settings, embedder, progress)
-        engine = AsyncLLMEngine.from_engine_args(
-            model=settings.model, engines_dir=str(settings.engines_path),
-            max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
-            max_num_batched_tokens=settings.max_num_batched_tokens,
-            kv_cache_memory=settings.kv_cache_memory, device=settings.device)
-        return cls(engine, retriever, settings)
+        # The KV swap space and the embedding staging buffers share one host-memory account.
+        host_memory = HostMemory()
+        engine = AsyncLLMEngine(LLMEngine(engine_config(settings),
+                                          host_memory.allocator("kv swap")))
+        return cls(engine, retriever, settings, host_memory)
 
     def _retrieve_batch(self, questions: list[str], k: int) -> list[list[Any]]:
         return self.retriever.retrieve(questions, k)

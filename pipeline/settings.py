@@ -69,11 +69,19 @@ class Settings(BaseModel):
     engines_dir: str | None = None
     served_model_name: str | None = None
 
-    # engine
+    # engine (vLLM's names; see llm_engine.EngineConfig)
+    block_size: int = Field(16, ge=1, le=128)  # a power of two
+    tensor_parallel_size: int = Field(1, ge=1)
     max_model_len: int = Field(2048, ge=64)
     max_num_seqs: int = Field(32, ge=1)
     max_num_batched_tokens: int = Field(1024, ge=16)
-    kv_cache_memory: int = Field(512 << 20, ge=1 << 20)
+    kv_cache_memory: int = Field(512 << 20, ge=1 << 20)  # bytes, CPU
+    gpu_memory_utilization: float = Field(0.9, gt=0.0, le=1.0)  # CUDA
+    num_gpu_blocks_override: int | None = Field(None, ge=1)
+    # GiB of host memory for preempted requests' KV blocks; None: the engine's default
+    # (4 on CUDA, a quarter of the KV cache on CPU); 0: preempt by recompute only.
+    swap_space: float | None = Field(None, ge=0.0)
+    preemption_mode: str | None = Field(None, pattern="^(swap|recompute)$")  # None: auto
     device: str = "auto"
 
     # retrieval
@@ -126,6 +134,13 @@ class Settings(BaseModel):
                 raise ValueError(f"{origin!r} is not an origin: give scheme://host[:port] "
                                  "without a path or trailing slash, e.g. https://app.example.com"
                                  " ('*' is refused: it would open the API to every web site)")
+        return value
+
+    @field_validator("block_size")
+    @classmethod
+    def _check_block_size(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError("must be a power of two (16 is the usual)")
         return value
 
     @field_validator("api_key")

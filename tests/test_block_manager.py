@@ -80,3 +80,74 @@ def test_can_allocate_counts_revived_blocks() -> None:
     assert len(computed) == 2
     # 2 revived blocks + 2 new ones > 3 free blocks.
     assert not bm.can_allocate(b, b.num_tokens - 8, computed)
+
+
+def test_swap_out_and_in_moves_every_block_and_returns_host_blocks() -> None:
+    bm = BlockManager(6, 4, num_host_blocks=4)
+    seq = make_seq("a", list(range(10)))
+    run_prefill(bm, seq)
+    device = list(seq.block_table)
+    assert bm.can_swap_out(seq)
+    out = bm.swap_out(seq)
+    assert [d for d, _ in out] == device and seq.block_table == []
+    assert bm.num_free_blocks == 6 and bm.num_free_host_blocks == 1
+    assert seq.host_block_table == [h for _, h in out]
+    # The two full blocks are still cached on the device: they come back shared, not
+    # copied; only the partial third block is copied in. One more token needs no new block.
+    back = bm.swap_in(seq, 1)
+    assert back == [(out[2][1], seq.block_table[2])]
+    assert seq.block_table[:2] == device[:2] and seq.host_block_table == []
+    assert bm.num_free_host_blocks == 4
+    assert (bm.blocks_swapped_out, bm.blocks_swapped_in) == (3, 1)
+    bm.free(seq)
+    assert bm.num_free_blocks == 6
+
+
+def test_swap_in_copies_blocks_whose_cached_copy_was_reused() -> None:
+    bm = BlockManager(4, 4, num_host_blocks=4)
+    seq = make_seq("a", list(range(9)))
+    run_prefill(bm, seq)
+    out = bm.swap_out(seq)
+    # Another sequence takes every device block, evicting the cached ones.
+    other = make_seq("o", list(range(100, 116)))
+    run_prefill(bm, other)
+    assert not bm.can_swap_in(seq, 1)
+    bm.free(other)
+    assert bm.can_swap_in(seq, 1)
+    back = bm.swap_in(seq, 1)
+    assert [h for h, _ in back] == [h for _, h in out]  # all three copied back
+    # The copied-in full blocks are registered again: a new sequence hits them.
+    bm.free(seq)
+    assert run_prefill(bm, make_seq("b", list(range(8)) + [5])) == 2
+
+
+def test_swap_out_needs_room_for_every_block_and_free_releases_host_blocks() -> None:
+    bm = BlockManager(8, 4, num_host_blocks=2)
+    seq = make_seq("a", list(range(10)))
+    run_prefill(bm, seq)
+    assert not bm.can_swap_out(seq)  # three blocks, two host blocks
+    short = make_seq("s", list(range(20, 26)))
+    run_prefill(bm, short)
+    bm.swap_out(short)
+    assert bm.num_free_host_blocks == 0
+    bm.free(short)  # an abort while swapped out
+    assert bm.num_free_host_blocks == 2 and short.host_block_table == []
+
+
+def test_blocks_are_shared_within_the_step_that_computes_them() -> None:
+    bm = BlockManager(8, 4)
+    a = make_seq("a", list(range(9)))
+    bm.allocate(a, 9)  # scheduled, not yet computed
+    b = make_seq("b", list(range(8)) + [42])
+    computed, _ = bm.get_computed_blocks(b)
+    assert computed == a.block_table[:2]
+
+
+def test_blocks_of_a_failed_step_lose_their_hash() -> None:
+    bm = BlockManager(8, 4)
+    a = make_seq("a", list(range(9)))
+    bm.allocate(a, 9)
+    a.finish_reason = "error"
+    bm.free(a, keep_cached=False)
+    assert bm.hash_to_block_id == {} and all(b.hash == -1 for b in bm.blocks)
+    assert bm.get_computed_blocks(make_seq("b", list(range(9)))) == ([], [])

@@ -11,6 +11,7 @@ from llm_engine import EngineConfig
     ("block_size", 3), ("max_num_seqs", 0), ("max_num_batched_tokens", 0),
     ("kv_cache_memory", -1), ("gpu_memory_utilization", 1.5), ("num_gpu_blocks_override", 0),
     ("max_model_len", 0), ("device", "tpu"), ("dtype", "int4"), ("attention_backend", "flash"),
+    ("swap_space", -1), ("preemption_mode", "drop"),
 ])
 def test_bad_engine_args_name_the_field(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=rf"^{field} must be"):
@@ -34,3 +35,73 @@ def test_prompt_plus_max_tokens_over_the_context_is_refused(tmp_path) -> None:
                                          r"were requested \(10 in the prompt, 60 in max_tokens\)"):
         engine.add_request("r", list(range(10)), SamplingParams(max_tokens=60))
     assert not engine.has_unfinished_requests()
+
+
+def test_swap_mode_without_swap_space_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^preemption_mode must be None or 'recompute' when "
+                                         r"swap_space=0"):
+        EngineConfig(preemption_mode="swap", swap_space=0)
+
+
+BLOCK = 6144  # bytes of one 16-token block of the tiny model (3 layers, 2 KV heads of 8, fp32)
+
+
+@pytest.mark.parametrize("args,source,remedy", [
+    ({"num_gpu_blocks_override": 10}, "num_gpu_blocks_override=10",
+     "raise num_gpu_blocks_override to at least 63"),
+    ({"kv_cache_memory": 10 * BLOCK + 100}, f"kv_cache_memory={10 * BLOCK + 100} bytes",
+     f"raise kv_cache_memory to at least {63 * BLOCK} bytes \\(0.4 MiB\\), or set "
+     "num_gpu_blocks_override to at least 63"),
+])
+def test_max_model_len_over_the_cache_fails_at_start_naming_counts_and_settings(
+        tmp_path, args: dict, source: str, remedy: str) -> None:
+    from test_engine_exactness import _tiny_model
+
+    from llm_engine import LLMEngine
+
+    folder = _tiny_model(tmp_path, "llama")
+    with pytest.raises(ValueError, match=(
+            rf"^max_model_len=1000 tokens does not fit the KV cache, which holds 160 tokens "
+            rf"\(10 blocks of 16; {source}\); one sequence of max_model_len tokens needs 63 "
+            rf"blocks \(0.4 MiB, {BLOCK} bytes a block\): lower max_model_len to at most 160, "
+            rf"or {remedy}$")):
+        LLMEngine(EngineConfig(model=str(folder), skip_tokenizer_init=True, max_model_len=1000,
+                               **args))
+
+
+def test_cuda_budget_message_gives_the_utilization_that_would_fit() -> None:
+    from llm_engine.engine.kv_sizing import KVCachePlan
+
+    gib = 1 << 30
+    # 80 GiB device, 0.9 of it: 16 GiB weights + 4 GiB activations + 1 GiB other leave 51 GiB.
+    plan = KVCachePlan(num_blocks=1001, bytes_per_block=2 << 20, source="gpu_memory_utilization",
+                       detail="(profile)", reserved_blocks=1, total_bytes=80 * gib,
+                       fixed_bytes=21 * gib)
+    plan.check_fits(16000, 16, EngineConfig())
+    # 4,000 blocks of 2 MiB, and the CUDA graphs' scratch block: 7.8 GiB more than the 21
+    # GiB fixed, 28.8 / 80 = 0.360.
+    expected = (r"holds 16000 tokens \(1000 blocks of 16, one more kept back for CUDA graphs; "
+                r"\(profile\)\); .* needs 4001 blocks with that one \(7.81 GiB, .*: lower "
+                r"max_model_len to at most 16000, or raise gpu_memory_utilization to at least "
+                r"0.360, lower max_num_batched_tokens \(now 2048")
+    with pytest.raises(ValueError, match=expected):
+        plan.check_fits(64000, 16, EngineConfig())
+    tight = KVCachePlan(0, 2 << 20, "gpu_memory_utilization", "(profile)", 0, 80 * gib, 79 * gib)
+    with pytest.raises(ValueError, match=r"lower max_model_len, or the device cannot hold it at "
+                                         r"any gpu_memory_utilization"):
+        tight.check_fits(64000, 16, EngineConfig())
+
+
+def test_profile_forward_runs_the_whole_token_budget_on_a_scratch_cache(tmp_path) -> None:
+    """The CUDA sizing's forward pass (its memory figures need CUDA: tests/gpu)."""
+    from test_engine_exactness import _tiny_model
+
+    from llm_engine import LLMEngine
+
+    engine = LLMEngine(EngineConfig(model=str(_tiny_model(tmp_path, "llama")),
+                                    skip_tokenizer_init=True, max_model_len=128,
+                                    max_num_batched_tokens=300, kv_cache_memory=1 << 20))
+    runner = engine.executor.driver
+    # 300 tokens as prompts of at most max_model_len = 128: spans of 128, 128 and 44.
+    assert runner._profile_forward() == 19 * BLOCK
+    assert runner.kv_cache.shape[3] == 0  # the scratch cache is let go

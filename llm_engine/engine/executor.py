@@ -31,6 +31,7 @@ from llm_engine.distributed.worker import WorkerArgs, WorkerDiedError, WorkerHan
 from llm_engine.engine.model_runner import ModelRunner
 from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.engine.step_input import StepInput
+from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.layers.sampler import SampleResult
 from llm_engine.models.llama import check_tensor_parallel
 from llm_engine.sequence import Sequence
@@ -48,12 +49,18 @@ class Executor:
     driver: ModelRunner
 
     def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                 eos_token_ids: set[int]) -> None:
-        self.driver = ModelRunner(config, model_config, model_dir, eos_token_ids)
+                 eos_token_ids: set[int], host_allocator: HostAllocator | None = None) -> None:
+        self.driver = ModelRunner(config, model_config, model_dir, eos_token_ids,
+                                  host_allocator=host_allocator)
 
     @property
     def num_blocks(self) -> int:
         return self.driver.num_blocks
+
+    @property
+    def num_host_blocks(self) -> int:
+        """Swap-space blocks; every rank has as many, each holding its shard."""
+        return self.driver.swap_space.num_blocks
 
     def kv_bytes_per_block(self) -> int:
         return self.driver.kv_bytes_per_block()
@@ -69,7 +76,7 @@ class MultiprocExecutor(Executor):
     """Rank 0 of a tensor-parallel group, with a worker process for every other rank."""
 
     def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                 eos_token_ids: set[int]) -> None:
+                 eos_token_ids: set[int], host_allocator: HostAllocator | None = None) -> None:
         size = config.tensor_parallel_size
         check_tensor_parallel(model_config, size)
         check_no_group()
@@ -96,7 +103,9 @@ class MultiprocExecutor(Executor):
             tp = init_tensor_parallel(0, size, init_method, base)
             self._state.owns_group = True
             torch.set_num_threads(threads)
-            self.driver = ModelRunner(config, model_config, model_dir, eos_token_ids, tp)
+            # The workers' swap space comes from their own processes' default allocator.
+            self.driver = ModelRunner(config, model_config, model_dir, eos_token_ids, tp,
+                                      host_allocator)
             for worker in self.workers:
                 worker.wait_for("ready")
         except BaseException as exc:
@@ -162,6 +171,7 @@ class _GroupState:
 
 
 def create_executor(config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                    eos_token_ids: set[int]) -> Executor:
+                    eos_token_ids: set[int], host_allocator: HostAllocator | None = None
+                    ) -> Executor:
     cls = MultiprocExecutor if config.tensor_parallel_size > 1 else Executor
-    return cls(config, model_config, model_dir, eos_token_ids)
+    return cls(config, model_config, model_dir, eos_token_ids, host_allocator)

@@ -16,6 +16,7 @@ from llm_engine.engine.block_manager import BlockManager
 from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
 from llm_engine.engine.executor import create_executor
 from llm_engine.engine.scheduler import Scheduler
+from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.outputs import CompletionOutput, RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
@@ -29,12 +30,35 @@ PromptType = str | dict[str, Any] | list[int]
 class EngineStats:
     num_running: int
     num_waiting: int
+    num_swapped: int
     num_blocks: int
     num_free_blocks: int
     kv_cache_usage: float
-    prefix_cache_queries: int
-    prefix_cache_hits: int
-    num_preemptions: int
+    prefix_cache_queries: int  # prompt tokens looked up
+    prefix_cache_hits: int  # of which found in the cache
+    num_preemptions_swap: int
+    num_preemptions_recompute: int
+    num_host_blocks: int  # the swap space
+    num_swapped_blocks: int  # host blocks now holding swapped-out KV
+    num_blocks_swapped_out: int  # block copies device -> host, since start
+    num_blocks_swapped_in: int  # block copies host -> device
+    # Allocated KV slots holding no token / allocated slots, during the last step and
+    # during the step that used the most blocks (shared prefix blocks counted once).
+    kv_cache_waste: float
+    kv_cache_waste_at_peak: float
+    peak_num_used_blocks: int
+
+    @property
+    def num_used_blocks(self) -> int:
+        return self.num_blocks - self.num_free_blocks
+
+    @property
+    def num_preemptions(self) -> int:
+        return self.num_preemptions_swap + self.num_preemptions_recompute
+
+    @property
+    def swap_space_usage(self) -> float:
+        return self.num_swapped_blocks / self.num_host_blocks if self.num_host_blocks else 0.0
 
     @property
     def prefix_cache_hit_rate(self) -> float:
@@ -42,9 +66,13 @@ class EngineStats:
 
 
 class LLMEngine:
-    """vLLM's engine interface: `add_request`, `step`, `abort`, `has_unfinished_requests`."""
+    """vLLM's engine interface: `add_request`, `step`, `abort`, `has_unfinished_requests`.
 
-    def __init__(self, config: EngineConfig) -> None:
+    `host_allocator` provides the swap space's host memory (see swap_space.HostAllocator);
+    by default it is page-locked where CUDA is present.
+    """
+
+    def __init__(self, config: EngineConfig, host_allocator: HostAllocator | None = None) -> None:
         self.config = config
         self.model_dir = resolve_model(config.model, config.engines_dir)
         self.model_config = ModelConfig.from_pretrained(self.model_dir)
@@ -53,19 +81,14 @@ class LLMEngine:
         if self.tokenizer is not None:
             eos |= set(self.tokenizer.stop_token_ids)
         self.eos_token_ids = eos
-        self.max_model_len = config.max_model_len or self.model_config.max_position_embeddings
-        self.executor = create_executor(config, self.model_config, self.model_dir, eos)
-        capacity = self.executor.num_blocks * config.block_size
-        if capacity < self.max_model_len:
-            self.executor.shutdown()
-            raise ValueError(
-                f"max_model_len={self.max_model_len} tokens does not fit the KV cache, which "
-                f"holds {capacity} tokens ({self.executor.num_blocks} blocks of "
-                f"{config.block_size}): lower max_model_len, or raise kv_cache_memory (CPU), "
-                "gpu_memory_utilization (CUDA) or num_gpu_blocks_override"
-            )
+        self.max_model_len = config.resolve_max_model_len(self.model_config)
+        # Fails at start, naming both token counts and what to change, when one sequence
+        # of max_model_len tokens cannot fit the KV cache.
+        self.executor = create_executor(config, self.model_config, self.model_dir, eos,
+                                        host_allocator)
         self.block_manager = BlockManager(self.executor.num_blocks, config.block_size,
-                                          config.enable_prefix_caching)
+                                          config.enable_prefix_caching,
+                                          self.executor.num_host_blocks)
         self.scheduler = Scheduler(config, self.block_manager)
         self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
         self.requests: dict[str, Sequence] = {}
@@ -136,7 +159,7 @@ class LLMEngine:
         return self.scheduler.has_unfinished()
 
     def get_num_unfinished_requests(self) -> int:
-        return len(self.scheduler.waiting) + len(self.scheduler.running)
+        return len(self.scheduler.waiting) + len(self.scheduler.running) + len(self.scheduler.swapped)
 
     # -- stepping -------------------------------------------------------------------
     def step(self) -> list[RequestOutput]:
@@ -149,7 +172,6 @@ class LLMEngine:
         outputs = []
         for seq, n in zip(sched.seqs, sched.num_tokens, strict=True):
             seq.num_computed_tokens += n
-            self.block_manager.cache_full_blocks(seq, seq.num_computed_tokens)
             result = results.get(seq)
             if result is None:
                 continue
@@ -235,14 +257,23 @@ class LLMEngine:
         return [done[rid] for rid in ids]
 
     def get_stats(self) -> EngineStats:
-        bm = self.block_manager
+        bm, sched = self.block_manager, self.scheduler
         return EngineStats(
-            num_running=len(self.scheduler.running),
-            num_waiting=len(self.scheduler.waiting),
+            num_running=len(sched.running),
+            num_waiting=len(sched.waiting),
+            num_swapped=len(sched.swapped),
             num_blocks=bm.num_blocks,
             num_free_blocks=bm.num_free_blocks,
             kv_cache_usage=bm.usage(),
             prefix_cache_queries=bm.prefix_queries,
             prefix_cache_hits=bm.prefix_hits,
-            num_preemptions=self.scheduler.num_preemptions,
+            num_preemptions_swap=sched.preemptions["swap"],
+            num_preemptions_recompute=sched.preemptions["recompute"],
+            num_host_blocks=bm.num_host_blocks,
+            num_swapped_blocks=bm.num_host_blocks - bm.num_free_host_blocks,
+            num_blocks_swapped_out=bm.blocks_swapped_out,
+            num_blocks_swapped_in=bm.blocks_swapped_in,
+            kv_cache_waste=sched.kv_waste,
+            kv_cache_waste_at_peak=sched.kv_waste_at_peak,
+            peak_num_used_blocks=sched.peak_used_blocks,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -11,8 +12,10 @@ import torch
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
+from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.engine.step_input import StepInput
+from llm_engine.engine.swap_space import HostAllocator, SwapSpace, default_host_allocator
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 from llm_engine.layers.sampler import Sampler, SampleResult
@@ -24,15 +27,17 @@ logger = logging.getLogger(__name__)
 
 
 class ModelRunner:
-    """Owns the weights and the KV cache; turns a scheduler step into sampled tokens.
+    """Owns the weights, the KV cache and its swap space; turns a scheduler step into
+    sampled tokens.
 
     Under tensor parallelism one runner lives in each rank's process and holds that rank's
-    shard of the weights and of the K/V heads; every rank runs `execute_step` on the same
-    StepInput, and only the driver's runner (rank 0) samples.
+    shard of the weights, of the K/V heads and of the swap space; every rank runs
+    `execute_step` on the same StepInput, and only the driver's runner (rank 0) samples.
     """
 
     def __init__(self, config: EngineConfig, model_config: ModelConfig, model_dir: Path,
-                 eos_token_ids: set[int], tp: TensorParallelGroup = SINGLE) -> None:
+                 eos_token_ids: set[int], tp: TensorParallelGroup = SINGLE,
+                 host_allocator: HostAllocator | None = None) -> None:
         self.config = config
         self.model_config = model_config
         self.tp = tp
@@ -44,53 +49,90 @@ class ModelRunner:
             model = LlamaForCausalLM(model_config, tp)
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
-        self.num_kv_heads = self.model.attention_layers()[0].num_kv_heads
-        self.num_blocks = self._allocate_kv_cache()
         self._select_attention_backend()
+        graphs = use_cuda_graphs(config, self.device, self.attention_backend)
+        # With CUDA graphs the cache's last block takes padded rows' K/V (see cuda_graph.py).
+        self.num_blocks = self._allocate_kv_cache(reserved_blocks=1 if graphs else 0)
+        self.swap_space = self._allocate_swap_space(host_allocator or default_host_allocator)
         self.forward: Callable[..., torch.Tensor] = self.model
-        if use_cuda_graphs(config, self.device, self.attention_backend):
-            self.num_blocks -= 1  # the last block takes padded rows' K/V (see cuda_graph.py)
+        if graphs:
             self.forward = DecodeCUDAGraphs(self.model, config, model_config, self.num_blocks,
                                             self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
 
+    def _kv_block_shape(self) -> tuple[int, ...]:
+        """One block of every layer: [layers, K/V, kv_heads, block_size * head_dim]."""
+        layers = self.model.attention_layers()
+        # Read from the layers, not the model config: a sharded layer holds fewer heads.
+        attn = layers[0]
+        return (len(layers), 2, attn.num_kv_heads, self.block_size * attn.head_dim)
+
     def kv_bytes_per_block(self) -> int:
         """Bytes of one block on this rank (its share of the K/V heads)."""
-        cfg = self.model_config
         elem = torch.empty((), dtype=self.dtype).element_size()
-        per_token = 2 * cfg.num_hidden_layers * self.num_kv_heads * cfg.head_dim * elem
-        return per_token * self.block_size
+        return elem * int(torch.Size(self._kv_block_shape()).numel())
 
-    def _allocate_kv_cache(self) -> int:
+    def _bind_kv_cache(self, num_blocks: int) -> None:
+        """One tensor for the whole cache; each attention layer gets views of its K and V."""
+        layers, _, kvh, slots = self._kv_block_shape()
+        d = self.model.attention_layers()[0].head_dim
+        self.kv_cache = torch.zeros((layers, 2, kvh, num_blocks, slots), dtype=self.dtype,
+                                    device=self.device)
+        for i, attn in enumerate(self.model.attention_layers()):
+            attn.k_cache = self.kv_cache[i, 0].view(kvh, num_blocks, d, self.block_size)
+            attn.v_cache = self.kv_cache[i, 1].view(kvh, num_blocks, self.block_size, d)
+
+    def _allocate_kv_cache(self, reserved_blocks: int) -> int:
+        """Size and allocate the cache; returns the blocks the block manager may hand out."""
+        plan = plan_kv_cache(self.config, self.device, self.kv_bytes_per_block(),
+                             self._profile_forward, reserved_blocks, self.tp.size)
+        # Every rank must offer the scheduler the same blocks (and fail the check alike).
+        plan = replace(plan, num_blocks=self.tp.min(plan.num_blocks, self.device))
+        plan.check_fits(self.config.resolve_max_model_len(self.model_config), self.block_size,
+                        self.config)
+        self.kv_plan = plan
+        self._bind_kv_cache(plan.num_blocks)
+        logger.info("KV cache: %d blocks of %d tokens (%.2f GiB; %s)", plan.num_blocks,
+                    self.block_size, plan.num_blocks * plan.bytes_per_block / 2**30, plan.detail)
+        return plan.usable_blocks
+
+    def _allocate_swap_space(self, allocator: HostAllocator) -> SwapSpace:
         per_block = self.kv_bytes_per_block()
-        if self.config.num_gpu_blocks_override is not None:
-            num_blocks = self.config.num_gpu_blocks_override
-        elif self.device.type == "cuda":
-            free, total = torch.cuda.mem_get_info(self.device)
-            used = total - free
-            # Leave room for one step's activations at the full token budget.
-            act = 64 * self.config.max_num_batched_tokens * self.model_config.hidden_size * 4
-            budget = total * self.config.gpu_memory_utilization - used - act
-            num_blocks = int(budget // per_block)
-        else:
-            # The ranks of a CPU group share the host's memory: the budget is for all of them.
-            budget = self.config.default_kv_cache_memory() // self.tp.size
-            num_blocks = int(budget // per_block)
-        # Every rank must offer the scheduler the same blocks.
-        num_blocks = self.tp.min(num_blocks, self.device)
-        if num_blocks < 1:
-            raise ValueError(
-                f"no memory left for the KV cache ({per_block} bytes a block): raise "
-                "kv_cache_memory (CPU) or gpu_memory_utilization (CUDA)"
-            )
-        cfg = self.model_config
-        kvh, bs, d = self.num_kv_heads, self.block_size, cfg.head_dim
-        for attn in self.model.attention_layers():
-            attn.k_cache = torch.zeros((kvh, num_blocks, d, bs), dtype=self.dtype, device=self.device)
-            attn.v_cache = torch.zeros((kvh, num_blocks, bs, d), dtype=self.dtype, device=self.device)
-        logger.info("KV cache: %d blocks of %d tokens (%.2f GiB)", num_blocks, self.block_size,
-                    num_blocks * per_block / 2**30)
-        return num_blocks
+        num = self.config.swap_space_bytes(self.num_blocks * per_block) // per_block
+        if self.config.preemption_mode == "swap" and num == 0:
+            raise ValueError(f"preemption_mode='swap' but swap_space={self.config.swap_space} GiB "
+                             f"holds no block of {per_block} bytes: raise swap_space")
+        logger.info("swap space: %d blocks (%.2f GiB)", num, num * per_block / 2**30)
+        return SwapSpace(num, self._kv_block_shape(), self.dtype, allocator)
+
+    @torch.inference_mode()
+    def _profile_forward(self) -> int:
+        """A forward pass at the full token budget, on a scratch cache just big enough;
+        returns the scratch cache's bytes (part of the peak, not of the activations).
+
+        Runs before the real cache exists. Prompts are cut at max_model_len, as the
+        scheduler's would be; the logits (and a softmax, the sampler's largest buffer) are
+        computed for up to max_num_seqs rows.
+        """
+        cfg = self.config
+        tokens = cfg.max_num_batched_tokens
+        span = min(tokens, cfg.resolve_max_model_len(self.model_config))
+        scratch_blocks = -(-tokens // self.block_size)
+        self._bind_kv_cache(scratch_blocks)
+        starts = list(range(0, tokens, span))
+        positions = torch.cat([torch.arange(min(span, tokens - s)) for s in starts]).to(self.device)
+        slots = torch.arange(tokens, device=self.device)
+        meta = AttentionMetadata(
+            slot_blocks=slots // self.block_size, slot_offsets=slots % self.block_size,
+            decodes=[], prefills=[PrefillSpan(s, min(s + span, tokens), 0, None) for s in starts])
+        input_ids = torch.zeros(tokens, dtype=torch.long, device=self.device)
+        hidden = self.model(input_ids, positions, meta)
+        rows = min(cfg.max_num_seqs, tokens)
+        logits = self.model.compute_logits(hidden[-rows:])  # None on ranks other than 0
+        if logits is not None:
+            torch.softmax(logits.float(), dim=-1)
+        self._bind_kv_cache(0)
+        return scratch_blocks * self.kv_bytes_per_block()
 
     def _select_attention_backend(self) -> None:
         backend = self.config.attention_backend
@@ -119,7 +161,11 @@ class ModelRunner:
     def execute_step(self, step: StepInput, sample_seqs: list[Sequence] | None = None
                      ) -> dict[Sequence, SampleResult]:
         """Run the forward pass of one step on this rank. The driver passes the sequences
-        to sample for; the other ranks pass none, join the collectives and return {}."""
+        to sample for; the other ranks pass none, join the collectives and return {}.
+        The step's swaps come first: each rank copies its shard of the blocks."""
+        self.swap_blocks(step)
+        if not step.token_ids:
+            return {}
         input_ids, positions, meta = self._prepare(step)
         hidden = self.forward(input_ids, positions, meta)
         if not step.sample_rows:
@@ -129,6 +175,13 @@ class ModelRunner:
             return {}
         results = self.sampler(logits, sample_seqs)
         return dict(zip(sample_seqs, results, strict=True))
+
+    def swap_blocks(self, step: StepInput | SchedulerOutput) -> None:
+        """Copy blocks out, then in, before the forward pass writes any of them."""
+        if step.blocks_to_swap_out:
+            self.swap_space.swap_out(self.kv_cache, step.blocks_to_swap_out)
+        if step.blocks_to_swap_in:
+            self.swap_space.swap_in(self.kv_cache, step.blocks_to_swap_in)
 
     def _decode_groups(self, tables: list[list[int]], lens: list[int]) -> list[DecodeGroup]:
         """Split length-sorted decode rows where the context length more than doubles."""

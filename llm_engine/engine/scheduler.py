@@ -1,4 +1,5 @@
-"""Iteration-level scheduling by token counts (continuous batching, chunked prefill)."""
+"""Iteration-level scheduling by token counts (continuous batching, chunked prefill),
+with preemption by swap or recompute when KV blocks run out."""
 
 from __future__ import annotations
 
@@ -12,13 +13,18 @@ from llm_engine.sequence import Sequence, SequenceStatus
 
 @dataclass
 class SchedulerOutput:
-    """What one step computes: for each sequence, how many of its next tokens."""
+    """What one step does: block copies to and from host memory, then, for each sequence,
+    how many of its next tokens to compute."""
 
     seqs: list[Sequence] = field(default_factory=list)
     num_tokens: list[int] = field(default_factory=list)
+    blocks_to_swap_out: list[tuple[int, int]] = field(default_factory=list)  # (device, host)
+    blocks_to_swap_in: list[tuple[int, int]] = field(default_factory=list)  # (host, device)
 
     def __bool__(self) -> bool:
-        return bool(self.seqs)
+        # A step may only swap out (its one running sequence preempted itself): the copies
+        # must still happen before the freed blocks are handed out again.
+        return bool(self.seqs or self.blocks_to_swap_out or self.blocks_to_swap_in)
 
 
 class Scheduler:
@@ -26,10 +32,21 @@ class Scheduler:
 
     Every sequence simply owes `num_tokens - num_computed_tokens` tokens of compute: a
     decode owes one, a prompt owes the rest of its prompt, a prefix-cache hit owes less.
-    One token budget per step covers them all, running sequences first (so decodes are
-    never starved by new prompts), then waiting ones in arrival order. When blocks run
-    out, the latest-arrived running sequence is preempted by recompute: its blocks are
-    freed and it rejoins the front of the waiting queue.
+    One token budget per step covers them all: running sequences first (so decodes are
+    never starved by new prompts), then swapped-out ones, then waiting ones in arrival
+    order.
+
+    When blocks run out, the latest-admitted running sequence is preempted (vLLM's
+    `preemption_mode`): by swap, its blocks are copied to host memory and it waits in
+    `swapped`, keeping its computed tokens; by recompute, its blocks are freed and it
+    rejoins the front of `waiting` to be prefilled again. Auto (None) swaps a sequence
+    that has at least one full block in the cache and recomputes a shorter one: on CPU,
+    swapping measured 40-74x cheaper than recomputing from one block up, while under one
+    block the recompute is a few tokens riding along in a step (milliseconds) and the swap
+    space is kept for the sequences that need it; on a GPU the crossover is estimated within
+    the first block for an 8B model (RESULTS.md, benchmarks/swap_vs_recompute.py). Either
+    swapping mode falls back to recompute when the swap space is full, rather than failing
+    the request (vLLM aborts it).
     """
 
     def __init__(self, config: EngineConfig, block_manager: BlockManager) -> None:
@@ -37,13 +54,23 @@ class Scheduler:
         self.block_manager = block_manager
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []
-        self.num_preemptions = 0
+        self.swapped: deque[Sequence] = deque()
+        self.preemptions = {"swap": 0, "recompute": 0}
+        # KV waste (allocated slots holding no token / allocated slots) during the last
+        # step, and during the step that used the most blocks.
+        self.kv_waste = 0.0
+        self.peak_used_blocks = 0
+        self.kv_waste_at_peak = 0.0
+
+    @property
+    def block_size(self) -> int:
+        return self.block_manager.block_size
 
     def add(self, seq: Sequence) -> None:
         self.waiting.append(seq)
 
     def has_unfinished(self) -> bool:
-        return bool(self.waiting or self.running)
+        return bool(self.waiting or self.running or self.swapped)
 
     def schedule(self) -> SchedulerOutput:
         out = SchedulerOutput()
@@ -61,7 +88,7 @@ class Scheduler:
                 continue
             while not self.block_manager.can_allocate(seq, n):
                 victim = self.running[-1]
-                self._preempt(victim)
+                self._preempt(victim, out)
                 preempted = True
                 if victim is seq:
                     break
@@ -73,8 +100,13 @@ class Scheduler:
             budget -= n
             i += 1
 
-        # A step that had to preempt admits nobody new: memory is already short.
-        while self.waiting and not preempted and budget > 0:
+        # A step that had to preempt resumes and admits nobody: memory is already short.
+        # (That also keeps a swap-in's freed host blocks from being swapped out into in
+        # the step that still has to read them.)
+        if not preempted:
+            budget = self._resume_swapped(out, budget)
+        # Swapped sequences come back before new requests take the blocks they need.
+        while self.waiting and not preempted and not self.swapped and budget > 0:
             if len(self.running) >= self.config.max_num_seqs:
                 break
             seq = self.waiting[0]
@@ -96,19 +128,66 @@ class Scheduler:
             out.seqs.append(seq)
             out.num_tokens.append(n)
             budget -= n
+        self._track_kv_waste(out)
         return out
 
-    @property
-    def block_size(self) -> int:
-        return self.block_manager.block_size
+    def _resume_swapped(self, out: SchedulerOutput, budget: int) -> int:
+        """Swap sequences back in, earliest arrival first, while blocks and budget last."""
+        bm = self.block_manager
+        while self.swapped and budget > 0 and len(self.running) < self.config.max_num_seqs:
+            seq = self.swapped[0]
+            owed = seq.num_tokens - seq.num_computed_tokens
+            n = min(owed, budget)
+            if n < owed and not self.config.enable_chunked_prefill:
+                break
+            if not bm.can_swap_in(seq, n):
+                break
+            self.swapped.popleft()
+            out.blocks_to_swap_in.extend(bm.swap_in(seq, n))
+            seq.status = SequenceStatus.RUNNING
+            self.running.append(seq)
+            out.seqs.append(seq)
+            out.num_tokens.append(n)
+            budget -= n
+        return budget
 
-    def _preempt(self, seq: Sequence) -> None:
+    def _should_swap(self, seq: Sequence) -> bool:
+        mode = self.config.preemption_mode
+        if mode == "recompute" or not self.block_manager.can_swap_out(seq):
+            return False
+        return mode == "swap" or seq.num_computed_tokens >= self.block_size
+
+    def _preempt(self, seq: Sequence, out: SchedulerOutput) -> None:
         self.running.remove(seq)
+        if self._should_swap(seq):
+            out.blocks_to_swap_out.extend(self.block_manager.swap_out(seq))
+            seq.status = SequenceStatus.SWAPPED
+            # First come, first served: the earliest arrival comes back first.
+            later = (k for k, s in enumerate(self.swapped) if s.arrival_time > seq.arrival_time)
+            self.swapped.insert(next(later, len(self.swapped)), seq)
+            self.preemptions["swap"] += 1
+            return
         self.block_manager.free(seq)
         seq.num_computed_tokens = 0
         seq.status = SequenceStatus.WAITING
         self.waiting.appendleft(seq)
-        self.num_preemptions += 1
+        self.preemptions["recompute"] += 1
+
+    def _track_kv_waste(self, out: SchedulerOutput) -> None:
+        """Waste once this step's tokens are in the cache.
+
+        A block is shared only when full, so the slots no token holds are each running
+        sequence's allocated slots minus its tokens, even with shared prefixes; the
+        allocated slots are the blocks in use, each counted once.
+        """
+        scheduled = dict(zip(out.seqs, out.num_tokens, strict=True))
+        bs = self.block_size
+        empty = sum(len(s.block_table) * bs - s.num_computed_tokens - scheduled.get(s, 0)
+                    for s in self.running)
+        used = self.block_manager.num_used_blocks
+        self.kv_waste = empty / (used * bs) if used else 0.0
+        if used >= self.peak_used_blocks:
+            self.peak_used_blocks, self.kv_waste_at_peak = used, self.kv_waste
 
     def finish(self, seq: Sequence) -> None:
         """Take a finished or aborted sequence out of the queues and free its blocks."""
@@ -116,5 +195,8 @@ class Scheduler:
             self.running.remove(seq)
         elif seq.status is SequenceStatus.WAITING:
             self.waiting.remove(seq)
-        self.block_manager.free(seq)
+        elif seq.status is SequenceStatus.SWAPPED:
+            self.swapped.remove(seq)
+        # Blocks are cached when scheduled; a failed step may not have written them.
+        self.block_manager.free(seq, keep_cached=seq.finish_reason != "error")
         seq.status = SequenceStatus.FINISHED

@@ -38,6 +38,9 @@ class StepInput:
     prefills: list[PrefillChunk] = field(default_factory=list)
     # Rows whose logits are sampled: the last token of every sequence that has caught up.
     sample_rows: list[int] = field(default_factory=list)
+    # Block copies to make before the forward pass, as in SchedulerOutput.
+    blocks_to_swap_out: list[tuple[int, int]] = field(default_factory=list)
+    blocks_to_swap_in: list[tuple[int, int]] = field(default_factory=list)
 
     @classmethod
     def from_scheduler_output(cls, sched: SchedulerOutput, block_size: int
@@ -46,7 +49,8 @@ class StepInput:
         bs = block_size
         order = sorted(range(len(sched.seqs)), key=lambda i: (
             sched.num_tokens[i] != 1, sched.seqs[i].num_computed_tokens))
-        step = cls()
+        step = cls(blocks_to_swap_out=sched.blocks_to_swap_out,
+                   blocks_to_swap_in=sched.blocks_to_swap_in)
         sample_seqs: list[Sequence] = []
         for i in order:
             seq, n = sched.seqs[i], sched.num_tokens[i]

@@ -42,7 +42,7 @@ def run_finrag(model_dir: str, prompts: list[list[int]], new_tokens: int, prefix
     from llm_engine.engine.cuda_graph import DecodeCUDAGraphs
 
     llm = LLM(model_dir, enable_prefix_caching=prefix, **engine_args)
-    runner = llm.llm_engine.runner
+    runner = llm.llm_engine.executor.driver
     graphs = isinstance(runner.forward, DecodeCUDAGraphs)
     ran = f"{runner.attention_backend} attention{', CUDA graphs' if graphs else ''}"
     params = SamplingParams(temperature=0, max_tokens=new_tokens, ignore_eos=True)

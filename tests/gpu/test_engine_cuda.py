@@ -92,7 +92,7 @@ def record_graph_replays(llm) -> list[int]:
     """The padded batch size of every decode step replayed from a graph, from now on."""
     from llm_engine.engine.cuda_graph import DecodeCUDAGraphs
 
-    graphs = llm.llm_engine.runner.forward
+    graphs = llm.llm_engine.executor.driver.forward
     assert isinstance(graphs, DecodeCUDAGraphs)
     sizes: list[int] = []
     load = graphs.inputs.load
@@ -149,7 +149,7 @@ def test_triton_kernel_matches_reference_on_cuda() -> None:
 
 def test_auto_picks_triton_and_the_cache_follows_the_model_dtype(tiny_llama) -> None:
     llm = make_llm(tiny_llama[0])
-    runner = llm.llm_engine.runner
+    runner = llm.llm_engine.executor.driver
     assert runner.attention_backend == "triton"
     assert runner.dtype == torch.bfloat16  # dtype="auto" on CUDA
     layer = runner.model.attention_layers()[0]
@@ -162,7 +162,7 @@ def test_fp32_greedy_matches_transformers(case, backend: str, eager: bool) -> No
     model_dir, prompts = case
     expected, _ = hf_greedy(model_dir, prompts, torch.float32)
     llm = make_llm(model_dir, dtype="float32", attention_backend=backend, enforce_eager=eager)
-    assert llm.llm_engine.runner.attention_backend == backend
+    assert llm.llm_engine.executor.driver.attention_backend == backend
     assert greedy(llm, prompts) == expected
     if not eager:
         # Again with the prompts' blocks in the prefix cache, now counting graph replays.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,10 +12,15 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.requests import ClientDisconnect
 
+from llm_engine.engine.errors import EngineDeadError, RequestFailedError
+from pipeline.disconnect import cancel_on_disconnect
 from pipeline.metrics import Metrics
 from pipeline.rag import AskOptions, RAGPipeline, source_dict
 from pipeline.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 # A loop with work that has not stepped for this long is reported unhealthy.
 STALL_S = 120.0
@@ -68,6 +74,14 @@ def sse(data: Any) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
 
 
+def stream_error(exc: Exception) -> str:
+    """The message of an error that ends a stream already under way."""
+    if isinstance(exc, RequestFailedError | EngineDeadError | ValueError):
+        return str(exc)
+    logger.exception("stream failed")
+    return f"internal error ({type(exc).__name__}: {exc})"
+
+
 def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastAPI:
     """The app; it builds the pipeline (and warms it up) at start unless one is given."""
 
@@ -108,6 +122,34 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
         return JSONResponse({"error": {"message": str(exc), "type": "BadRequestError",
                                        "code": 400}, "detail": str(exc)}, status_code=400)
 
+    def _server_error(request: Request, status: int, kind: str, message: str) -> JSONResponse:
+        _count_error(request, status)
+        if request.url.path.startswith("/v1/"):
+            body: dict[str, Any] = {"error": {"message": message, "type": kind, "code": status}}
+        else:
+            body = {"detail": message}
+        return JSONResponse(body, status_code=status)
+
+    @app.exception_handler(RequestFailedError)
+    async def _request_failed(request: Request, exc: RequestFailedError) -> JSONResponse:
+        return _server_error(request, 500, "InternalServerError", str(exc))
+
+    @app.exception_handler(EngineDeadError)
+    async def _engine_dead(request: Request, exc: EngineDeadError) -> JSONResponse:
+        return _server_error(request, 503, "ServiceUnavailableError", str(exc))
+
+    @app.exception_handler(ClientDisconnect)
+    async def _client_gone(request: Request, exc: ClientDisconnect) -> Response:
+        # Nobody reads this; 499 (nginx's "client closed request") tells the access log.
+        _count_error(request, 499)
+        return Response(status_code=499)
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette still logs the traceback; the client gets a message instead of text/plain.
+        return _server_error(request, 500, "InternalServerError",
+                             f"internal error ({type(exc).__name__}: {exc})")
+
     def _count_error(request: Request, status: int) -> None:
         pipe = getattr(request.app.state, "pipeline", None)
         if pipe is not None and pipe.metrics is not None:
@@ -117,17 +159,22 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
     async def ask(body: AskRequest, request: Request) -> Any:
         pipe = pipe_of(request)
         opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
+        if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
+            raise pipe.engine.dead_error()
         if not body.stream:
-            return (await pipe.ask(body.question, opts)).to_dict()
+            return (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
 
         async def events():
-            async for chunk in pipe.stream(body.question, opts):
-                if chunk["type"] == "token":
-                    yield sse({"type": "token", "text": chunk["text"]})
-                else:
-                    final = chunk["answer"].to_dict()
-                    final.pop("answer")
-                    yield sse({"type": "final", **final})
+            try:
+                async for chunk in pipe.stream(body.question, opts):
+                    if chunk["type"] == "token":
+                        yield sse({"type": "token", "text": chunk["text"]})
+                    else:
+                        final = chunk["answer"].to_dict()
+                        final.pop("answer")
+                        yield sse({"type": "final", **final})
+            except Exception as exc:  # the status line is gone: the error is the last event
+                yield sse({"type": "error", "message": stream_error(exc)})
 
         return StreamingResponse(events(), media_type="text/event-stream")
 

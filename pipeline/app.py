@@ -194,10 +194,15 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
         eng = pipe.engine
         busy = eng.engine.has_unfinished_requests()
         stalled = busy and time.monotonic() - eng.last_step_time > STALL_S
+        stats = eng.engine.get_stats()
+        # What a soak test or an operator checks for leaks: idle means 0, 0 and all free.
+        engine = {"running": stats.num_running, "waiting": stats.num_waiting,
+                  "kv_blocks": stats.num_blocks, "kv_blocks_free": stats.num_free_blocks}
         if not eng.is_running or stalled:
             reason = "engine loop is not running" if not eng.is_running else "engine stalled"
-            return JSONResponse({"status": "unhealthy", "reason": reason}, status_code=503)
-        return JSONResponse({"status": "ok"})
+            return JSONResponse({"status": "unhealthy", "reason": reason, "engine": engine},
+                                status_code=503)
+        return JSONResponse({"status": "ok", "engine": engine})
 
     @app.get("/metrics")
     async def metrics(request: Request) -> Response:

@@ -76,7 +76,8 @@ def check_onnx(path: Path) -> None:
     try:
         onnx.checker.check_model(str(path))
     except Exception as exc:  # noqa: BLE001 - ValidationError, protobuf's DecodeError, ...
-        raise ArtifactError(path, f"not a valid ONNX model ({one_line(exc)})",
+        detail = one_line(exc).replace(f" from file: {path}", "").replace(str(path), "it")
+        raise ArtifactError(path, f"not a valid ONNX model ({detail})",
                             onnx_rebuild_command(path)) from None
 
 

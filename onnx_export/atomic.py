@@ -1,7 +1,9 @@
 """Atomic writes: a temp file in the target's folder, then os.replace.
 
 A build killed midway must leave the previous artifact intact, and os.replace is only
-atomic within one filesystem, hence the temp file beside the target.
+atomic within one filesystem, hence the temp file beside the target. Its name
+(`.<target>.<random>.tmp`) is never one a loader opens; the next write of the same
+target deletes such leftovers once they are old enough not to be another build's.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
+
+STALE_TMP_S = 3600
 
 
 @contextlib.contextmanager
@@ -32,6 +37,15 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    _sweep_stale(target)
+
+
+def _sweep_stale(target: Path) -> None:
+    now = time.time()
+    for stale in target.parent.glob(f".{target.name}.*.tmp"):
+        with contextlib.suppress(OSError):  # another process removed it first
+            if now - stale.stat().st_mtime > STALE_TMP_S:
+                stale.unlink()
 
 
 def save_model(model: onnx.ModelProto, target: str | Path) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from contextlib import asynccontextmanager
@@ -12,14 +13,18 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
+from llm_engine.engine.errors import EngineDeadError, RequestFailedError
 from pipeline.admission import Admission, AdmissionCollector, AdmissionMiddleware, admit
 from pipeline.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
 from pipeline.body_limits import BodyLimitMiddleware
+from pipeline.disconnect import cancel_on_disconnect
 from pipeline.errors import (
     GET_ERRORS,
     OUR_ERRORS,
     RequestRejected,
+    count_error,
     error_response,
     invalid_status,
     is_openai,
@@ -29,6 +34,8 @@ from pipeline.rag import AskOptions, RAGPipeline, source_dict
 from pipeline.request_limits import RequestLimits, ask_tokens
 from pipeline.security import document_security, install_security
 from pipeline.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 # A loop with work that has not stepped for this long is reported unhealthy.
 STALL_S = 120.0
@@ -63,6 +70,14 @@ def error_message(exc: RequestValidationError, path: str) -> str:
 
 def sse(data: Any) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
+
+
+def stream_error(exc: Exception) -> str:
+    """The message of an error that ends a stream already under way."""
+    if isinstance(exc, RequestFailedError | EngineDeadError | ValueError):
+        return str(exc)
+    logger.exception("stream failed")
+    return f"internal error ({type(exc).__name__}: {exc})"
 
 
 def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastAPI:
@@ -117,23 +132,48 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
     async def _value_error(request: Request, exc: ValueError) -> JSONResponse:
         return error_response(request.scope, 400, str(exc))
 
+    @app.exception_handler(RequestFailedError)
+    async def _request_failed(request: Request, exc: RequestFailedError) -> JSONResponse:
+        return error_response(request.scope, 500, str(exc))
+
+    @app.exception_handler(EngineDeadError)
+    async def _engine_dead(request: Request, exc: EngineDeadError) -> JSONResponse:
+        return error_response(request.scope, 503, str(exc))
+
+    @app.exception_handler(ClientDisconnect)
+    async def _client_gone(request: Request, exc: ClientDisconnect) -> Response:
+        # Nobody reads this; 499 (nginx's "client closed request") tells the access log.
+        count_error(request.app, 499)
+        return Response(status_code=499)
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette still logs the traceback; the client gets a message instead of text/plain.
+        return error_response(request.scope, 500,
+                              f"internal error ({type(exc).__name__}: {exc})")
+
     @app.post("/ask", responses={200: {"model": AskAnswer, "content": ASK_STREAM}, **OUR_ERRORS})
     async def ask(body: AskRequest, request: Request) -> Any:
         pipe = pipe_of(request)
         RequestLimits.of(request.app).check(body)
         admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
         opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
+        if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
+            raise pipe.engine.dead_error()
         if not body.stream:
-            return (await pipe.ask(body.question, opts)).to_dict()
+            return (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
 
         async def events():
-            async for chunk in pipe.stream(body.question, opts):
-                if chunk["type"] == "token":
-                    yield sse({"type": "token", "text": chunk["text"]})
-                else:
-                    final = chunk["answer"].to_dict()
-                    final.pop("answer")
-                    yield sse({"type": "final", **final})
+            try:
+                async for chunk in pipe.stream(body.question, opts):
+                    if chunk["type"] == "token":
+                        yield sse({"type": "token", "text": chunk["text"]})
+                    else:
+                        final = chunk["answer"].to_dict()
+                        final.pop("answer")
+                        yield sse({"type": "final", **final})
+            except Exception as exc:  # the status line is gone: the error is the last event
+                yield sse({"type": "error", "message": stream_error(exc)})
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
@@ -154,10 +194,15 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
         eng = pipe.engine
         busy = eng.engine.has_unfinished_requests()
         stalled = busy and time.monotonic() - eng.last_step_time > STALL_S
+        stats = eng.engine.get_stats()
+        # What a soak test or an operator checks for leaks: idle means 0, 0 and all free.
+        engine = {"running": stats.num_running, "waiting": stats.num_waiting,
+                  "kv_blocks": stats.num_blocks, "kv_blocks_free": stats.num_free_blocks}
         if not eng.is_running or stalled:
             reason = "engine loop is not running" if not eng.is_running else "engine stalled"
-            return JSONResponse({"status": "unhealthy", "reason": reason}, status_code=503)
-        return JSONResponse({"status": "ok"})
+            return JSONResponse({"status": "unhealthy", "reason": reason, "engine": engine},
+                                status_code=503)
+        return JSONResponse({"status": "ok", "engine": engine})
 
     @app.get("/metrics", response_class=PlainTextResponse, responses=GET_ERRORS)
     async def metrics(request: Request) -> Response:

@@ -1,4 +1,4 @@
-"""The `finrag` command line: serve, index, ask.
+"""The `finrag` command line: serve, index, prepare, ask.
 
 Settings come from flags, FINRAG_* variables and a YAML file (--config); bad settings and
 missing files end with a one-line error and exit status 2, not a traceback.
@@ -35,6 +35,12 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--embedder", help=".onnx/.plan file or encoder folder")
     index.add_argument("--config", help="YAML file of settings")
 
+    prepare = sub.add_parser("prepare", help="convert a GGUF model into engines/models/, "
+                             "replacing the copy there (rebuilds a corrupt one)")
+    prepare.add_argument("--model", help="'default' (bundled SmolLM2) or a .gguf file")
+    prepare.add_argument("--engines-dir", dest="engines_dir", help="default: engines/")
+    prepare.add_argument("--config", help="YAML file of settings")
+
     ask = sub.add_parser("ask", help="answer one question in the terminal")
     common(ask)
     ask.add_argument("question")
@@ -47,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace, **extra: Any):
     from pipeline.settings import load_settings
 
-    keys = ("model", "embedder", "index", "corpus", "host", "port", "top_k", "max_tokens")
+    keys = ("model", "embedder", "index", "corpus", "host", "port", "top_k", "max_tokens",
+            "engines_dir")
     overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     overrides.update(extra)
     return load_settings(getattr(args, "config", None), overrides)
@@ -76,6 +83,20 @@ def _index(args: argparse.Namespace) -> int:
     settings = _settings(args)
     r = build_index(settings, args.corpus, args.out)
     print(f"finrag: indexed {len(r.store)} chunks of {args.corpus} into {args.out}")
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from llm_engine.utils.model_path import resolve_model
+
+    settings = _settings(args)
+    if Path(settings.model).expanduser().is_dir():
+        raise ValueError(f"--model {settings.model}: a Hugging Face folder, used as it is; "
+                         "only 'default' or a .gguf file is prepared")
+    out = resolve_model(settings.model, settings.engines_path, force=True)
+    print(f"finrag: prepared {settings.model} into {out}")
     return 0
 
 
@@ -116,15 +137,20 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from pipeline.settings import SettingsError
 
-    known: tuple[type[BaseException], ...] = (SettingsError, FileNotFoundError, ValueError)
+    # Start-up failures: bad settings, missing or corrupt artifacts (their messages name the
+    # file and the command that rebuilds it), TensorRT or a model package not installed.
+    known: tuple[type[BaseException], ...] = (SettingsError, FileNotFoundError, ValueError,
+                                              ImportError)
     try:
+        from retriever_trt.artifacts import ArtifactError
         from retriever_trt.storage import IndexFileError
 
-        known += (IndexFileError,)
+        known += (ArtifactError, IndexFileError)
     except ImportError:
         pass
+    commands = {"serve": _serve, "index": _index, "prepare": _prepare, "ask": _ask}
     try:
-        return {"serve": _serve, "index": _index, "ask": _ask}[args.command](args)
+        return commands[args.command](args)
     except known as exc:
         print(f"finrag: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 OPENAI_PREFIX = "/v1/"
 _KINDS = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
-          413: "BadRequestError", 415: "BadRequestError", 503: "ServiceUnavailableError"}
+          413: "BadRequestError", 415: "BadRequestError", 500: "InternalServerError",
+          503: "ServiceUnavailableError"}
 
 
 class RequestRejected(Exception):

@@ -16,7 +16,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from llm_engine import RequestOutput
 from pipeline.admission import admit
 from pipeline.api_models import OPENAI_STREAM
-from pipeline.app import sse
+from pipeline.app import sse, stream_error
+from pipeline.disconnect import cancel_on_disconnect
 from pipeline.errors import OPENAI_ERRORS, OPENAI_GET_ERRORS, RequestRejected, error_response
 from pipeline.openai_models import (
     MAX_EMBED_INPUTS,
@@ -80,7 +81,7 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
     rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{next(_ids)}"
     created, t0 = int(time.time()), time.perf_counter()
     gen = pipe.engine.generate(prompt, params, rid)
-    first, gen = await _first_and_rest(gen)
+    first, gen = await cancel_on_disconnect(request, _first_and_rest(gen))
     obj = "chat.completion" if kind == "chat" else "text_completion"
 
     def usage(out: RequestOutput) -> dict[str, int]:
@@ -100,11 +101,15 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
         return {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
 
     if not body.stream:
-        out = first
-        t_first = time.perf_counter() - t0 if out.outputs[0].token_ids else None
-        async for out in gen:
-            if t_first is None and out.outputs[0].token_ids:
-                t_first = time.perf_counter() - t0
+        async def rest() -> tuple[RequestOutput, float | None]:
+            out = first
+            t_first = time.perf_counter() - t0 if out.outputs[0].token_ids else None
+            async for out in gen:
+                if t_first is None and out.outputs[0].token_ids:
+                    t_first = time.perf_counter() - t0
+            return out, t_first
+
+        out, t_first = await cancel_on_disconnect(request, rest())
         observe(out, t_first)
         return {"id": rid, "object": obj, "created": created, "model": pipe.model_name,
                 "choices": [choice(out.outputs[0].text, out.outputs[0].finish_reason, False)],
@@ -127,15 +132,21 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
             async for o in gen:
                 yield o
 
-        async for out in outputs():
-            text = out.outputs[0].text
-            if t_first is None and out.outputs[0].token_ids:
-                t_first = time.perf_counter() - t0
-            if len(text) > sent:
-                yield chunk([choice(text[sent:], None, True)])
-                sent = len(text)
-            if out.finished:
-                yield chunk([choice("", out.outputs[0].finish_reason, True)])
+        try:
+            async for out in outputs():
+                text = out.outputs[0].text
+                if t_first is None and out.outputs[0].token_ids:
+                    t_first = time.perf_counter() - t0
+                if len(text) > sent:
+                    yield chunk([choice(text[sent:], None, True)])
+                    sent = len(text)
+                if out.finished:
+                    yield chunk([choice("", out.outputs[0].finish_reason, True)])
+        except Exception as exc:  # as vLLM: an error object as the last chunk, then [DONE]
+            yield sse({"error": {"message": stream_error(exc), "type": "InternalServerError",
+                                 "code": 500}})
+            yield b"data: [DONE]\n\n"
+            return
         observe(out, t_first)
         if body.include_usage:
             yield chunk([], {"usage": usage(out)})

@@ -55,15 +55,22 @@ def load_embedder(spec: str | None, engines_dir: Path) -> Any:
 
 
 def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
-    """Load the saved index, or build it from the corpus (first run) and save it."""
+    """Load the saved index, or build it from the corpus (first run) and save it.
+
+    A folder that is there but does not load (corrupt, truncated, half a folder) is an
+    error naming the command that rebuilds it, never silently rebuilt over: it may be a
+    folder the user keeps something else in.
+    """
     from retriever_trt.retriever import Retriever
+    from retriever_trt.storage import has_saved_dir
 
     path = settings.index_path
-    if (path / "manifest.json").is_file():
+    if has_saved_dir(path):
         return Retriever.load(path, embedder, mode=settings.retrieval_mode)
     if settings.index and not settings.corpus:
-        raise FileNotFoundError(f"index {path}: not found (build it with finrag index "
-                                "--corpus PATH --out DIR, or give --corpus)")
+        embedder_flag = f" --embedder {settings.embedder}" if settings.embedder else ""
+        raise FileNotFoundError(f"index {path}: not found (build it with: finrag index "
+                                f"--corpus PATH --out {path}{embedder_flag}; or give --corpus)")
     if progress:
         print(f"finrag: building the index of {settings.corpus_path} into {path} "
               "(first run)", file=sys.stderr)

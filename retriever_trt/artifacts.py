@@ -3,6 +3,9 @@
 ONNX files carry `finrag.*` metadata_props (written by onnx_export); TensorRT plans
 have a `<plan>.json` sidecar (written by the builder). Both name the model id,
 precision and embedding width; the tokenizer is `tokenizer.json` beside the file.
+
+Reading them is also where a corrupt or truncated file is found: `ArtifactError` names
+the file and the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -13,19 +16,111 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 META_PREFIX = "finrag."
+# Where `default_embedder` exports the bundled encoder, inside engines/.
+DEFAULT_EXPORT_DIR = Path("retriever") / "all-minilm-l6-v2"
 
 
-def onnx_metadata(path: Path) -> dict[str, str]:
+class ArtifactError(RuntimeError):
+    """A built file is missing, corrupt or truncated. The message is one line: the file,
+    what is wrong with it and the command that rebuilds it."""
+
+    def __init__(self, path: str | Path, problem: str, rebuild: str | None) -> None:
+        self.path, self.problem, self.rebuild = Path(path), problem, rebuild
+        tail = f"; rebuild it with: {rebuild}" if rebuild else ""
+        super().__init__(f"{path}: {problem}{tail}")
+
+
+def one_line(exc: BaseException, limit: int = 200) -> str:
+    return " ".join(str(exc).split())[:limit] or type(exc).__name__
+
+
+def onnx_rebuild_command(path: Path) -> str:
+    """The `python -m onnx_export` line that writes `path` again."""
+    folder = Path(path).parent
+    model = "MODEL_DIR"
+    if folder.name == DEFAULT_EXPORT_DIR.name:
+        model = "default"
+    else:
+        # The FP32 file, when intact, names the encoder it came from.
+        model = (_read_onnx_metadata(folder / "model.onnx") or {}).get("source_dir", model)
+    flags = ""
+    precision = guess_precision(Path(path))
+    if precision == "fp16":
+        flags = " --fp16"
+    elif precision == "int8":
+        have_cache = (folder / "model.int8.calib.json").is_file()
+        flags = " --int8" + ("" if have_cache else " --calibData=FILE")
+    return f"python -m onnx_export --model={model} --outDir={folder}{flags}"
+
+
+def plan_rebuild_command(plan: Path) -> str:
+    """The `retrexec` line that builds `plan` again, from its sidecar when readable."""
+    meta = _read_sidecar(Path(plan)) or {}
+    onnx = meta.get("onnx")
+    flags = ""
+    if onnx is None:
+        onnx = Path(plan).parent / "model.onnx"
+        precision = guess_precision(Path(plan))
+        flags = f" --{precision}" if precision != "fp32" else ""
+    profiles = meta.get("profiles") or []
+    if len(profiles) == 1:  # retrexec builds one profile
+        for flag, shape in zip(("min", "opt", "max"), profiles[0], strict=True):
+            flags += f" --{flag}Shapes=input_ids:{shape},attention_mask:{shape}"
+    return f"retrexec --onnx={onnx} --saveEngine={plan}{flags} --skipInference"
+
+
+def check_onnx(path: Path) -> None:
+    """Raise ArtifactError unless `path` parses and passes onnx.checker (0.3 s for MiniLM)."""
     import onnx
 
-    model = onnx.load(str(path), load_external_data=False)
+    try:
+        onnx.checker.check_model(str(path))
+    except Exception as exc:  # noqa: BLE001 - ValidationError, protobuf's DecodeError, ...
+        detail = one_line(exc).replace(f" from file: {path}", "").replace(str(path), "it")
+        raise ArtifactError(path, f"not a valid ONNX model ({detail})",
+                            onnx_rebuild_command(path)) from None
+
+
+def _read_onnx_metadata(path: Path) -> dict[str, str] | None:
+    """The metadata, or None where the file is missing or does not parse."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except (OSError, DecodeError):
+        return None
     return {p.key[len(META_PREFIX):]: p.value for p in model.metadata_props
             if p.key.startswith(META_PREFIX)}
 
 
+def onnx_metadata(path: Path) -> dict[str, str]:
+    meta = _read_onnx_metadata(path)
+    if meta is None:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"ONNX file not found: {path}")
+        raise ArtifactError(path, "corrupt or truncated ONNX file (protobuf does not parse)",
+                            onnx_rebuild_command(path))
+    return meta
+
+
+def _read_sidecar(plan_path: Path) -> dict | None:
+    try:
+        meta = json.loads(Path(str(plan_path) + ".json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
 def plan_metadata(plan_path: Path) -> dict:
     side = Path(str(plan_path) + ".json")
-    return json.loads(side.read_text()) if side.is_file() else {}
+    if not side.is_file():
+        return {}
+    meta = _read_sidecar(plan_path)
+    if meta is None:
+        raise ArtifactError(side, "corrupt sidecar of the TensorRT plan (not a JSON object)",
+                            plan_rebuild_command(plan_path))
+    return meta
 
 
 def guess_precision(path: Path) -> str:
@@ -45,7 +140,14 @@ def tokenizer_for(path: Path, meta: dict) -> tuple[Tokenizer, int, Path]:
         candidates.append(Path(meta["source_dir"]))
     for folder in candidates:
         if (folder / "tokenizer.json").is_file():
-            tok, max_len = load_encoder_tokenizer(folder)
+            try:
+                tok, max_len = load_encoder_tokenizer(folder)
+            except Exception as exc:  # noqa: BLE001 - tokenizers raises plain Exception
+                rebuild = None
+                if (folder / "model.onnx").exists():  # an export folder: export writes it
+                    rebuild = onnx_rebuild_command(folder / "model.onnx")
+                raise ArtifactError(folder / "tokenizer.json",
+                                    f"unreadable tokenizer ({one_line(exc)})", rebuild) from None
             return tok, int(meta.get("max_seq_len", max_len)), folder
     folder = default_encoder_dir()
     tok, max_len = load_encoder_tokenizer(folder)

@@ -5,6 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from retriever_trt.artifacts import (
+    DEFAULT_EXPORT_DIR,
+    ArtifactError,
+    check_onnx,
+    one_line,
+    plan_rebuild_command,
+)
 from retriever_trt.embedder import Embedder
 
 
@@ -26,11 +33,16 @@ def load_embedder(path: str | Path, **kwargs: Any) -> Embedder:
     if suffix == ".onnx":
         from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
 
+        check_onnx(path)
         return OnnxRuntimeEmbedder(path, **kwargs)
     if suffix in (".plan", ".engine"):
         from retriever_trt.trt_embedder import TensorRTEmbedder
 
-        return TensorRTEmbedder(path, **kwargs)
+        try:
+            return TensorRTEmbedder(path, **kwargs)
+        except ValueError as exc:  # TensorRT could not deserialize it, or it is no encoder
+            problem = one_line(exc, 300).removeprefix(f"{path}: ")
+            raise ArtifactError(path, problem, plan_rebuild_command(path)) from None
     raise ValueError(f"{path}: unknown embedder file type {suffix!r} "
                      "(expected .onnx, .plan, .engine or a model folder)")
 
@@ -43,7 +55,7 @@ def default_embedder(engines_dir: str | Path, progress: bool = True) -> Embedder
     """
     import sys
 
-    out = Path(engines_dir) / "retriever" / "all-minilm-l6-v2"
+    out = Path(engines_dir) / DEFAULT_EXPORT_DIR
     onnx_path = out / "model.onnx"
     if not onnx_path.is_file():
         from onnx_export.__main__ import main as export_main

@@ -171,7 +171,8 @@ class Retriever:
             extra = {"corpus": self.store.corpus}
             self.index.write(tmp / "index", extra)
             self.store.write(tmp / "store")
-            write_manifest(tmp, KIND, {**self.index.manifest_fields(), **extra})
+            write_manifest(tmp, KIND, {**self.index.manifest_fields(), **extra,
+                                       "embedder": embedder_source(self.embedder)})
 
     @classmethod
     def load(
@@ -183,9 +184,16 @@ class Retriever:
         check_embedder(manifest, embedder, folder)
         index = VectorIndex.load(folder / "index", expect_embedder=embedder)
         store = DocumentStore.load(folder / "store")
+        hint = rebuild_hint(folder, manifest.get("corpus"))
         if index.corpus_hash != store.corpus_hash:
-            raise IndexFileError(
-                f"{folder}: index and store come from different corpora; "
-                f"{rebuild_hint(folder, manifest.get('corpus'))}"
-            )
+            raise IndexFileError(f"{folder}: index and store come from different corpora; {hint}")
+        if len(index) != len(store):
+            raise IndexFileError(f"{folder}: the index holds {len(index)} vectors but the store "
+                                 f"{len(store)} chunks; {hint}")
         return cls(embedder, index, store, mode, rrf_k)
+
+
+def embedder_source(embedder: Any) -> str | None:
+    """The file or folder an embedder was loaded from, recorded so a rebuild uses it again."""
+    source = getattr(embedder, "path", None) or getattr(embedder, "model_dir", None)
+    return str(Path(source).resolve()) if source is not None else None

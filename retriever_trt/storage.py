@@ -29,8 +29,35 @@ class IndexFileError(RuntimeError):
     """A saved index or store is missing, corrupt or built for something else."""
 
 
+# The parts of a saved Retriever: rebuilding either one means rebuilding the whole folder.
+RETRIEVER_PARTS = ("index", "store")
+
+
 def rebuild_hint(directory: Path, corpus: str | None = None) -> str:
-    return f"rebuild it with: finrag index --corpus {corpus or 'PATH'} --out {directory}"
+    """The `finrag index` line that rebuilds `directory`, or the saved Retriever it is part
+    of, with the corpus and embedder its manifest recorded when they are readable."""
+    directory = Path(directory)
+    root = directory
+    if directory.name in RETRIEVER_PARTS and all(
+            (directory.parent / part).is_dir() for part in RETRIEVER_PARTS):
+        root = directory.parent
+    try:
+        recorded = json.loads((root / MANIFEST).read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    recorded = recorded if isinstance(recorded, dict) else {}
+    corpus = corpus or recorded.get("corpus")
+    embedder = f" --embedder {recorded['embedder']}" if recorded.get("embedder") else ""
+    return f"rebuild it with: finrag index --corpus {corpus or 'PATH'} --out {root}{embedder}"
+
+
+def has_saved_dir(target: str | Path) -> bool:
+    """True when `target` (or the backup a save killed between its renames left) holds
+    something to load: a folder that is not empty."""
+    target = Path(target)
+    if target.is_dir():
+        return any(target.iterdir())
+    return target.exists() or bool(_backup_dirs(target))
 
 
 def _backup_dirs(target: Path) -> list[Path]:
@@ -120,7 +147,8 @@ def read_manifest(folder: Path, kind: str, verify: bool = True) -> dict[str, Any
         raise IndexFileError(f"{path}: corrupt manifest ({exc}); {rebuild_hint(folder)}") from None
     if not isinstance(manifest, dict) or manifest.get("kind") != kind:
         found = manifest.get("kind") if isinstance(manifest, dict) else type(manifest).__name__
-        raise IndexFileError(f"{path}: expected a {kind} manifest, found {found!r}")
+        raise IndexFileError(f"{path}: expected a {kind} manifest, found {found!r}; "
+                             f"{rebuild_hint(folder, corpus)}")
     if manifest.get("format") != FORMAT_VERSION:
         raise IndexFileError(
             f"{path}: format {manifest.get('format')} is not {FORMAT_VERSION}; "

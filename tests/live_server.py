@@ -33,6 +33,15 @@ def free_port() -> int:
 def running_server(contexts: list[dict], engines_dir: Path, tmp: Path,
                    **overrides: Any) -> Iterator[str]:
     """Index `contexts`, start the app on a free loopback port, yield its base URL."""
+    with running_app(contexts, engines_dir, tmp, **overrides) as (base, _app):
+        yield base
+
+
+@contextmanager
+def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
+                **overrides: Any) -> Iterator[tuple[str, Any]]:
+    """As `running_server`, yielding (base URL, the app), for tests that reach into the
+    engine behind the HTTP API (app.state.pipeline.engine)."""
     import uvicorn
 
     from pipeline.app import create_app
@@ -44,7 +53,8 @@ def running_server(contexts: list[dict], engines_dir: Path, tmp: Path,
               "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
               "kv_cache_memory": 256 << 20, "port": free_port(), **overrides}
     settings = load_settings(None, values, environ={})
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1",
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1",
                                            port=settings.port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -62,7 +72,7 @@ def running_server(contexts: list[dict], engines_dir: Path, tmp: Path,
     else:
         pytest.fail("the server did not become healthy within 240 s")
     try:
-        yield base
+        yield base, app
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -12,15 +12,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from llm_engine.config import EngineConfig
+from llm_engine.engine.errors import EngineDeadError, RequestFailedError, StepFailedError
 from llm_engine.engine.llm_engine import LLMEngine, PromptType
 from llm_engine.outputs import RequestOutput
 from llm_engine.sampling_params import SamplingParams
 
 logger = logging.getLogger(__name__)
-
-
-class EngineDeadError(RuntimeError):
-    """The step loop has stopped; no request can be served."""
 
 
 class AsyncLLMEngine:
@@ -29,10 +26,17 @@ class AsyncLLMEngine:
     Only the loop thread touches the engine: adds and aborts from coroutines are queued
     and applied before the next step. Each request gets an asyncio queue that the loop
     thread feeds through `call_soon_threadsafe`.
+
+    A step that raises fails its own requests (`RequestFailedError` in their `async for`)
+    and the loop goes on; `max_consecutive_failures` failed steps in a row mean a fault
+    that will not pass (a broken device), and the loop stops. Once it has stopped, for
+    that or any other reason, every waiting and new request gets `EngineDeadError`.
     """
 
-    def __init__(self, engine: LLMEngine) -> None:
+    def __init__(self, engine: LLMEngine, max_consecutive_failures: int = 3) -> None:
         self.engine = engine
+        self.max_consecutive_failures = max_consecutive_failures
+        self._failures = 0
         self._commands: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._streams: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
         self._wakeup = threading.Event()
@@ -49,7 +53,14 @@ class AsyncLLMEngine:
 
     @property
     def is_running(self) -> bool:
-        return self._thread.is_alive() and self.error is None
+        return self._thread.is_alive() and self.error is None and not self._stopped
+
+    def dead_error(self) -> EngineDeadError:
+        """Why no request can be served (the exception to raise when `is_running` is false)."""
+        if self.error is not None:
+            return EngineDeadError(f"the engine loop died ({type(self.error).__name__}: "
+                                   f"{self.error}); restart the server")
+        return EngineDeadError("the engine loop is not running (shut down)")
 
     async def generate(
         self,
@@ -62,14 +73,17 @@ class AsyncLLMEngine:
         Leaving the loop early (the client went away) aborts the request, which frees its
         KV blocks before the next step.
         """
-        if not self.is_running:
-            raise EngineDeadError("the engine loop is not running")
         rid = request_id or f"req-{next(self._ids)}"
         stream: asyncio.Queue = asyncio.Queue()
         self._streams[rid] = (asyncio.get_running_loop(), stream)
-        self._send("add", (rid, prompt, sampling_params or SamplingParams(), time.monotonic()))
         finished = False
         try:
+            # Checked once the stream is registered: a loop that dies from now on sends it
+            # its farewell, one that died before is seen here.
+            if not self.is_running:
+                raise self.dead_error()
+            self._send("add", (rid, prompt, sampling_params or SamplingParams(),
+                               time.monotonic()))
             while True:
                 item = await stream.get()
                 if isinstance(item, BaseException):
@@ -116,6 +130,30 @@ class AsyncLLMEngine:
                 self.engine.add_request(rid, prompt, params, arrival)
             except ValueError as exc:
                 self._deliver(rid, exc)
+            except Exception as exc:  # e.g. the tokenizer: this request's fault, not the loop's
+                logger.exception("adding request %s failed", rid)
+                self.engine.abort(rid)
+                self._deliver(rid, RequestFailedError(
+                    f"the engine could not accept this request ({type(exc).__name__}: {exc})"))
+
+    def _step(self) -> None:
+        try:
+            outputs = self.engine.step()
+        except StepFailedError as exc:
+            self._failures += 1
+            logger.error("%s (%d in a row)", exc, self._failures, exc_info=exc.cause)
+            for rid in exc.request_ids:
+                self._deliver(rid, RequestFailedError(
+                    f"the engine failed while running this request "
+                    f"({type(exc.cause).__name__}: {exc.cause}); other requests are "
+                    "unaffected, retry it"))
+            if self._failures >= self.max_consecutive_failures:
+                raise RuntimeError(f"{self._failures} engine steps failed in a row, the "
+                                   f"last with {type(exc.cause).__name__}: {exc.cause}") from exc
+            return
+        self._failures = 0
+        for out in outputs:
+            self._deliver(out.request_id, out)
 
     def _run(self) -> None:
         try:
@@ -126,11 +164,11 @@ class AsyncLLMEngine:
                     self._wakeup.wait(timeout=0.5)
                     self._wakeup.clear()
                     continue
-                for out in self.engine.step():
-                    self._deliver(out.request_id, out)
+                self._step()
                 self.last_step_time = time.monotonic()
         except BaseException as exc:  # the loop must report any death to its waiters
             logger.exception("engine loop died")
             self.error = exc
-            for rid in list(self._streams):
-                self._deliver(rid, EngineDeadError(f"engine loop died: {exc!r}"))
+        # Set before the farewell, so a stream registered after it sees is_running false.
+        for rid in list(self._streams):
+            self._deliver(rid, self.dead_error())

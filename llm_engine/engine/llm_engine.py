@@ -14,8 +14,9 @@ from tqdm import tqdm
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.engine.block_manager import BlockManager
 from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
+from llm_engine.engine.errors import StepFailedError
 from llm_engine.engine.executor import create_executor
-from llm_engine.engine.scheduler import Scheduler
+from llm_engine.engine.scheduler import Scheduler, SchedulerOutput
 from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.outputs import CompletionOutput, RequestOutput
 from llm_engine.sampling_params import SamplingParams
@@ -163,10 +164,32 @@ class LLMEngine:
 
     # -- stepping -------------------------------------------------------------------
     def step(self) -> list[RequestOutput]:
-        """Schedule, run the model once, and report every request that moved."""
+        """Schedule, run the model once, and report every request that moved.
+
+        If anything after scheduling raises, the requests of this step are finished with
+        finish_reason "error" (blocks freed) and `StepFailedError` names them: the fault
+        costs those requests only, and the engine is ready for the next step. A fault in
+        scheduling itself propagates as is: the scheduler's state can no longer be trusted.
+        """
         sched = self.scheduler.schedule()
         if not sched:
             return []
+        try:
+            return self._execute(sched)
+        except Exception as exc:
+            raise self._fail(sched.seqs, exc) from exc
+
+    def _fail(self, seqs: list[Sequence], exc: Exception) -> StepFailedError:
+        # Requests that finished normally earlier in the failed step are listed too: their
+        # final outputs were never returned.
+        for seq in seqs:
+            self.requests.pop(seq.request_id, None)
+            if not seq.is_finished:
+                seq.finish_reason = "error"
+                self._finish(seq)
+        return StepFailedError([seq.request_id for seq in seqs], exc)
+
+    def _execute(self, sched: SchedulerOutput) -> list[RequestOutput]:
         results = self.executor.execute(sched)
         now = time.monotonic()
         outputs = []

@@ -230,7 +230,7 @@ def convert_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.floa
     tokenizer = build_tokenizer(meta)  # before the slow part, so a bad vocab fails fast
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    _sweep_leftovers(out_dir)
+    sweep_leftovers(out_dir)
     # Temp dir beside out_dir (same filesystem) so the final rename is atomic.
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
     try:
@@ -297,13 +297,14 @@ def _write_json(path: Path, obj: Any) -> None:
 _STALE_SECONDS = 6 * 3600
 
 
-def _sweep_leftovers(out_dir: Path) -> None:
-    """Delete temp folders that killed conversions left beside out_dir."""
+def sweep_leftovers(out_dir: Path, older_than: float = _STALE_SECONDS) -> None:
+    """Delete temp folders that killed conversions left beside out_dir (a caller that holds
+    the folder's conversion lock knows they all are leftovers: `older_than=0`)."""
     now = time.time()
     for pattern in (f".{out_dir.name}.tmp-*", f".{out_dir.name}.old-*"):
         for path in out_dir.parent.glob(pattern):
             try:
-                if now - path.stat().st_mtime > _STALE_SECONDS:
+                if now - path.stat().st_mtime >= older_than:
                     shutil.rmtree(path, ignore_errors=True)
             except OSError:
                 pass  # another process removed it first

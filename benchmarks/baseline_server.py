@@ -34,7 +34,7 @@ def build_app(corpus: str, engines_dir: str | None, top_k: int = 3) -> FastAPI:
 
     from llm_engine.tokenizer import Tokenizer
     from llm_engine.utils.model_path import resolve_model
-    from pipeline.prompts import build_prompt_ids, passages_tail, system_text
+    from pipeline.rag.prompts import build_prompt_ids, passages_tail, system_text
     from pipeline.settings import Settings
     from retriever_trt.torch_embedder import TorchEmbedder
 

@@ -32,7 +32,7 @@ if torch.cuda.is_available():
     te = TorchEmbedder(batch_size=128); te.model = te.model.cuda().half()
     @torch.inference_mode()
     def tenc(ts):
-        from retriever_trt.torch_embedder import tokenize_batch
+        from onnx_export.encoder import tokenize_batch
         outs = []
         for i in range(0, len(ts), 128):
             ids, m = tokenize_batch(te.tokenizer, ts[i:i + 128])

@@ -16,7 +16,7 @@ to count allocated slots and the slots that hold a token once the step has run.
    passages and the question, all submitted at once. Prefix caching off vs on: peak KV
    blocks in use and prompt tokens prefilled. Two prompt layouts: passages before the
    question (requests on one report share the passages too) and finrag's pipeline layout,
-   question first (shared with the intent request, see pipeline/prompts.py).
+   question first (shared with the intent request, see pipeline/rag/prompts.py).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def waste_rows(rec: KVRecorder) -> list[tuple[str, int, float, float, int, float
 
 def rag_prompts(tokenizer, num_reports: int, per_report: int, passages_first: bool
                 ) -> list[list[int]]:
-    from pipeline.prompts import build_prompt_ids, passages_tail, question_head, system_text
+    from pipeline.rag.prompts import build_prompt_ids, passages_tail, question_head, system_text
     from pipeline.settings import Settings
 
     settings = Settings()

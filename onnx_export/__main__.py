@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
 
 from onnx_export.cli_args import OneLineParser, UsageError
-
-TOKENIZER_FILES = ("tokenizer.json", "sentence_bert_config.json", "tokenizer_config.json")
 
 
 def parse(argv: list[str] | None) -> tuple[OneLineParser, object]:
@@ -28,7 +25,7 @@ def parse(argv: list[str] | None) -> tuple[OneLineParser, object]:
 
 
 def resolve_model(arg: str) -> Path:
-    from retriever_trt.torch_embedder import default_encoder_dir
+    from onnx_export.encoder import default_encoder_dir
 
     if arg == "default":
         try:
@@ -44,7 +41,7 @@ def resolve_model(arg: str) -> Path:
 
 def run(args) -> list[str]:
     from onnx_export.calibration import CalibDataError, read_samples
-    from onnx_export.export import export_onnx
+    from onnx_export.export import export_folder
 
     model_dir = resolve_model(args.model)
     out = Path(args.outDir)
@@ -64,13 +61,9 @@ def run(args) -> list[str]:
             raise UsageError(f"--int8 needs --calibData=FILE (no calibration cache at {cache})")
     elif args.calibData:
         raise UsageError("--calibData is only used with --int8")
-    out.mkdir(parents=True, exist_ok=True)
-    for name in TOKENIZER_FILES:  # runtimes find the tokenizer beside the ONNX files
-        if (model_dir / name).is_file():
-            shutil.copyfile(model_dir / name, out / name)
     report = []
     t0 = time.perf_counter()
-    res = export_onnx(model_dir, out / "model.onnx", check=not args.noCheck)
+    res = export_folder(model_dir, out, check=not args.noCheck)
     report.append(f"FP32 {res.path} (dim {res.dim}): vs torch max |diff| {res.max_abs_diff:.2e}, "
                   f"min cosine {res.min_cosine:.6f} [{time.perf_counter() - t0:.1f}s]")
     if args.fp16:

@@ -92,7 +92,7 @@ class TextCalibrationReader(CalibrationDataReader):
 
     def __init__(self, texts: Sequence[str], model_dir: Path, batch_size: int = 16,
                  progress: bool = True) -> None:
-        from retriever_trt.torch_embedder import load_encoder_tokenizer, tokenize_batch
+        from onnx_export.encoder import load_encoder_tokenizer, tokenize_batch
 
         tokenizer, max_len = load_encoder_tokenizer(Path(model_dir))
         lengths = [len(e.ids) for e in tokenizer.encode_batch(list(texts))]

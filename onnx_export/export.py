@@ -7,6 +7,7 @@ every runtime (ONNX Runtime, TensorRT) returns ready-to-index vectors `embedding
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from onnx_export.atomic import atomic_path
 INPUT_NAMES = ("input_ids", "attention_mask")
 OUTPUT_NAME = "embeddings"
 OPSET = 17  # 17 has LayerNormalization as one op, which TensorRT and ORT fuse well
+TOKENIZER_FILES = ("tokenizer.json", "sentence_bert_config.json", "tokenizer_config.json")
 
 # Real finance sentences of varied length for the numerical check against torch.
 CHECK_SENTENCES = [
@@ -83,7 +85,7 @@ def export_onnx(model_dir: Path, out_path: Path, check: bool = True, atol: float
     ExportResult
 ):
     """Export `model_dir` to `out_path` (FP32), check it, compare with torch."""
-    from retriever_trt.torch_embedder import load_encoder_tokenizer, tokenize_batch
+    from onnx_export.encoder import load_encoder_tokenizer, tokenize_batch
 
     model_dir, out_path = Path(model_dir), Path(out_path)
     wrapper = PooledEncoder(_load_hf(model_dir)).eval()
@@ -121,6 +123,16 @@ def export_onnx(model_dir: Path, out_path: Path, check: bool = True, atol: float
     return ExportResult(out_path, dim, diff, cos)
 
 
+def export_folder(model_dir: Path, out_dir: Path, check: bool = True) -> ExportResult:
+    """`out_dir/model.onnx` (FP32) with the tokenizer files beside it, where runtimes look."""
+    model_dir, out_dir = Path(model_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (model_dir / name).is_file():
+            shutil.copyfile(model_dir / name, out_dir / name)
+    return export_onnx(model_dir, out_dir / "model.onnx", check=check)
+
+
 def check_against_torch(onnx_path: Path, model_dir: Path, atol: float = 1e-4,
                         sentences: list[str] | None = None) -> tuple[float, float]:
     """Raise EncoderCheckError (with the numbers) unless ONNX matches torch within `atol`."""
@@ -136,7 +148,7 @@ def check_against_torch(onnx_path: Path, model_dir: Path, atol: float = 1e-4,
 
 def set_metadata(model: onnx.ModelProto, values: dict[str, str]) -> None:
     """Set `finrag.*` metadata_props, which runtimes read to find model id and precision."""
-    from retriever_trt.artifacts import META_PREFIX
+    from onnx_export.encoder import META_PREFIX
 
     keep = [p for p in model.metadata_props
             if p.key not in {META_PREFIX + k for k in values}]
@@ -161,9 +173,9 @@ def compare_with_torch(
     """(max abs diff, min cosine) between the ONNX graph on ORT CPU and TorchEmbedder."""
     import onnxruntime as ort
 
-    from retriever_trt.torch_embedder import TorchEmbedder, tokenize_batch
+    from onnx_export.encoder import TorchEncoder, tokenize_batch
 
-    ref = TorchEmbedder(model_dir)
+    ref = TorchEncoder(model_dir)
     expected = ref.encode(sentences)
     sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     ids, mask = tokenize_batch(ref.tokenizer, sentences)

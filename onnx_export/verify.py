@@ -37,7 +37,7 @@ def encode_file(path: Path, model_dir: Path, texts: list[str], batch: int = 32) 
     """Embeddings from an ONNX file on ORT CPU, length-sorted batches (as a runtime would)."""
     import onnxruntime as ort
 
-    from retriever_trt.torch_embedder import load_encoder_tokenizer, tokenize_batch
+    from onnx_export.encoder import load_encoder_tokenizer, tokenize_batch
 
     tok, _ = load_encoder_tokenizer(Path(model_dir))
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

@@ -63,8 +63,8 @@ def _settings(args: argparse.Namespace, **extra: Any):
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pipeline.app import create_app
-    from pipeline.rag import RAGPipeline
+    from pipeline.rag.pipeline import RAGPipeline
+    from pipeline.server.app import create_app
 
     settings = _settings(args)
     # Load (and build on first run) before listening, so errors end here with one line.
@@ -78,7 +78,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from pipeline.rag import build_index
+    from pipeline.rag.pipeline import build_index
 
     settings = _settings(args)
     r = build_index(settings, args.corpus, args.out)
@@ -101,7 +101,7 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from pipeline.rag import RAGPipeline
+    from pipeline.rag.pipeline import RAGPipeline
 
     settings = _settings(args, warmup=False)
     pipeline = RAGPipeline.from_settings(settings)

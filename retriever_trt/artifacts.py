@@ -15,7 +15,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-META_PREFIX = "finrag."
+from onnx_export.encoder import META_PREFIX, default_encoder_dir, load_encoder_tokenizer
+
 # Where `default_embedder` exports the bundled encoder, inside engines/.
 DEFAULT_EXPORT_DIR = Path("retriever") / "all-minilm-l6-v2"
 
@@ -133,8 +134,6 @@ def guess_precision(path: Path) -> str:
 
 def tokenizer_for(path: Path, meta: dict) -> tuple[Tokenizer, int, Path]:
     """(tokenizer, max_seq_len, folder) for an artifact: beside it, then its source folder."""
-    from retriever_trt.torch_embedder import default_encoder_dir, load_encoder_tokenizer
-
     candidates = [Path(path).parent]
     if meta.get("source_dir"):
         candidates.append(Path(meta["source_dir"]))

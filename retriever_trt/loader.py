@@ -58,14 +58,18 @@ def default_embedder(engines_dir: str | Path, progress: bool = True) -> Embedder
     out = Path(engines_dir) / DEFAULT_EXPORT_DIR
     onnx_path = out / "model.onnx"
     if not onnx_path.is_file():
-        from onnx_export.__main__ import main as export_main
+        from onnx_export.encoder import default_encoder_dir
+        from onnx_export.export import export_folder
 
         if progress:
             print(f"finrag: exporting the default encoder to {onnx_path} (first run)",
                   file=sys.stderr)
-        if export_main(["--model=default", f"--outDir={out}"]) != 0:
-            raise RuntimeError(f"exporting the default encoder to {out} failed; rebuild with "
-                               f"python -m onnx_export --model=default --outDir={out}")
+        try:
+            export_folder(default_encoder_dir(), out)
+        except Exception as exc:  # noqa: BLE001 - one line naming the command that redoes it
+            raise RuntimeError(f"exporting the default encoder to {out} failed "
+                               f"({type(exc).__name__}: {exc}); rebuild with "
+                               f"python -m onnx_export --model=default --outDir={out}") from None
     import onnxruntime as ort
 
     providers = ["cuda"] if "CUDAExecutionProvider" in ort.get_available_providers() else None

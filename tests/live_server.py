@@ -44,7 +44,7 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     engine behind the HTTP API (app.state.pipeline.engine)."""
     import uvicorn
 
-    from pipeline.app import create_app
+    from pipeline.server.app import create_app
     from pipeline.settings import load_settings
 
     corpus = tmp / "tatqa.json"

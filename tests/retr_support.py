@@ -56,7 +56,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def model_dir() -> Path:
-    from retriever_trt.torch_embedder import default_encoder_dir
+    from onnx_export.encoder import default_encoder_dir
 
     return default_encoder_dir()
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from live_server import dev_contexts, running_server
 
-from pipeline.admission import Admission
-from pipeline.errors import RequestRejected
+from pipeline.server.errors import RequestRejected
+from pipeline.server.guards.admission import Admission
 from pipeline.settings import Settings, SettingsError, load_settings
 
 KEY = "finrag-test-key-0123456789abcdef"

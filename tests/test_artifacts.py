@@ -23,7 +23,7 @@ from paths import REPO
 
 from llm_engine.utils.model_path import DEFAULT_MODEL_NAME, ModelFolderError, resolve_model
 from pipeline.cli import main
-from pipeline.rag import load_retriever
+from pipeline.rag.pipeline import load_retriever
 from pipeline.settings import load_settings
 from retriever_trt.artifacts import ArtifactError
 from retriever_trt.loader import default_embedder, load_embedder

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from pipeline.batcher import MicroBatcher
-from pipeline.host_buffers import HostBufferPool, StagingEmbedder
+from pipeline.rag.batcher import MicroBatcher
+from pipeline.rag.host_buffers import HostBufferPool, StagingEmbedder
 from pipeline.settings import SettingsError, load_settings
 
 
@@ -137,7 +137,7 @@ def test_cli_bad_setting_is_one_line_error(capsys) -> None:
 
 def test_intent_and_generation_prompts_share_their_head(prepared_default) -> None:
     from llm_engine.tokenizer import Tokenizer
-    from pipeline.prompts import (
+    from pipeline.rag.prompts import (
         build_prompt_ids,
         intent_tail,
         option_token_ids,

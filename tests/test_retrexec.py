@@ -76,9 +76,10 @@ def test_int8_from_cache(art, capsys):
 
 
 def test_load_embedder_dispatch(art, tmp_path):
+    from onnx_export.encoder import default_encoder_dir
     from retriever_trt.loader import load_embedder
     from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
-    from retriever_trt.torch_embedder import TorchEmbedder, default_encoder_dir
+    from retriever_trt.torch_embedder import TorchEmbedder
 
     e = load_embedder(art["dir"] / "model.fp16.onnx")
     assert isinstance(e, OnnxRuntimeEmbedder) and e.precision == "fp16" and e.dim == 384

@@ -113,7 +113,7 @@ def test_swap_space_defaults_to_a_quarter_of_the_cache_on_cpu(case) -> None:
 
 
 def test_swap_space_comes_from_the_pipelines_host_memory(case) -> None:
-    from pipeline.host_buffers import HostBufferPool, HostMemory
+    from pipeline.rag.host_buffers import HostBufferPool, HostMemory
 
     folder, prompts, expected = case
     memory = HostMemory(pinned=False)
@@ -129,7 +129,7 @@ def test_swap_space_comes_from_the_pipelines_host_memory(case) -> None:
 
 
 def test_server_settings_reach_the_engine() -> None:
-    from pipeline.rag import engine_config
+    from pipeline.rag.pipeline import engine_config
     from pipeline.settings import SettingsError, load_settings
 
     # The brief's deployment, from the environment as a container would set it.

@@ -29,7 +29,7 @@ from fastapi import Request
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.errors import RequestRejected
+from pipeline.server.errors import RequestRejected
 
 TICKETS = "finrag.admission_tickets"
 _EWMA = 0.2

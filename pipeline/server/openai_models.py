@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from llm_engine import SamplingParams
-from pipeline.request_limits import Temperature, bounded, temperature
+from pipeline.server.guards.request_limits import Temperature, bounded, temperature
 
 MAX_STOPS = 16
 MAX_EMBED_INPUTS = 2048

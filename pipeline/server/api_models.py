@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pipeline.request_limits import NOT_BLANK, Temperature, bounded, temperature
+from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
 
 MAX_QUESTION_CHARS = 4000
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_engine import AsyncLLMEngine, RequestOutput, SamplingParams
-from pipeline.prompts import (
+from pipeline.rag.prompts import (
     build_prompt_ids,
     intent_tail,
     option_token_ids,

@@ -14,12 +14,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from llm_engine import RequestOutput
-from pipeline.admission import admit
-from pipeline.api_models import OPENAI_STREAM
-from pipeline.app import sse, stream_error
-from pipeline.disconnect import cancel_on_disconnect
-from pipeline.errors import OPENAI_ERRORS, OPENAI_GET_ERRORS, RequestRejected, error_response
-from pipeline.openai_models import (
+from pipeline.rag.prompts import chat_ids
+from pipeline.server.api_models import OPENAI_STREAM
+from pipeline.server.errors import OPENAI_ERRORS, OPENAI_GET_ERRORS, RequestRejected, error_response
+from pipeline.server.guards.admission import admit
+from pipeline.server.guards.disconnect import cancel_on_disconnect
+from pipeline.server.guards.request_limits import RequestLimits
+from pipeline.server.openai_models import (
     MAX_EMBED_INPUTS,
     ChatCompletion,
     ChatRequest,
@@ -30,8 +31,7 @@ from pipeline.openai_models import (
     ModelList,
     SamplingFields,
 )
-from pipeline.prompts import chat_ids
-from pipeline.request_limits import RequestLimits
+from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter(prefix="/v1")
 _ids = itertools.count()

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.errors import error_response
+from pipeline.server.errors import error_response
 from pipeline.settings import Settings
 
 OPEN_PATHS = {"/health", "/"}

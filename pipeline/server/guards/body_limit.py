@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.errors import error_response, invalid_status
+from pipeline.server.errors import error_response, invalid_status
 
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from llm_engine import AsyncLLMEngine, EngineConfig, LLMEngine, SamplingParams
-from pipeline.batcher import MicroBatcher
-from pipeline.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.batcher import MicroBatcher
+from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
-from pipeline.stages import GenerateStage, IntentStage
 
 _ids = itertools.count()
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from pipeline.errors import RequestRejected
+from pipeline.server.errors import RequestRejected
 
 LIMIT = "x-finrag-limit"
 _WHY = {"max_tokens": "the server's max_tokens_limit setting, else max_model_len - 1",

@@ -1,0 +1,23 @@
+"""The RAG core: intent -> retrieve -> generate over one LLM engine and one retriever.
+
+Nothing here knows about HTTP (no FastAPI or starlette imports); `pipeline.server` is the
+edge that serves it.
+"""
+
+from pipeline.rag.batcher import MicroBatcher
+from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.pipeline import (
+    Answer,
+    AskOptions,
+    RAGPipeline,
+    build_index,
+    engine_config,
+    load_embedder,
+    load_retriever,
+    source_dict,
+)
+from pipeline.rag.stages import GenerateStage, IntentStage
+
+__all__ = ["Answer", "AskOptions", "GenerateStage", "HostBufferPool", "HostMemory",
+           "IntentStage", "MicroBatcher", "RAGPipeline", "StagingEmbedder", "build_index",
+           "engine_config", "load_embedder", "load_retriever", "source_dict"]

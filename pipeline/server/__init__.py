@@ -1,0 +1,1 @@
+"""The HTTP edge: the FastAPI app (`app.create_app`), its routers, error shapes and guards."""

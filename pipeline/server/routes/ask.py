@@ -1,0 +1,59 @@
+"""Our own routes: POST /ask (the RAG answer, JSON or a token stream) and POST /search."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+
+from pipeline.rag import AskOptions, RAGPipeline, source_dict
+from pipeline.server.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
+from pipeline.server.errors import OUR_ERRORS
+from pipeline.server.guards.admission import admit
+from pipeline.server.guards.disconnect import cancel_on_disconnect
+from pipeline.server.guards.request_limits import RequestLimits, ask_tokens
+from pipeline.server.streaming import sse, stream_error
+
+router = APIRouter()
+
+
+def pipe_of(request: Request) -> RAGPipeline:
+    return request.app.state.pipeline
+
+
+@router.post("/ask", responses={200: {"model": AskAnswer, "content": ASK_STREAM}, **OUR_ERRORS})
+async def ask(body: AskRequest, request: Request) -> Any:
+    pipe = pipe_of(request)
+    RequestLimits.of(request.app).check(body)
+    admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
+    opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
+    if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
+        raise pipe.engine.dead_error()
+    if not body.stream:
+        return (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
+
+    async def events():
+        try:
+            async for chunk in pipe.stream(body.question, opts):
+                if chunk["type"] == "token":
+                    yield sse({"type": "token", "text": chunk["text"]})
+                else:
+                    final = chunk["answer"].to_dict()
+                    final.pop("answer")
+                    yield sse({"type": "final", **final})
+        except Exception as exc:  # the status line is gone: the error is the last event
+            yield sse({"type": "error", "message": stream_error(exc)})
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+@router.post("/search", responses={200: {"model": SearchAnswer}, **OUR_ERRORS})
+async def search(body: SearchRequest, request: Request) -> Any:
+    pipe = pipe_of(request)
+    admit(request, 0)
+    t0 = time.perf_counter()
+    passages = await pipe.search(body.query, body.top_k)
+    return {"sources": [source_dict(p) for p in passages],
+            "timings": {"retrieve_ms": round((time.perf_counter() - t0) * 1000, 3)}}

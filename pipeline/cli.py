@@ -13,21 +13,78 @@ import sys
 from typing import Any
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("finrag")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _json_arg(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({exc}): give an object such as "
+                                         "'{\"key\": 1}'") from None
+
+
+def _engine_flags(sp: argparse.ArgumentParser) -> None:
+    """One flag per EngineConfig field, in vLLM's spelling (--max-num-seqs, bools as
+    --enable-prefix-caching / --no-enable-prefix-caching, dicts as JSON)."""
+    import dataclasses
+    import types
+    import typing
+
+    from llm_engine import EngineConfig
+    from pipeline.settings import ENGINE_FIELDS, SERVER_ENGINE_DEFAULTS, takes_json
+
+    defaults = dataclasses.asdict(EngineConfig(**SERVER_ENGINE_DEFAULTS))
+    group = sp.add_argument_group("engine arguments (llm_engine.EngineConfig; vLLM's names)")
+    for name, tp in ENGINE_FIELDS.items():
+        flag = "--" + name.replace("_", "-")
+        default = defaults.get(name)
+        helptext = _HELP.get(name, name.replace("_", " "))
+        kinds = [a for a in (typing.get_args(tp) if typing.get_origin(tp) in (typing.Union,
+                 types.UnionType) else (tp,)) if a is not type(None)]
+        if kinds == [bool]:
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction,
+                               default=None, help=f"{helptext} (default: {default})")
+            continue
+        convert = _json_arg if takes_json(tp) else (
+            kinds[0] if len(kinds) == 1 and kinds[0] in (int, float, str) else str)
+        group.add_argument(flag, dest=name, type=convert, default=None, metavar=name.upper(),
+                           help=f"{helptext} (default: {default})")
+
+
+_HELP = {"model": "'default' (bundled SmolLM2), a model folder or .gguf",
+         "engines_dir": "built artifacts: prepared models, ONNX files, indexes"}
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="finrag", description="Retrieval-augmented finance QA.")
+    p.add_argument("--version", action="version", version=f"finrag {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--config", help="YAML file of settings")
-        sp.add_argument("--model", help="'default' (bundled SmolLM2), a model folder or .gguf")
         sp.add_argument("--embedder", help=".onnx/.plan file or encoder folder")
         sp.add_argument("--index", help="saved index folder")
         sp.add_argument("--corpus", help="corpus to index when the index does not exist")
+        sp.add_argument("--served-model-name", dest="served_model_name",
+                        help="the model name the API answers with (default: --model)")
+        _engine_flags(sp)
 
     serve = sub.add_parser("serve", help="serve the HTTP API")
     common(serve)
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument("--api-key", dest="api_key",
+                       help="ask every request for this key (Authorization: Bearer); "
+                            "FINRAG_API_KEY keeps it out of the process list")
+    serve.add_argument("--log-level", dest="log_level",
+                       choices=["critical", "error", "warning", "info", "debug", "trace"])
 
     index = sub.add_parser("index", help="build an index from a corpus")
     index.add_argument("--corpus", required=True, help="TAT-QA .json, .jsonl or folder")
@@ -37,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
 
     prepare = sub.add_parser("prepare", help="convert a GGUF model into engines/models/, "
                              "replacing the copy there (rebuilds a corrupt one)")
-    prepare.add_argument("--model", help="'default' (bundled SmolLM2) or a .gguf file")
+    prepare.add_argument("--model", help=_HELP["model"])
     prepare.add_argument("--engines-dir", dest="engines_dir", help="default: engines/")
     prepare.add_argument("--config", help="YAML file of settings")
 
@@ -51,11 +108,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, **extra: Any):
-    from pipeline.settings import load_settings
+    from pipeline.settings import FIELDS, load_settings
 
-    keys = ("model", "embedder", "index", "corpus", "host", "port", "top_k", "max_tokens",
-            "engines_dir")
-    overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    # Every flag whose name is a setting (engine arguments included) overrides it.
+    overrides = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
     overrides.update(extra)
     return load_settings(getattr(args, "config", None), overrides)
 
@@ -72,7 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(settings, pipeline)
     print(f"finrag: serving {pipeline.model_name} on http://{settings.host}:{settings.port}",
           file=sys.stderr)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
     pipeline.shutdown()
     return 0
 

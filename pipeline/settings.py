@@ -1,13 +1,22 @@
 """Settings of the server and pipeline: defaults < YAML file < FINRAG_* environment < flags.
 
+The engine's arguments are not declared here: `Settings.engine` is `llm_engine.EngineConfig`
+itself (names, types, defaults and checks live there), and every one of its fields is a
+top-level setting (`max_num_seqs: 8` in YAML, `FINRAG_MAX_NUM_SEQS`, `--max-num-seqs`), as
+in vLLM, where engine arguments are plain `vllm serve` options. A field added to
+EngineConfig becomes a setting and a flag with no edit here.
+
 Every setting is validated when loaded; `load_settings` raises `SettingsError` whose message
 is one line naming the setting and what to change.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +30,36 @@ from pydantic import (
     model_validator,
 )
 
+from llm_engine import EngineConfig
+from llm_engine.utils.model_path import default_engines_dir
+
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
 _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
+
+
+# The server's own defaults where they differ from the engine's (EngineConfig keeps the
+# names and checks): a RAG server on a small CPU host bounds its memory (512 MiB of KV
+# rather than a quarter of the host) and its context (2048 tokens, which the request limits
+# and the admission bound below are sized from), and serves fewer sequences at once.
+SERVER_ENGINE_DEFAULTS: dict[str, Any] = {"max_model_len": 2048, "max_num_seqs": 32,
+                                          "max_num_batched_tokens": 1024,
+                                          "kv_cache_memory": 512 << 20}
+
+
+def engine_fields() -> dict[str, Any]:
+    """EngineConfig's fields and their types, read from the dataclass."""
+    hints = typing.get_type_hints(EngineConfig)
+    return {f.name: hints[f.name] for f in dataclasses.fields(EngineConfig)}
+
+
+def takes_json(tp: Any) -> bool:
+    """A dict- or list-valued field: given as JSON on the command line and in FINRAG_*."""
+    kinds = {typing.get_origin(a) or a for a in (typing.get_args(tp) or (tp,))}
+    return bool(kinds & {dict, list})
+
+
+ENGINE_FIELDS = engine_fields()
 
 
 class SettingsError(ValueError):
@@ -60,29 +96,17 @@ class Settings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
-    model: str = "default"
     # A .onnx/.plan file or encoder folder (retriever_trt.load_embedder); None: the bundled
     # MiniLM, exported to ONNX into engines/ on first run and run by ONNX Runtime.
     embedder: str | None = None
     index: str | None = None  # a saved Retriever folder; None: engines/index-<corpus name>
     corpus: str | None = None  # what to index when `index` does not exist; None: demo corpus
-    engines_dir: str | None = None
     served_model_name: str | None = None
+    log_level: str = Field("info", pattern="^(critical|error|warning|info|debug|trace)$")
 
-    # engine (vLLM's names; see llm_engine.EngineConfig)
-    block_size: int = Field(16, ge=1, le=128)  # a power of two
-    tensor_parallel_size: int = Field(1, ge=1)
-    max_model_len: int = Field(2048, ge=64)
-    max_num_seqs: int = Field(32, ge=1)
-    max_num_batched_tokens: int = Field(1024, ge=16)
-    kv_cache_memory: int = Field(512 << 20, ge=1 << 20)  # bytes, CPU
-    gpu_memory_utilization: float = Field(0.9, gt=0.0, le=1.0)  # CUDA
-    num_gpu_blocks_override: int | None = Field(None, ge=1)
-    # GiB of host memory for preempted requests' KV blocks; None: the engine's default
-    # (4 on CUDA, a quarter of the KV cache on CPU); 0: preempt by recompute only.
-    swap_space: float | None = Field(None, ge=0.0)
-    preemption_mode: str | None = Field(None, pattern="^(swap|recompute)$")  # None: auto
-    device: str = "auto"
+    # The engine's arguments (model, engines_dir, device and the rest, vLLM's names); given
+    # as top-level keys, gathered here by _gather_engine.
+    engine: EngineConfig = Field(default_factory=lambda: EngineConfig(**SERVER_ENGINE_DEFAULTS))
 
     # retrieval
     top_k: int = Field(3, ge=1, le=20)
@@ -136,12 +160,22 @@ class Settings(BaseModel):
                                  " ('*' is refused: it would open the API to every web site)")
         return value
 
-    @field_validator("block_size")
+    @model_validator(mode="before")
     @classmethod
-    def _check_block_size(cls, value: int) -> int:
-        if value & (value - 1):
-            raise ValueError("must be a power of two (16 is the usual)")
-        return value
+    def _gather_engine(cls, values: Any) -> Any:
+        """Top-level engine keys (and an `engine:` mapping or EngineConfig) into `engine`."""
+        if not isinstance(values, dict):
+            return values
+        values = dict(values)
+        given = values.pop("engine", None)
+        if isinstance(given, EngineConfig):
+            given = dataclasses.asdict(given)
+        engine = {**SERVER_ENGINE_DEFAULTS, **(given or {})}
+        for name in ENGINE_FIELDS:
+            if name in values:
+                engine[name] = values.pop(name)
+        values["engine"] = engine
+        return values
 
     @field_validator("api_key")
     @classmethod
@@ -159,10 +193,9 @@ class Settings(BaseModel):
             return []
         return [k.strip().encode() for k in self.api_key.get_secret_value().split(",")]
 
-    @property
-    def max_request_tokens(self) -> int:
-        """The largest max_tokens a request may ask for."""
-        return self.max_tokens_limit or self.max_model_len - 1
+    def max_request_tokens(self, max_model_len: int) -> int:
+        """The largest max_tokens a request may ask for, given the engine's context."""
+        return self.max_tokens_limit or max_model_len - 1
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
@@ -171,22 +204,32 @@ class Settings(BaseModel):
             raise ValueError(f"intent_labels: names must be distinct, got {names}")
         if all(label.reply is not None for label in self.intent_labels):
             raise ValueError("intent_labels: at least one label needs reply: null (retrieval)")
-        if self.max_tokens_limit is not None and self.max_tokens_limit >= self.max_model_len:
-            raise ValueError(f"max_tokens_limit: must be below max_model_len "
-                             f"({self.max_model_len}), got {self.max_tokens_limit}")
-        if self.max_tokens > self.max_request_tokens:
-            raise ValueError(f"max_tokens: the default answer length {self.max_tokens} is over "
-                             f"the request limit {self.max_request_tokens} (max_tokens_limit or "
-                             "max_model_len - 1); lower it")
-        if self.max_queued_tokens < self.max_model_len:
-            raise ValueError(f"max_queued_tokens: must be at least max_model_len "
-                             f"({self.max_model_len}) so that any one request fits, got "
-                             f"{self.max_queued_tokens}")
+        if self.engine.max_model_len is not None:  # else checked against the model at start
+            self.check_context(self.engine.max_model_len)
         return self
+
+    def check_context(self, max_model_len: int) -> None:
+        """The request bounds against the engine's context (ValueError naming the setting)."""
+        if self.max_tokens_limit is not None and self.max_tokens_limit >= max_model_len:
+            raise ValueError(f"max_tokens_limit: must be below max_model_len "
+                             f"({max_model_len}), got {self.max_tokens_limit}")
+        limit = self.max_request_tokens(max_model_len)
+        if self.max_tokens > limit:
+            raise ValueError(f"max_tokens: the default answer length {self.max_tokens} is over "
+                             f"the request limit {limit} (max_tokens_limit or "
+                             "max_model_len - 1); lower it")
+        if self.max_queued_tokens < max_model_len:
+            raise ValueError(f"max_queued_tokens: must be at least max_model_len "
+                             f"({max_model_len}) so that any one request fits, got "
+                             f"{self.max_queued_tokens}")
+
+    @property
+    def model(self) -> str:
+        return self.engine.model
 
     @property
     def engines_path(self) -> Path:
-        return Path(self.engines_dir or os.environ.get("FINRAG_ENGINES_DIR") or "engines")
+        return Path(self.engine.engines_dir) if self.engine.engines_dir else default_engines_dir()
 
     @property
     def corpus_path(self) -> Path:
@@ -199,8 +242,10 @@ class Settings(BaseModel):
         return self.engines_path / f"index-{self.corpus_path.stem}"
 
 
-FIELDS = set(Settings.model_fields)
+FIELDS = (set(Settings.model_fields) - {"engine"}) | set(ENGINE_FIELDS)
 SECRET_FIELDS = ("api_key",)
+_clash = set(Settings.model_fields) & set(ENGINE_FIELDS)
+assert not _clash, f"settings and engine arguments share names: {_clash}"
 
 
 def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
@@ -214,11 +259,30 @@ def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def engine_json(name: str, value: Any) -> Any:
+    """A dict- or list-valued engine argument given as a JSON string, decoded."""
+    if isinstance(value, str) and takes_json(ENGINE_FIELDS.get(name)):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SettingsError(f"invalid settings: {name}: not valid JSON ({exc}); give an "
+                                'object such as \'{"key": 1}\'') from None
+    return value
+
+
 def _one_line(exc: ValidationError, values: dict[str, Any]) -> str:
     parts = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "settings"
+        loc = err["loc"][1:] if err["loc"][:1] == ("engine",) else err["loc"]
+        where = ".".join(str(p) for p in loc) or "settings"
         msg = err["msg"]
+        cause = (err.get("ctx") or {}).get("error")
+        if err["loc"] == ("engine",) and isinstance(cause, ValueError):
+            # EngineConfig's check: "block_size must be ..., got 3" names the field itself.
+            name, sep, rest = str(cause).partition(" must be ")
+            parts.append(f"{name}: must be {rest}" if sep and name in ENGINE_FIELDS
+                         else f"engine: {cause}")
+            continue
         if err["type"] == "extra_forbidden":
             msg = f"unknown setting (known: {', '.join(sorted(FIELDS))})"
         parts.append(f"{where}: {msg} (got {err.get('input')!r})")
@@ -252,6 +316,7 @@ def load_settings(config_file: str | Path | None = None,
         values.update(loaded)
     values.update(_env_settings(dict(os.environ if environ is None else environ)))
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    values = {k: engine_json(k, v) for k, v in values.items()}
     try:
         return Settings(**values)
     except ValidationError as exc:

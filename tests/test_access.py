@@ -219,7 +219,7 @@ def test_admission_counts_and_refuses_past_either_bound() -> None:
 def test_settings_defaults_and_checks() -> None:
     s = Settings()
     assert s.max_body_bytes == 1 << 20 and s.api_key is None and s.cors_origins == []
-    assert s.max_request_tokens == s.max_model_len - 1
+    assert s.max_request_tokens(s.engine.max_model_len) == s.engine.max_model_len - 1
     env = load_settings(None, {}, environ={"FINRAG_CORS_ORIGINS": f"{FRONT}, https://a.b",
                                            "FINRAG_API_KEY": KEY})
     assert env.cors_origins == [FRONT, "https://a.b"] and env.api_keys() == [KEY.encode()]

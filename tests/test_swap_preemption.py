@@ -129,16 +129,15 @@ def test_swap_space_comes_from_the_pipelines_host_memory(case) -> None:
 
 
 def test_server_settings_reach_the_engine() -> None:
-    from pipeline.rag.pipeline import engine_config
     from pipeline.settings import SettingsError, load_settings
 
-    # The brief's deployment, from the environment as a container would set it.
+    # A GPU deployment's engine arguments, from the environment as a container would set them.
     settings = load_settings(environ={"FINRAG_SWAP_SPACE": "4", "FINRAG_BLOCK_SIZE": "16",
                                       "FINRAG_TENSOR_PARALLEL_SIZE": "2",
                                       "FINRAG_GPU_MEMORY_UTILIZATION": "0.9",
                                       "FINRAG_PREEMPTION_MODE": "recompute"},
                              overrides={"num_gpu_blocks_override": 64})
-    config = engine_config(settings)
+    config = settings.engine
     assert (config.swap_space, config.block_size, config.tensor_parallel_size,
             config.gpu_memory_utilization, config.preemption_mode,
             config.num_gpu_blocks_override) == (4.0, 16, 2, 0.9, "recompute", 64)

@@ -11,7 +11,6 @@ from pipeline.rag.pipeline import (
     AskOptions,
     RAGPipeline,
     build_index,
-    engine_config,
     load_embedder,
     load_retriever,
     source_dict,
@@ -20,4 +19,4 @@ from pipeline.rag.stages import GenerateStage, IntentStage
 
 __all__ = ["Answer", "AskOptions", "GenerateStage", "HostBufferPool", "HostMemory",
            "IntentStage", "MicroBatcher", "RAGPipeline", "StagingEmbedder", "build_index",
-           "engine_config", "load_embedder", "load_retriever", "source_dict"]
+           "load_embedder", "load_retriever", "source_dict"]

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_engine import AsyncLLMEngine, EngineConfig, LLMEngine, SamplingParams
+from llm_engine import AsyncLLMEngine, LLMEngine, SamplingParams
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.stages import GenerateStage, IntentStage
@@ -87,23 +87,13 @@ def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
                            mode=settings.retrieval_mode)
 
 
-def engine_config(settings: Settings) -> EngineConfig:
-    return EngineConfig(
-        model=settings.model, engines_dir=str(settings.engines_path),
-        block_size=settings.block_size, tensor_parallel_size=settings.tensor_parallel_size,
-        max_model_len=settings.max_model_len, max_num_seqs=settings.max_num_seqs,
-        max_num_batched_tokens=settings.max_num_batched_tokens,
-        kv_cache_memory=settings.kv_cache_memory,
-        gpu_memory_utilization=settings.gpu_memory_utilization,
-        num_gpu_blocks_override=settings.num_gpu_blocks_override,
-        swap_space=settings.swap_space, preemption_mode=settings.preemption_mode,
-        device=settings.device)
-
-
 class RAGPipeline:
     def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings,
                  host_memory: HostMemory | None = None) -> None:
         self.engine, self.retriever, self.settings = engine, retriever, settings
+        # With max_model_len from the model (None in the settings), the request bounds are
+        # checked here, once the engine knows it.
+        settings.check_context(engine.engine.max_model_len)
         self.tokenizer = engine.engine.tokenizer
         inner = retriever.embedder
         self.embedder = inner
@@ -129,8 +119,7 @@ class RAGPipeline:
         retriever = load_retriever(settings, embedder, progress)
         # The KV swap space and the embedding staging buffers share one host-memory account.
         host_memory = HostMemory()
-        engine = AsyncLLMEngine(LLMEngine(engine_config(settings),
-                                          host_memory.allocator("kv swap")))
+        engine = AsyncLLMEngine(LLMEngine(settings.engine, host_memory.allocator("kv swap")))
         return cls(engine, retriever, settings, host_memory)
 
     def _retrieve_batch(self, questions: list[str], k: int) -> list[list[Any]]:

@@ -63,8 +63,8 @@ class RequestLimits:
     def of(cls, app: Any) -> RequestLimits:
         pipe = app.state.pipeline
         engine = pipe.engine.engine
-        return cls(pipe.settings.max_request_tokens, engine.model_config.vocab_size,
-                   engine.max_model_len)
+        return cls(pipe.settings.max_request_tokens(engine.max_model_len),
+                   engine.model_config.vocab_size, engine.max_model_len)
 
     @property
     def max_token_id(self) -> int:

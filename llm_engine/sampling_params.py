@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from llm_engine.engine.errors import InvalidRequestError
+
 
 @dataclass
 class SamplingParams:
@@ -37,8 +39,8 @@ class SamplingParams:
     stop_strings: list[str] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
+        def bad(name: str, allowed: str) -> InvalidRequestError:
+            return InvalidRequestError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
 
         if self.n != 1:
             raise bad("n", "1 (parallel sampling is not supported)")

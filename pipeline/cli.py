@@ -157,7 +157,7 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from pipeline.rag.pipeline import RAGPipeline
+    from pipeline.rag import RAGPipeline, TokenEvent
 
     settings = _settings(args, warmup=False)
     pipeline = RAGPipeline.from_settings(settings)
@@ -168,11 +168,11 @@ def _ask(args: argparse.Namespace) -> int:
         if args.json:
             return await pipeline.ask(args.question)
         final = None
-        async for chunk in pipeline.stream(args.question):
-            if chunk["type"] == "token":
-                print(chunk["text"], end="", flush=True)
+        async for event in pipeline.stream(args.question):
+            if isinstance(event, TokenEvent):
+                print(event.text, end="", flush=True)
             else:
-                final = chunk["answer"]
+                final = event.answer
         print()
         return final
 

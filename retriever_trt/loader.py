@@ -15,11 +15,15 @@ from retriever_trt.artifacts import (
 from retriever_trt.embedder import Embedder
 
 
-def load_embedder(path: str | Path, **kwargs: Any) -> Embedder:
-    """`.onnx` → ONNX Runtime, `.plan`/`.engine` → TensorRT, a folder with config.json → torch.
+def load_embedder(path: str | Path | None, engines_dir: str | Path = "engines",
+                  **kwargs: Any) -> Embedder:
+    """`.onnx` → ONNX Runtime, `.plan`/`.engine` → TensorRT, a folder with config.json → torch;
+    None: the bundled encoder (`default_embedder(engines_dir)`).
 
     Extra keyword arguments go to the backend (e.g. providers=["cuda"] for ONNX Runtime).
     """
+    if path is None:
+        return default_embedder(engines_dir)
     path = Path(path)
     if path.is_dir():
         if (path / "config.json").is_file():

@@ -62,11 +62,11 @@ def test_leaving_the_loop_aborts_and_frees_blocks(engine: AsyncLLMEngine) -> Non
                 break
         for _ in range(100):
             await asyncio.sleep(0.05)
-            if not engine.engine.has_unfinished_requests():
+            if not engine.has_unfinished_requests():
                 break
 
     asyncio.run(go())
-    stats = engine.engine.get_stats()
+    stats = engine.get_stats()
     assert stats.num_running == stats.num_waiting == 0
     assert stats.num_free_blocks == stats.num_blocks
 

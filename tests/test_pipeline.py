@@ -161,3 +161,17 @@ def test_intent_and_generation_prompts_share_their_head(prepared_default) -> Non
     assert tok.decode(a[:shared]).rstrip().endswith(q)
     ids = option_token_ids(tok, 3)
     assert len(set(ids)) == 3
+
+
+def test_generate_stage_refuses_a_question_that_cannot_fit(prepared_default) -> None:
+    from llm_engine import InvalidRequestError
+    from llm_engine.tokenizer import Tokenizer
+    from pipeline.rag import GenerateStage
+
+    tok = Tokenizer.from_pretrained(prepared_default)
+    stage = GenerateStage(None, tok, "You answer finance questions.", "Answer.", 300,  # type: ignore[arg-type]
+                          max_model_len=96)
+    ids, n = stage.prompt_ids("What was revenue?", [], 8)
+    assert n == 0 and len(ids) == len(stage.bare_prompt_ids("What was revenue?"))
+    with pytest.raises(InvalidRequestError, match=r"^question: with max_tokens=8 it does not fit"):
+        stage.prompt_ids("revenue " * 100, [], 8)

@@ -72,7 +72,7 @@ def wait_idle(pipe: Any, timeout: float = 10.0) -> float:
     `timeout`)."""
     t0 = time.monotonic()
     while True:
-        s = pipe.engine.engine.get_stats()
+        s = pipe.engine.get_stats()
         if s.num_running == s.num_waiting == 0 and s.num_free_blocks == s.num_blocks:
             return time.monotonic() - t0
         if time.monotonic() - t0 > timeout:

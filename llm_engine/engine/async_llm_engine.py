@@ -11,9 +11,14 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from llm_engine.config import EngineConfig
-from llm_engine.engine.errors import EngineDeadError, RequestFailedError, StepFailedError
-from llm_engine.engine.llm_engine import LLMEngine, PromptType
+from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.engine.errors import (
+    EngineDeadError,
+    InvalidRequestError,
+    RequestFailedError,
+    StepFailedError,
+)
+from llm_engine.engine.llm_engine import EngineStats, LLMEngine, PromptType
 from llm_engine.outputs import RequestOutput
 from llm_engine.sampling_params import SamplingParams
 
@@ -50,6 +55,26 @@ class AsyncLLMEngine:
     @classmethod
     def from_engine_args(cls, **kwargs: Any) -> AsyncLLMEngine:
         return cls(LLMEngine(EngineConfig(**kwargs)))
+
+    # What callers need from the engine, so that none reaches through `.engine`.
+    @property
+    def tokenizer(self) -> Any:
+        return self.engine.tokenizer
+
+    @property
+    def max_model_len(self) -> int:
+        return self.engine.max_model_len
+
+    @property
+    def model_config(self) -> ModelConfig:
+        return self.engine.model_config
+
+    def get_stats(self) -> EngineStats:
+        """A snapshot of the engine's counters (read from the loop thread's state)."""
+        return self.engine.get_stats()
+
+    def has_unfinished_requests(self) -> bool:
+        return self.engine.has_unfinished_requests()
 
     @property
     def is_running(self) -> bool:
@@ -128,7 +153,7 @@ class AsyncLLMEngine:
             rid, prompt, params, arrival = arg
             try:
                 self.engine.add_request(rid, prompt, params, arrival)
-            except ValueError as exc:
+            except InvalidRequestError as exc:
                 self._deliver(rid, exc)
             except Exception as exc:  # e.g. the tokenizer: this request's fault, not the loop's
                 logger.exception("adding request %s failed", rid)

@@ -1,11 +1,17 @@
-"""What the engine raises when it, rather than the request, is at fault.
+"""What the engine raises, by whose fault.
 
-A failed step ends only the requests it carried (`StepFailedError` from `LLMEngine.step`,
-one `RequestFailedError` per request from `AsyncLLMEngine.generate`); a dead step loop
-ends everything (`EngineDeadError`). Bad requests stay `ValueError`s.
+The request's: `InvalidRequestError` (a `ValueError`, as vLLM raises for bad requests): the
+caller must change the request (prompt too long, token ids out of the vocabulary, sampling
+parameters out of range). The engine's: a failed step ends only the requests it carried
+(`StepFailedError` from `LLMEngine.step`, one `RequestFailedError` per request from
+`AsyncLLMEngine.generate`); a dead step loop ends everything (`EngineDeadError`).
 """
 
 from __future__ import annotations
+
+
+class InvalidRequestError(ValueError):
+    """The request cannot be served as given; the message says what to change."""
 
 
 class StepFailedError(RuntimeError):

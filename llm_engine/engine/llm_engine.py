@@ -15,7 +15,7 @@ from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.distributed.worker import WorkerDiedError
 from llm_engine.engine.block_manager import BlockManager
 from llm_engine.engine.detokenizer import Detokenizer, find_stop_string, visible_text
-from llm_engine.engine.errors import StepFailedError
+from llm_engine.engine.errors import InvalidRequestError, StepFailedError
 from llm_engine.engine.executor import create_executor
 from llm_engine.engine.scheduler import Scheduler, SchedulerOutput
 from llm_engine.engine.swap_space import HostAllocator
@@ -113,7 +113,7 @@ class LLMEngine:
         if isinstance(prompt, list):
             return None, list(prompt)
         if self.tokenizer is None:
-            raise ValueError("text prompts need a tokenizer; pass prompt_token_ids instead")
+            raise InvalidRequestError("text prompts need a tokenizer; pass prompt_token_ids instead")
         return prompt, self.tokenizer.encode(prompt)
 
     def add_request(
@@ -124,21 +124,21 @@ class LLMEngine:
         arrival_time: float | None = None,
     ) -> None:
         if request_id in self.requests:
-            raise ValueError(f"request id {request_id!r} is already in use")
+            raise InvalidRequestError(f"request id {request_id!r} is already in use")
         params = params or SamplingParams()
         text, ids = self._tokenize(prompt)
         if not ids:
-            raise ValueError("the prompt is empty")
+            raise InvalidRequestError("the prompt is empty")
         vocab = self.model_config.vocab_size
         if any(not 0 <= t < vocab for t in ids):
-            raise ValueError(f"prompt token ids must be in [0, {vocab})")
+            raise InvalidRequestError(f"prompt token ids must be in [0, {vocab})")
         if len(ids) >= self.max_model_len:
-            raise ValueError(
+            raise InvalidRequestError(
                 f"the prompt has {len(ids)} tokens; the model takes at most "
                 f"{self.max_model_len - 1} prompt tokens (max_model_len={self.max_model_len})"
             )
         if params.max_tokens is not None and len(ids) + params.max_tokens > self.max_model_len:
-            raise ValueError(
+            raise InvalidRequestError(
                 f"this model's maximum context length is {self.max_model_len} tokens, but "
                 f"{len(ids) + params.max_tokens} were requested ({len(ids)} in the prompt, "
                 f"{params.max_tokens} in max_tokens): lower max_tokens or shorten the prompt"

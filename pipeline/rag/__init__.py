@@ -9,14 +9,16 @@ from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedde
 from pipeline.rag.pipeline import (
     Answer,
     AskOptions,
+    FinalEvent,
     RAGPipeline,
+    StreamEvent,
+    TokenEvent,
     build_index,
-    load_embedder,
     load_retriever,
     source_dict,
 )
 from pipeline.rag.stages import GenerateStage, IntentStage
 
-__all__ = ["Answer", "AskOptions", "GenerateStage", "HostBufferPool", "HostMemory",
-           "IntentStage", "MicroBatcher", "RAGPipeline", "StagingEmbedder", "build_index",
-           "load_embedder", "load_retriever", "source_dict"]
+__all__ = ["Answer", "AskOptions", "FinalEvent", "GenerateStage", "HostBufferPool", "HostMemory",
+           "IntentStage", "MicroBatcher", "RAGPipeline", "StagingEmbedder", "StreamEvent",
+           "TokenEvent", "build_index", "load_retriever", "source_dict"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import sys
 import time
@@ -41,17 +40,26 @@ class Answer:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class TokenEvent:
+    """New answer text, as the engine produced it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class FinalEvent:
+    """The last event of a stream: the whole answer with sources, usage and timings."""
+
+    answer: Answer
+
+
+StreamEvent = TokenEvent | FinalEvent
+
+
 def source_dict(p: Any) -> dict[str, Any]:
     return {"id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "text": p.text,
             "score": float(p.score)}
-
-
-def load_embedder(spec: str | None, engines_dir: Path) -> Any:
-    """A .onnx/.plan file or encoder folder; None: the bundled MiniLM, exported to ONNX."""
-    from retriever_trt.loader import default_embedder
-    from retriever_trt.loader import load_embedder as load
-
-    return default_embedder(engines_dir) if spec is None else load(spec)
 
 
 def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
@@ -80,6 +88,7 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
 
 def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
     """`finrag index`: ingest, embed and save a corpus with the configured embedder."""
+    from retriever_trt.loader import load_embedder
     from retriever_trt.retriever import Retriever
 
     embedder = load_embedder(settings.embedder, settings.engines_path)
@@ -93,8 +102,8 @@ class RAGPipeline:
         self.engine, self.retriever, self.settings = engine, retriever, settings
         # With max_model_len from the model (None in the settings), the request bounds are
         # checked here, once the engine knows it.
-        settings.check_context(engine.engine.max_model_len)
-        self.tokenizer = engine.engine.tokenizer
+        settings.check_context(engine.max_model_len)
+        self.tokenizer = engine.tokenizer
         inner = retriever.embedder
         self.embedder = inner
         self.host_memory = host_memory or HostMemory()
@@ -108,13 +117,15 @@ class RAGPipeline:
                                   settings.system_prompt)
         self.generator = GenerateStage(engine, self.tokenizer, self.intent.system,
                                        settings.answer_instruction, settings.max_passage_chars,
-                                       engine.engine.max_model_len)
+                                       engine.max_model_len)
         self.model_name = settings.served_model_name or settings.model
         self.embedder_name = getattr(inner, "model_id", "embedder")
         self.metrics = None  # set by the app
 
     @classmethod
     def from_settings(cls, settings: Settings, progress: bool = True) -> RAGPipeline:
+        from retriever_trt.loader import load_embedder
+
         embedder = load_embedder(settings.embedder, settings.engines_path)
         retriever = load_retriever(settings, embedder, progress)
         # The KV swap space and the embedding staging buffers share one host-memory account.
@@ -142,15 +153,15 @@ class RAGPipeline:
 
     async def ask(self, question: str, options: AskOptions | None = None) -> Answer:
         final = None
-        async for chunk in self.stream(question, options):
-            if chunk["type"] == "final":
-                final = chunk["answer"]
+        async for event in self.stream(question, options):
+            if isinstance(event, FinalEvent):
+                final = event.answer
         assert final is not None
         return final
 
     async def stream(self, question: str,
-                     options: AskOptions | None = None) -> AsyncIterator[dict[str, Any]]:
-        """Chunks {"type": "token", "text"} then one {"type": "final", "answer": Answer}."""
+                     options: AskOptions | None = None) -> AsyncIterator[StreamEvent]:
+        """`TokenEvent`s, then one `FinalEvent`."""
         opts = options or AskOptions()
         s = self.settings
         rid = f"ask-{next(_ids)}"
@@ -167,7 +178,7 @@ class RAGPipeline:
                  "intent_cached_tokens": intent.cached_tokens,
                  "generate_prompt_tokens": 0, "generate_cached_tokens": 0}
         if label.reply is not None:
-            yield {"type": "token", "text": label.reply}
+            yield TokenEvent(label.reply)
             t_end = time.perf_counter()
             usage["total_tokens"] = usage["prompt_tokens"]
             answer = Answer(label.reply, label.name, [], usage,
@@ -175,7 +186,7 @@ class RAGPipeline:
                              "generate_ms": None, "ttft_ms": ms(t0, t_end),
                              "total_ms": ms(t0, t_end)}, intent.scores, "stop")
             self._observe(answer)
-            yield {"type": "final", "answer": answer}
+            yield FinalEvent(answer)
             return
 
         passages = await self.batcher.submit(question, opts.top_k or s.top_k)
@@ -191,7 +202,7 @@ class RAGPipeline:
             if t_first is None and out.outputs[0].token_ids:
                 t_first = time.perf_counter()
             if delta:
-                yield {"type": "token", "text": delta}
+                yield TokenEvent(delta)
         t_end = time.perf_counter()
         assert out is not None
         completion = len(out.outputs[0].token_ids)
@@ -205,7 +216,7 @@ class RAGPipeline:
                          "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end)},
                         intent.scores, out.outputs[0].finish_reason)
         self._observe(answer)
-        yield {"type": "final", "answer": answer}
+        yield FinalEvent(answer)
 
     def _observe(self, answer: Answer) -> None:
         if self.metrics is not None:
@@ -215,6 +226,3 @@ class RAGPipeline:
         self.batcher.shutdown()
         self.engine.shutdown()
 
-
-def run_sync(coro: Any) -> Any:
-    return asyncio.run(coro)

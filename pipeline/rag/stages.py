@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_engine import AsyncLLMEngine, RequestOutput, SamplingParams
+from llm_engine import AsyncLLMEngine, InvalidRequestError, RequestOutput, SamplingParams
 from pipeline.rag.prompts import (
     build_prompt_ids,
     intent_tail,
@@ -87,15 +87,28 @@ class GenerateStage:
         self.instruction, self.max_chars = instruction, max_passage_chars
         self.max_model_len = max_model_len
 
+    def bare_prompt_ids(self, question: str) -> list[int]:
+        """The prompt with no passage: the least a question needs of the context."""
+        return build_prompt_ids(self.tokenizer, self.system, question,
+                                passages_tail([], self.instruction, self.max_chars))
+
     def prompt_ids(self, question: str, passages: Sequence[Any], max_tokens: int) -> tuple[
             list[int], int]:
-        """Token ids, and how many passages fit the model's context with the answer."""
+        """Token ids, and how many passages fit the model's context with the answer.
+
+        Raises InvalidRequestError when the question and max_tokens leave no room even with
+        no passage."""
         n = len(passages)
         while True:
             tail = passages_tail(passages[:n], self.instruction, self.max_chars)
             ids = build_prompt_ids(self.tokenizer, self.system, question, tail)
-            if len(ids) + max_tokens <= self.max_model_len or n == 0:
+            if len(ids) + max_tokens <= self.max_model_len:
                 return ids, n
+            if n == 0:
+                raise InvalidRequestError(
+                    f"question: with max_tokens={max_tokens} it does not fit the model's "
+                    f"context ({len(ids)} prompt tokens without passages, max_model_len="
+                    f"{self.max_model_len}); shorten the question or lower max_tokens")
             n -= 1
 
     async def stream(self, prompt_ids: list[int], params: SamplingParams,

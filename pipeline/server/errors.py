@@ -9,7 +9,10 @@ clients raise their usual exceptions. A malformed request is 422 on our routes a
 
 from __future__ import annotations
 
+import logging
 import re
+import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,7 +22,9 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from llm_engine.engine.errors import EngineDeadError, RequestFailedError
+from llm_engine import EngineDeadError, InvalidRequestError, RequestFailedError
+
+logger = logging.getLogger(__name__)
 
 OPENAI_PREFIX = "/v1/"
 _SCALARS = (int, float, bool, type(None))
@@ -28,6 +33,34 @@ _MEMBER = re.compile(r"[\[\-]|^(str|int|float|bool|list|dict|none|null)$")
 _KINDS = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
           413: "BadRequestError", 415: "BadRequestError", 500: "InternalServerError",
           503: "ServiceUnavailableError"}
+
+
+# The one table from error types to status codes (the most specific listed class wins).
+# Anything not in it, nor one of the framework's errors, is a 500 with a request id.
+ERROR_STATUS: dict[type[Exception], int] = {
+    InvalidRequestError: 400,  # the engine or a stage refused the request as given
+    RequestFailedError: 500,  # the engine failed this request; the others go on
+    EngineDeadError: 503,  # the engine loop has stopped: nothing is served until a restart
+}
+REQUEST_ID_HEADER = "X-Request-Id"
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The status of a typed error; None: not one the table knows (an internal error)."""
+    return next((ERROR_STATUS[c] for c in type(exc).__mro__ if c in ERROR_STATUS), None)
+
+
+def request_id(headers: Mapping[str, str]) -> str:
+    """The client's X-Request-Id when it sent one (as vLLM), else a fresh one."""
+    given = headers.get(REQUEST_ID_HEADER.lower(), "")
+    return given[:64] if given.isprintable() and given.strip() else uuid.uuid4().hex
+
+
+def internal_message(exc: BaseException, rid: str) -> str:
+    """Log an unexpected error under `rid` and say where to find it, not what it was."""
+    logger.error("request %s failed", rid, exc_info=exc)
+    return (f"internal error ({type(exc).__name__}), request id {rid}: the server log has "
+            "the details")
 
 
 class RequestRejected(Exception):
@@ -96,7 +129,9 @@ def error_message(exc: RequestValidationError, path: str) -> str:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Every exception a route raises becomes an answer in the route's error shape."""
+    """Every exception a route raises becomes an answer in the route's error shape: the
+    framework's own (validation, HTTP, disconnect), ours (`RequestRejected`), the typed
+    errors of ERROR_STATUS, and anything else a 500 carrying a request id."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -115,29 +150,22 @@ def install_error_handlers(app: FastAPI) -> None:
             message = f"no route {request.method} {request.url.path}; the routes are at /docs"
         return error_response(request.scope, exc.status_code, message, exc.headers)
 
-    @app.exception_handler(ValueError)
-    async def _value_error(request: Request, exc: ValueError) -> JSONResponse:
-        return error_response(request.scope, 400, str(exc))
-
-    @app.exception_handler(RequestFailedError)
-    async def _request_failed(request: Request, exc: RequestFailedError) -> JSONResponse:
-        return error_response(request.scope, 500, str(exc))
-
-    @app.exception_handler(EngineDeadError)
-    async def _engine_dead(request: Request, exc: EngineDeadError) -> JSONResponse:
-        return error_response(request.scope, 503, str(exc))
-
     @app.exception_handler(ClientDisconnect)
     async def _client_gone(request: Request, exc: ClientDisconnect) -> Response:
         # Nobody reads this; 499 (nginx's "client closed request") tells the access log.
         count_error(request.app, 499)
         return Response(status_code=499)
 
-    @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        # Starlette still logs the traceback; the client gets a message instead of text/plain.
-        return error_response(request.scope, 500,
-                              f"internal error ({type(exc).__name__}: {exc})")
+    async def _typed(request: Request, exc: Exception) -> JSONResponse:
+        status = status_of(exc)
+        if status is None:
+            rid = request_id(request.headers)
+            return error_response(request.scope, 500, internal_message(exc, rid),
+                                  {REQUEST_ID_HEADER: rid})
+        return error_response(request.scope, status, str(exc))
+
+    for error_type in (*ERROR_STATUS, Exception):
+        app.add_exception_handler(error_type, _typed)
 
 
 # -- OpenAPI declarations ---------------------------------------------------------------

@@ -21,7 +21,7 @@ class _EngineCollector:
         return []
 
     def collect(self):
-        stats = self.engine.engine.get_stats()
+        stats = self.engine.get_stats()
         names, values = list(self.labels), list(self.labels.values())
 
         def gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
-from llm_engine.engine.errors import EngineDeadError, RequestFailedError
-
-logger = logging.getLogger(__name__)
+from pipeline.server.errors import internal_message, status_of
 
 
 def sse(data: Any) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
 
 
-def stream_error(exc: Exception) -> str:
-    """The message of an error that ends a stream already under way."""
-    if isinstance(exc, RequestFailedError | EngineDeadError | ValueError):
+def stream_error(exc: Exception, rid: str) -> str:
+    """The message of an error that ends a stream already under way: a typed error's own,
+    else the request id the server log has it under (the status line is gone)."""
+    if status_of(exc) is not None:
         return str(exc)
-    logger.exception("stream failed")
-    return f"internal error ({type(exc).__name__}: {exc})"
+    return internal_message(exc, rid)

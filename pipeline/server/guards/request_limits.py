@@ -62,7 +62,7 @@ class RequestLimits:
     @classmethod
     def of(cls, app: Any) -> RequestLimits:
         pipe = app.state.pipeline
-        engine = pipe.engine.engine
+        engine = pipe.engine
         return cls(pipe.settings.max_request_tokens(engine.max_model_len),
                    engine.model_config.vocab_size, engine.max_model_len)
 
@@ -132,9 +132,9 @@ def ask_tokens(pipe: Any, question: str, top_k: int | None, max_tokens: int | No
     each) and max_tokens.
     """
     s = pipe.settings
-    length = pipe.engine.engine.max_model_len
+    length = pipe.engine.max_model_len
     answer = max_tokens or s.max_tokens
-    bare = len(pipe.generator.prompt_ids(question, [], answer)[0])
+    bare = len(pipe.generator.bare_prompt_ids(question))
     intent = len(pipe.intent.prompt_ids(question))
     if bare + answer > length or intent >= length:
         n_question = len(pipe.tokenizer.encode(" ".join(question.split()),

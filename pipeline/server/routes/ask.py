@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from pipeline.rag import AskOptions, RAGPipeline, source_dict
+from pipeline.rag import AskOptions, RAGPipeline, TokenEvent, source_dict
 from pipeline.server.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
-from pipeline.server.errors import OUR_ERRORS
+from pipeline.server.errors import OUR_ERRORS, request_id
 from pipeline.server.guards.admission import admit
 from pipeline.server.guards.disconnect import cancel_on_disconnect
 from pipeline.server.guards.request_limits import RequestLimits, ask_tokens
@@ -34,17 +34,19 @@ async def ask(body: AskRequest, request: Request) -> Any:
     if not body.stream:
         return (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
 
+    rid = request_id(request.headers)
+
     async def events():
         try:
-            async for chunk in pipe.stream(body.question, opts):
-                if chunk["type"] == "token":
-                    yield sse({"type": "token", "text": chunk["text"]})
+            async for event in pipe.stream(body.question, opts):
+                if isinstance(event, TokenEvent):
+                    yield sse({"type": "token", "text": event.text})
                 else:
-                    final = chunk["answer"].to_dict()
+                    final = event.answer.to_dict()
                     final.pop("answer")
                     yield sse({"type": "final", **final})
         except Exception as exc:  # the status line is gone: the error is the last event
-            yield sse({"type": "error", "message": stream_error(exc)})
+            yield sse({"type": "error", "message": stream_error(exc, rid)})
 
     return StreamingResponse(events(), media_type="text/event-stream")
 

@@ -16,7 +16,13 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from llm_engine import RequestOutput
 from pipeline.rag.prompts import chat_ids
 from pipeline.server.api_models import OPENAI_STREAM
-from pipeline.server.errors import OPENAI_ERRORS, OPENAI_GET_ERRORS, RequestRejected, error_response
+from pipeline.server.errors import (
+    OPENAI_ERRORS,
+    OPENAI_GET_ERRORS,
+    RequestRejected,
+    error_response,
+    request_id,
+)
 from pipeline.server.guards.admission import admit
 from pipeline.server.guards.disconnect import cancel_on_disconnect
 from pipeline.server.guards.request_limits import RequestLimits
@@ -51,7 +57,7 @@ async def models(request: Request) -> Any:
     now = int(time.time())
     return {"object": "list", "data": [
         {"id": pipe.model_name, "object": "model", "created": now, "owned_by": "finrag",
-         "root": pipe.settings.model, "max_model_len": pipe.engine.engine.max_model_len},
+         "root": pipe.settings.model, "max_model_len": pipe.engine.max_model_len},
         {"id": pipe.embedder_name, "object": "model", "created": now, "owned_by": "finrag",
          "root": pipe.embedder_name},
     ]}
@@ -121,6 +127,8 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
         return sse({"id": rid, "object": chunk_obj, "created": created,
                     "model": pipe.model_name, "choices": choices, **(extra or {})})
 
+    stream_id = request_id(request.headers)
+
     async def events():
         if kind == "chat":
             yield chunk([{"index": 0, "delta": {"role": "assistant", "content": ""},
@@ -143,7 +151,7 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
                 if out.finished:
                     yield chunk([choice("", out.outputs[0].finish_reason, True)])
         except Exception as exc:  # as vLLM: an error object as the last chunk, then [DONE]
-            yield sse({"error": {"message": stream_error(exc), "type": "InternalServerError",
+            yield sse({"error": {"message": stream_error(exc, stream_id), "type": "InternalServerError",
                                  "code": 500}})
             yield b"data: [DONE]\n\n"
             return

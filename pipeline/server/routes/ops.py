@@ -34,9 +34,9 @@ async def health(request: Request) -> Response:
     if pipe is None:
         return JSONResponse({"status": "starting"}, status_code=503)
     eng = pipe.engine
-    busy = eng.engine.has_unfinished_requests()
+    busy = eng.has_unfinished_requests()
     stalled = busy and time.monotonic() - eng.last_step_time > STALL_S
-    stats = eng.engine.get_stats()
+    stats = eng.get_stats()
     # What a soak test or an operator checks for leaks: idle means 0, 0 and all free.
     engine = {"running": stats.num_running, "waiting": stats.num_waiting,
               "kv_blocks": stats.num_blocks, "kv_blocks_free": stats.num_free_blocks}

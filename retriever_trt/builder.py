@@ -45,6 +45,7 @@ def build_tensorrt(
     timing_cache: Path | None = None,
     verbose: bool = False,
     trt_module=None,
+    optimization_level: int | None = None,
 ) -> BuildResult:
     """Parse `onnx_path` into a strongly typed network and serialize a plan atomically."""
     from retriever_trt.trt_embedder import import_tensorrt
@@ -60,6 +61,8 @@ def build_tensorrt(
         errors = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
         raise BuildError(f"{onnx_path}: TensorRT's ONNX parser failed: {errors}")
     config = builder.create_builder_config()
+    if optimization_level is not None:
+        config.builder_optimization_level = int(optimization_level)
     if workspace_bytes:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_bytes))
     for prof in profiles:
@@ -95,6 +98,16 @@ def write_sidecar(onnx_path: Path, plan_path: Path, profiles: Sequence[Profile])
     write_text(Path(str(plan_path) + ".json"), json.dumps(meta, indent=1))
 
 
+def ort_level(name: str):
+    """ONNX Runtime's graph optimization level called `name` (disabled .. all)."""
+    import onnxruntime as ort
+
+    return {"disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[name]
+
+
 def build_onnxruntime(onnx_path: Path, out_path: Path, providers: Sequence | None = None,
                       level: str = "extended") -> BuildResult:
     """Save ORT's optimized graph (fused attention/LayerNorm) so later loads skip that work.
@@ -108,14 +121,11 @@ def build_onnxruntime(onnx_path: Path, out_path: Path, providers: Sequence | Non
     from onnx_export.export import stamp_metadata
     from retriever_trt.ort_embedder import resolve_providers
 
-    levels = {"basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-              "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-              "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
     t0 = time.perf_counter()
     meta = onnx_metadata(Path(onnx_path))
     with atomic_path(out_path) as tmp:
         opts = ort.SessionOptions()
-        opts.graph_optimization_level = levels[level]
+        opts.graph_optimization_level = ort_level(level)
         opts.optimized_model_filepath = str(tmp)
         ort.InferenceSession(str(onnx_path), opts, providers=resolve_providers(providers))
     meta.setdefault("precision", guess_precision(Path(onnx_path)))

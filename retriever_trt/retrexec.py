@@ -3,11 +3,14 @@
 Builds a TensorRT plan (or an ONNX Runtime optimized graph) from onnx_export's files,
 then times inference on random valid token ids and prints trtexec's performance
 summary. Precision lives in the ONNX file (strongly typed networks): --fp16 picks
-model.fp16.onnx and --int8 model.int8.onnx beside --onnx, making them when missing.
+model.fp16.onnx and --int8 model.int8.onnx beside --onnx, making them when missing; --best
+the lowest precision it can. Flags a backend cannot honour are reported on stderr
+(retrexec_flags.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
@@ -15,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from onnx_export.cli_args import OneLineParser, UsageError
+from retriever_trt import retrexec_flags as flags
 from retriever_trt.profiles import (
     DEFAULT_PROFILE,
     SPEC_FORM,
@@ -54,6 +58,16 @@ def parser() -> OneLineParser:
     a("--duration", type=float, default=3.0, help="run at least N seconds (default 3)")
     a("--avgRuns", type=int, default=10, help="report an average every N queries")
     a("--percentile", default="90,95,99", help="latency percentiles, e.g. 90,95,99")
+    a("--best", action="store_true",
+      help="lowest precision available: INT8 Q/DQ when it exists or can be calibrated, "
+           "else FP16")
+    a("--stronglyTyped", action="store_true", help="always so here (precision from the ONNX)")
+    a("--builderOptimizationLevel", type=int, help="0-5 (TensorRT builder; ONNX Runtime: "
+      "0 none, 1 basic, 2 extended, 3-5 all)")
+    a("--noDataTransfers", action="store_true", help="time compute without H2D/D2H copies")
+    a("--useCudaGraph", action="store_true", help="TensorRT: launch through a CUDA graph")
+    a("--exportTimes", help="write each iteration's times to this JSON file")
+    a("--dumpProfile", action="store_true", help="print per-layer times (ONNX Runtime)")
     a("--verbose", action="store_true")
     a("--skipInference", action="store_true", help="build only")
     a("--backend", choices=["tensorrt", "onnxruntime"], help="default: TensorRT if importable")
@@ -108,10 +122,27 @@ def check_args(args) -> tuple[Profile, Shape, str]:
     shape = shape or profile.opt
     if not profile.allows(shape):
         raise UsageError(f"--shapes={shape}: outside the profile {profile.min}..{profile.max}")
-    backend = args.backend or ("tensorrt" if tensorrt_available() else "onnxruntime")
-    if backend == "tensorrt" and not tensorrt_available():
+    have_trt = tensorrt_available()
+    backend = flags.backend_for(args.saveEngine or args.loadEngine, args.backend, have_trt)
+    if backend == "tensorrt" and not have_trt:
         raise UsageError("--backend=tensorrt: TensorRT is not installed (pip install finrag[gpu])")
+    flags.check_engine_file("--loadEngine", args.loadEngine, backend)
+    flags.check_engine_file("--saveEngine", None if args.loadEngine else args.saveEngine,
+                            backend)
+    flags.check_levels(args)
     return profile, shape, backend
+
+
+def pick_best(args) -> None:
+    """--best: INT8 Q/DQ when the file is there or can be calibrated, else FP16."""
+    if not args.best or args.fp16 or args.int8 or args.dynamicInt8 or not args.onnx:
+        return
+    folder = Path(args.onnx).parent
+    args.int8 = bool((folder / "model.int8.onnx").is_file() or args.calibData or args.calib
+                     or (folder / "model.int8.calib.json").is_file())
+    args.fp16 = not args.int8
+    info(f"--best: building from {'INT8 Q/DQ' if args.int8 else 'FP16'} (the lowest "
+         "precision available; give --calibData=FILE for INT8)")
 
 
 def source_onnx(args) -> Path:
@@ -174,11 +205,12 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
                  f"{profile.max}); this can take minutes")
             ws = parse_mem_pool(args.memPoolSize) if args.memPoolSize else None
             tc = Path(args.timingCacheFile) if args.timingCacheFile else None
-            res = builder.build_tensorrt(onnx_path, plan, [profile], ws, tc, args.verbose)
+            res = builder.build_tensorrt(onnx_path, plan, [profile], ws, tc, args.verbose,
+                                         optimization_level=args.builderOptimizationLevel)
             info(f"Engine built in {res.seconds:.3f} sec" + (f", saved to {plan}"
                                                             if args.saveEngine else ""))
         try:
-            return timing.TrtRunner(TensorRTEmbedder(plan)), True
+            return timing.TrtRunner(TensorRTEmbedder(plan), not args.noDataTransfers), True, plan
         except (OSError, ValueError) as exc:
             raise UsageError(f"{_flag(args)}={plan}: cannot load the plan: {exc}") from None
     import onnxruntime as ort
@@ -186,13 +218,18 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
     from retriever_trt.ort_embedder import resolve_providers
 
     path = Path(args.loadEngine) if args.loadEngine else source_onnx(args)
+    level = args.builderOptimizationLevel
     if args.saveEngine and not args.loadEngine:
-        res = builder.build_onnxruntime(path, Path(args.saveEngine), args.providers.split(","))
+        res = builder.build_onnxruntime(path, Path(args.saveEngine), args.providers.split(","),
+                                        "extended" if level is None else flags.ORT_LEVELS[level])
         info(f"Optimized ONNX Runtime graph saved to {res.path} in {res.seconds:.3f} sec")
         path = res.path
     info(f"Loading {path} with ONNX Runtime ({args.providers})")
+    opts = ort.SessionOptions()
+    if level is not None:
+        opts.graph_optimization_level = builder.ort_level(flags.ORT_LEVELS[level])
     try:
-        sess = ort.InferenceSession(str(path),
+        sess = ort.InferenceSession(str(path), opts,
                                     providers=resolve_providers(args.providers.split(",")))
     except Exception as exc:  # noqa: BLE001 - ORT raises its own types for corrupt files
         raise UsageError(f"{_flag(args)}={path}: cannot load as ONNX: "
@@ -201,7 +238,7 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
     if names != {"input_ids", "attention_mask"}:
         raise UsageError(f"{path}: inputs {sorted(names)}; expected input_ids, attention_mask "
                          "(export it with python -m onnx_export)")
-    return timing.OrtRunner(sess), "CPUExecutionProvider" not in sess.get_providers()[:1]
+    return timing.OrtRunner(sess), "CPUExecutionProvider" not in sess.get_providers()[:1], path
 
 
 def run(args, command: str) -> int:
@@ -213,8 +250,13 @@ def run(args, command: str) -> int:
         parse_mem_pool(args.memPoolSize)
     info(f"retrexec # {command}")
     info(f"Backend: {backend}; profile min {profile.min}, opt {profile.opt}, max {profile.max}")
+    for line in flags.unhonoured(args, backend):
+        print(f"[W] {line}", file=sys.stderr, flush=True)
+    for line in flags.honoured(args, backend):
+        info(line)
+    pick_best(args)
     with tempfile.TemporaryDirectory(prefix="retrexec-") as tmp:
-        runner, gpu = build_and_load(args, profile, backend, Path(tmp))
+        runner, gpu, engine = build_and_load(args, profile, backend, Path(tmp))
         if args.skipInference:
             info("Skipped inference phase since --skipInference is added.")
             return 0
@@ -224,8 +266,19 @@ def run(args, command: str) -> int:
         res = timing.time_queries(lambda: runner.query(ids, mask), runner.stages,
                                   args.iterations, args.warmUp, args.duration, args.avgRuns,
                                   info if args.verbose else None, shape.batch)
+        if args.dumpProfile and backend == "onnxruntime":
+            from retriever_trt.layer_profile import node_times, profile_lines
+
+            times = node_times(engine, args.providers.split(","), ids, mask, len(res.latency))
+            for line in profile_lines(times, len(res.latency)):
+                info(line)
     for line in timing.summary_lines(res, pct, gpu):
         info(line)
+    if args.exportTimes:
+        from onnx_export.atomic import write_text
+
+        write_text(Path(args.exportTimes), json.dumps(timing.export_times(res), indent=1))
+        info(f"Exported {len(res.latency)} iterations' times to {args.exportTimes}")
     return 0
 
 

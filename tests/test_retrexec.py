@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -111,6 +113,7 @@ def test_load_embedder_dispatch(art, tmp_path):
     (["--int8", "--calib=/no/cache.json"], "--calibData=FILE"),
     (["--calibData=/no/data.txt", "--int8"], "/no/data.txt"),
     (["--backend=tensorrt"], "TensorRT is not installed"),
+    (["--builderOptimizationLevel=9"], "expected 0 to 5"),
 ])
 def test_errors(art, tmp_path, capsys, extra, needle):
     if extra == ["--backend=tensorrt"]:
@@ -156,3 +159,81 @@ def test_mem_pool_units():
     assert parse_mem_pool("workspace:1024") == 1024 << 20
     assert parse_mem_pool("workspace:2G") == 2 << 30
     assert parse_mem_pool("workspace:512K") == 512 << 10
+
+
+no_tensorrt = pytest.mark.skipif(importlib.util.find_spec("tensorrt") is not None,
+                                 reason="TensorRT is installed here: plans are built")
+
+
+@no_tensorrt
+@pytest.mark.parametrize("name,needle", [
+    ("minilm.int8.plan", "TensorRT plan, which needs TensorRT"),
+    ("minilm.engine", "TensorRT plan, which needs TensorRT"),
+    ("minilm.bin", "give it the .onnx extension"),
+])
+def test_save_engine_only_under_a_name_of_its_kind(art, tmp_path, capsys, name, needle):
+    # No --backend: without TensorRT the ONNX Runtime backend must not write a graph under
+    # a plan's name (which load_embedder would then refuse).
+    target = tmp_path / name
+    rc, out, err = run(capsys, [f"--onnx={art['dir'] / 'model.onnx'}", f"--saveEngine={target}",
+                                "--skipInference"])
+    stem = name.rsplit(".", 1)[0]
+    assert rc == 2 and needle in err and f"--saveEngine={tmp_path / stem}.opt.onnx" in err
+    assert len(err.strip().splitlines()) == 1 and "&&&& FAILED" in out
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+    target.write_bytes(b"\0" * 16)
+    rc, _, err = run(capsys, [f"--loadEngine={target}", "--skipInference"])
+    assert rc == 2 and "--loadEngine=" in err and needle.split(",")[0] in err
+
+
+def test_flags_onnxruntime_cannot_honour_are_reported(art, tmp_path, capsys):
+    cache = tmp_path / "timing.cache"
+    rc, out, err = run(capsys, [f"--onnx={art['dir'] / 'model.onnx'}", "--backend=onnxruntime",
+                                f"--timingCacheFile={cache}", "--memPoolSize=workspace:64",
+                                "--useCudaGraph", "--skipInference"])
+    assert rc == 0 and not cache.exists()
+    warned = [line for line in err.splitlines() if line.startswith("[W] ")]
+    assert [w.split(":")[0] for w in warned] == ["[W] --timingCacheFile", "[W] --memPoolSize",
+                                                 "[W] --useCudaGraph"]
+    assert all("ignored" in w for w in warned)
+
+
+def test_export_times_profile_and_honoured_flags(art, tmp_path, capsys):
+    times = tmp_path / "times.json"
+    rc, out, err = run(capsys, [f"--onnx={art['dir'] / 'model.onnx'}", *FAST,
+                                "--shapes=input_ids:2x16,attention_mask:2x16",
+                                f"--exportTimes={times}", "--dumpProfile", "--noDataTransfers",
+                                "--stronglyTyped", "--builderOptimizationLevel=1"])
+    assert rc == 0 and "[W]" not in err, err
+    records = json.loads(times.read_text())
+    n = int(re.search(r"Exported (\d+) iterations", out).group(1))
+    assert len(records) == n >= 4
+    starts = [r["startComputeMs"] for r in records]
+    assert starts == sorted(starts)
+    for r in records:  # ONNX Runtime on CPU: compute only, no transfers
+        assert r["inMs"] == r["outMs"] == 0 and r["computeMs"] > 0
+        assert r["endComputeMs"] == pytest.approx(r["startComputeMs"] + r["computeMs"])
+        assert r["latencyMs"] == pytest.approx(r["computeMs"])
+    mean = float(re.search(r"Latency: min = [\d.e+-]+ ms, max = [\d.e+-]+ ms, "
+                           r"mean = ([\d.e+-]+) ms", out).group(1))
+    assert mean == pytest.approx(sum(r["latencyMs"] for r in records) / n, rel=1e-3)
+    lines = out[out.index(f"=== Profile ({n} iterations ) ==="):].splitlines()
+    end = next(i for i, line in enumerate(lines) if line.endswith("   Total"))
+    layers = lines[2:end]
+    assert len(layers) > 10 and any("MatMul" in x for x in layers)
+    assert "--stronglyTyped: networks are always strongly typed" in out
+    assert "--noDataTransfers: inputs stay in host memory" in out
+    assert "--builderOptimizationLevel=1: ONNX Runtime graph optimization level 'basic'" in out
+
+
+@pytest.mark.parametrize("int8_there", [True, False])
+def test_best_picks_the_lowest_precision_available(art, tmp_path, capsys, int8_there):
+    onnx = art["dir"] / "model.onnx"
+    if not int8_there:  # a folder with the FP32 file only, and no calibration
+        (tmp_path / "model.onnx").symlink_to(onnx)
+        onnx = tmp_path / "model.onnx"
+    rc, out, _ = run(capsys, [f"--onnx={onnx}", "--best", "--backend=onnxruntime",
+                              "--skipInference"])
+    assert rc == 0
+    assert f"--best: building from {'INT8 Q/DQ' if int8_there else 'FP16'}" in out
+    assert int8_there or (tmp_path / "model.fp16.onnx").is_file()

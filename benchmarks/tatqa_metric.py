@@ -34,7 +34,7 @@ SCALES = ("", "thousand", "million", "billion", "percent")
 
 _NUMBER = re.compile(r"([+-]?\d+(\.\d+)?)|([+-]?\.\d+)")
 _NOT_IN_NUMBER = set("'\"\\$€£¥%(),[]")
-_PARENTHESISED = re.compile(r"(\([\d.\s%]+\))")
+_PARENTHESISED = re.compile(r"(\([\d.\s]+\))")
 _PERCENTAGE = re.compile(r"([\d.\s]+%)")
 _NUMBER_WITH_WORD = re.compile(r"([\d.]+\s?[a-zA-Z]+)")
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -170,15 +170,15 @@ class Score(NamedTuple):
     f1: float
 
 
-def score(question: dict, prediction: str | Sequence[str] | None, pred_scale: str = "") -> Score:
+def score(question: dict, prediction: str | float | Sequence[str] | None, pred_scale: str = "") -> Score:
     """Exact match and F1 of one prediction (a string or list of spans) on a TAT-QA question."""
-    if prediction is None or len(prediction) == 0:
+    if not prediction:
         return Score(0.0, 0.0)
     gold = gold_answers(question)
     if not gold:
         return Score(0.0, 0.0)
     pred_scale = pred_scale or ""
-    preds = [prediction] if isinstance(prediction, str) else [str(p) for p in prediction]
+    preds = [str(p) for p in prediction] if isinstance(prediction, list | tuple) else [str(prediction)]
     candidates = [answer_string(preds, pred_scale)]
     # The official metric also tries a lone unscaled number as is (0.2342 vs 23.42 percent).
     if len(preds) == 1 and not pred_scale and "%" not in preds[0] and is_number(preds[0]):

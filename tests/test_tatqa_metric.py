@@ -95,3 +95,17 @@ def test_empty_prediction_scores_zero(pred):
 def test_pair_metric_aligns_spans_one_to_one():
     # Two gold spans, one prediction matching the second: F1 = (0 + 1) / 2.
     assert get_metrics(["net sales"], ["cost", "net sales"]) == (0.0, 0.5)
+
+
+@pytest.mark.parametrize("gold, pred, pred_scale, expected", [
+    (q(123.2, "arithmetic", "million"), 123200000, "", (1.0, 1.0)),  # a bare number, scaled out
+    (q(123.2, "arithmetic", "million"), 123.2, "thousand", (0.0, 0.0)),
+    (q(22.12, "arithmetic", "percent"), 0.2212, "", (1.0, 1.0)),
+    (q(["22.12"], "span", "percent"), "-22.12", "", (0.0, 0.0)),  # the sign counts
+    (q(["22.12"], "span", ""), "$22.12", "", (1.0, 1.0)),         # currency signs do not
+    (q(["$23,234", "$234.12"], "multi-span"), ["234.12", "23,234"], "", (1.0, 1.0)),
+    # Two of three spans: one bag of 3 tokens against 2 -> P 1, R 2/3, F1 0.8.
+    (q(["singapore", "china", "usa"], "multi-span"), ["china", "singapore"], "", (0.0, 0.8)),
+])
+def test_mixed_forms(gold, pred, pred_scale, expected):
+    assert score(gold, pred, pred_scale) == expected

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     from answer_eval import parse_set
 
     from llm_engine import AsyncLLMEngine, LLMEngine
-    from pipeline.rag import IntentStage, engine_config
+    from pipeline.rag import IntentStage
     from pipeline.settings import load_settings
 
     settings = load_settings(overrides={"engines_dir": str(ROOT / "engines"),
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         saved = json.loads(Path(args.scores_from).read_text(encoding="utf-8"))
         scored = {k: [(r["half"], r["text"], r["scores"]) for r in v] for k, v in saved.items()}
     else:
-        engine = AsyncLLMEngine(LLMEngine(engine_config(settings)))
+        engine = AsyncLLMEngine(LLMEngine(settings.engine))
         try:
             scored = asyncio.run(go(IntentStage(
                 engine, engine.engine.tokenizer, settings.intent_labels, settings.system_prompt,

@@ -36,7 +36,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tatqa_metric import score  # noqa: E402
-from tatqa_split import DEV, HALVES, TatqaQuestion, load_questions, stratified_sample  # noqa: E402
+from tatqa_split import (  # noqa: E402
+    DEV,
+    HALVES,
+    TatqaQuestion,
+    half_of,
+    load_questions,
+    stratified_sample,
+)
 
 TYPES = ("arithmetic", "span", "multi-span", "count")
 SOURCES = ("table", "table-text", "text")
@@ -127,6 +134,8 @@ def report(rows: list[dict], top_k: int) -> list[str]:
         line(t, [r for r in rows if r["answer_type"] == t])
     for s in SOURCES:
         line(f"from {s}", [r for r in rows if r["answer_from"] == s])
+    for h in ("a", "b"):
+        line(f"half {h}", [r for r in rows if half_of(r["context"]) == h])
     n = len(rows)
     refused = sum(r["refused"] for r in rows)
     short = sum(r["scored_from"] == "short_answer" for r in rows)

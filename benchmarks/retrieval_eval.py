@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         for half, qs in halves.items():
             m = score([by_q[id(q)] for q in qs], qs)
             print(f"{mode:<8} {half:<5} {len(qs):>5} {m['recall@1']:>9.3f} {m['recall@5']:>9.3f} "
-                  f"{m['mrr@10']:>8.3f} {qps if half == 'all' else float('nan'):>8.1f}")
+                  f"{m['mrr@10']:>8.3f} {f'{qps:.1f}' if half == 'all' else '-':>8}")
     print(f"(hybrid: bm25_weight {args.bm25_weight}, rrf_k {args.rrf_k})")
     if args.choose_weights:
         choose_weights(retriever, questions)

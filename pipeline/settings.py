@@ -114,8 +114,8 @@ class Settings(BaseModel):
     # hybrid: weighted reciprocal-rank fusion, BM25's weight against dense's 1; the same
     # defaults as retriever_trt.retriever's (how they were chosen is said there), written
     # out so that reading settings does not import the retriever.
-    bm25_weight: float = Field(1.0, ge=0.0, le=100.0)
-    rrf_k: int = Field(60, ge=1, le=1000)
+    bm25_weight: float = Field(4.0, ge=0.0, le=100.0)
+    rrf_k: int = Field(30, ge=1, le=1000)
     batch_window_ms: float = Field(3.0, ge=0.0, le=1000.0)
     max_batch: int = Field(32, ge=1, le=1024)
     host_buffers: int = Field(4, ge=1, le=64)

@@ -185,10 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(args.data)
     questions = stratified_sample(load_questions(data, args.half), args.limit)
     try:
-        settings = load_settings(overrides={"corpus": str(data),
-                                            "engines_dir": str(ROOT / "engines"),
-                                            **parse_set(args.set)})
-        settings.index = str(index_cache(settings, data))
+        overrides = {"corpus": str(data), "engines_dir": str(ROOT / "engines"),
+                     **parse_set(args.set)}
+        cache = index_cache(load_settings(overrides=overrides), data)
+        settings = load_settings(overrides={**overrides, "index": str(cache)})
     except SettingsError as exc:
         raise SystemExit(f"--set: {exc}") from None
 

@@ -111,6 +111,11 @@ class Settings(BaseModel):
     # retrieval
     top_k: int = Field(3, ge=1, le=20)
     retrieval_mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
+    # hybrid: weighted reciprocal-rank fusion, BM25's weight against dense's 1; the same
+    # defaults as retriever_trt.retriever's (how they were chosen is said there), written
+    # out so that reading settings does not import the retriever.
+    bm25_weight: float = Field(4.0, ge=0.0, le=100.0)
+    rrf_k: int = Field(30, ge=1, le=1000)
     batch_window_ms: float = Field(3.0, ge=0.0, le=1000.0)
     max_batch: int = Field(32, ge=1, le=1024)
     host_buffers: int = Field(4, ge=1, le=64)
@@ -125,6 +130,12 @@ class Settings(BaseModel):
     intent_labels: list[IntentLabel] = Field(default_factory=lambda: list(DEFAULT_LABELS),
                                              min_length=2, max_length=26)
     intent_calibrate: bool = True
+    # How far (calibrated log-prob) the model must lead to overrule the lexical finance prior
+    # (routing.py); chosen on half a of TAT-QA dev: benchmarks/intent_eval.py --choose-margin.
+    # 0 with intent_finance_cues false: the best-scoring label, as before issue 11.
+    intent_margin: float = Field(1.065, ge=0.0)
+    # A lexical finance prior decides where the model is not confident (routing.py).
+    intent_finance_cues: bool = True
     system_prompt: str = ("You are finrag, an assistant that answers questions about "
                           "companies' financial reports.")
     answer_instruction: str = ("Answer the question above from the numbered passages only, "

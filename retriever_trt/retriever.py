@@ -64,14 +64,25 @@ def encode_corpus(
     return out
 
 
-def rrf_fuse(rankings: Sequence[np.ndarray], rrf_k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Reciprocal-rank fusion: score(d) = sum over rankings of 1 / (rrf_k + rank of d)."""
+def rrf_fuse(rankings: Sequence[np.ndarray], rrf_k: int,
+             weights: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted reciprocal-rank fusion: score(d) = sum over rankings i of
+    weights[i] / (rrf_k + rank of d in i); equal weights when None."""
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, idx in enumerate(ranking[ranking >= 0].tolist(), 1):
-            fused[idx] = fused.get(idx, 0.0) + 1.0 / (rrf_k + rank)
+            fused[idx] = fused.get(idx, 0.0) + weight / (rrf_k + rank)
     ids = np.array(sorted(fused, key=lambda i: (-fused[i], i)), dtype=np.int64)
     return np.array([fused[i] for i in ids.tolist()], dtype=np.float32), ids
+
+
+# Hybrid fusion: BM25's weight against dense's 1, and rrf_k. Chosen on half a of TAT-QA dev
+# (recall@5, then MRR@10), reported on half b (benchmarks/retrieval_eval.py --choose-weights;
+# RESULTS.md): the MiniLM ranking is weak on tables of numbers, so at equal weights it
+# demoted BM25's hits (hybrid 0.776 recall@5 against BM25's 0.814); dense still adds the
+# chunks BM25 ranks low.
+DEFAULT_BM25_WEIGHT = 4.0
+DEFAULT_RRF_K = 30
 
 
 class Retriever:
@@ -81,16 +92,19 @@ class Retriever:
         index: VectorIndex,
         store: DocumentStore,
         mode: str = "hybrid",
-        rrf_k: int = 60,
+        rrf_k: int = DEFAULT_RRF_K,
+        bm25_weight: float = DEFAULT_BM25_WEIGHT,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {MODES}")
+        if bm25_weight < 0 or rrf_k < 1:
+            raise ValueError(f"bm25_weight must be >= 0 and rrf_k >= 1, got {bm25_weight}, {rrf_k}")
         if len(index) != len(store):
             raise ValueError(f"index holds {len(index)} vectors but the store {len(store)} chunks")
         if store.bm25 is None:
             store.build_bm25()
         self.embedder, self.index, self.store = embedder, index, store
-        self.mode, self.rrf_k = mode, rrf_k
+        self.mode, self.rrf_k, self.bm25_weight = mode, rrf_k, bm25_weight
 
     def retrieve(
         self, questions: Sequence[str], k: int = 5, mode: str | None = None
@@ -114,7 +128,8 @@ class Retriever:
         results = []
         for row in range(len(questions)):
             if mode == "hybrid":
-                scores, ids = rrf_fuse([dense[row], bm25[row]], self.rrf_k)
+                scores, ids = rrf_fuse([dense[row], bm25[row]], self.rrf_k,
+                                       (1.0, self.bm25_weight))
             elif mode == "dense":
                 scores, ids = dense_scores[row], dense[row]
             else:
@@ -176,7 +191,8 @@ class Retriever:
 
     @classmethod
     def load(
-        cls, directory: str | Path, embedder: Embedder, mode: str = "hybrid", rrf_k: int = 60
+        cls, directory: str | Path, embedder: Embedder, mode: str = "hybrid",
+        rrf_k: int = DEFAULT_RRF_K, bm25_weight: float = DEFAULT_BM25_WEIGHT,
     ) -> Retriever:
         folder = resolve_dir(directory)
         # Checksums of the parts are checked by their own manifests below.
@@ -190,7 +206,7 @@ class Retriever:
         if len(index) != len(store):
             raise IndexFileError(f"{folder}: the index holds {len(index)} vectors but the store "
                                  f"{len(store)} chunks; {hint}")
-        return cls(embedder, index, store, mode, rrf_k)
+        return cls(embedder, index, store, mode, rrf_k, bm25_weight)
 
 
 def embedder_source(embedder: Any) -> str | None:

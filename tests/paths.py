@@ -5,5 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# In CI the clone sits beside shared/, as a worktree does here: <repo>/../shared.
-TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+# In CI (and /work/main) the clone sits beside shared/; a worktree under wt/ one level lower.
+_CANDIDATES = [base / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+               for base in (REPO.parent, REPO.parent.parent)]
+TATQA = next((p for p in _CANDIDATES if p.is_file()), _CANDIDATES[0])

@@ -95,6 +95,23 @@ def test_rrf_fuse():
     assert scores[0] == pytest.approx(1 / 62 + 1 / 61)
 
 
+def test_weighted_rrf_fuse():
+    dense, bm25 = np.array([3]), np.array([1, 2])
+    # Equal weights: dense's first ties BM25's first and beats its second.
+    assert list(rrf_fuse([dense, bm25], rrf_k=30)[1]) == [1, 3, 2]
+    # BM25 weighing 4: both its chunks come first.
+    scores, ids = rrf_fuse([dense, bm25], rrf_k=30, weights=(1.0, 4.0))
+    assert list(ids) == [1, 2, 3]
+    assert scores.tolist() == pytest.approx([4 / 31, 4 / 32, 1 / 31])
+
+
+def test_server_fusion_defaults_are_the_retriever_defaults():
+    from pipeline.settings import Settings
+    from retriever_trt.retriever import DEFAULT_BM25_WEIGHT, DEFAULT_RRF_K
+
+    assert (Settings().bm25_weight, Settings().rrf_k) == (DEFAULT_BM25_WEIGHT, DEFAULT_RRF_K)
+
+
 def test_build_save_load(embedder, tmp_path):
     corpus = tmp_path / "kb.jsonl"
     corpus.write_text("\n".join(json.dumps(d) for d in [

@@ -74,7 +74,8 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
 
     path = settings.index_path
     if has_saved_dir(path):
-        return Retriever.load(path, embedder, mode=settings.retrieval_mode)
+        return Retriever.load(path, embedder, mode=settings.retrieval_mode,
+                              rrf_k=settings.rrf_k, bm25_weight=settings.bm25_weight)
     if settings.index and not settings.corpus:
         embedder_flag = f" --embedder {settings.embedder}" if settings.embedder else ""
         raise FileNotFoundError(f"index {path}: not found (build it with: finrag index "
@@ -83,7 +84,8 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
         print(f"finrag: building the index of {settings.corpus_path} into {path} "
               "(first run)", file=sys.stderr)
     return Retriever.build(embedder, settings.corpus_path, path, progress=progress,
-                           chunk_tokens=settings.chunk_tokens, mode=settings.retrieval_mode)
+                           chunk_tokens=settings.chunk_tokens, mode=settings.retrieval_mode,
+                           rrf_k=settings.rrf_k, bm25_weight=settings.bm25_weight)
 
 
 def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
@@ -114,7 +116,8 @@ class RAGPipeline:
         self.batcher = MicroBatcher(self._retrieve_batch, settings.batch_window_ms,
                                     settings.max_batch, after_batch=self.staging.release_all)
         self.intent = IntentStage(engine, self.tokenizer, settings.intent_labels,
-                                  settings.system_prompt)
+                                  settings.system_prompt, settings.intent_margin,
+                                  settings.intent_finance_cues)
         self.generator = GenerateStage(engine, self.tokenizer, self.intent.system,
                                        settings.answer_instruction, settings.max_passage_chars,
                                        engine.max_model_len)

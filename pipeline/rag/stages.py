@@ -9,7 +9,8 @@ tokens may collide or be split oddly), and the score of one token is the label's
 log-likelihood, with no length bias between long and short labels. A small model favours
 one letter whatever the question, so the scores are calibrated (Zhao et al., 2021,
 "Calibrate before use"): the log-probs of a content-free question, measured once at
-warm-up, are subtracted from every request's.
+warm-up, are subtracted from every request's. Which label the scores lead to is
+`RoutingPolicy`'s decision (routing.py): only a confident one sends a question away.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pipeline.rag.prompts import (
     passages_tail,
     system_text,
 )
+from pipeline.rag.routing import RoutingPolicy
 
 _ids = itertools.count()
 
@@ -41,8 +43,9 @@ class IntentResult:
 
 class IntentStage:
     def __init__(self, engine: AsyncLLMEngine, tokenizer: Any, labels: Sequence[Any],
-                 system_prompt: str) -> None:
+                 system_prompt: str, margin: float = 0.0, finance_cues: bool = True) -> None:
         self.engine, self.tokenizer, self.labels = engine, tokenizer, list(labels)
+        self.policy = RoutingPolicy.for_labels(self.labels, margin, finance_cues)
         self.system = system_text(system_prompt, self.labels)
         self.tail = intent_tail(self.labels)
         self.option_ids = option_token_ids(tokenizer, len(self.labels))
@@ -71,8 +74,8 @@ class IntentStage:
         raw, out = await self._logprobs(question, request_id or f"intent-{next(_ids)}")
         scores = {lab.name: r - b for lab, r, b in zip(self.labels, raw, self.baseline,
                                                        strict=True)}
-        best = max(scores, key=scores.__getitem__)
-        return IntentResult(best, scores, len(out.prompt_token_ids), out.num_cached_tokens)
+        return IntentResult(self.policy.decide(scores, question), scores, len(out.prompt_token_ids),
+                            out.num_cached_tokens)
 
     def label(self, name: str) -> Any:
         return next(lab for lab in self.labels if lab.name == name)

@@ -1,0 +1,40 @@
+"""A lexical prior for the intent stage: does a question carry any sign of finance?
+
+A 135M model scoring "finance / small talk / out of scope" confuses general questions with
+finance ones in both directions, while questions about financial reports nearly always
+name a figure, a year, a currency or percent sign, or a word of accounting and reporting
+vocabulary. The list below is general finance vocabulary written from the domain (word
+beginnings, so "revenue" covers "revenues"; an "un" prefix is allowed); its last line, words
+of a report's structure, was added after reading the questions of half a of TAT-QA dev that
+had no cue ("What does the table show?"); half b, which reports the figures, was not read.
+The routing policy (routing.py) uses the cue as a prior: with a cue a question
+retrieves unless the model is confident it is not finance; without one it is answered
+with a reply unless the model is confident it is finance.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STEMS = """
+account accru acquisit allowanc amortiz annual asset audit balanc bank benefit billion bond
+budget capex capital cash charg compan compensat consolidat contract cost credit currenc
+customer debt declin deferr deficit depreci deriv dividend earn ebit ebitda employ equity
+estimat exchang expens expenditur fair financ fiscal fund gain goodwill grant growth guarant
+hedg impair incom increas decreas inflat insur intang interest inventor invest issu lease
+lend liabilit liquid loan loss margin market million net obligat operat outstand payable
+payment payroll pension percent portfolio premium price pricing profit provision purchas
+quarter ratio receivabl reserv restat restructur retain return revenu risk royalt salar sale
+securit segment share stock subsidiar surplus tax total trad turnover unearn valuat value
+vest wage warrant yield rate fee bonus option spend spent thousand proportion average
+change difference sum amount
+table year report statement note period group
+""".split()
+
+_WORD = re.compile(r"\b(?:un)?(?:" + "|".join(_STEMS) + ")", re.IGNORECASE)
+_FIGURE = re.compile(r"[\d$€£¥%]")
+
+
+def has_finance_cue(question: str) -> bool:
+    """A digit, a currency or percent sign, or a word of finance or reporting vocabulary."""
+    return bool(_FIGURE.search(question) or _WORD.search(question))

@@ -117,8 +117,9 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(120, ge=16, le=512)
     max_passage_chars: int = Field(600, ge=50)
 
-    # generation: a one-sentence answer (benchmarks/RESULTS.md, "Prose answers")
-    max_tokens: int = Field(128, ge=1, le=4096)
+    # generation: a one-sentence answer (benchmarks/RESULTS.md, "Prose answers": 90% of the
+    # answers on dev end by themselves within 53 tokens); max_tokens is a ceiling.
+    max_tokens: int = Field(64, ge=1, le=4096)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     # The answer ends at the end of its line (one sentence is asked for) and at a copied
     # table row's first cell separator; engine stop strings, not shown.

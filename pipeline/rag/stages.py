@@ -104,6 +104,8 @@ class GenerateStage:
         self.instruction, self.max_chars = instruction, max_passage_chars
         self.max_model_len = max_model_len
         self.stop, self.repeat_ngram = list(stop), repeat_ngram
+        # The question is in the head, and again wherever the instruction names it.
+        self.question_copies = 1 + instruction.count("{question}")
 
     def bare_prompt_ids(self, question: str) -> list[int]:
         """The prompt with no passage: the least a question needs of the context."""

@@ -34,7 +34,7 @@ def build_app(corpus: str, engines_dir: str | None, top_k: int = 3) -> FastAPI:
 
     from llm_engine.tokenizer import Tokenizer
     from llm_engine.utils.model_path import resolve_model
-    from pipeline.rag.prompts import build_prompt_ids, passages_tail, system_text
+    from pipeline.rag.prompts import answer_tail, build_prompt_ids, system_text
     from pipeline.settings import Settings
     from retriever_trt.torch_embedder import TorchEmbedder
 
@@ -58,8 +58,8 @@ def build_app(corpus: str, engines_dir: str | None, top_k: int = 3) -> FastAPI:
             _, ids = index.search(embedder.encode([req.question]), req.top_k)
             chunks = [store.chunks[i] for i in ids[0] if i >= 0]
             t1 = time.perf_counter()
-            prompt = build_prompt_ids(tok, system, req.question, passages_tail(
-                chunks, settings.answer_instruction, settings.max_passage_chars))
+            prompt = build_prompt_ids(tok, system, req.question, answer_tail(
+                chunks, settings.answer_instruction, settings.max_passage_chars, req.question))
             with torch.inference_mode():
                 out = model.generate(torch.tensor([prompt]), max_new_tokens=req.max_tokens,
                                      do_sample=False)

@@ -119,7 +119,7 @@ def waste_rows(rec: KVRecorder) -> list[tuple[str, int, float, float, int, float
 
 def rag_prompts(tokenizer, num_reports: int, per_report: int, passages_first: bool
                 ) -> list[list[int]]:
-    from pipeline.rag.prompts import build_prompt_ids, passages_tail, question_head, system_text
+    from pipeline.rag.prompts import answer_tail, build_prompt_ids, question_head, system_text
     from pipeline.settings import Settings
 
     settings = Settings()
@@ -127,10 +127,11 @@ def rag_prompts(tokenizer, num_reports: int, per_report: int, passages_first: bo
     prompts = []
     for report in json.loads(TATQA.read_text())[:num_reports]:
         paragraphs = sorted(report["paragraphs"], key=lambda p: p["order"])[:3]
-        tail = passages_tail([SimpleNamespace(text=p["text"]) for p in paragraphs],
-                             settings.answer_instruction, settings.max_passage_chars)
-        passages, instruction = tail.rsplit("\n\n", 1)
+        shown = [SimpleNamespace(text=p["text"]) for p in paragraphs]
         for q in report["questions"][:per_report]:
+            tail = answer_tail(shown, settings.answer_instruction, settings.max_passage_chars,
+                               q["question"])
+            passages, instruction = tail.rsplit("\n\n", 1)
             if passages_first:
                 chat = [{"role": "system", "content": system},
                         {"role": "user", "content": f"{passages}\n\n{question_head(q['question'])}"

@@ -122,9 +122,15 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(120, ge=16, le=512)
     max_passage_chars: int = Field(600, ge=50)
 
-    # generation
-    max_tokens: int = Field(128, ge=1, le=4096)
+    # generation: a one-sentence answer (benchmarks/RESULTS.md, "Prose answers": 90% of the
+    # answers on dev end by themselves within 53 tokens); max_tokens is a ceiling.
+    max_tokens: int = Field(64, ge=1, le=4096)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
+    # The answer ends at the end of its line (one sentence is asked for) and at a copied
+    # table row's first cell separator; engine stop strings, not shown.
+    answer_stop: list[str] = Field(default_factory=lambda: ["\n", " | "])
+    # It also ends where it starts over: at a word n-gram seen twice (0: never).
+    repeat_ngram: int = Field(4, ge=0, le=64)
 
     # intent
     intent_labels: list[IntentLabel] = Field(default_factory=lambda: list(DEFAULT_LABELS),
@@ -138,9 +144,9 @@ class Settings(BaseModel):
     intent_finance_cues: bool = True
     system_prompt: str = ("You are finrag, an assistant that answers questions about "
                           "companies' financial reports.")
-    answer_instruction: str = ("Answer the question above from the numbered passages only, "
-                               "in one or two sentences, citing them as [1], [2]. If they "
-                               "do not hold the answer, say so.")
+    # After the passages; "{question}" is the question again (pipeline.rag.prompts).
+    answer_instruction: str = ("Question: {question}\nAnswer in one short sentence, using "
+                               "only the text above.")
 
     warmup: bool = True
 
@@ -187,6 +193,13 @@ class Settings(BaseModel):
                 engine[name] = values.pop(name)
         values["engine"] = engine
         return values
+
+    @field_validator("repeat_ngram")
+    @classmethod
+    def _check_repeat_ngram(cls, value: int) -> int:
+        if value == 1:
+            raise ValueError("must be 0 (off) or at least 2: one word seen twice is normal prose")
+        return value
 
     @field_validator("api_key")
     @classmethod

@@ -132,10 +132,12 @@ def test_too_long_question_or_prompt_gives_the_limit_in_tokens(server) -> None:
     assert r.status_code == 422, r.text
     m = re.search(r"question: (\d+) tokens is too long: with max_tokens=4, this model "
                   r"\(max_model_len=2048\) takes questions of at most (\d+) tokens \((\d+) go "
-                  r"to the prompt template\)", message_of(r))
+                  r"to the prompt template, which holds the question (\d) times\)", message_of(r))
     assert m, message_of(r)
-    n_question, limit, template = map(int, m.groups())
-    assert n_question == 4000 and limit + template + 4 == MAX_MODEL_LEN
+    n_question, limit, template, copies = map(int, m.groups())
+    # The generation prompt asks the question again after the passages: it is there twice.
+    assert n_question == 4000 and copies == 2
+    assert limit * copies + template + 4 <= MAX_MODEL_LEN < (limit + 1) * copies + template + 4
     ok = httpx.post(f"{server}/ask", timeout=120,
                     json={"question": "1234567890" * 30, "max_tokens": 2})
     assert ok.status_code == 200, ok.text

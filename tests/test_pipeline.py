@@ -138,10 +138,10 @@ def test_cli_bad_setting_is_one_line_error(capsys) -> None:
 def test_intent_and_generation_prompts_share_their_head(prepared_default) -> None:
     from llm_engine.tokenizer import Tokenizer
     from pipeline.rag.prompts import (
+        answer_tail,
         build_prompt_ids,
         intent_tail,
         option_token_ids,
-        passages_tail,
         system_text,
     )
     from pipeline.settings import DEFAULT_LABELS
@@ -154,7 +154,7 @@ def test_intent_and_generation_prompts_share_their_head(prepared_default) -> Non
         text, title = "Revenue rose to $5.2 million in 2019 from $4.1 million.", "Report"
 
     a = build_prompt_ids(tok, system, q, intent_tail(DEFAULT_LABELS))
-    b = build_prompt_ids(tok, system, q, passages_tail([P()], "Answer citing [1].", 200))
+    b = build_prompt_ids(tok, system, q, answer_tail([P()], "Question: {question}", 200, q))
     head = build_prompt_ids(tok, system, q, "")
     shared = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
     assert shared >= len(head) - 8  # everything up to the question is common

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import httpx
 import pytest
@@ -70,6 +71,59 @@ def test_ask_streams_tokens_then_one_final_event(server) -> None:
     final = events[-1]
     assert final["intent"] == "finance_question" and len(final["sources"]) == 2
     assert final["usage"]["completion_tokens"] >= 1 and final["timings"]["total_ms"] > 0
+
+
+CONTRACT = {"short_answer", "scale", "answer_type", "derivation", "citations"}
+
+
+def test_answers_carry_the_short_answer_fields_in_json_and_the_final_event(server) -> None:
+    from pipeline.server.api_models import AskAnswer, AskResult
+
+    question = {"question": "What was the total revenue in 2019?", "max_tokens": 4}
+    body = httpx.post(f"{server}/ask", json=question, timeout=300).json()
+    assert CONTRACT <= set(body), body
+    AskAnswer.model_validate(body)  # what /openapi.json documents
+    with httpx.stream("POST", f"{server}/ask", timeout=300,
+                      json={**question, "stream": True}) as r:
+        final = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")][-1]
+    assert final["type"] == "final" and CONTRACT <= set(final) and "answer" not in final
+    AskResult.model_validate({k: v for k, v in final.items() if k != "type"})
+    # Empty until a number is computed or a span found: null, "" and [] (never missing).
+    if body["short_answer"] is None:
+        assert body["derivation"] is None and body["citations"] == [] and body["scale"] == ""
+
+
+def test_answers_stop_when_they_have_answered(server, dev) -> None:
+    # A budget far over one sentence: the stop rules end these answers, not max_tokens.
+    for ctx in dev[:2]:
+        body = httpx.post(f"{server}/ask", timeout=300, json={
+            "question": ctx["questions"][0]["question"], "max_tokens": 160}).json()
+        if body["intent"] != "finance_question":
+            continue
+        text = body["answer"]
+        assert body["finish_reason"] == "stop" and body["usage"]["completion_tokens"] < 160, body
+        assert text and "\n" not in text and " | " not in text and not text.startswith("[")
+        words = text.lower().split()
+        grams = [tuple(words[i:i + 4]) for i in range(len(words) - 3)]
+        assert len(grams) == len(set(grams)), text
+
+
+def test_openapi_documents_the_answer_fields(server) -> None:
+    schema = httpx.get(f"{server}/openapi.json").json()
+    comps = schema["components"]["schemas"]
+    assert CONTRACT | {"answer", "sources"} <= set(comps["AskAnswer"]["properties"])
+    assert set(comps["Citation"]["properties"]) == {"source_id", "row", "column", "value",
+                                                     "row_index", "column_index"}
+    assert "table" in comps["Source"]["properties"]
+    assert comps["AskAnswer"]["properties"]["scale"]["enum"] == ["", "thousand", "million",
+                                                                 "billion", "percent"]
+    stream = schema["paths"]["/ask"]["post"]["responses"]["200"]["content"]["text/event-stream"]
+    events = stream["schema"]["properties"]["data"]["contentSchema"]["oneOf"]
+    final = next(e for e in events if e["properties"]["type"] == {"const": "final"})
+    assert CONTRACT | {"sources"} <= set(final["properties"]) and "answer" not in final["properties"]
+    # Every reference in the document points at a component that is there.
+    refs = set(re.findall(r'"#/components/schemas/([^"]+)"', json.dumps(schema)))
+    assert refs and refs <= set(comps), refs - set(comps)
 
 
 def test_small_talk_skips_retrieval(server) -> None:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_engine import AsyncLLMEngine, LLMEngine, SamplingParams
+from llm_engine import AsyncLLMEngine, LLMEngine
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.stages import GenerateStage, IntentStage
@@ -35,6 +35,13 @@ class Answer:
     timings: dict[str, float | None]
     intent_scores: dict[str, float] = field(default_factory=dict)
     finish_reason: str | None = None
+    # The short answer and how it was found (the /ask contract, documented on AskResult in
+    # pipeline/server/api_models.py); empty when nothing was found: the prose still answers.
+    short_answer: str | list[str] | None = None
+    scale: str = ""
+    answer_type: str | None = None
+    derivation: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,7 +127,8 @@ class RAGPipeline:
                                   settings.intent_finance_cues)
         self.generator = GenerateStage(engine, self.tokenizer, self.intent.system,
                                        settings.answer_instruction, settings.max_passage_chars,
-                                       engine.max_model_len)
+                                       engine.max_model_len, settings.answer_stop,
+                                       settings.repeat_ngram)
         self.model_name = settings.served_model_name or settings.model
         self.embedder_name = getattr(inner, "model_id", "embedder")
         self.metrics = None  # set by the app
@@ -198,26 +206,27 @@ class RAGPipeline:
         temperature = s.temperature if opts.temperature is None else opts.temperature
         ids, n_used = self.generator.prompt_ids(question, passages, max_tokens)
         passages = passages[:n_used]
-        params = SamplingParams(max_tokens=max_tokens, temperature=temperature)
+        params = self.generator.sampling_params(max_tokens, temperature)
         t_first = None
-        out = None
-        async for delta, out in self.generator.stream(ids, params, f"{rid}-gen"):
-            if t_first is None and out.outputs[0].token_ids:
+        step = None
+        async for step in self.generator.stream(ids, params, f"{rid}-gen"):
+            if t_first is None:
                 t_first = time.perf_counter()
-            if delta:
-                yield TokenEvent(delta)
+            if step.delta:
+                yield TokenEvent(step.delta)
         t_end = time.perf_counter()
-        assert out is not None
+        assert step is not None
+        out = step.output
         completion = len(out.outputs[0].token_ids)
         usage.update(prompt_tokens=intent.prompt_tokens + len(ids), completion_tokens=completion,
                      generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
         usage["total_tokens"] = usage["prompt_tokens"] + completion
-        answer = Answer(out.outputs[0].text.strip(), label.name,
+        answer = Answer(step.text.strip(), label.name,
                         [source_dict(p) for p in passages], usage,
                         {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
                          "generate_ms": ms(t_retr, t_end),
                          "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end)},
-                        intent.scores, out.outputs[0].finish_reason)
+                        intent.scores, step.finish_reason)
         self._observe(answer)
         yield FinalEvent(answer)
 

@@ -5,6 +5,11 @@ and ends with the stage's own part. The shared head (everything up to and includ
 question) is tokenized on its own and the tail after it, so both stages send exactly the
 same leading token ids: the generation request finds the intent request's KV blocks in the
 prefix cache, and the system text's blocks are shared by every request.
+
+The generation tail (`answer_tail`) is the passages, then the instruction, which repeats the
+question next to where the answer starts: a 135M model answers the question it read last
+(benchmarks/RESULTS.md, "Prose answers"). The repeat is in the tail, so the shared head and
+its cached blocks stay as they were; it costs the question's tokens once more in prefill.
 """
 
 from __future__ import annotations
@@ -28,16 +33,28 @@ def intent_tail(labels: Sequence[Any]) -> str:
     return f"Kind ({letters}):"
 
 
-def passages_tail(passages: Sequence[Any], instruction: str, max_chars: int) -> str:
-    lines = ["Passages:"]
-    for i, p in enumerate(passages, 1):
-        text = " ".join(p.text.split())
-        if len(text) > max_chars:
-            text = text[:max_chars].rsplit(" ", 1)[0] + " ..."
-        lines.append(f"[{i}] {text}")
-    if len(passages) == 0:
-        lines.append("(none found)")
-    return "\n".join(lines) + "\n\n" + instruction
+def clip(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[:max_chars].rsplit(" ", 1)[0] + " ..."
+
+
+def passage_text(text: str, max_chars: int) -> str:
+    """A passage as the model reads it: a table keeps one row a line, prose one line."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    if not any(" | " in line for line in lines):
+        return clip(" ".join(filter(None, lines)), max_chars)
+    return clip("\n".join(filter(None, lines)), max_chars)
+
+
+def answer_tail(passages: Sequence[Any], instruction: str, max_chars: int, question: str) -> str:
+    """The passages as plain text, one blank line apart, then the instruction.
+
+    No numbers or markers: a small model copies a numbered list back ("[1] 2019 | 2018 ...")
+    instead of answering from it. Which passages were shown is the answer's `sources`.
+    "{question}" in the instruction is the question again, next to where the answer starts.
+    """
+    texts = [passage_text(p.text, max_chars) for p in passages] or ["(no passages found)"]
+    ask = instruction.replace("{question}", " ".join(question.split()))
+    return "\n\n".join(texts) + "\n\n" + ask
 
 
 def question_head(question: str) -> str:

@@ -22,12 +22,13 @@ from typing import Any
 
 from llm_engine import AsyncLLMEngine, InvalidRequestError, RequestOutput, SamplingParams
 from pipeline.rag.prompts import (
+    answer_tail,
     build_prompt_ids,
     intent_tail,
     option_token_ids,
-    passages_tail,
     system_text,
 )
+from pipeline.rag.repetition import RepeatGuard
 from pipeline.rag.routing import RoutingPolicy
 
 _ids = itertools.count()
@@ -81,19 +82,38 @@ class IntentStage:
         return next(lab for lab in self.labels if lab.name == name)
 
 
+@dataclass
+class GenerateStep:
+    """One step of an answer: the text settled since the last step, and the whole so far."""
+
+    delta: str
+    text: str
+    finish_reason: str | None  # set on the last step
+    output: RequestOutput
+
+
 class GenerateStage:
-    """Answers from numbered passages; the prompt shares the intent prompt's head."""
+    """Answers in prose from the passages; the prompt shares the intent prompt's head.
+
+    An answer stops at the end of its line or paragraph (`stop`), at a copied table row
+    (its cell separator is a stop string too), or where it starts repeating itself (a word
+    n-gram seen twice, `repeat_ngram`): the text shown and returned ends before the repeat.
+    """
 
     def __init__(self, engine: AsyncLLMEngine, tokenizer: Any, system: str, instruction: str,
-                 max_passage_chars: int, max_model_len: int) -> None:
+                 max_passage_chars: int, max_model_len: int, stop: Sequence[str] = (),
+                 repeat_ngram: int = 0) -> None:
         self.engine, self.tokenizer, self.system = engine, tokenizer, system
         self.instruction, self.max_chars = instruction, max_passage_chars
         self.max_model_len = max_model_len
+        self.stop, self.repeat_ngram = list(stop), repeat_ngram
+        # The question is in the head, and again wherever the instruction names it.
+        self.question_copies = 1 + instruction.count("{question}")
 
     def bare_prompt_ids(self, question: str) -> list[int]:
         """The prompt with no passage: the least a question needs of the context."""
         return build_prompt_ids(self.tokenizer, self.system, question,
-                                passages_tail([], self.instruction, self.max_chars))
+                                answer_tail([], self.instruction, self.max_chars, question))
 
     def prompt_ids(self, question: str, passages: Sequence[Any], max_tokens: int) -> tuple[
             list[int], int]:
@@ -103,7 +123,7 @@ class GenerateStage:
         no passage."""
         n = len(passages)
         while True:
-            tail = passages_tail(passages[:n], self.instruction, self.max_chars)
+            tail = answer_tail(passages[:n], self.instruction, self.max_chars, question)
             ids = build_prompt_ids(self.tokenizer, self.system, question, tail)
             if len(ids) + max_tokens <= self.max_model_len:
                 return ids, n
@@ -114,12 +134,30 @@ class GenerateStage:
                     f"{self.max_model_len}); shorten the question or lower max_tokens")
             n -= 1
 
+    def sampling_params(self, max_tokens: int, temperature: float) -> SamplingParams:
+        return SamplingParams(max_tokens=max_tokens, temperature=temperature,
+                              stop=self.stop or None)
+
     async def stream(self, prompt_ids: list[int], params: SamplingParams,
-                     request_id: str | None = None) -> AsyncIterator[tuple[str, RequestOutput]]:
-        """(new text, cumulative output) after each step that moves the request."""
+                     request_id: str | None = None) -> AsyncIterator[GenerateStep]:
+        """A step after each engine step that settles text; the last has finish_reason."""
+        guard = RepeatGuard(self.repeat_ngram) if self.repeat_ngram else None
         sent = 0
-        async for out in self.engine.generate({"prompt_token_ids": prompt_ids}, params,
-                                              request_id or f"gen-{next(_ids)}"):
-            text = out.outputs[0].text
-            delta, sent = text[sent:], len(text)
-            yield delta, out
+        steps = self.engine.generate({"prompt_token_ids": prompt_ids}, params,
+                                     request_id or f"gen-{next(_ids)}")
+        try:
+            async for out in steps:
+                text, finish = out.outputs[0].text, out.outputs[0].finish_reason
+                if guard is not None:
+                    guard.feed(text, final=out.finished)
+                    if guard.cut is not None:  # repeating itself: done (the request aborts)
+                        text, finish = text[:guard.cut], "stop"
+                    elif not out.finished:
+                        text = text[:guard.safe]
+                if len(text) > sent or finish is not None:
+                    yield GenerateStep(text[sent:], text, finish, out)
+                    sent = len(text)
+                if finish is not None:
+                    return
+        finally:
+            await steps.aclose()  # aborts the request if it is still running

@@ -7,7 +7,7 @@ request_limits); the schema at /openapi.json shows the bound of the running serv
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -57,22 +57,59 @@ class SearchRequest(BaseModel):
 
 
 # -- answers (documentation; the routes build plain dicts) --------------------------------
+class SourceTable(BaseModel):
+    rows: list[list[str]] = Field(description="the parsed table as it appears in the source, "
+                                              "header rows included; citations index into it")
+
+
 class Source(BaseModel):
     id: str
     doc_id: str
     title: str
     text: str
     score: float
+    table: SourceTable | None = Field(None, description="present when the passage is (part "
+                                                        "of) a table")
 
 
-class AskAnswer(BaseModel):
-    answer: str
+class Citation(BaseModel):
+    source_id: str = Field(description="the `id` of the entry of `sources` holding the cell")
+    row: str = Field(description="the cell's row header")
+    column: str = Field(description="the cell's column header")
+    value: str = Field(description="the cell as written in the table")
+    row_index: int = Field(ge=0, description="index into that source's table.rows")
+    column_index: int = Field(ge=0, description="index into that row")
+
+
+class AskResult(BaseModel):
+    """Everything of an answer but its prose: the final event of a stream."""
+
     intent: str
+    short_answer: str | list[str] | None = Field(
+        None, description="the bare value: a number as a plain decimal string (no thousands "
+                          "separators, unit or % sign; sign as '-', e.g. \"51.37\", \"-1200\"), "
+                          "a span's text, or a list of spans; null when nothing was found "
+                          "(the prose then says so)")
+    scale: Literal["", "thousand", "million", "billion", "percent"] = Field(
+        "", description="the short answer's scale in TAT-QA's vocabulary; '' for spans and "
+                        "plain numbers")
+    answer_type: Literal["arithmetic", "span", "multi-span", "count"] | None = Field(
+        None, description="how the short answer was found; null when there is none")
+    derivation: str | None = Field(
+        None, description="how a computed number was obtained from the cited cells, e.g. "
+                          "\"(149,843 - 98,993) / 98,993 = 51.37%\"; null when not computed")
+    citations: list[Citation] = Field(
+        default_factory=list, description="the table cells the short answer uses")
     sources: list[Source]
     usage: dict[str, int]
     timings: dict[str, float | None]
     intent_scores: dict[str, float]
-    finish_reason: str | None
+    finish_reason: str | None = Field(
+        description="'stop' when the answer ended by itself, 'length' at max_tokens")
+
+
+class AskAnswer(AskResult):
+    answer: str = Field(description="the answer in prose, one or two sentences")
 
 
 class SearchAnswer(BaseModel):
@@ -87,10 +124,24 @@ def event_stream(data: dict[str, Any], what: str) -> dict[str, Any]:
         "properties": {"data": data, "event": {"type": "string"}}}}}
 
 
+def final_event_schema() -> dict[str, Any]:
+    """AskResult with `type: final`, inline: its models are components through AskAnswer."""
+    schema = AskResult.model_json_schema(ref_template="#/components/schemas/{model}")
+    schema.pop("$defs", None)
+    schema["properties"] = {"type": {"const": "final"}, **schema["properties"]}
+    schema["required"] = ["type", *schema["required"]]
+    return schema
+
+
 ASK_STREAM = event_stream(
-    {"type": "string", "contentMediaType": "application/json", "contentSchema": {
-        "type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}},
+    {"type": "string", "contentMediaType": "application/json", "contentSchema": {"oneOf": [
+        {"type": "object", "required": ["type", "text"], "properties": {
+            "type": {"const": "token"}, "text": {"type": "string"}}},
+        final_event_schema(),
+        {"type": "object", "required": ["type", "message"], "properties": {
+            "type": {"const": "error"}, "message": {"type": "string"}}}]}},
     "with stream: true: {type: token, text} events, then one {type: final, ...} event with "
-    "the answer's sources, usage and timings")
+    "everything of the JSON answer but its prose `answer` (short_answer, scale, answer_type, "
+    "derivation, citations, sources, usage, timings), or {type: error, message}")
 OPENAI_STREAM = event_stream(
     {"type": "string"}, "with stream: true: OpenAI's chunks as JSON, then `[DONE]`")

@@ -140,11 +140,13 @@ def ask_tokens(pipe: Any, question: str, top_k: int | None, max_tokens: int | No
         n_question = len(pipe.tokenizer.encode(" ".join(question.split()),
                                                add_special_tokens=False,
                                                split_special_tokens=True))
-        template = bare - n_question
+        copies = pipe.generator.question_copies
+        template = bare - copies * n_question
+        twice = "" if copies == 1 else f", which holds the question {copies} times"
         raise RequestRejected(
             f"question: {n_question} tokens is too long: with max_tokens={answer}, this model "
             f"(max_model_len={length}) takes questions of at most "
-            f"{max(length - answer - template, 0)} tokens ({template} go to the prompt "
-            "template); shorten the question or lower max_tokens")
+            f"{max((length - answer - template) // copies, 0)} tokens ({template} go to the "
+            f"prompt template{twice}); shorten the question or lower max_tokens")
     passages = (top_k or s.top_k) * math.ceil(s.max_passage_chars / 4)
     return intent + min(bare + passages, length - answer) + answer

@@ -11,6 +11,9 @@
   const meta = $("meta"), intentEl = $("intent"), usageEl = $("usage");
   const timingsBox = $("timings-box"), timingsEl = $("timings");
   const sourcesBox = $("sources-box"), sourcesEl = $("sources");
+  const shortBox = $("short-box"), shortEl = $("short-answer");
+  const derivationBox = $("derivation-box"), derivationEl = $("derivation");
+  const citedBox = $("cited-box"), citedEl = $("cited");
   let controller = null;
 
   // -- API key: only in sessionStorage, sent whenever present -------------------------
@@ -72,7 +75,90 @@
     if (v === null || v === undefined) return "skipped";
     return v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms";
   }
+  // -- the short answer, its derivation and the cited cells ------------------------------
+  // A plain decimal string ("-1452.4") gets thousands separators; anything else is a span.
+  function formatNumber(text) {
+    const m = /^(-?)(\d+)(\.\d+)?$/.exec(text);
+    return m ? m[1] + m[2].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (m[3] || "") : text;
+  }
+  function withScale(value, scale) {
+    const v = formatNumber(String(value));
+    if (scale === "percent") return v + " %";
+    return scale ? v + " " + scale : v;
+  }
+  // TAT-QA's header rows: the first row, then rows without a row label (at most three).
+  function headerRows(rows) {
+    let n = 1;
+    while (n < Math.min(rows.length - 1, 3) && !(rows[n][0] || "").trim()) n++;
+    return n;
+  }
+  // A source's table; cells whose "row,column" is in `cited` are highlighted and say so.
+  function tableEl(rows, cited, caption) {
+    const table = el("table", "src-table");
+    if (caption) table.append(el("caption", "", caption));
+    const nHead = headerRows(rows);
+    const thead = el("thead"), tbody = el("tbody");
+    rows.forEach((row, r) => {
+      const tr = el("tr");
+      row.forEach((cell, c) => {
+        const head = r < nHead || c === 0;
+        const td = el(head ? "th" : "td");
+        if (head) td.scope = r < nHead ? "col" : "row";
+        td.textContent = cell;
+        if (cited.has(r + "," + c)) {
+          td.classList.add("cited");
+          td.append(el("span", "sr-only", " (cited)"));
+        }
+        tr.append(td);
+      });
+      (r < nHead ? thead : tbody).append(tr);
+    });
+    table.append(thead, tbody);
+    const wrap = el("div", "table-wrap");
+    wrap.append(table);
+    return wrap;
+  }
+  function citedCells(final, sourceId) {
+    return new Set((final.citations || []).filter((c) => c.source_id === sourceId)
+      .map((c) => c.row_index + "," + c.column_index));
+  }
+  function renderShort(final) {
+    const value = final.short_answer;
+    shortEl.replaceChildren();
+    if (Array.isArray(value)) {
+      const ul = el("ul", "spans");
+      value.forEach((v) => ul.append(el("li", "", withScale(v, final.scale))));
+      shortEl.append(ul);
+    } else if (value !== null && value !== undefined && value !== "") {
+      shortEl.textContent = withScale(value, final.scale);
+    }
+    const hasShort = shortEl.childNodes.length > 0;
+    derivationEl.textContent = final.derivation || "";
+    derivationBox.hidden = !final.derivation;
+    citedEl.replaceChildren();
+    const sources = final.sources || [];
+    const byId = new Map(sources.map((s, i) => [s.id, [s, i]]));
+    const loose = [];
+    for (const id of new Set((final.citations || []).map((c) => c.source_id))) {
+      const [src, i] = byId.get(id) || [null, -1];
+      if (src && src.table && Array.isArray(src.table.rows) && src.table.rows.length) {
+        citedEl.append(tableEl(src.table.rows, citedCells(final, id),
+          `Source [${i + 1}]: ${src.title || src.doc_id || id}`));
+      } else {
+        loose.push(...final.citations.filter((c) => c.source_id === id));
+      }
+    }
+    if (loose.length) {
+      const ul = el("ul", "loose-cells");
+      loose.forEach((c) => ul.append(el("li", "", `${c.row} · ${c.column}: ${c.value}`)));
+      citedEl.append(ul);
+    }
+    citedBox.hidden = citedEl.childNodes.length === 0;
+    shortBox.hidden = !(hasShort || final.derivation || !citedBox.hidden);
+  }
+
   function renderFinal(final, q) {
+    renderShort(final);
     intentEl.textContent = (final.intent || "unknown").replace(/_/g, " ");
     const u = final.usage || {};
     usageEl.textContent = `${u.prompt_tokens ?? "?"} in · ${u.completion_tokens ?? "?"} out`;
@@ -95,9 +181,13 @@
         el("span", "score", "score " + Number(s.score).toFixed(3)));
       const body = el("div", "passage");
       body.append(el("p", "ids", `document ${s.doc_id} · chunk ${s.id} · score ${Number(s.score).toFixed(4)}`));
-      const quote = el("blockquote");
-      quote.append(markedText(s.text || "", words));
-      body.append(quote);
+      if (s.table && Array.isArray(s.table.rows) && s.table.rows.length) {
+        body.append(tableEl(s.table.rows, citedCells(final, s.id), ""));
+      } else {
+        const quote = el("blockquote");
+        quote.append(markedText(s.text || "", words));
+        body.append(quote);
+      }
       det.append(sum, body);
       li.append(det);
       sourcesEl.append(li);
@@ -149,7 +239,8 @@
   function resetResult() {
     answer.textContent = "";
     meta.hidden = true; timingsBox.hidden = true; sourcesBox.hidden = true;
-    timingsEl.replaceChildren(); sourcesEl.replaceChildren();
+    shortBox.hidden = true;
+    timingsEl.replaceChildren(); sourcesEl.replaceChildren(); citedEl.replaceChildren();
     result.hidden = false;
   }
 

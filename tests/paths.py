@@ -1,4 +1,4 @@
-"""Where the tests find the repository and the shared TAT-QA data."""
+"""Where the tests find the repository and the TAT-QA data."""
 
 from __future__ import annotations
 
@@ -6,4 +6,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 # In CI the clone sits beside shared/, as a worktree does here: <repo>/../shared.
-TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+SHARED_TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+# The bundled demo corpus is the first 60 contexts of the same dev split, in the same
+# format: tests that take fewer contexts see the same data either way.
+DEMO_CORPUS = REPO / "pipeline" / "data" / "demo_corpus.json"
+TATQA = SHARED_TATQA if SHARED_TATQA.is_file() else DEMO_CORPUS

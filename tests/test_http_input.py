@@ -13,6 +13,7 @@ import re
 import httpx
 import pytest
 from live_server import dev_contexts, running_server
+from prereqs import DEV, require_module
 
 BODY_LIMIT = 65536
 TOKENS_LIMIT = 8
@@ -202,7 +203,7 @@ EXAMPLES = 8  # per operation and mode (valid, invalid data), derandomized: abou
 
 
 def test_schemathesis_finds_no_5xx_and_no_answer_outside_the_schema(server) -> None:
-    schemathesis = pytest.importorskip("schemathesis")
+    schemathesis = require_module("schemathesis", DEV)
     from hypothesis import HealthCheck, given, settings
     from schemathesis.checks import not_a_server_error
     from schemathesis.specs.openapi.checks import (

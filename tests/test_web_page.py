@@ -1,9 +1,9 @@
 """The web page at GET /, driven in headless Chromium against the real server.
 
 Needs Debian's chromium (/usr/bin/chromium) and the Python `playwright` package (its own
-browser download is not used); the browser tests skip with the reason when either is
-missing. One server for the module, as in test_server.py: a small TAT-QA index and short
-answers. Screenshots go to tmp_path and, if set, to $FINRAG_SCREENSHOT_DIR.
+browser download is not used); without either the browser tests fail under CI=true and
+skip locally, with the install step. One server for the module, as in test_server.py: a
+small TAT-QA index and short answers. Screenshots go to tmp_path and, if set, to $FINRAG_SCREENSHOT_DIR.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import shutil
 from pathlib import Path
 
 import httpx
+import prereqs
 import pytest
 from live_server import dev_contexts, running_server
+from prereqs import missing, require_module
 
 N_CONTEXTS = 12
 CHROMIUM = Path("/usr/bin/chromium")
@@ -39,15 +41,14 @@ def server(dev, prepared_default, engines_dir, tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="the playwright package is not installed")
+        missing(f"{CHROMIUM} not found", prereqs.CHROMIUM)
+    sync_api = require_module("playwright.sync_api", prereqs.DEV)
     pw = sync_api.sync_playwright().start()
     try:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-    except Exception as exc:  # noqa: BLE001 - a broken browser install is a skip, not a failure
+    except Exception as exc:  # noqa: BLE001 - a broken browser install is a missing prerequisite
         pw.stop()
-        pytest.skip(f"chromium did not start under playwright: {exc}")
+        missing(f"chromium did not start under playwright: {exc}", prereqs.CHROMIUM)
     yield b
     b.close()
     pw.stop()

@@ -7,6 +7,7 @@ One server for the module, with an API key, one allowed origin and small admissi
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
@@ -147,10 +148,11 @@ def _wait_idle(server: str) -> None:
 def test_a_burst_past_the_bound_gets_503_at_once_and_the_admitted_complete(server) -> None:
     _wait_idle(server)
 
-    async def one(client: httpx.AsyncClient, i: int) -> tuple[int, float, httpx.Response]:
-        t0 = time.perf_counter()
+    order = itertools.count()
+
+    async def one(client: httpx.AsyncClient, i: int) -> tuple[int, int, httpx.Response]:
         r = await client.post("/ask", json={"question": f"What was revenue in {2010 + i}?"})
-        return r.status_code, time.perf_counter() - t0, r
+        return r.status_code, next(order), r  # the rank in which the answers came back
 
     async def burst():
         async with httpx.AsyncClient(base_url=server, headers=AUTH, timeout=300) as c:
@@ -165,8 +167,9 @@ def test_a_burst_past_the_bound_gets_503_at_once_and_the_admitted_complete(serve
     for _, r in refused:
         assert int(r.headers["retry-after"]) >= 1
         assert "max_queued_requests=2" in r.json()["detail"]
-    # Refusals do not wait for the engine: each came back before any admitted answer.
-    assert max(t for t, _ in refused) < min(t for t, _ in done)
+    # Refusals do not wait for the engine: each came back before any admitted answer
+    # (order of arrival, not seconds).
+    assert max(n for n, _ in refused) < min(n for n, _ in done)
     _wait_idle(server)
 
 
@@ -208,12 +211,25 @@ def test_admission_counts_and_refuses_past_either_bound() -> None:
         adm.release(t)
     assert (adm.requests, adm.tokens, adm.rejected) == (0, 0, 3)
 
-    fresh = Admission(max_requests=1, max_tokens=100)
-    fresh.admit(1)
-    time.sleep(1.2)  # nothing finished yet: Retry-After is the age of the oldest in flight
+    now = [100.0]
+    fresh = Admission(max_requests=1, max_tokens=100, clock=lambda: now[0])
+    first = fresh.admit(1)
+    now[0] += 1.2  # nothing finished yet: Retry-After is the age of the oldest in flight
     with pytest.raises(RequestRejected) as err:
         fresh.admit(1)
     assert err.value.headers == {"Retry-After": "2"}
+    fresh.release(first)  # took 1.2 s: now the mean of the finished ones counts
+    second = fresh.admit(1)
+    now[0] += 30.0  # however long the one in flight runs
+    with pytest.raises(RequestRejected) as err:
+        fresh.admit(1)
+    assert err.value.headers == {"Retry-After": "2"}
+    fresh.release(second)  # 30 s: the mean moves to 0.8 * 1.2 + 0.2 * 30 = 6.96
+    fresh.admit(1)
+    now[0] += 500
+    with pytest.raises(RequestRejected) as err:
+        fresh.admit(1)
+    assert err.value.headers == {"Retry-After": "7"}
 
 
 def test_settings_defaults_and_checks() -> None:

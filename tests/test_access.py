@@ -38,6 +38,11 @@ def server(prepared_default, engines_dir, tmp_path_factory):
         yield base
 
 
+# What each route's answer holds when it is served.
+ANSWERED = {"/ask": '"answer"', "/search": '"sources"', "/v1/completions": '"choices"',
+            "/v1/chat/completions": '"choices"', "/v1/embeddings": '"embedding"',
+            "/v1/models": '"data"', "/metrics": "finrag:admitted_requests",
+            "/openapi.json": '"paths"', "/docs": "swagger"}
 ROUTES = [("POST", "/ask", {"question": "What was revenue?", "max_tokens": 2}),
           ("POST", "/search", {"query": "revenue"}),
           ("POST", "/v1/completions", {"prompt": "Revenue is", "max_tokens": 2}),
@@ -61,11 +66,15 @@ def test_every_route_but_health_and_the_page_needs_the_key(server, method, path,
     ok = httpx.request(method, f"{server}{path}", json=body, timeout=120,
                        headers={"Authorization": f"bearer {KEY}"})  # the scheme is caseless
     assert ok.status_code == 200, ok.text
+    assert ANSWERED[path] in ok.text, ok.text[:300]  # the route's own answer, not a refusal
 
 
 @pytest.mark.parametrize("path", ["/health", "/", "/static/app.js"])
 def test_health_and_the_web_page_are_open(server, path) -> None:
-    assert httpx.get(f"{server}{path}").status_code == 200
+    r = httpx.get(f"{server}{path}")
+    assert r.status_code == 200, r.text
+    served = {"/health": '"status":"ok"', "/": "<title>", "/static/app.js": "sessionStorage"}
+    assert served[path] in r.text.replace(" ", ""), r.text[:300]
 
 
 def test_openai_client_sends_the_key(server) -> None:
@@ -91,11 +100,17 @@ def test_the_key_is_never_logged_or_shown(server, caplog) -> None:
         with caplog.at_level(logging.DEBUG):
             httpx.post(f"{server}/search", json={"query": "revenue"}, headers=AUTH)
             httpx.get(f"{server}/v1/models", headers={"Authorization": f"Bearer {KEY}x"})
+            # A key in the query string (not how the server takes it, but clients try).
+            for query in (f"api_key={KEY}", f"x=1&token={KEY}&y=2", f"Key={KEY}"):
+                httpx.get(f"{server}/v1/models?{query}", headers=AUTH)
             shown = [httpx.get(f"{server}{p}", headers=AUTH).text
                      for p in ("/openapi.json", "/metrics")]
     finally:
         access.setLevel(level)
     assert any("/search" in m for m in caplog.messages)  # the access log did run
+    redacted = [m for m in caplog.messages if "/v1/models?" in m]
+    assert len(redacted) == 3 and all("=[redacted]" in m for m in redacted), redacted
+    assert any("x=1&token=[redacted]&y=2" in m for m in redacted)
     assert all(KEY not in text for text in caplog.messages + shown)
     settings = Settings(api_key=KEY)
     for text in (repr(settings), str(settings), settings.model_dump_json()):
@@ -189,7 +204,7 @@ def test_the_token_bound_and_a_dropped_stream_release_their_share(server) -> Non
         assert "max_queued_tokens=2048" in r.json()["error"]["message"]
         r = httpx.post(f"{server}/v1/completions", headers=AUTH, timeout=120,
                        json={"prompt": "Revenue is", "max_tokens": 4})
-        assert r.status_code == 200  # a small one still fits beside it
+        assert r.status_code == 200 and r.json()["choices"][0]["text"]  # a small one fits
     _wait_idle(server)  # the client left mid-stream: its share came back
 
 

@@ -74,6 +74,8 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
 
     path = settings.index_path
     if has_saved_dir(path):
+        if progress:
+            print(f"finrag: loading the index from {path}", file=sys.stderr)
         return Retriever.load(path, embedder, mode=settings.retrieval_mode)
     if settings.index and not settings.corpus:
         embedder_flag = f" --embedder {settings.embedder}" if settings.embedder else ""

@@ -103,15 +103,15 @@ def test_corrupt_fp16_onnx_and_tokenizer_name_their_file(onnx_dir, tmp_path) -> 
 # -- TensorRT plan (TensorRT is not installable here: its documented API, faked) ------------
 
 def test_corrupt_plan_and_sidecar_name_the_retrexec_command(onnx_dir, tmp_path) -> None:
-    from test_tensorrt_logic import FakeDevice, make_fake_trt
+    from fake_tensorrt import FakeDevice, make_fake_trt, plan_bytes
 
     from retriever_trt.builder import write_sidecar
     from retriever_trt.profiles import Profile, Shape
 
     profile = Profile(Shape(1, 8), Shape(4, 64), Shape(8, 128))
-    trt = make_fake_trt([profile], FakeDevice(), [])
+    trt = make_fake_trt(FakeDevice(), [])
     plan = tmp_path / "model.plan"
-    plan.write_bytes(b"PLAN" + os.urandom(4096))
+    plan.write_bytes(plan_bytes([profile], 384) + b" " * 4096)
     write_sidecar(onnx_dir / "model.onnx", plan, [profile])
     assert load_embedder(plan, trt_module=trt, device=FakeDevice()).dim > 0  # intact: loads
     truncate(plan, 0.0005)  # 2 bytes: TensorRT's deserializer returns None

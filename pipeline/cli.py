@@ -85,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
                             "FINRAG_API_KEY keeps it out of the process list")
     serve.add_argument("--log-level", dest="log_level",
                        choices=["critical", "error", "warning", "info", "debug", "trace"])
+    serve.add_argument("--shutdown-timeout", dest="shutdown_timeout", type=float,
+                       help="seconds SIGTERM waits for requests in flight (default 30)")
+    serve.add_argument("--request-read-timeout", dest="request_read_timeout", type=float,
+                       help="seconds a request body may take to arrive (default 60)")
 
     index = sub.add_parser("index", help="build an index from a corpus")
     index.add_argument("--corpus", required=True, help="TAT-QA .json, .jsonl or folder")
@@ -128,7 +132,8 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(settings, pipeline)
     print(f"finrag: serving {pipeline.model_name} on http://{settings.host}:{settings.port}",
           file=sys.stderr)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level,
+                timeout_graceful_shutdown=settings.shutdown_timeout)
     pipeline.shutdown()
     return 0
 

@@ -152,6 +152,12 @@ class Settings(BaseModel):
 
     # HTTP: request limits, admission and access (README, "Limits, overload and access")
     max_body_bytes: int = Field(1 << 20, ge=1024, le=1 << 30)
+    # Seconds a request body may take to arrive in full (408 after): slow or stalled
+    # senders cannot hold connections, nor a shutdown, forever.
+    request_read_timeout: float = Field(60.0, gt=0.0, le=3600.0)
+    # Seconds a graceful shutdown (SIGTERM) waits for requests in flight before closing
+    # them (uvicorn's timeout_graceful_shutdown).
+    shutdown_timeout: float = Field(30.0, ge=0.0, le=3600.0)
     # The largest max_tokens a request may ask for; None: max_model_len - 1.
     max_tokens_limit: int | None = Field(None, ge=1)
     # Admission: requests admitted and not finished, and their prompt + max_tokens tokens.

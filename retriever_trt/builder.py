@@ -59,7 +59,7 @@ def build_tensorrt(
     parser = trt.OnnxParser(network, logger)
     if not parser.parse_from_file(str(onnx_path)):
         errors = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
-        raise BuildError(f"{onnx_path}: TensorRT's ONNX parser failed: {errors}")
+        raise BuildError(f"{onnx_path}: TensorRT's ONNX parser failed: {errors or 'no details'}")
     config = builder.create_builder_config()
     if optimization_level is not None:
         config.builder_optimization_level = int(optimization_level)
@@ -69,7 +69,11 @@ def build_tensorrt(
         p = builder.create_optimization_profile()
         for name in INPUTS:
             p.set_shape(name, _shape(prof.min), _shape(prof.opt), _shape(prof.max))
-        config.add_optimization_profile(p)
+        # TensorRT 10 returns -1 (not an exception) for a profile it finds invalid.
+        if config.add_optimization_profile(p) < 0:
+            raise BuildError(f"{onnx_path}: TensorRT rejected the optimization profile "
+                             f"{prof.min}..{prof.max} for inputs {list(INPUTS)}; the network's "
+                             "inputs must be exactly these (export it with python -m onnx_export)")
     cache_hit = False
     if timing_cache is not None:
         blob = timing_cache.read_bytes() if timing_cache.is_file() else b""

@@ -74,6 +74,8 @@ def default_embedder(engines_dir: str | Path, progress: bool = True) -> Embedder
             raise RuntimeError(f"exporting the default encoder to {out} failed "
                                f"({type(exc).__name__}: {exc}); rebuild with "
                                f"python -m onnx_export --model=default --outDir={out}") from None
+    elif progress:
+        print(f"finrag: loading the encoder from {onnx_path}", file=sys.stderr)
     import onnxruntime as ort
 
     providers = ["cuda"] if "CUDAExecutionProvider" in ort.get_available_providers() else None

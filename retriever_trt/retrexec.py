@@ -257,6 +257,9 @@ def run(args, command: str) -> int:
     pick_best(args)
     with tempfile.TemporaryDirectory(prefix="retrexec-") as tmp:
         runner, gpu, engine = build_and_load(args, profile, backend, Path(tmp))
+        if backend == "tensorrt" and not args.shapes:
+            # As trtexec: a loaded plan is timed at its own profile's opt shape.
+            shape = runner.e.profiles[0].opt
         if args.skipInference:
             info("Skipped inference phase since --skipInference is added.")
             return 0

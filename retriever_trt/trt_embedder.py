@@ -141,15 +141,26 @@ class TensorRTEmbedder(Embedder):
                              f"({self.profiles[profile].min}..{self.profiles[profile].max})")
         handle = self.device.stream_handle
         if profile != self.active_profile:
-            self.context.set_optimization_profile_async(profile, handle)
+            if not self.context.set_optimization_profile_async(profile, handle):
+                raise RuntimeError(f"{self.path}: TensorRT refused optimization profile {profile} "
+                                   f"of {len(self.profiles)}")
             self.active_profile = profile
-        for name, arr in ((INPUTS[0], input_ids), (INPUTS[1], attention_mask)):
-            self.context.set_input_shape(name, tuple(arr.shape))
-            self.device.h2d(self.buffers[name], arr.astype(self.dtypes[name], copy=False))
+        self.stage_inputs(input_ids, attention_mask)
         if not self.context.execute_async_v3(handle):
             raise RuntimeError(f"TensorRT execution failed for shape {shape}")
         out_shape = tuple(self.context.get_tensor_shape(OUTPUT))
         return self.device.d2h(self.buffers[OUTPUT], out_shape).astype(np.float32)
+
+    def stage_inputs(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> None:
+        """Set both input shapes and copy the arrays to the device buffers."""
+        for name, arr in ((INPUTS[0], input_ids), (INPUTS[1], attention_mask)):
+            # TensorRT 10 returns False (and logs) for a shape outside the active profile;
+            # executing anyway would run with the previous shape.
+            if not self.context.set_input_shape(name, tuple(arr.shape)):
+                p = self.profiles[self.active_profile]
+                raise ValueError(f"TensorRT refused {name} shape {tuple(arr.shape)} for "
+                                 f"profile {self.active_profile} ({p.min}..{p.max})")
+            self.device.h2d(self.buffers[name], arr.astype(self.dtypes[name], copy=False))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)

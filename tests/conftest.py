@@ -1,5 +1,5 @@
 """Shared fixtures: the default model prepared once per session, tiny GGUF writers, the
-TAT-QA dev file (skipped when absent) and one session embedder."""
+TAT-QA dev file (the demo corpus when absent) and one session embedder."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from paths import TATQA
+from prereqs import ENCODER, LLM, missing
 
 from llm_engine.utils.gguf_tokenizer import CONTROL, USER_DEFINED
 
@@ -18,8 +19,7 @@ SUBSET_CONTEXTS = 30
 
 @pytest.fixture(scope="session")
 def tatqa_path() -> Path:
-    if not TATQA.is_file():
-        pytest.skip(f"TAT-QA dev set not found at {TATQA}")
+    """The shared TAT-QA dev file, or the bundled demo corpus (its first 60 contexts)."""
     return TATQA
 
 
@@ -39,7 +39,7 @@ def embedder():
 
         return TorchEmbedder()
     except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"torch reference embedder unavailable: {exc}")
+        missing(f"the torch reference embedder cannot load ({exc})", ENCODER)
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +49,7 @@ def default_gguf() -> Path:
     try:
         return find()
     except FileNotFoundError as e:
-        pytest.skip(str(e))
+        missing(str(e), LLM)
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,13 @@
-"""Where the tests find the repository and the shared TAT-QA data."""
+"""Where the tests find the repository and the TAT-QA data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# In CI (and /work/main) the clone sits beside shared/; a worktree under wt/ one level lower.
-_CANDIDATES = [base / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
-               for base in (REPO.parent, REPO.parent.parent)]
-TATQA = next((p for p in _CANDIDATES if p.is_file()), _CANDIDATES[0])
+# In CI the clone sits beside shared/, as a worktree does here: <repo>/../shared.
+SHARED_TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+# The bundled demo corpus is the first 60 contexts of the same dev split, in the same
+# format: tests that take fewer contexts see the same data either way.
+DEMO_CORPUS = REPO / "pipeline" / "data" / "demo_corpus.json"
+TATQA = SHARED_TATQA if SHARED_TATQA.is_file() else DEMO_CORPUS

@@ -7,6 +7,7 @@ One server for the module, with an API key, one allowed origin and small admissi
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
@@ -37,6 +38,11 @@ def server(prepared_default, engines_dir, tmp_path_factory):
         yield base
 
 
+# What each route's answer holds when it is served.
+ANSWERED = {"/ask": '"answer"', "/search": '"sources"', "/v1/completions": '"choices"',
+            "/v1/chat/completions": '"choices"', "/v1/embeddings": '"embedding"',
+            "/v1/models": '"data"', "/metrics": "finrag:admitted_requests",
+            "/openapi.json": '"paths"', "/docs": "swagger"}
 ROUTES = [("POST", "/ask", {"question": "What was revenue?", "max_tokens": 2}),
           ("POST", "/search", {"query": "revenue"}),
           ("POST", "/v1/completions", {"prompt": "Revenue is", "max_tokens": 2}),
@@ -60,11 +66,15 @@ def test_every_route_but_health_and_the_page_needs_the_key(server, method, path,
     ok = httpx.request(method, f"{server}{path}", json=body, timeout=120,
                        headers={"Authorization": f"bearer {KEY}"})  # the scheme is caseless
     assert ok.status_code == 200, ok.text
+    assert ANSWERED[path] in ok.text, ok.text[:300]  # the route's own answer, not a refusal
 
 
 @pytest.mark.parametrize("path", ["/health", "/", "/static/app.js"])
 def test_health_and_the_web_page_are_open(server, path) -> None:
-    assert httpx.get(f"{server}{path}").status_code == 200
+    r = httpx.get(f"{server}{path}")
+    assert r.status_code == 200, r.text
+    served = {"/health": '"status":"ok"', "/": "<title>", "/static/app.js": "sessionStorage"}
+    assert served[path] in r.text.replace(" ", ""), r.text[:300]
 
 
 def test_openai_client_sends_the_key(server) -> None:
@@ -86,16 +96,28 @@ def test_the_key_is_never_logged_or_shown(server, caplog) -> None:
     access = logging.getLogger("uvicorn.access")
     level = access.level
     access.setLevel(logging.INFO)
+    # uvicorn's access logger does not propagate to the root logger caplog listens on.
+    access.addHandler(caplog.handler)
     try:
         with caplog.at_level(logging.DEBUG):
             httpx.post(f"{server}/search", json={"query": "revenue"}, headers=AUTH)
             httpx.get(f"{server}/v1/models", headers={"Authorization": f"Bearer {KEY}x"})
+            # A key in the query string (not how the server takes it, but clients try).
+            for query in (f"api_key={KEY}", f"x=1&token={KEY}&y=2", f"Key={KEY}"):
+                httpx.get(f"{server}/v1/models?{query}", headers=AUTH)
             shown = [httpx.get(f"{server}{p}", headers=AUTH).text
                      for p in ("/openapi.json", "/metrics")]
     finally:
+        access.removeHandler(caplog.handler)
         access.setLevel(level)
-    assert any("/search" in m for m in caplog.messages)  # the access log did run
-    assert all(KEY not in text for text in caplog.messages + shown)
+    # The server's records (the client's own httpx log holds the URLs it was given).
+    logged = [r.getMessage() for r in caplog.records
+              if not r.name.startswith(("httpx", "httpcore"))]
+    assert any("/search" in m for m in logged)  # the access log did run
+    redacted = [m for m in logged if "/v1/models?" in m]
+    assert len(redacted) == 3 and all("=[redacted]" in m for m in redacted), redacted
+    assert any("x=1&token=[redacted]&y=2" in m for m in redacted)
+    assert all(KEY not in text for text in logged + shown)
     settings = Settings(api_key=KEY)
     for text in (repr(settings), str(settings), settings.model_dump_json()):
         assert KEY not in text and "**********" in text
@@ -147,10 +169,11 @@ def _wait_idle(server: str) -> None:
 def test_a_burst_past_the_bound_gets_503_at_once_and_the_admitted_complete(server) -> None:
     _wait_idle(server)
 
-    async def one(client: httpx.AsyncClient, i: int) -> tuple[int, float, httpx.Response]:
-        t0 = time.perf_counter()
+    order = itertools.count()
+
+    async def one(client: httpx.AsyncClient, i: int) -> tuple[int, int, httpx.Response]:
         r = await client.post("/ask", json={"question": f"What was revenue in {2010 + i}?"})
-        return r.status_code, time.perf_counter() - t0, r
+        return r.status_code, next(order), r  # the rank in which the answers came back
 
     async def burst():
         async with httpx.AsyncClient(base_url=server, headers=AUTH, timeout=300) as c:
@@ -165,8 +188,9 @@ def test_a_burst_past_the_bound_gets_503_at_once_and_the_admitted_complete(serve
     for _, r in refused:
         assert int(r.headers["retry-after"]) >= 1
         assert "max_queued_requests=2" in r.json()["detail"]
-    # Refusals do not wait for the engine: each came back before any admitted answer.
-    assert max(t for t, _ in refused) < min(t for t, _ in done)
+    # Refusals do not wait for the engine: each came back before any admitted answer
+    # (order of arrival, not seconds).
+    assert max(n for n, _ in refused) < min(n for n, _ in done)
     _wait_idle(server)
 
 
@@ -186,7 +210,7 @@ def test_the_token_bound_and_a_dropped_stream_release_their_share(server) -> Non
         assert "max_queued_tokens=2048" in r.json()["error"]["message"]
         r = httpx.post(f"{server}/v1/completions", headers=AUTH, timeout=120,
                        json={"prompt": "Revenue is", "max_tokens": 4})
-        assert r.status_code == 200  # a small one still fits beside it
+        assert r.status_code == 200 and r.json()["choices"][0]["text"]  # a small one fits
     _wait_idle(server)  # the client left mid-stream: its share came back
 
 
@@ -208,12 +232,25 @@ def test_admission_counts_and_refuses_past_either_bound() -> None:
         adm.release(t)
     assert (adm.requests, adm.tokens, adm.rejected) == (0, 0, 3)
 
-    fresh = Admission(max_requests=1, max_tokens=100)
-    fresh.admit(1)
-    time.sleep(1.2)  # nothing finished yet: Retry-After is the age of the oldest in flight
+    now = [100.0]
+    fresh = Admission(max_requests=1, max_tokens=100, clock=lambda: now[0])
+    first = fresh.admit(1)
+    now[0] += 1.2  # nothing finished yet: Retry-After is the age of the oldest in flight
     with pytest.raises(RequestRejected) as err:
         fresh.admit(1)
     assert err.value.headers == {"Retry-After": "2"}
+    fresh.release(first)  # took 1.2 s: now the mean of the finished ones counts
+    second = fresh.admit(1)
+    now[0] += 30.0  # however long the one in flight runs
+    with pytest.raises(RequestRejected) as err:
+        fresh.admit(1)
+    assert err.value.headers == {"Retry-After": "2"}
+    fresh.release(second)  # 30 s: the mean moves to 0.8 * 1.2 + 0.2 * 30 = 6.96
+    fresh.admit(1)
+    now[0] += 500
+    with pytest.raises(RequestRejected) as err:
+        fresh.admit(1)
+    assert err.value.headers == {"Retry-After": "7"}
 
 
 def test_settings_defaults_and_checks() -> None:

@@ -103,15 +103,15 @@ def test_corrupt_fp16_onnx_and_tokenizer_name_their_file(onnx_dir, tmp_path) -> 
 # -- TensorRT plan (TensorRT is not installable here: its documented API, faked) ------------
 
 def test_corrupt_plan_and_sidecar_name_the_retrexec_command(onnx_dir, tmp_path) -> None:
-    from test_tensorrt_logic import FakeDevice, make_fake_trt
+    from fake_tensorrt import FakeDevice, make_fake_trt, plan_bytes
 
     from retriever_trt.builder import write_sidecar
     from retriever_trt.profiles import Profile, Shape
 
     profile = Profile(Shape(1, 8), Shape(4, 64), Shape(8, 128))
-    trt = make_fake_trt([profile], FakeDevice(), [])
+    trt = make_fake_trt(FakeDevice(), [])
     plan = tmp_path / "model.plan"
-    plan.write_bytes(b"PLAN" + os.urandom(4096))
+    plan.write_bytes(plan_bytes([profile], 384) + b" " * 4096)
     write_sidecar(onnx_dir / "model.onnx", plan, [profile])
     assert load_embedder(plan, trt_module=trt, device=FakeDevice()).dim > 0  # intact: loads
     truncate(plan, 0.0005)  # 2 bytes: TensorRT's deserializer returns None
@@ -236,50 +236,58 @@ def test_damaged_prepared_model_names_file_and_prepare_command(name, damage, pre
                                  f"--engines-dir {engines}"
 
 
-def kill_prepare_while_writing(engines: Path) -> tuple[Path, list[str]] | None:
-    """Run `finrag prepare` (a real conversion) in a subprocess and SIGKILL it as soon as
-    the weights appear in its temp folder; (that folder, what it held) if the kill landed
-    before the folder was complete, None if the conversion won the race."""
+# Runs `finrag prepare` with the converter held right after the weights are written (its
+# next file write blocks after leaving a marker): the kill lands mid-write every time.
+HELD_PREPARE = """
+import sys, time
+from pathlib import Path
+from llm_engine.utils import gguf_convert
+marker = Path(sys.argv[1])
+def held(path, obj):
+    marker.write_text(str(Path(path).parent))
+    time.sleep(3600)
+gguf_convert._write_json = held
+from pipeline.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def kill_prepare_while_writing(engines: Path, marker: Path) -> tuple[Path, list[str]]:
+    """Run `finrag prepare` (a real conversion) in a subprocess, held once its weights are
+    in its temp folder, and SIGKILL it there; (that folder, what it held)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("FINRAG_ENGINES_DIR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "prepare", "--model",
-                             "default", "--engines-dir", str(engines)], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    pattern = f"models/.{DEFAULT_MODEL_NAME}.tmp-*/model.safetensors"
-    deadline = time.monotonic() + 240
+    proc = subprocess.Popen([sys.executable, "-c", HELD_PREPARE, str(marker), "prepare",
+                             "--model", "default", "--engines-dir", str(engines)], cwd=REPO,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240  # a hang guard, not a speed bound
     try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            found = list(engines.glob(pattern))
-            if found:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait()
-                tmp = found[0].parent
-                if not tmp.is_dir():  # already swapped in
-                    return None
-                held = sorted(f.name for f in tmp.iterdir())
-                return (tmp, held) if "finrag_prepared.json" not in held else None
-            time.sleep(0.001)
+        while not marker.is_file():
+            if proc.poll() is not None:
+                pytest.fail(f"finrag prepare ended ({proc.returncode}) before it was held: "
+                            f"{proc.stderr.read().decode()[-2000:]}")
+            assert time.monotonic() < deadline, "finrag prepare not held within 240 s"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        tmp = Path(marker.read_text())
+        return tmp, sorted(f.name for f in tmp.iterdir())
     finally:
         proc.kill()
         proc.wait()
-    pytest.fail(f"finrag prepare ended ({proc.returncode}) before its weights were seen")
 
 
 def test_killed_model_preparation_leaves_the_previous_one(prepared_default, tmp_path) -> None:
     """`finrag prepare` is SIGKILLed while it writes the new folder; the prepared model it
     was replacing must stay whole and load, and the half-written folder must never be
     loaded, and be gone at the next start."""
-    for attempt in range(3):  # the write phase lasts ~50 ms: the poll may miss it
-        engines = linked_engines(prepared_default, tmp_path / str(attempt))
-        out = engines / "models" / DEFAULT_MODEL_NAME
-        before = {f.name: (f.stat().st_size, f.stat().st_ino) for f in out.iterdir()}
-        killed = kill_prepare_while_writing(engines)
-        if killed is not None:
-            break
-    else:
-        pytest.fail("three conversions finished before they could be killed")
-    leftover, held = killed
-    print(f"killed on attempt {attempt + 1}; its temp folder held {held}")
+    engines = linked_engines(prepared_default, tmp_path / "e")
+    out = engines / "models" / DEFAULT_MODEL_NAME
+    before = {f.name: (f.stat().st_size, f.stat().st_ino) for f in out.iterdir()}
+    leftover, held = kill_prepare_while_writing(engines, tmp_path / "held")
+    print(f"killed while writing; its temp folder held {held}")
+    assert leftover.parent == out.parent and leftover.name.startswith(f".{DEFAULT_MODEL_NAME}.tmp-")
+    assert "model.safetensors" in held and "finrag_prepared.json" not in held
     assert {f.name: (f.stat().st_size, f.stat().st_ino) for f in out.iterdir()} == before
     assert resolve_model("default", engines_dir=engines, progress=False) == out
     assert not leftover.exists()  # swept at this start: no conversion holds the lock

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from prereqs import CXX, missing
 from test_paged_attention import _decode_case
 
 from llm_engine import EngineConfig
@@ -20,7 +21,7 @@ from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 
 def test_padded_rows_write_only_the_scratch_block() -> None:
     if load_kernel() is None:
-        pytest.skip("no C++ compiler for the CPU kernel")
+        missing("no C++ compiler for the CPU kernel", CXX)
     attn, q, k, v, meta = _decode_case(rows=5)
     earlier = _decode_case(rows=8)[4]
     scratch = attn.v_cache.shape[1]  # one block past those the tables use

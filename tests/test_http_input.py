@@ -8,13 +8,19 @@ One server for the module: 10 TAT-QA contexts, answers of at most 8 tokens
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
+import socket
 
 import httpx
 import pytest
 from live_server import dev_contexts, running_server
+from prereqs import DEV, require_module
 
 BODY_LIMIT = 65536
+READ_TIMEOUT = 5.0
+DEEP = 30_000  # levels of nesting: far past the parser's recursion, within BODY_LIMIT
 TOKENS_LIMIT = 8
 MAX_MODEL_LEN = 2048
 
@@ -26,7 +32,7 @@ def server(prepared_default, engines_dir, tmp_path_factory):
     with running_server(dev_contexts(10), engines_dir, tmp_path_factory.mktemp("input"),
                         index=str(shared),
                         max_tokens=4, max_tokens_limit=TOKENS_LIMIT,
-                        max_body_bytes=BODY_LIMIT) as base:
+                        max_body_bytes=BODY_LIMIT, request_read_timeout=READ_TIMEOUT) as base:
         yield base
 
 
@@ -59,6 +65,36 @@ CHAT = {"messages": [{"role": "user", "content": "What is revenue?"}]}
     ("/ask", {"content": b'{"question": "q"}', "headers": {"content-type": "text/plain"}},
      415, ["Content-Type: application/json", "text/plain"]),
     ("/v1/completions", {"content": b'{"prompt": "q"}'}, 415, ["no Content-Type"]),
+    # UTF-16 / UTF-32 without a BOM: their NUL bytes are valid UTF-8, yet refused
+    ("/ask", {"content": '{"question": "q"}'.encode("utf-16-le"), "headers": JSON}, 422,
+     ["UTF-16 or UTF-32", "send UTF-8"]),
+    ("/v1/completions", {"content": '{"prompt": "q"}'.encode("utf-32-le"), "headers": JSON},
+     400, ["UTF-16 or UTF-32", "send UTF-8"]),
+    ("/v1/chat/completions", {"content": '{"messages": []}'.encode("utf-16-be"),
+                              "headers": JSON}, 400, ["send UTF-8"]),
+    # JSON the parser cannot take: the route family's shape, naming the problem
+    ("/ask", {"content": b"[" * DEEP + b"]" * DEEP, "headers": JSON}, 422,
+     ["nested deeper than 64 levels"]),
+    ("/v1/chat/completions", {"content": b'{"messages": ' + b"[" * DEEP + b"]" * DEEP
+                              + b"}", "headers": JSON}, 400, ["nested deeper than 64"]),
+    ("/ask", {"content": b'{"question": "q", "top_k": ' + b"7" * 5000 + b"}", "headers": JSON},
+     422, ["integer with more than 4300 digits"]),
+    ("/v1/completions", {"content": b'{"prompt": "x", "max_tokens": ' + b"9" * 5000 + b"}",
+                         "headers": JSON}, 400, ["more than 4300 digits"]),
+    # a lone UTF-16 surrogate, escaped in JSON, in any text field of any route
+    ("/v1/chat/completions", {"content": b'{"messages": [{"role": "user", "content": '
+                              b'"revenue \\ud800"}]}', "headers": JSON}, 400,
+     ["messages.0.content: lone UTF-16 surrogate \\ud800"]),
+    ("/v1/embeddings", {"content": b'{"input": ["ok", "\\udfff"]}', "headers": JSON}, 400,
+     ["input.1: lone UTF-16 surrogate \\udfff"]),
+    ("/v1/embeddings", {"content": b'{"input": "\\ud83d"}', "headers": JSON}, 400,
+     ["input: lone UTF-16 surrogate"]),
+    ("/v1/completions", {"content": b'{"prompt": "\\ud800x"}', "headers": JSON}, 400,
+     ["prompt: lone UTF-16 surrogate"]),
+    ("/ask", {"content": b'{"question": "what \\udc00?"}', "headers": JSON}, 422,
+     ["question: lone UTF-16 surrogate"]),
+    ("/search", {"content": b'{"query": "\\ud800"}', "headers": JSON}, 422,
+     ["query: lone UTF-16 surrogate"]),
     # wrong types, unknown fields, blank text
     ("/ask", {"json": {"question": 5}}, 422, ["question: input should be a valid string"]),
     ("/ask", {"json": {"question": "q", "top_k": "many"}}, 422, ["top_k"]),
@@ -173,6 +209,104 @@ def test_body_over_the_limit_is_413_whether_declared_or_chunked(server) -> None:
     assert r.status_code == 422 and "at most 4000 characters" in message_of(r)
 
 
+def test_a_valid_surrogate_pair_is_text_like_any_other(server) -> None:
+    r = httpx.post(f"{server}/v1/embeddings", headers=JSON, timeout=60,
+                   content=b'{"input": "growth \\ud83d\\udcc8"}')
+    assert r.status_code == 200, r.text
+    assert len(r.json()["data"][0]["embedding"]) == 384
+
+
+def test_bodies_of_twice_the_limit_get_a_clean_413_every_time(server) -> None:
+    """Declared or chunked, the server reads (and drops) the rest of a body of 2x the limit
+    before it answers and closes: a close on unread bytes would reset the connection, which
+    can reach the client before the 413 does."""
+    port = int(server.rsplit(":", 1)[1])
+    body = b'{"question": "' + b"a" * (2 * BODY_LIMIT - 16) + b'"}'
+    assert len(body) == 2 * BODY_LIMIT
+    outcomes: dict[str, int] = {}
+    for i in range(40):
+        chunked = i % 2 == 1
+        head = (b"POST /ask HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                + (b"Transfer-Encoding: chunked\r\n\r\n" if chunked
+                   else f"Content-Length: {len(body)}\r\n\r\n".encode()))
+        payload = (b"".join(f"{len(c):x}\r\n".encode() + c + b"\r\n"
+                            for c in (body[j:j + 8192] for j in range(0, len(body), 8192)))
+                   + b"0\r\n\r\n") if chunked else body
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            try:
+                sock.sendall(head + payload)
+                answer = b""
+                while chunk := sock.recv(65536):
+                    answer += chunk
+                outcome = answer.split(b"\r\n", 1)[0].decode()
+            except ConnectionResetError:
+                outcome = "reset"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes == {"HTTP/1.1 413 Request Entity Too Large": 40}, outcomes
+
+
+def test_a_stalled_body_is_answered_408_and_closed(server) -> None:
+    port = int(server.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+        sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: 100\r\n\r\n{\"prompt\": ")
+        answer = b""
+        while chunk := sock.recv(65536):  # the server closes after its answer
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408"), answer
+    message = json.loads(body)["error"]["message"]
+    assert f"not received within {READ_TIMEOUT:g} s" in message
+    assert "request_read_timeout" in message
+
+
+def test_the_body_read_timeout_counts_on_the_injected_clock() -> None:
+    """A sender that drips a byte every 10 s (on the test's clock) is cut off at 30 s,
+    after 3 bytes, whatever the real time."""
+    from pipeline.server.guards.body_limit import BodyLimitMiddleware
+
+    now = [0.0]
+    reached: list[bytes] = []
+    sent: list[dict] = []
+
+    async def app(scope, receive, send):  # never reached: the body never completes
+        reached.append((await receive())["body"])
+
+    async def drip():
+        now[0] += 10.0
+        return {"type": "http.request", "body": b"{", "more_body": True}
+
+    async def send(message):
+        sent.append(message)
+
+    guard = BodyLimitMiddleware(app, max_body_bytes=1 << 20, read_timeout=30.0,
+                                clock=lambda: now[0])
+    scope = {"type": "http", "method": "POST", "path": "/ask", "headers": [
+        (b"content-type", b"application/json")], "app": None}
+    asyncio.run(guard(scope, drip, send))
+    assert reached == [] and now[0] == 30.0  # three 10 s drips read, then refused
+    assert sent[0]["status"] == 408 and (b"connection", b"close") in sent[0]["headers"]
+    assert "not received within 30 s" in json.loads(sent[1]["body"])["detail"]
+
+
+@pytest.mark.parametrize("path", ["/health", "/", "/v1/models", "/metrics", "/openapi.json",
+                                  "/static/app.js"])
+def test_head_answers_as_get_without_a_body(server, path) -> None:
+    get = httpx.get(f"{server}{path}", timeout=60)
+    head = httpx.head(f"{server}{path}", timeout=60)
+    assert get.status_code == head.status_code == 200, (head.status_code, head.text)
+    assert head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
+    if path not in ("/metrics", "/health"):  # their bodies change between two requests
+        assert head.headers["content-length"] == get.headers["content-length"]
+
+
+def test_head_on_a_post_only_route_is_405_like_get(server) -> None:
+    for method in ("GET", "HEAD"):
+        r = httpx.request(method, f"{server}/ask", timeout=60)
+        assert r.status_code == 405 and "POST" in r.headers["allow"], (method, r.headers)
+
+
 def test_no_cors_headers_without_an_allow_list(server) -> None:
     r = httpx.options(f"{server}/ask", headers={
         "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
@@ -204,7 +338,7 @@ EXAMPLES = 8  # per operation and mode (valid, invalid data), derandomized: abou
 
 
 def test_schemathesis_finds_no_5xx_and_no_answer_outside_the_schema(server) -> None:
-    schemathesis = pytest.importorskip("schemathesis")
+    schemathesis = require_module("schemathesis", DEV)
     from hypothesis import HealthCheck, given, settings
     from schemathesis.checks import not_a_server_error
     from schemathesis.specs.openapi.checks import (

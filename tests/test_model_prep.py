@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -95,9 +96,8 @@ def test_resolve_reuses_and_reprepares(tmp_path: Path, write_tiny_gguf):
     assert first == engines / "models" / "tiny-model"
     weights_mtime = (first / "model.safetensors").stat().st_mtime_ns
 
-    t0 = time.perf_counter()
-    again = resolve_model(str(gguf_path), engines_dir=engines, progress=False)
-    assert time.perf_counter() - t0 < 0.5
+    with no_conversion():  # the fast path reads the manifest and converts nothing
+        again = resolve_model(str(gguf_path), engines_dir=engines, progress=False)
     assert again == first and (first / "model.safetensors").stat().st_mtime_ns == weights_mtime
 
     # A new source file (different seed -> different weights) must be picked up.
@@ -110,10 +110,26 @@ def test_resolve_reuses_and_reprepares(tmp_path: Path, write_tiny_gguf):
     assert leftovers == [".tiny-model.lock"]
 
 
+@contextlib.contextmanager
+def no_conversion():
+    """Fails the test if a GGUF conversion (or a read of the GGUF's tensors) starts."""
+    from llm_engine.utils import gguf_convert, model_path
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("converted although an up-to-date copy was there")
+
+    saved = model_path.convert_gguf, gguf_convert.iter_converted
+    model_path.convert_gguf = gguf_convert.iter_converted = refuse
+    try:
+        yield
+    finally:
+        model_path.convert_gguf, gguf_convert.iter_converted = saved
+
+
 def test_resolve_default_fast_path(prepared_default: Path, engines_dir: Path):
-    t0 = time.perf_counter()
-    assert resolve_model("default", engines_dir=engines_dir, progress=False) == prepared_default
-    assert time.perf_counter() - t0 < 0.5
+    with no_conversion():
+        assert resolve_model("default", engines_dir=engines_dir,
+                             progress=False) == prepared_default
 
 
 def test_resolve_folder_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from prereqs import CXX, missing
 
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PagedAttention
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
@@ -50,7 +51,7 @@ def _reference(attn: PagedAttention, q, meta: AttentionMetadata) -> torch.Tensor
 @pytest.mark.parametrize("backend", ["torch", "cpu_kernel"])
 def test_decode_attention_matches_reference(backend: str) -> None:
     if backend == "cpu_kernel" and load_kernel() is None:
-        pytest.skip("no C++ compiler for the CPU kernel")
+        missing("no C++ compiler for the CPU kernel", CXX)
     attn, q, k, v, meta = _decode_case()
     attn.decode_kernel = paged_decode if backend == "cpu_kernel" else None
     out = attn(q, k, v, meta)

@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import torch
+from prereqs import DEV, missing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,9 +63,9 @@ def check_cases(cases: list[tuple], device: str = "cpu") -> None:
               f"lens={meta.decodes[0].lens.tolist()} {dtype}: max abs error {err:.2e}")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None,
-                    reason="triton is not installed (pip install -e '.[dev]' on Linux x86-64)")
 def test_triton_decode_kernel_matches_reference_in_interpreter() -> None:
+    if importlib.util.find_spec("triton") is None:
+        missing("triton is not installed (Linux x86-64 only)", DEV)
     env = {**os.environ, "TRITON_INTERPRET": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, __file__], cwd=ROOT, env=env, capture_output=True,

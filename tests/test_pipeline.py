@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
+import types
 
 import numpy as np
 import pytest
@@ -65,20 +65,48 @@ def test_pool_is_pinned_only_with_cuda() -> None:
     assert pool.pinned == torch.cuda.is_available()
 
 
+class ManualTimers:
+    """call_later for the batcher whose timers fire when the test says so."""
+
+    def __init__(self) -> None:
+        self.pending: list[types.SimpleNamespace] = []
+
+    def __call__(self, delay: float, callback):
+        timer = types.SimpleNamespace(delay=delay, callback=callback, cancelled=False)
+        timer.cancel = lambda: setattr(timer, "cancelled", True)
+        self.pending.append(timer)
+        return timer
+
+    def fire(self) -> float:
+        timer = self.pending.pop(0)
+        assert not timer.cancelled
+        timer.callback()
+        return timer.delay
+
+
 def test_micro_batcher_groups_questions_within_the_window() -> None:
     calls: list[tuple[list[str], int]] = []
     loop_thread: list[bool] = []
+    timers = ManualTimers()
 
     def retrieve(questions: list[str], k: int) -> list[list[str]]:
         loop_thread.append(threading.current_thread() is threading.main_thread())
         calls.append((list(questions), k))
-        time.sleep(0.02)
         return [[f"{q}-{i}" for i in range(k)] for q in questions]
 
     async def go():
-        b = MicroBatcher(retrieve, window_ms=20, max_batch=8)
-        first = await asyncio.gather(*[b.submit(f"q{i}", 1 + i % 3) for i in range(5)])
-        second = await b.submit("late", 2)
+        b = MicroBatcher(retrieve, window_ms=20, max_batch=8, call_later=timers)
+        first = [asyncio.create_task(b.submit(f"q{i}", 1 + i % 3)) for i in range(5)]
+        for _ in range(3):  # however long the loop runs, nothing goes before the window ends
+            await asyncio.sleep(0)
+        assert calls == [] and len(timers.pending) == 1  # one timer for the whole batch
+        assert timers.fire() == 0.02
+        first = await asyncio.gather(*first)
+        late = asyncio.create_task(b.submit("late", 2))
+        await asyncio.sleep(0)
+        assert len(calls) == 1 and len(timers.pending) == 1
+        timers.fire()
+        second = await late
         b.shutdown()
         return first, second
 

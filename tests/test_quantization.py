@@ -136,8 +136,7 @@ def test_calib_data_formats(tmp_path):
             read_samples(tmp_path / bad)
 
 
-@pytest.mark.skipif(not TATQA.is_file(), reason="TAT-QA sample data not present")
 def test_tatqa_file_reads():
-    texts = read_samples(TATQA)
-    assert len(texts) > 2000 and all(isinstance(t, str) and t for t in texts[:50])
+    texts = read_samples(TATQA)  # the shared dev set (> 2000) or the demo corpus (678)
+    assert len(texts) > 600 and all(isinstance(t, str) and t for t in texts[:50])
     assert np.mean([t.endswith("?") for t in texts]) > 0.2  # questions are in there

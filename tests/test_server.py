@@ -28,6 +28,11 @@ def server(dev, prepared_default, engines_dir, tmp_path_factory):
         yield base
 
 
+def _words(text: str) -> set[str]:
+    """Words of 4+ letters and numbers, lowercased: what a passage and its source share."""
+    return {w.lower() for w in re.findall(r"[A-Za-z]{4,}|\d[\d,.]*\d", text)}
+
+
 def test_ask_answers_dev_questions_from_their_own_context(server, dev) -> None:
     picks = [dev[i] for i in range(0, N_CONTEXTS, 5)]  # 8 questions, 8 contexts
 
@@ -48,7 +53,14 @@ def test_ask_answers_dev_questions_from_their_own_context(server, dev) -> None:
             continue
         assert body["answer"] and body["usage"]["completion_tokens"] >= 1
         assert all({"id", "title", "text", "score"} <= set(s) for s in body["sources"])
-        hits += any(s["doc_id"] == ctx["table"]["uid"] for s in body["sources"])
+        own = [s for s in body["sources"] if s["doc_id"] == ctx["table"]["uid"]]
+        hits += bool(own)
+        # A source of its own context carries that context's text (table cells or
+        # paragraph words), not just its id.
+        held = _words(" ".join([*(c for row in ctx["table"]["table"] for c in row),
+                                *(p["text"] for p in ctx["paragraphs"])]))
+        for s in own:
+            assert len(_words(s["text"]) & held) >= 5, (s["text"], ctx["table"]["uid"])
         # The generation prompt starts with the intent prompt's blocks: prefix-cache hits.
         assert body["usage"]["generate_cached_tokens"] >= 16
     rate = hits / len(picks)

@@ -1,9 +1,9 @@
 """The web page at GET /, driven in headless Chromium against the real server.
 
 Needs Debian's chromium (/usr/bin/chromium) and the Python `playwright` package (its own
-browser download is not used); the browser tests skip with the reason when either is
-missing. One server for the module, as in test_server.py: a small TAT-QA index and short
-answers. Screenshots go to tmp_path and, if set, to $FINRAG_SCREENSHOT_DIR.
+browser download is not used); without either the browser tests fail under CI=true and
+skip locally, with the install step. One server for the module, as in test_server.py: a
+small TAT-QA index and short answers. Screenshots go to tmp_path and, if set, to $FINRAG_SCREENSHOT_DIR.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import httpx
+import prereqs
 import pytest
-from live_server import dev_contexts, running_server
+from live_server import dev_contexts, running_app, running_server
+from prereqs import missing, require_module
 
 N_CONTEXTS = 12
 CHROMIUM = Path("/usr/bin/chromium")
@@ -41,15 +44,14 @@ def server(dev, prepared_default, engines_dir, tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="the playwright package is not installed")
+        missing(f"{CHROMIUM} not found", prereqs.CHROMIUM)
+    sync_api = require_module("playwright.sync_api", prereqs.DEV)
     pw = sync_api.sync_playwright().start()
     try:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-    except Exception as exc:  # noqa: BLE001 - a broken browser install is a skip, not a failure
+    except Exception as exc:  # noqa: BLE001 - a broken browser install is a missing prerequisite
         pw.stop()
-        pytest.skip(f"chromium did not start under playwright: {exc}")
+        missing(f"chromium did not start under playwright: {exc}", prereqs.CHROMIUM)
     yield b
     b.close()
     pw.stop()
@@ -238,15 +240,6 @@ def test_refusals_show_the_server_message(page, tmp_path) -> None:
     assert page.is_hidden("#result")
     _screenshot(page, tmp_path, "web-refused.png")
 
-    page.route("**/ask", lambda route: route.fulfill(
-        status=503, headers={"Retry-After": "7", "Content-Type": "application/json"},
-        body=json.dumps({"detail": "too many requests in flight"})))
-    page.fill("#question", "What was the revenue in 2019?")
-    page.press("#question", "Enter")
-    page.wait_for_selector("#message:has-text('busy')")
-    text = page.inner_text("#message")
-    assert "503" in text and "7 s" in text and "too many requests in flight" in text, text
-    assert not page.is_disabled("#ask")
 
 
 def test_dropped_connections_are_reported(page, tmp_path) -> None:
@@ -287,28 +280,76 @@ def test_dropped_connections_are_reported(page, tmp_path) -> None:
     assert page.is_hidden("#sources-box") and not page.is_disabled("#ask")
 
 
-def test_401_asks_for_a_key_kept_in_session_storage(page) -> None:
-    seen: list[str | None] = []
+# -- a server with an API key, whose engine loop dies last -------------------------------
+KEY = "web-page-key-0123456789"
 
-    def guard(route):
-        auth = route.request.headers.get("authorization")
-        seen.append(auth)
-        if auth != "Bearer sekret":
-            route.fulfill(status=401, headers={"Content-Type": "application/json"},
-                          body=json.dumps({"detail": "missing or invalid API key"}))
-        else:
-            route.continue_()
 
-    page.route("**/ask", guard)
+@pytest.fixture(scope="module")
+def keyed(dev, prepared_default, engines_dir, tmp_path_factory):
+    with running_app(dev, engines_dir, tmp_path_factory.mktemp("web-keyed"), max_tokens=12,
+                     api_key=KEY) as (base, app):
+        yield base, app.state.pipeline
+
+
+@pytest.fixture
+def keyed_page(browser, keyed):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    pg.sent_keys = []  # the Authorization header of every /ask the page sent
+    pg.on("request", lambda r: r.url.endswith("/ask")
+          and pg.sent_keys.append(r.headers.get("authorization")))
+    pg.goto(keyed[0] + "/")
+    yield pg
+    context.close()
+
+
+def test_401_asks_for_a_key_kept_in_session_storage(keyed_page) -> None:
+    page = keyed_page
     assert page.is_hidden("#key-box")
     page.fill("#question", "hello!")
     page.press("#question", "Enter")
     page.wait_for_selector("#key-box:not([hidden])")
-    assert "API key" in page.inner_text("#message")
-    page.fill("#api-key", "sekret")
+    text = page.inner_text("#message")
+    # The real server's 401 message, shown by the page.
+    assert "needs an API key" in text and "401" in text and "Authorization: Bearer" in text, text
+    page.fill("#api-key", "not-the-key-0123456789")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#message:has-text('was not accepted')")
+    page.fill("#api-key", KEY)
     page.press("#question", "Enter")
     page.wait_for_selector("#state:text('Done')")
-    assert seen == [None, "Bearer sekret"]
-    assert page.evaluate("sessionStorage.getItem('finrag.apiKey')") == "sekret"
+    assert page.sent_keys == [None, "Bearer not-the-key-0123456789", f"Bearer {KEY}"]
+    assert page.evaluate("sessionStorage.getItem('finrag.apiKey')") == KEY
     assert page.evaluate("localStorage.length") == 0
     assert page.inner_text("#intent") == "small talk"
+    assert page.inner_text("#answer").strip()
+
+
+def test_a_dead_engine_shows_the_server_503(keyed, keyed_page) -> None:
+    """Last: the keyed server's engine loop is killed, as test_server_faults does."""
+    base, pipe = keyed
+    auth = {"Authorization": f"Bearer {KEY}"}
+
+    def broken_schedule():
+        raise RuntimeError("injected scheduler fault")
+
+    pipe.engine.engine.scheduler.schedule = broken_schedule
+    # The loop dies at its next step, which this request starts.
+    r = httpx.post(f"{base}/v1/completions", json={"prompt": "x", "max_tokens": 2},
+                   headers=auth, timeout=120)
+    assert r.status_code in (500, 503), r.text
+    deadline = time.monotonic() + 60  # a hang guard, not a speed bound
+    while (health := httpx.get(f"{base}/health", timeout=30)).status_code != 503:
+        assert time.monotonic() < deadline, health.text
+        time.sleep(0.05)
+    page = keyed_page
+    page.evaluate(f"sessionStorage.setItem('finrag.apiKey', {json.dumps(KEY)})")
+    page.fill("#question", "What was the revenue in 2019?")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#message:not([hidden])")
+    text = page.inner_text("#message")
+    assert "unavailable" in text and "503" in text, text
+    assert "injected scheduler fault" in text and "restart" in text, text
+    assert page.sent_keys == [f"Bearer {KEY}"]
+    assert page.is_hidden("#result") and not page.is_disabled("#ask")

@@ -14,17 +14,22 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+# call_later(delay_s, callback) -> a handle with cancel(): the loop's own, or a test's.
+CallLater = Callable[[float, Callable[[], None]], Any]
+
 
 class MicroBatcher:
     def __init__(self, retrieve: Callable[[list[str], int], list[list[Any]]],
                  window_ms: float = 3.0, max_batch: int = 32,
-                 after_batch: Callable[[], None] | None = None) -> None:
+                 after_batch: Callable[[], None] | None = None,
+                 call_later: CallLater | None = None) -> None:
         self._retrieve = retrieve
+        self._call_later = call_later
         self.window_s = window_ms / 1000.0
         self.max_batch = max_batch
         self._after_batch = after_batch
         self._pending: list[tuple[str, int, asyncio.Future]] = []
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Any = None
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="retrieval")
         self.batch_sizes: list[int] = []  # last batches, for tests and metrics
         self.num_batches = 0
@@ -37,7 +42,7 @@ class MicroBatcher:
         if len(self._pending) >= self.max_batch:
             self._flush()
         elif self._timer is None:
-            self._timer = loop.call_later(self.window_s, self._flush)
+            self._timer = (self._call_later or loop.call_later)(self.window_s, self._flush)
         return await fut
 
     def _flush(self) -> None:

@@ -81,6 +81,8 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
 
     path = settings.index_path
     if has_saved_dir(path):
+        if progress:
+            print(f"finrag: loading the index from {path}", file=sys.stderr)
         return Retriever.load(path, embedder, mode=settings.retrieval_mode,
                               rrf_k=settings.rrf_k, bm25_weight=settings.bm25_weight)
     if settings.index and not settings.corpus:

@@ -14,9 +14,14 @@ from fastapi import FastAPI
 
 from pipeline.rag import RAGPipeline
 from pipeline.server.errors import install_error_handlers
-from pipeline.server.guards.access import document_security, install_security
+from pipeline.server.guards.access import (
+    document_security,
+    install_log_redaction,
+    install_security,
+)
 from pipeline.server.guards.admission import Admission, AdmissionCollector, AdmissionMiddleware
 from pipeline.server.guards.body_limit import BodyLimitMiddleware
+from pipeline.server.guards.head import HeadAsGetMiddleware
 from pipeline.server.guards.request_limits import RequestLimits
 from pipeline.server.metrics import Metrics
 from pipeline.server.routes import ask, openai, ops
@@ -44,10 +49,13 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastA
     app = FastAPI(title="finrag", version="0.1.0", lifespan=lifespan)
     app.state.admission = Admission(settings.max_queued_requests, settings.max_queued_tokens)
     # Innermost first: tickets released after the response, bodies checked before routes,
-    # then the API key and CORS outermost (access.install_security).
+    # then the API key and CORS (access.install_security), HEAD run as GET outermost.
     app.add_middleware(AdmissionMiddleware, admission=app.state.admission)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes,
+                       read_timeout=settings.request_read_timeout)
     install_security(app, settings)
+    app.add_middleware(HeadAsGetMiddleware)
+    install_log_redaction()
     install_error_handlers(app)
     app.include_router(ask.router)
     app.include_router(ops.router)

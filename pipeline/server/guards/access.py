@@ -4,7 +4,8 @@ With `api_key` set, every route answers 401 without the key, except /health (for
 balancers and orchestrators) and the web page's static files (`/`, `/static/*`: no data,
 and the page itself asks for the key and sends it on /ask). /docs and /openapi.json are
 protected too. Keys are compared in constant time and never logged or echoed: uvicorn's
-access log holds the request line only, and the settings keep them as SecretStr.
+access log holds the request line only, with credential query parameters (?api_key=...)
+redacted, and the settings keep them as SecretStr.
 
 CORS: no headers at all unless `cors_origins` lists the front end's origins; then exactly
 those origins may call with GET/POST and the Authorization and Content-Type headers.
@@ -13,6 +14,8 @@ those origins may call with GET/POST and the Authorization and Content-Type head
 from __future__ import annotations
 
 import hmac
+import logging
+import re
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
@@ -51,6 +54,35 @@ class ApiKeyMiddleware:
                                   "Authorization: Bearer <key>",
                                   {"WWW-Authenticate": 'Bearer realm="finrag"'})
         await response(scope, receive, send)
+
+
+# Query parameters that carry credentials (the key sent as ?api_key=..., tokens, passwords).
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|auth|authorization|password|"
+    r"passwd|secret|client[_-]?secret|sig|signature)=)[^&#\s]*")
+REDACTED = "[redacted]"
+
+
+def redact_query(text: str) -> str:
+    """`text` with the values of credential query parameters replaced by [redacted]."""
+    return _SECRET_PARAM.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+class RedactCredentialsFilter(logging.Filter):
+    """On uvicorn's access log: a key sent in the query string is never written out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_query(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.msg, str):
+            record.msg = redact_query(record.msg)
+        return True
+
+
+def install_log_redaction() -> None:
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactCredentialsFilter) for f in access.filters):
+        access.addFilter(RedactCredentialsFilter())
 
 
 def install_security(app: FastAPI, settings: Settings) -> None:

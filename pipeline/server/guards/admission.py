@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from fastapi import Request
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -38,12 +38,14 @@ _EWMA = 0.2
 @dataclass(eq=False)
 class Ticket:
     tokens: int
-    start: float = field(default_factory=time.monotonic)
+    start: float
 
 
 class Admission:
-    def __init__(self, max_requests: int, max_tokens: int) -> None:
+    def __init__(self, max_requests: int, max_tokens: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.max_requests, self.max_tokens = max_requests, max_tokens
+        self.clock = clock
         self.tokens = 0
         self.rejected = 0
         self._open: set[Ticket] = set()
@@ -57,7 +59,8 @@ class Admission:
     def retry_after(self) -> int:
         took = self._mean_s
         if took is None:  # nothing finished yet: the oldest in flight has run this long
-            took = time.monotonic() - min((t.start for t in self._open), default=time.monotonic())
+            now = self.clock()
+            took = now - min((t.start for t in self._open), default=now)
         return min(60, max(1, math.ceil(took)))
 
     def admit(self, tokens: int) -> Ticket:
@@ -72,14 +75,14 @@ class Admission:
                 f"{self.max_tokens}) and this one needs {tokens} tokens; retry in {wait} s",
                 503, {"Retry-After": str(wait)})
         self.tokens += tokens
-        ticket = Ticket(tokens)
+        ticket = Ticket(tokens, self.clock())
         self._open.add(ticket)
         return ticket
 
     def release(self, ticket: Ticket) -> None:
         self._open.discard(ticket)
         self.tokens -= ticket.tokens
-        took = time.monotonic() - ticket.start
+        took = self.clock() - ticket.start
         self._mean_s = took if self._mean_s is None else (1 - _EWMA) * self._mean_s + _EWMA * took
 
 

@@ -2,21 +2,38 @@
 
 A pure ASGI middleware: it counts the bytes as they arrive, whatever Content-Length says
 (a chunked body has none, and a client may lie), stops reading at the limit and answers
-413; then it checks the media type (415) and the encoding (UTF-8, else 422 or 400 on /v1)
-and hands the route the buffered body. Messages after the body (the client's disconnect)
-still reach the app, so streaming answers keep noticing a client that went away.
+413; then it checks the media type (415), the encoding and what the JSON holds
+(`json_body`: UTF-8, bounded nesting and digits, no lone surrogates; else 422, or 400 on
+/v1) and hands the route the buffered body. Messages after the body (the client's
+disconnect) still reach the app, so streaming answers keep noticing a client that went away.
+
+The whole body must arrive within `read_timeout` seconds (408 otherwise): a client that
+sends a few bytes now and then, or stops halfway, no longer holds a connection (and a
+graceful shutdown) forever. Before a 413 the rest of a body up to DRAIN_LIMITS times the
+limit is read and dropped: closing on unread bytes makes the kernel answer them with a
+reset, which can reach the client before the 413 does.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as AsgiMessage
 
 from pipeline.server.errors import error_response, invalid_status
+from pipeline.server.guards.json_body import json_problem
 
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
+DRAIN_LIMITS = 4  # bodies up to 4x max_body_bytes get a clean 413; larger ones may see a reset
+
+
+class _ReadTimeout(Exception):
+    pass
 
 
 def is_json(content_type: str | None) -> bool:
@@ -29,8 +46,9 @@ def is_json(content_type: str | None) -> bool:
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
-        self.app, self.limit = app, max_body_bytes
+    def __init__(self, app: ASGIApp, max_body_bytes: int, read_timeout: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.app, self.limit, self.read_timeout, self.clock = app, max_body_bytes, read_timeout, clock
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
@@ -38,23 +56,35 @@ class BodyLimitMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.limit:
-            await self._too_large(scope, receive, send)
-            return
+        deadline = self.clock() + self.read_timeout
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # nobody left to answer
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await self._too_large(scope, receive, send)
+        try:
+            if declared.isdigit() and int(declared) > self.limit:
+                await self._too_large(scope, receive, send, 0, int(declared), deadline)
                 return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+            while True:
+                message = await self._receive(receive, deadline)
+                if message["type"] == "http.disconnect":
+                    return  # nobody left to answer
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                more = message.get("more_body", False)
+                if size > self.limit:
+                    if more:
+                        await self._too_large(scope, receive, send, size, None, deadline)
+                    else:
+                        await self._answer_too_large(scope, receive, send)
+                    return
+                chunks.append(chunk)
+                if not more:
+                    break
+        except _ReadTimeout:
+            await error_response(scope, 408, (
+                f"request body not received within {self.read_timeout:g} s (the server's "
+                "request_read_timeout setting); send the whole body at once"),
+                {"Connection": "close"})(scope, receive, send)
+            return
         body = b"".join(chunks)
         problem = self._problem(body, headers.get("content-type"))
         if problem is not None:
@@ -86,10 +116,34 @@ class BodyLimitMiddleware:
         except UnicodeDecodeError as exc:
             return None, (f"body: not UTF-8 (invalid byte at position {exc.start}); send "
                           "UTF-8 encoded JSON")
-        return None
+        problem = json_problem(body)
+        return None if problem is None else (None, problem)
 
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _receive(self, receive: Receive, deadline: float) -> AsgiMessage:
+        left = deadline - self.clock()
+        if left <= 0:
+            raise _ReadTimeout
+        try:
+            return await asyncio.wait_for(receive(), left)
+        except TimeoutError:
+            raise _ReadTimeout from None
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, read: int,
+                         declared: int | None, deadline: float) -> None:
+        """Read and drop the rest of a body within DRAIN_LIMITS x the limit, then 413."""
+        cap = DRAIN_LIMITS * self.limit
+        if declared is None or declared <= cap:
+            while read <= cap:
+                message = await self._receive(receive, deadline)
+                if message["type"] == "http.disconnect":
+                    return
+                read += len(message.get("body", b""))
+                if not message.get("more_body", False):
+                    break
+        await self._answer_too_large(scope, receive, send)
+
+    async def _answer_too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = (f"request body over {self.limit} bytes (the server's max_body_bytes "
                    "setting); send a smaller request")
-        # The client may still be sending: close the connection rather than read the rest.
+        # Whatever is left unread is not read: the connection closes after this answer.
         await error_response(scope, 413, message, {"Connection": "close"})(scope, receive, send)

@@ -219,10 +219,14 @@
       showMessage(`${had} (${resp.status}${text ? ": " + text : ""}). Enter it above and ask again.`);
       return;
     }
-    if (resp.status === 503 || resp.status === 429) {
-      const after = resp.headers.get("Retry-After");
-      const when = after ? (/^\d+$/.test(after) ? `in ${after} s` : `after ${after}`) : "in a moment";
+    const after = resp.headers.get("Retry-After");
+    if ((resp.status === 503 || resp.status === 429) && after) {
+      const when = /^\d+$/.test(after) ? `in ${after} s` : `after ${after}`;
       showMessage(`The server is busy (${resp.status}${text ? ": " + text : ""}). Please try again ${when}.`, "warn");
+      return;
+    }
+    if (resp.status === 503) {  // no Retry-After: not load but a server that cannot serve
+      showMessage(`The server is unavailable (503${text ? ": " + text : ""}).`);
       return;
     }
     const who = resp.status < 500 ? "The server refused the question" : "The server failed";

@@ -51,7 +51,9 @@ class Sequence:
         self.output_text = ""
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
+        self.first_scheduled_time: float | None = None
         self.first_token_time: float | None = None
+        self.finished_time: float | None = None
         self.generator: torch.Generator | None = None
         if params.seed is not None:
             self.generator = torch.Generator().manual_seed(params.seed)

@@ -175,6 +175,10 @@ class LLMEngine:
         sched = self.scheduler.schedule()
         if not sched:
             return []
+        scheduled_at = time.monotonic()
+        for seq in sched.seqs:
+            if seq.first_scheduled_time is None:
+                seq.first_scheduled_time = scheduled_at
         try:
             return self._execute(sched)
         except WorkerDiedError:
@@ -230,6 +234,7 @@ class LLMEngine:
                 or seq.num_tokens >= self.max_model_len:
             seq.finish_reason = "length"
         if seq.finish_reason is not None:
+            seq.finished_time = now
             self._finish(seq)
 
     def _finish(self, seq: Sequence) -> None:
@@ -247,9 +252,11 @@ class LLMEngine:
             finish_reason=seq.finish_reason,
             stop_reason=seq.stop_reason,
         )
-        metrics = {"arrival_time": seq.arrival_time}
-        if seq.first_token_time is not None:
-            metrics["first_token_time"] = seq.first_token_time
+        # vLLM's request timeline (time.monotonic): queued, prefilled, decoded.
+        times = {"arrival_time": seq.arrival_time,
+                 "first_scheduled_time": seq.first_scheduled_time,
+                 "first_token_time": seq.first_token_time, "finished_time": seq.finished_time}
+        metrics = {k: v for k, v in times.items() if v is not None}
         return RequestOutput(seq.request_id, seq.prompt, seq.prompt_token_ids, [completion],
                              seq.is_finished, seq.num_cached_tokens, metrics)
 

@@ -15,7 +15,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from llm_engine import RequestOutput
 from pipeline.rag.prompts import chat_ids
+from pipeline.server.access_log import record_usage
 from pipeline.server.api_models import OPENAI_STREAM
+from pipeline.server.audit_trail import audit
 from pipeline.server.errors import (
     OPENAI_ERRORS,
     OPENAI_GET_ERRORS,
@@ -94,10 +96,13 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
         p, c = len(out.prompt_token_ids), len(out.outputs[0].token_ids)
         return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
-    def observe(out: RequestOutput, t_first: float | None) -> None:
+    async def observe(out: RequestOutput, t_first: float | None) -> None:
         u = usage(out)
         pipe.metrics.observe_completion(t_first, time.perf_counter() - t0, u["prompt_tokens"],
                                         u["completion_tokens"])
+        record_usage(request.scope, u["prompt_tokens"], u["completion_tokens"])
+        await audit(request, {"id": rid, "prompt": _asked(body), "answer": out.outputs[0].text,
+                              "finish_reason": out.outputs[0].finish_reason, "usage": u})
 
     def choice(text: str, finish: str | None, delta: bool) -> dict[str, Any]:
         if kind == "chat":
@@ -116,7 +121,7 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
             return out, t_first
 
         out, t_first = await cancel_on_disconnect(request, rest())
-        observe(out, t_first)
+        await observe(out, t_first)
         return {"id": rid, "object": obj, "created": created, "model": pipe.model_name,
                 "choices": [choice(out.outputs[0].text, out.outputs[0].finish_reason, False)],
                 "usage": usage(out)}
@@ -155,12 +160,20 @@ async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
                                  "code": 500}})
             yield b"data: [DONE]\n\n"
             return
-        observe(out, t_first)
+        await observe(out, t_first)
         if body.include_usage:
             yield chunk([], {"usage": usage(out)})
         yield b"data: [DONE]\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _asked(body: SamplingFields) -> Any:
+    """What the caller sent as the prompt, for the audit record."""
+    messages = getattr(body, "messages", None)
+    if messages is not None:
+        return [{"role": m.role, "content": m.text} for m in messages]
+    return getattr(body, "prompt", None)
 
 
 @router.post("/completions",

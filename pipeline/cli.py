@@ -85,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
                             "FINRAG_API_KEY keeps it out of the process list")
     serve.add_argument("--log-level", dest="log_level",
                        choices=["critical", "error", "warning", "info", "debug", "trace"])
+    serve.add_argument("--log-format", dest="log_format", choices=["text", "json"])
+    serve.add_argument("--audit-log", dest="audit_log", metavar="PATH",
+                       help="append a hash-chained record of every answer to PATH")
+    serve.add_argument("--otlp-traces-endpoint", dest="otlp_traces_endpoint", metavar="URL",
+                       help="export OpenTelemetry spans over OTLP/HTTP to URL")
+    serve.add_argument("--mirror-url", dest="mirror_url", metavar="URL",
+                       help="send a copy of each /ask request to URL (shadow testing)")
 
     index = sub.add_parser("index", help="build an index from a corpus")
     index.add_argument("--corpus", required=True, help="TAT-QA .json, .jsonl or folder")

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from live_server import dev_contexts, free_port, running_app
+from prereqs import DEV, require_module
 
 from pipeline.cli import main
 from pipeline.server.access_log import JsonFormatter
@@ -69,6 +70,7 @@ def access_lines() -> Iterator[io.StringIO]:
 
 @pytest.fixture(scope="module")
 def ops(prepared_default, engines_dir, tmp_path_factory, access_lines):
+    require_module("opentelemetry.sdk", DEV)
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from pipeline.server.tracing import Tracing

@@ -73,10 +73,12 @@ def configure_logging(log_format: str, level: str) -> dict[str, Any]:
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    logging.addLevelName(5, "TRACE")  # uvicorn's level below DEBUG
+    number = logging.getLevelName(level.upper())
+    root.setLevel(number)
     # uvicorn's own loggers propagate to ours; its access log is replaced by AccessLog.
     return {"version": 1, "disable_existing_loggers": False,
-            "loggers": {"uvicorn": {"level": level.upper()},
+            "loggers": {"uvicorn": {"level": number},
                         "uvicorn.access": {"level": "WARNING", "propagate": False}}}
 
 

@@ -19,6 +19,7 @@ from prereqs import DEV, require_module
 from pipeline.cli import main
 from pipeline.server.access_log import JsonFormatter
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 KEY = "ops-test-key-0123456789abcdef"
 N_CONTEXTS = 6
 
@@ -282,3 +283,68 @@ def test_health_says_starting_and_routes_503_until_ready(prepared_default, engin
         gate.set()
         server.should_exit = True
         thread.join(timeout=60)
+
+
+def test_killing_the_server_mid_write_never_breaks_the_audit_chain(prepared_default,
+                                                                    engines_dir, tmp_path) -> None:
+    """`finrag serve` killed (SIGKILL) while answers are being recorded; the next start
+    cuts off any torn line, and the chain verifies before and after new records."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps(dev_contexts(3)))
+    audit = tmp_path / "audit.jsonl"
+    env = {**os.environ, "FINRAG_ENGINES_DIR": str(engines_dir)}
+    config = tmp_path / "settings.yaml"
+    config.write_text(f"max_tokens: 4\nkv_cache_memory: {128 << 20}\n")
+
+    def start() -> tuple[subprocess.Popen, str]:
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "serve", "--port", str(port),
+             "--corpus", str(corpus), "--index", str(tmp_path / "idx"), "--audit-log",
+             str(audit), "--config", str(config)],
+            env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        eventually(lambda: _ready(base, proc), tries=12000)
+        return proc, base
+
+    proc, base = start()
+    questions = [f"What was the revenue in {2015 + i}?" for i in range(12)]
+
+    def post(q: str) -> None:
+        try:
+            httpx.post(f"{base}/ask", json={"question": q}, timeout=300)
+        except httpx.HTTPError:
+            pass  # killed mid-answer
+
+    threads = [threading.Thread(target=post, args=(q,)) for q in questions]
+    for t in threads:
+        t.start()
+    eventually(lambda: audit.is_file() and audit.stat().st_size > 0, tries=12000)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    for t in threads:
+        t.join()
+    written = len(audit.read_bytes().splitlines())
+    proc, base = start()
+    try:
+        assert httpx.post(f"{base}/ask", json={"question": "Total revenue?"},
+                          timeout=300).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert main(["audit", "verify", str(audit)]) == 0
+    assert len(audit.read_bytes().splitlines()) >= written >= 1
+
+
+def _ready(base: str, proc) -> bool:
+    if proc.poll() is not None:
+        raise AssertionError(f"finrag serve exited with {proc.returncode}")
+    try:
+        return httpx.get(f"{base}/ready", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False

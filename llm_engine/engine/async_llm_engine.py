@@ -9,6 +9,7 @@ import queue
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from llm_engine.config import EngineConfig, ModelConfig
@@ -71,6 +72,11 @@ class AsyncLLMEngine:
     @property
     def model_config(self) -> ModelConfig:
         return self.engine.model_config
+
+    @property
+    def model_dir(self) -> Path:
+        """The prepared model's folder (its files identify the weights that answered)."""
+        return self.engine.model_dir
 
     def get_stats(self) -> EngineStats:
         """A snapshot of the engine's counters (read from the loop thread's state)."""

@@ -31,7 +31,7 @@ def content_hashes(pipe: Any) -> dict[str, str]:
     """The model's, the index's and the settings' hashes (once, at start: the model's
     weights take a second or two to read)."""
     settings = pipe.settings.model_dump(mode="json", exclude={"api_key"})
-    model_dir = getattr(pipe.engine.engine, "model_dir", None)
+    model_dir = pipe.engine.model_dir
     index = Path(pipe.settings.index_path)
     return {
         "model_sha256": _tree_sha256(Path(model_dir)) if model_dir else "unknown",

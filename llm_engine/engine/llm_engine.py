@@ -22,6 +22,7 @@ from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.outputs import CompletionOutput, RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
+from llm_engine.structured_output import StructuredOutputManager
 from llm_engine.tokenizer import Tokenizer
 from llm_engine.utils.model_path import resolve_model
 
@@ -95,6 +96,7 @@ class LLMEngine:
         self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
         self.requests: dict[str, Sequence] = {}
         self._ids = itertools.count()
+        self._structured: StructuredOutputManager | None = None  # made at the first use
 
     @classmethod
     def from_engine_args(cls, **kwargs: Any) -> LLMEngine:
@@ -144,10 +146,21 @@ class LLMEngine:
                 f"{params.max_tokens} in max_tokens): lower max_tokens or shorten the prompt"
             )
         seq = Sequence(request_id, text, ids, params, arrival_time)
+        if params.structured_outputs is not None:
+            seq.grammar = self.structured_outputs().new_state(params.structured_outputs)
         self.requests[request_id] = seq
         if self.detokenizer is not None:
             self.detokenizer.start(seq)
         self.scheduler.add(seq)
+
+    def structured_outputs(self) -> StructuredOutputManager:
+        """The grammar compiler for this model's vocabulary, made at the first use (its
+        tokenizer tables take a moment) and handed to the sampler."""
+        if self._structured is None:
+            self._structured = StructuredOutputManager(
+                self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
+            self.executor.driver.sampler.structured = self._structured
+        return self._structured
 
     def abort(self, request_id: str | Iterable[str]) -> None:
         ids = [request_id] if isinstance(request_id, str) else list(request_id)

@@ -25,7 +25,7 @@ from pipeline.server.guards.readiness import ReadinessMiddleware
 from pipeline.server.guards.request_limits import RequestLimits
 from pipeline.server.metrics import Metrics, MirrorCollector
 from pipeline.server.mirror import Mirror
-from pipeline.server.routes import ask, openai, ops
+from pipeline.server.routes import ask, openai, ops, tokenize
 from pipeline.server.tracing import Tracing
 from pipeline.settings import Settings
 
@@ -78,6 +78,7 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None,
     app.include_router(ask.router)
     app.include_router(ops.router)
     app.include_router(openai.router)
+    app.include_router(tokenize.router)
     app.include_router(ops.page_router)
     _limit_schema(app, settings)
     return app

@@ -22,7 +22,7 @@ from pipeline.server.audit import key_id
 from pipeline.server.errors import error_response
 from pipeline.settings import Settings
 
-OPEN_PATHS = {"/health", "/ready", "/"}
+OPEN_PATHS = {"/health", "/ready", "/ping", "/"}
 OPEN_PREFIXES = ("/static/",)
 
 

@@ -8,7 +8,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pipeline.server.errors import error_response
 
-ALWAYS_OPEN = {"/health", "/ready", "/", "/docs", "/openapi.json"}
+ALWAYS_OPEN = {"/health", "/ready", "/ping", "/", "/docs", "/openapi.json"}
 RETRY_AFTER_S = 5
 
 

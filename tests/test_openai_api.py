@@ -78,7 +78,7 @@ def test_completion_logprobs_tokens_and_offsets(api) -> None:
 
 
 def test_n_choices_share_the_prompts_blocks(api) -> None:
-    engine = api[1].state.pipeline.engine.engine
+    engine = api[1].state.pipeline.engine
     before = engine.get_stats()
     r = post(api, "/v1/completions", {"prompt": LONG, "n": 4, "max_tokens": 4,
                                       "temperature": 1.0, "seed": 7})

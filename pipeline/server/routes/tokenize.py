@@ -11,11 +11,13 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.rag.prompts import chat_ids
-from pipeline.server.errors import OPENAI_ERRORS, RequestRejected
+from pipeline.server.errors import GET_ERRORS, OUR_ERRORS, ErrorDetail, RequestRejected
 from pipeline.server.guards.request_limits import RequestLimits, bounded
 from pipeline.server.openai_models import ChatMessage, ModelName
 
 router = APIRouter()
+# As vLLM's: our error shape, and 404 for a model that is not served.
+ERRORS = {**OUR_ERRORS, 404: {"model": ErrorDetail, "description": "no such model"}}
 
 
 class TokenizeRequest(BaseModel):
@@ -54,7 +56,7 @@ def _pipe(request: Request, model: str | None) -> Any:
     return pipe
 
 
-@router.post("/tokenize", responses={200: {"model": TokenizeAnswer}, **OPENAI_ERRORS})
+@router.post("/tokenize", responses={200: {"model": TokenizeAnswer}, **ERRORS})
 async def tokenize(body: TokenizeRequest, request: Request) -> Any:
     pipe = _pipe(request, body.model)
     if (body.prompt is None) == (body.messages is None):
@@ -73,14 +75,14 @@ async def tokenize(body: TokenizeRequest, request: Request) -> Any:
             "tokens": ids, "token_strs": strs}
 
 
-@router.post("/detokenize", responses=OPENAI_ERRORS)
+@router.post("/detokenize", responses=ERRORS)
 async def detokenize(body: DetokenizeRequest, request: Request) -> Any:
     pipe = _pipe(request, body.model)
     RequestLimits.of(request.app).check(body)
     return {"prompt": pipe.tokenizer.decode(body.tokens, skip_special_tokens=False)}
 
 
-@router.get("/version")
+@router.get("/version", responses=GET_ERRORS)
 async def server_version() -> dict[str, str]:
     try:
         return {"version": version("finrag")}
@@ -88,7 +90,8 @@ async def server_version() -> dict[str, str]:
         return {"version": "unknown"}
 
 
-@router.api_route("/ping", methods=["GET", "POST"])
+@router.get("/ping", response_class=Response, responses={200: {"description": "alive"}})
+@router.post("/ping", response_class=Response, responses={200: {"description": "alive"}})
 async def ping() -> Response:
     """Liveness for SageMaker-style load balancers, as vLLM's /ping."""
     return Response(status_code=200)

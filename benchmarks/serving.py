@@ -63,7 +63,8 @@ def start(kind: str, port: int, args: argparse.Namespace) -> subprocess.Popen:
         if proc.poll() is not None:
             raise RuntimeError(f"{kind} server exited with {proc.returncode}: {cmd}")
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+            probe = "/ready" if kind == "finrag" else "/health"  # the baseline has no /ready
+            if httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=2).status_code == 200:
                 return proc
         except httpx.HTTPError:
             pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from llm_engine.engine.errors import InvalidRequestError
+from llm_engine.structured_output import StructuredOutputsParams
 
 
 @dataclass
@@ -36,12 +37,17 @@ class SamplingParams:
     logprob_token_ids: list[int] | None = None
     skip_special_tokens: bool = True
     include_stop_str_in_output: bool = False
+    # vLLM's structured output: a JSON schema, any JSON object, a regex, a choice or a grammar
+    # (a StructuredOutputsParams, or a dict of its fields).
+    structured_outputs: StructuredOutputsParams | None = None
     stop_strings: list[str] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> InvalidRequestError:
             return InvalidRequestError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
 
+        if isinstance(self.structured_outputs, dict):
+            self.structured_outputs = StructuredOutputsParams(**self.structured_outputs)
         if self.n != 1:
             raise bad("n", "1 (parallel sampling is not supported)")
         if not 0.0 <= self.temperature <= 100.0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import time
+from typing import Any
 
 import torch
 
@@ -51,7 +52,11 @@ class Sequence:
         self.output_text = ""
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
+        self.first_scheduled_time: float | None = None
+        # Structured output: the grammar matcher (llm_engine.structured_output.GrammarState).
+        self.grammar: Any = None
         self.first_token_time: float | None = None
+        self.finished_time: float | None = None
         self.generator: torch.Generator | None = None
         if params.seed is not None:
             self.generator = torch.Generator().manual_seed(params.seed)

@@ -89,6 +89,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="seconds SIGTERM waits for requests in flight (default 30)")
     serve.add_argument("--request-read-timeout", dest="request_read_timeout", type=float,
                        help="seconds a request body may take to arrive (default 60)")
+    serve.add_argument("--log-format", dest="log_format", choices=["text", "json"])
+    serve.add_argument("--audit-log", dest="audit_log", metavar="PATH",
+                       help="append a hash-chained record of every answer to PATH")
+    serve.add_argument("--otlp-traces-endpoint", dest="otlp_traces_endpoint", metavar="URL",
+                       help="export OpenTelemetry spans over OTLP/HTTP to URL")
+    serve.add_argument("--mirror-url", dest="mirror_url", metavar="URL",
+                       help="send a copy of each /ask request to URL (shadow testing)")
 
     index = sub.add_parser("index", help="build an index from a corpus")
     index.add_argument("--corpus", required=True, help="TAT-QA .json, .jsonl or folder")
@@ -101,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     prepare.add_argument("--model", help=_HELP["model"])
     prepare.add_argument("--engines-dir", dest="engines_dir", help="default: engines/")
     prepare.add_argument("--config", help="YAML file of settings")
+
+    audit = sub.add_parser("audit", help="check an audit log's hash chain")
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True)
+    verify = audit_sub.add_parser("verify", help="check the chain over the log and its "
+                                  "rotated files; name the first bad line")
+    verify.add_argument("path", help="the audit_log file")
 
     ask = sub.add_parser("ask", help="answer one question in the terminal")
     common(ask)
@@ -123,19 +136,32 @@ def _settings(args: argparse.Namespace, **extra: Any):
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pipeline.rag.pipeline import RAGPipeline
+    from pipeline.server.access_log import configure_logging
     from pipeline.server.app import create_app
 
     settings = _settings(args)
-    # Load (and build on first run) before listening, so errors end here with one line.
-    pipeline = RAGPipeline.from_settings(settings)
-    app = create_app(settings, pipeline)
-    print(f"finrag: serving {pipeline.model_name} on http://{settings.host}:{settings.port}",
-          file=sys.stderr)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                timeout_graceful_shutdown=settings.shutdown_timeout)
-    pipeline.shutdown()
+    log_config = configure_logging(settings.log_format, settings.log_level)
+    # Listen at once: /health says "starting" while the pipeline loads (on a first run,
+    # builds engines/), and a start-up failure stops the server and ends here (one line).
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port,
+                                           log_config=log_config, access_log=False,
+                                           timeout_graceful_shutdown=settings.shutdown_timeout))
+    app.state.on_start_failed = lambda: setattr(server, "should_exit", True)
+    print(f"finrag: listening on http://{settings.host}:{settings.port}; /ready turns 200 once "
+          "the models and index are loaded", file=sys.stderr)
+    server.run()
+    if app.state.start_error is not None:
+        raise app.state.start_error
     return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from pipeline.server.audit import verify
+
+    result = verify(args.path)
+    print(f"finrag audit: {result.message}", file=sys.stdout if result.ok else sys.stderr)
+    return 0 if result.ok else 1
 
 
 def _index(args: argparse.Namespace) -> int:
@@ -209,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         known += (ArtifactError, IndexFileError)
     except ImportError:
         pass
-    commands = {"serve": _serve, "index": _index, "prepare": _prepare, "ask": _ask}
+    commands = {"serve": _serve, "index": _index, "prepare": _prepare, "ask": _ask,
+                "audit": _audit}
     try:
         return commands[args.command](args)
     except known as exc:

@@ -167,6 +167,21 @@ class Settings(BaseModel):
     api_key: SecretStr | None = None
     cors_origins: list[str] = Field(default_factory=list)
 
+    # operations (README, "Operations"): logs, audit log, tracing, traffic mirroring
+    log_format: str = Field("text", pattern="^(text|json)$")
+    # A path: one hash-chained JSON line per /ask and /v1 request (pipeline/server/audit.py);
+    # rotated past audit_log_max_bytes, keeping audit_log_backups older files.
+    audit_log: str | None = None
+    audit_log_max_bytes: int = Field(100 << 20, ge=4096)
+    audit_log_backups: int = Field(10, ge=1, le=10000)
+    # OTLP/HTTP endpoint for OpenTelemetry spans (vLLM's name), e.g.
+    # http://collector:4318/v1/traces; None: no tracing, no cost.
+    otlp_traces_endpoint: str | None = None
+    # A URL that receives a copy of each /ask request body, fire-and-forget (shadow testing);
+    # at most mirror_queue_size copies wait, later ones are dropped and counted.
+    mirror_url: str | None = None
+    mirror_queue_size: int = Field(256, ge=1, le=100000)
+
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
@@ -181,6 +196,13 @@ class Settings(BaseModel):
                 raise ValueError(f"{origin!r} is not an origin: give scheme://host[:port] "
                                  "without a path or trailing slash, e.g. https://app.example.com"
                                  " ('*' is refused: it would open the API to every web site)")
+        return value
+
+    @field_validator("otlp_traces_endpoint", "mirror_url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"https?://\S+", value):
+            raise ValueError("must be an http:// or https:// URL")
         return value
 
     @model_validator(mode="before")

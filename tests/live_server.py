@@ -59,16 +59,16 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     base = f"http://127.0.0.1:{settings.port}"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        if not thread.is_alive():
-            pytest.fail("the server thread died during start-up")
+        if not thread.is_alive() or app.state.start_error is not None:
+            pytest.fail(f"the server failed to start: {app.state.start_error}")
         try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
                 break
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
     else:
-        pytest.fail("the server did not become healthy within 240 s")
+        pytest.fail("the server was not ready within 240 s")
     try:
         yield base, app
     finally:

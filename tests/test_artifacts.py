@@ -63,8 +63,9 @@ def truncate(path: Path, keep: float = 0.5) -> None:
 
 
 def serve_error(capsys: pytest.CaptureFixture, args: list[str]) -> str:
-    """`finrag serve ARGS` must stop before listening with exit status 2 and one line."""
-    assert main(["serve", *args]) == 2
+    """`finrag serve ARGS` must stop with exit status 2 and one line (it listens while it
+    loads, on a port of its own here)."""
+    assert main(["serve", "--port", "0", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("finrag: error: ") and "Traceback" not in err
     return err.removeprefix("finrag: error: ")

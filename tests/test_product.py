@@ -49,11 +49,12 @@ class Served:
             if self.proc.poll() is not None:
                 pytest.fail(f"finrag serve exited ({self.proc.returncode}):\n{self.output()}")
             try:
-                if httpx.get(f"{self.base}/health", timeout=5).status_code == 200:
+                # /health is 200 ("starting") while the first run builds; /ready once served.
+                if httpx.get(f"{self.base}/ready", timeout=5).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
-            assert time.monotonic() < deadline, f"not healthy after 1500 s:\n{self.output()}"
+            assert time.monotonic() < deadline, f"not ready after 1500 s:\n{self.output()}"
             time.sleep(1)
 
     def output(self) -> str:

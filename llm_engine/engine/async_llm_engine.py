@@ -8,7 +8,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from llm_engine.config import EngineConfig, ModelConfig
@@ -49,6 +50,9 @@ class AsyncLLMEngine:
         self._ids = itertools.count()
         self.last_step_time = time.monotonic()
         self.error: BaseException | None = None
+        # Called on the loop thread with each finished request's last output (the server's
+        # per-request metrics); it must be quick and must not raise.
+        self.on_finished: Callable[[RequestOutput], None] | None = None
         self._thread = threading.Thread(target=self._run, name="llm-engine-loop", daemon=True)
         self._thread.start()
 
@@ -68,6 +72,11 @@ class AsyncLLMEngine:
     @property
     def model_config(self) -> ModelConfig:
         return self.engine.model_config
+
+    @property
+    def model_dir(self) -> Path:
+        """The prepared model's folder (its files identify the weights that answered)."""
+        return self.engine.model_dir
 
     def get_stats(self) -> EngineStats:
         """A snapshot of the engine's counters (read from the loop thread's state)."""
@@ -179,6 +188,8 @@ class AsyncLLMEngine:
         self._failures = 0
         for out in outputs:
             self._deliver(out.request_id, out)
+            if out.finished and self.on_finished is not None:
+                self.on_finished(out)
 
     def _run(self) -> None:
         try:

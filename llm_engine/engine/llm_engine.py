@@ -22,6 +22,7 @@ from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.outputs import CompletionOutput, RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
+from llm_engine.structured_output import StructuredOutputManager
 from llm_engine.tokenizer import Tokenizer
 from llm_engine.utils.model_path import resolve_model
 
@@ -95,6 +96,7 @@ class LLMEngine:
         self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
         self.requests: dict[str, Sequence] = {}
         self._ids = itertools.count()
+        self._structured: StructuredOutputManager | None = None  # made at the first use
 
     @classmethod
     def from_engine_args(cls, **kwargs: Any) -> LLMEngine:
@@ -144,10 +146,21 @@ class LLMEngine:
                 f"{params.max_tokens} in max_tokens): lower max_tokens or shorten the prompt"
             )
         seq = Sequence(request_id, text, ids, params, arrival_time)
+        if params.structured_outputs is not None:
+            seq.grammar = self.structured_outputs().new_state(params.structured_outputs)
         self.requests[request_id] = seq
         if self.detokenizer is not None:
             self.detokenizer.start(seq)
         self.scheduler.add(seq)
+
+    def structured_outputs(self) -> StructuredOutputManager:
+        """The grammar compiler for this model's vocabulary, made at the first use (its
+        tokenizer tables take a moment) and handed to the sampler."""
+        if self._structured is None:
+            self._structured = StructuredOutputManager(
+                self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
+            self.executor.driver.sampler.structured = self._structured
+        return self._structured
 
     def abort(self, request_id: str | Iterable[str]) -> None:
         ids = [request_id] if isinstance(request_id, str) else list(request_id)
@@ -175,6 +188,10 @@ class LLMEngine:
         sched = self.scheduler.schedule()
         if not sched:
             return []
+        scheduled_at = time.monotonic()
+        for seq in sched.seqs:
+            if seq.first_scheduled_time is None:
+                seq.first_scheduled_time = scheduled_at
         try:
             return self._execute(sched)
         except WorkerDiedError:
@@ -230,6 +247,7 @@ class LLMEngine:
                 or seq.num_tokens >= self.max_model_len:
             seq.finish_reason = "length"
         if seq.finish_reason is not None:
+            seq.finished_time = now
             self._finish(seq)
 
     def _finish(self, seq: Sequence) -> None:
@@ -247,9 +265,11 @@ class LLMEngine:
             finish_reason=seq.finish_reason,
             stop_reason=seq.stop_reason,
         )
-        metrics = {"arrival_time": seq.arrival_time}
-        if seq.first_token_time is not None:
-            metrics["first_token_time"] = seq.first_token_time
+        # vLLM's request timeline (time.monotonic): queued, prefilled, decoded.
+        times = {"arrival_time": seq.arrival_time,
+                 "first_scheduled_time": seq.first_scheduled_time,
+                 "first_token_time": seq.first_token_time, "finished_time": seq.finished_time}
+        metrics = {k: v for k, v in times.items() if v is not None}
         return RequestOutput(seq.request_id, seq.prompt, seq.prompt_token_ids, [completion],
                              seq.is_finished, seq.num_cached_tokens, metrics)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from llm_engine.sequence import Sequence
+from llm_engine.structured_output import StructuredOutputManager
 
 
 @dataclass
@@ -26,11 +27,17 @@ class Sampler:
     def __init__(self, eos_token_ids: set[int], generator: torch.Generator) -> None:
         self.eos_token_ids = eos_token_ids
         self.generator = generator
+        # Set by the engine at the first structured-output request.
+        self.structured: StructuredOutputManager | None = None
 
     def __call__(self, logits: torch.Tensor, seqs: list[Sequence]) -> list[SampleResult]:
         want_logprobs = any(s.params.logprobs is not None for s in seqs)
         raw_logprobs = torch.log_softmax(logits, dim=-1) if want_logprobs else None
         logits = self._apply_penalties(logits, seqs)
+        grammars = [s.grammar for s in seqs]
+        if self.structured is not None and any(g is not None for g in grammars):
+            logits = logits.float().contiguous()
+            self.structured.apply_masks(logits, grammars)
 
         greedy_rows = [i for i, s in enumerate(seqs) if s.params.greedy]
         tokens = [0] * len(seqs)
@@ -41,6 +48,10 @@ class Sampler:
         for row, seq in enumerate(seqs):
             if not seq.params.greedy:
                 tokens[row] = self._draw(logits[row], seq)
+
+        for row, grammar in enumerate(grammars):
+            if grammar is not None and self.structured is not None:
+                self.structured.accept(grammar, tokens[row])
 
         results = []
         for row, seq in enumerate(seqs):

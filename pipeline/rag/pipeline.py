@@ -69,6 +69,14 @@ def source_dict(p: Any) -> dict[str, Any]:
             "score": float(p.score)}
 
 
+def queue_ms(out: Any) -> float | None:
+    """How long the engine kept a request waiting before it first ran (ms)."""
+    m = out.metrics
+    if "first_scheduled_time" not in m:
+        return None
+    return round((m["first_scheduled_time"] - m["arrival_time"]) * 1000, 3)
+
+
 def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
     """Load the saved index, or build it from the corpus (first run) and save it.
 
@@ -227,7 +235,8 @@ class RAGPipeline:
                         [source_dict(p) for p in passages], usage,
                         {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
                          "generate_ms": ms(t_retr, t_end),
-                         "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end)},
+                         "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end),
+                         "queue_ms": queue_ms(out)},
                         intent.scores, step.finish_reason)
         self._observe(answer)
         yield FinalEvent(answer)

@@ -7,12 +7,16 @@ error shapes in `errors.py`; this file only puts them together.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 
 from pipeline.rag import RAGPipeline
+from pipeline.server.access_log import AccessLog
+from pipeline.server.audit import AuditLog
 from pipeline.server.errors import install_error_handlers
 from pipeline.server.guards.access import (
     document_security,
@@ -22,47 +26,94 @@ from pipeline.server.guards.access import (
 from pipeline.server.guards.admission import Admission, AdmissionCollector, AdmissionMiddleware
 from pipeline.server.guards.body_limit import BodyLimitMiddleware
 from pipeline.server.guards.head import HeadAsGetMiddleware
+from pipeline.server.guards.readiness import ReadinessMiddleware
 from pipeline.server.guards.request_limits import RequestLimits
-from pipeline.server.metrics import Metrics
-from pipeline.server.routes import ask, openai, ops
+from pipeline.server.metrics import Metrics, MirrorCollector
+from pipeline.server.mirror import Mirror
+from pipeline.server.routes import ask, openai, ops, tokenize
+from pipeline.server.tracing import Tracing
 from pipeline.settings import Settings
 
+logger = logging.getLogger("finrag")
 
-def create_app(settings: Settings, pipeline: RAGPipeline | None = None) -> FastAPI:
-    """The app; it builds the pipeline (and warms it up) at start unless one is given."""
+
+def create_app(settings: Settings, pipeline: RAGPipeline | None = None,
+               build: Callable[[Settings], RAGPipeline] = RAGPipeline.from_settings) -> FastAPI:
+    """The app. It listens at once; the pipeline (built here unless one is given, which on a
+    first run means building engines/) is loaded and warmed up in the background, while
+    /health answers "starting" and other routes 503 (guards/readiness.py)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        pipe = pipeline
-        if pipe is None:
-            pipe = await asyncio.to_thread(RAGPipeline.from_settings, settings)
-        pipe.metrics = Metrics(pipe.engine, pipe.model_name)
-        pipe.batcher.on_batch = lambda n, _s: pipe.metrics.batch_size.observe(n)
-        pipe.metrics.registry.register(AdmissionCollector(app.state.admission))
-        app.state.pipeline = pipe
-        if settings.warmup:
-            await pipe.warmup()
+        if app.state.mirror is not None:
+            app.state.mirror.start()
+        starting = asyncio.create_task(_start(app, settings, pipeline, build),
+                                       name="finrag-start")
         yield
-        if pipeline is None:
-            pipe.shutdown()
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        if app.state.mirror is not None:
+            await app.state.mirror.stop()
+        if app.state.tracing is not None:
+            app.state.tracing.shutdown()
+        if app.state.audit is not None:
+            app.state.audit.close()
+        if pipeline is None and app.state.pipeline is not None:
+            app.state.pipeline.shutdown()
 
     app = FastAPI(title="finrag", version="0.1.0", lifespan=lifespan)
+    app.state.pipeline, app.state.ready, app.state.start_error = None, False, None
+    app.state.on_start_failed = None  # the CLI stops the server through it
     app.state.admission = Admission(settings.max_queued_requests, settings.max_queued_tokens)
+    app.state.audit = (AuditLog(settings.audit_log, settings.audit_log_max_bytes,
+                                settings.audit_log_backups) if settings.audit_log else None)
+    app.state.tracing = (Tracing(settings.otlp_traces_endpoint)
+                         if settings.otlp_traces_endpoint else None)
+    app.state.mirror = (Mirror(settings.mirror_url, settings.mirror_queue_size)
+                        if settings.mirror_url else None)
     # Innermost first: tickets released after the response, bodies checked before routes,
-    # then the API key and CORS (access.install_security), HEAD run as GET outermost.
+    # nothing served before the pipeline is ready, then the API key and CORS
+    # (access.install_security), HEAD run as GET, and the access log outermost, so every
+    # answer has an id.
     app.add_middleware(AdmissionMiddleware, admission=app.state.admission)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes,
                        read_timeout=settings.request_read_timeout)
+    app.add_middleware(ReadinessMiddleware, state=app.state)
     install_security(app, settings)
     app.add_middleware(HeadAsGetMiddleware)
+    app.add_middleware(AccessLog, state=app.state)
     install_log_redaction()
     install_error_handlers(app)
     app.include_router(ask.router)
     app.include_router(ops.router)
     app.include_router(openai.router)
+    app.include_router(tokenize.router)
     app.include_router(ops.page_router)
     _limit_schema(app, settings)
     return app
+
+
+async def _start(app: FastAPI, settings: Settings, given: RAGPipeline | None,
+                 build: Callable[[Settings], RAGPipeline]) -> None:
+    try:
+        pipe = given or await asyncio.to_thread(build, settings)
+        app.state.pipeline = pipe
+        if settings.warmup:
+            await pipe.warmup()
+        # Metrics start after the warm-up, so its request is not counted.
+        pipe.metrics = Metrics(pipe.engine, pipe.model_name)
+        pipe.batcher.on_batch = lambda n, _s: pipe.metrics.batch_size.observe(n)
+        pipe.engine.on_finished = pipe.metrics.observe_request
+        pipe.metrics.registry.register(AdmissionCollector(app.state.admission))
+        if app.state.mirror is not None:
+            pipe.metrics.registry.register(MirrorCollector(app.state.mirror))
+        app.state.ready = True
+        logger.info("finrag: ready (%s)", pipe.model_name)
+    except Exception as exc:  # noqa: BLE001 - reported by /health and, under the CLI, on exit
+        app.state.start_error = exc
+        logger.error("finrag: start-up failed: %s", exc)
+        if app.state.on_start_failed is not None:
+            app.state.on_start_failed()
 
 
 def _limit_schema(app: FastAPI, settings: Settings) -> None:

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from llm_engine import RequestOutput
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
                    40.0, 80.0, 160.0)
+# vLLM's buckets for time per output token and for token counts per request.
+TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
+                7.5, 10.0, 20.0, 40.0, 80.0)
+TOKEN_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
 
 class _EngineCollector:
@@ -95,6 +107,26 @@ class Metrics:
                                 registry=r)
         self.http_errors = Counter("finrag:request_errors", "Requests answered with an error.",
                                    ["status"], registry=r)
+        # Per engine request, from its timeline (RequestOutput.metrics), as vLLM reports them.
+        self.queue_time = Histogram("vllm:request_queue_time_seconds", "Time waiting in the "
+                                    "queue before first scheduled.", mn, buckets=LATENCY_BUCKETS,
+                                    registry=r)
+        self.prefill_time = Histogram("vllm:request_prefill_time_seconds", "Time from first "
+                                      "scheduled to first token.", mn, buckets=LATENCY_BUCKETS,
+                                      registry=r)
+        self.decode_time = Histogram("vllm:request_decode_time_seconds", "Time from first token "
+                                     "to the last.", mn, buckets=LATENCY_BUCKETS, registry=r)
+        self.tpot = Histogram("vllm:time_per_output_token_seconds", "Time per output token "
+                              "after the first.", mn, buckets=TPOT_BUCKETS, registry=r)
+        self.request_prompt_tokens = Histogram("vllm:request_prompt_tokens", "Prompt tokens "
+                                               "per request.", mn, buckets=TOKEN_BUCKETS,
+                                               registry=r)
+        self.request_generation_tokens = Histogram("vllm:request_generation_tokens", "Generated "
+                                                   "tokens per request.", mn,
+                                                   buckets=TOKEN_BUCKETS, registry=r)
+        self.success = Counter("vllm:request_success", "Finished requests by finish reason.",
+                               [*mn, "finished_reason"], registry=r)
+        ProcessCollector(registry=r)  # process_resident_memory_bytes, cpu seconds, fds
         self.batch_size = Histogram("finrag:retrieval_batch_size",
                                     "Questions per retrieval (embedder) call.",
                                     buckets=(1, 2, 4, 8, 16, 32, 64, 128), registry=r)
@@ -116,5 +148,43 @@ class Metrics:
         self.prompt_tokens.labels(self.model_name).inc(prompt_tokens)
         self.generation_tokens.labels(self.model_name).inc(completion_tokens)
 
+    def observe_request(self, out: RequestOutput) -> None:
+        """One finished engine request (AsyncLLMEngine.on_finished, on the loop thread)."""
+        m, name = out.metrics, self.model_name
+        reason = out.outputs[0].finish_reason or "unknown"
+        self.success.labels(name, reason).inc()
+        self.request_prompt_tokens.labels(name).observe(len(out.prompt_token_ids))
+        n_out = len(out.outputs[0].token_ids)
+        self.request_generation_tokens.labels(name).observe(n_out)
+        arrival, scheduled = m.get("arrival_time"), m.get("first_scheduled_time")
+        first, done = m.get("first_token_time"), m.get("finished_time")
+        if arrival is not None and scheduled is not None:
+            self.queue_time.labels(name).observe(scheduled - arrival)
+        if scheduled is not None and first is not None:
+            self.prefill_time.labels(name).observe(first - scheduled)
+        if first is not None and done is not None:
+            self.decode_time.labels(name).observe(done - first)
+            if n_out > 1:
+                self.tpot.labels(name).observe((done - first) / (n_out - 1))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class MirrorCollector:
+    """finrag:mirror_requests_total by outcome: sent, failed (the mirror answered nothing
+    usable) and dropped (the queue was full)."""
+
+    def __init__(self, mirror: Any) -> None:
+        self.mirror = mirror
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self):
+        family = CounterMetricFamily("finrag:mirror_requests", "Copies of /ask requests sent "
+                                     "to mirror_url, by outcome.", labels=["outcome"])
+        for outcome, n in self.mirror.counts.items():
+            family.add_metric([outcome], n)
+        yield family
+

@@ -2,9 +2,9 @@
 
 Every option has a documented range and values outside it are refused (400, naming the
 field), never clamped. Unknown fields are refused too: a client that sends an option this
-server does not implement (`tools`, `response_format`, ...) learns so instead of getting an
+server does not implement (`tools`, `logit_bias`, ...) learns so instead of getting an
 answer that silently ignored it. OpenAI fields that are accepted only at their default
-(`n`, `echo`, `logprobs`, ...) say so in their description and in the refusal.
+(`echo`, `suffix`, `prompt_logprobs`, ...) say so in their description and in the refusal.
 `max_tokens` and `top_k` are bounded by the served model (request_limits).
 """
 
@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from llm_engine import SamplingParams
+from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import Temperature, bounded, temperature
 
 MAX_STOPS = 16
+MAX_N = 16  # n and best_of
+MAX_PROMPTS = 64  # prompts in one /v1/completions call
+MAX_LOGPROBS = 20  # vLLM's default max_logprobs
 MAX_EMBED_INPUTS = 2048
 ModelName = Field(None, max_length=256, description="the id of a served model (GET "
                                                      "/v1/models); default: the served one")
@@ -38,6 +42,49 @@ def only(default: Any, what: str) -> BeforeValidator:
 class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     include_usage: bool = Field(False, description="end the stream with a usage chunk")
+    continuous_usage_stats: bool = Field(False, description="vLLM's: usage in every chunk")
+
+
+class StructuredOutputs(BaseModel):
+    """vLLM's `structured_outputs`: exactly one constraint on what is generated."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    json_: dict[str, Any] | str | None = Field(None, alias="json",
+                                               description="a JSON schema the output follows")
+    regex: str | None = Field(None, max_length=4096, description="a regular expression")
+    choice: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=1, max_length=256, description="one of these strings")
+    grammar: str | None = Field(None, max_length=65536, description="an EBNF grammar")
+    json_object: bool | None = Field(None, description="any JSON object")
+
+    def params(self) -> StructuredOutputsParams:
+        return StructuredOutputsParams(json=self.json_, regex=self.regex, choice=self.choice,
+                                       grammar=self.grammar, json_object=self.json_object)
+
+
+class JsonSchemaFormat(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = Field(max_length=64)
+    description: str | None = None
+    schema_: dict[str, Any] = Field(alias="schema", description="the JSON schema")
+    strict: bool | None = None
+
+
+class ResponseFormat(BaseModel):
+    """OpenAI's `response_format`: text, any JSON object, or JSON following a schema."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchemaFormat | None = Field(None, description="with type json_schema")
+
+    def params(self) -> StructuredOutputsParams | None:
+        if self.type == "text":
+            return None
+        if self.type == "json_object":
+            return StructuredOutputsParams(json_object=True)
+        if self.json_schema is None:
+            raise ValueError("response_format.json_schema: required with type json_schema")
+        return StructuredOutputsParams(json=self.json_schema.schema_)
 
 
 class SamplingFields(BaseModel):
@@ -55,7 +102,8 @@ class SamplingFields(BaseModel):
     top_k: int = bounded("vocab_size", 0, ge=-1, description="keep the k most likely tokens; "
                          "0 or -1: all; at most the vocabulary size")
     min_p: float = Field(0.0, ge=0.0, le=1.0, description="in [0, 1]")
-    n: Annotated[Literal[1], only(1, "n: 1")] = Field(1, description="only 1")
+    n: int = Field(1, ge=1, le=MAX_N, description=f"choices to generate, 1 to {MAX_N}; they "
+                   "share the prompt's KV blocks")
     stream: bool = False
     stream_options: StreamOptions | None = Field(None, description="with stream: true only")
     stop: StopString | Annotated[list[StopString], Field(max_length=MAX_STOPS)] | None = Field(
@@ -78,37 +126,86 @@ class SamplingFields(BaseModel):
         None, max_length=0, description="not supported: null or {} only")
     user: str | None = Field(None, max_length=256, description="OpenAI's end-user id; "
                                                                "accepted and not used")
+    response_format: ResponseFormat | None = Field(None, description="text, json_object or "
+                                                   "json_schema (OpenAI's)")
+    structured_outputs: StructuredOutputs | None = Field(None, description="vLLM's: json, "
+                                                         "regex, choice, grammar or json_object")
+    prompt_logprobs: Annotated[None, only(None, "prompt_logprobs: null")] = Field(
+        None, description="not supported: null only")
 
-    def sampling_params(self, max_tokens: int) -> SamplingParams:
+    @model_validator(mode="after")
+    def _check_options(self) -> SamplingFields:
+        self.structured()  # refused here, as a 400 naming the field, not in the engine
+        self.top_logprobs_wanted()
+        best_of = getattr(self, "best_of", None)
+        if best_of is not None and best_of < self.n:
+            raise ValueError(f"best_of: must be at least n ({self.n}), got {best_of}")
+        if best_of is not None and best_of > 1 and self.stream:
+            raise ValueError("best_of: not with stream: true (the best are known at the end)")
+        return self
+
+    def structured(self) -> StructuredOutputsParams | None:
+        if self.response_format is not None and self.structured_outputs is not None:
+            raise ValueError("give response_format or structured_outputs, not both")
+        if self.structured_outputs is not None:
+            return self.structured_outputs.params()
+        return self.response_format.params() if self.response_format is not None else None
+
+    def top_logprobs_wanted(self) -> int | None:
+        """How many top log-probabilities each token reports (None: no logprobs)."""
+        return None
+
+    def sampling_params(self, max_tokens: int, seed: int | None = None,
+                        logprobs: int | None = None) -> SamplingParams:
         return SamplingParams(
             temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
             presence_penalty=self.presence_penalty, frequency_penalty=self.frequency_penalty,
-            repetition_penalty=self.repetition_penalty, seed=self.seed, stop=self.stop,
+            repetition_penalty=self.repetition_penalty,
+            seed=self.seed if seed is None else seed, stop=self.stop,
             stop_token_ids=self.stop_token_ids, max_tokens=max_tokens,
             min_tokens=self.min_tokens, ignore_eos=self.ignore_eos,
             skip_special_tokens=self.skip_special_tokens,
-            include_stop_str_in_output=self.include_stop_str_in_output)
+            include_stop_str_in_output=self.include_stop_str_in_output,
+            logprobs=self.top_logprobs_wanted() if logprobs is None else logprobs,
+            structured_outputs=self.structured())
 
     @property
     def include_usage(self) -> bool:
         return self.stream_options is not None and self.stream_options.include_usage
 
 
+TokenIds = Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+
+
 class CompletionRequest(SamplingFields):
     prompt: (Annotated[str, Field(min_length=1)]
-             | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=1)]
-             | Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]) = bounded(
-        "max_token_id", ..., description="one prompt: a string, a list of one string, or token "
-                                         "ids; its tokens must leave room for max_tokens in "
-                                         "max_model_len")
+             | Annotated[list[Annotated[str, Field(min_length=1)]],
+                         Field(min_length=1, max_length=MAX_PROMPTS)]
+             | TokenIds
+             | Annotated[list[TokenIds], Field(min_length=1, max_length=MAX_PROMPTS)]) = bounded(
+        "max_token_id", ..., description=f"a string, up to {MAX_PROMPTS} strings, token ids, "
+        f"or up to {MAX_PROMPTS} lists of token ids; each prompt's tokens must leave room for "
+        "max_tokens in max_model_len")
     echo: Annotated[Literal[False], only(False, "echo: false")] = Field(
         False, description="only false")
-    logprobs: Annotated[None, only(None, "logprobs: null")] = Field(
-        None, description="not supported: null only")
-    best_of: Annotated[Literal[1] | None, only(1, "best_of: 1")] = Field(
-        None, description="only 1")
+    logprobs: int | None = Field(None, ge=0, le=MAX_LOGPROBS, description="report the "
+                                 f"top 0 to {MAX_LOGPROBS} log-probabilities of each token")
+    best_of: int | None = Field(None, ge=1, le=MAX_N, description="generate best_of choices "
+                                "and return the n with the highest log-probability; >= n")
     suffix: Annotated[None, only(None, "suffix: null")] = Field(
         None, description="not supported: null only")
+
+    def top_logprobs_wanted(self) -> int | None:
+        return self.logprobs
+
+    def prompts(self) -> list[str | list[int]]:
+        """The prompts, one or several."""
+        p = self.prompt
+        if isinstance(p, str):
+            return [p]
+        if p and isinstance(p[0], int):
+            return [p]  # type: ignore[list-item]
+        return list(p)  # type: ignore[arg-type]
 
 
 class TextPart(BaseModel):
@@ -137,10 +234,14 @@ class ChatRequest(SamplingFields):
     max_completion_tokens: int | None = bounded("max_tokens", ge=1,
                                                 description="OpenAI's newer max_tokens; wins "
                                                             "over it")
-    logprobs: Annotated[Literal[False], only(False, "logprobs: false")] = Field(
-        False, description="only false")
-    top_logprobs: Annotated[None, only(None, "top_logprobs: null")] = Field(
-        None, description="not supported: null only")
+    logprobs: bool = Field(False, description="report the chosen tokens' log-probabilities")
+    top_logprobs: int | None = Field(None, ge=0, le=MAX_LOGPROBS, description="with logprobs: "
+                                     f"also the 0 to {MAX_LOGPROBS} most likely tokens")
+
+    def top_logprobs_wanted(self) -> int | None:
+        if self.top_logprobs is not None and not self.logprobs:
+            raise ValueError("top_logprobs: needs logprobs: true")
+        return (self.top_logprobs or 0) if self.logprobs else None
 
 
 class EmbeddingRequest(BaseModel):
@@ -162,11 +263,18 @@ class Usage(BaseModel):
     total_tokens: int
 
 
+class CompletionLogprobs(BaseModel):
+    text_offset: list[int]
+    token_logprobs: list[float | None]
+    tokens: list[str]
+    top_logprobs: list[dict[str, float] | None]
+
+
 class CompletionChoice(BaseModel):
     index: int
     text: str
     finish_reason: str | None
-    logprobs: None
+    logprobs: CompletionLogprobs | None
 
 
 class Completion(BaseModel):
@@ -183,11 +291,25 @@ class AssistantMessage(BaseModel):
     content: str
 
 
+class TopLogprob(BaseModel):
+    token: str
+    logprob: float
+    bytes: list[int] | None
+
+
+class TokenLogprob(TopLogprob):
+    top_logprobs: list[TopLogprob]
+
+
+class ChatLogprobs(BaseModel):
+    content: list[TokenLogprob] | None
+
+
 class ChatChoice(BaseModel):
     index: int
     message: AssistantMessage
     finish_reason: str | None
-    logprobs: None
+    logprobs: ChatLogprobs | None
 
 
 class ChatCompletion(BaseModel):

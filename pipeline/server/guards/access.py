@@ -21,10 +21,11 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pipeline.server.audit import key_id
 from pipeline.server.errors import error_response
 from pipeline.settings import Settings
 
-OPEN_PATHS = {"/health", "/"}
+OPEN_PATHS = {"/health", "/ready", "/ping", "/"}
 OPEN_PREFIXES = ("/static/",)
 
 
@@ -43,7 +44,11 @@ class ApiKeyMiddleware:
             return False
         token = token.strip()
         # Every key is compared, so the time does not tell which one nearly matched.
-        return sum(hmac.compare_digest(token, key) for key in self.keys) > 0
+        matches = [hmac.compare_digest(token, key) for key in self.keys]
+        if any(matches):
+            # Who asked, for the audit log: a hash of the key, never the key.
+            scope.setdefault("state", {})["key_id"] = key_id(token)
+        return any(matches)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] != "http" or scope["method"] == "OPTIONS" or is_open(scope["path"])

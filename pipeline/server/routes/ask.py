@@ -9,7 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from pipeline.rag import AskOptions, RAGPipeline, TokenEvent, source_dict
+from pipeline.server.access_log import record_usage
 from pipeline.server.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
+from pipeline.server.audit_trail import answer_fields, audit
 from pipeline.server.errors import OUR_ERRORS, request_id
 from pipeline.server.guards.admission import admit
 from pipeline.server.guards.disconnect import cancel_on_disconnect
@@ -31,8 +33,13 @@ async def ask(body: AskRequest, request: Request) -> Any:
     opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
     if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
         raise pipe.engine.dead_error()
+    if request.app.state.mirror is not None:
+        request.app.state.mirror.submit(body.model_dump_json().encode(),
+                                        request_id(request.headers))
     if not body.stream:
-        return (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
+        answer = (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
+        await _account(request, body.question, answer)
+        return answer
 
     rid = request_id(request.headers)
 
@@ -43,12 +50,21 @@ async def ask(body: AskRequest, request: Request) -> Any:
                     yield sse({"type": "token", "text": event.text})
                 else:
                     final = event.answer.to_dict()
+                    await _account(request, body.question, final)
                     final.pop("answer")
                     yield sse({"type": "final", **final})
         except Exception as exc:  # the status line is gone: the error is the last event
             yield sse({"type": "error", "message": stream_error(exc, rid)})
 
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+async def _account(request: Request, question: str, answer: dict[str, Any]) -> None:
+    """Tokens and timings for the access log and trace; the audit record."""
+    usage = answer.get("usage", {})
+    record_usage(request.scope, usage.get("prompt_tokens", 0),
+                 usage.get("completion_tokens", 0), answer.get("timings"))
+    await audit(request, answer_fields(question, answer))
 
 
 @router.post("/search", responses={200: {"model": SearchAnswer}, **OUR_ERRORS})

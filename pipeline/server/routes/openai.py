@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -15,7 +17,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from llm_engine import RequestOutput
 from pipeline.rag.prompts import chat_ids
+from pipeline.server.access_log import record_usage
 from pipeline.server.api_models import OPENAI_STREAM
+from pipeline.server.audit_trail import audit
 from pipeline.server.errors import (
     OPENAI_ERRORS,
     OPENAI_GET_ERRORS,
@@ -37,10 +41,12 @@ from pipeline.server.openai_models import (
     ModelList,
     SamplingFields,
 )
+from pipeline.server.openai_outputs import chat_logprobs, completion_logprobs, usage
 from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter(prefix="/v1")
-_ids = itertools.count()
+# Engine request ids stay unique when a client reuses its X-Request-Id.
+_engine_ids = itertools.count()
 
 
 def _check_model(request: Request, model: str | None, allowed: list[str]) -> JSONResponse | None:
@@ -70,97 +76,192 @@ async def _first_and_rest(gen: AsyncIterator[RequestOutput]) -> tuple[RequestOut
     return first, gen
 
 
-async def _serve(request: Request, body: SamplingFields, prompt: dict[str, Any],
+@dataclass
+class Child:
+    """One engine request of an OpenAI request: choice `index` of prompt `prompt_index`."""
+
+    index: int
+    prompt_index: int
+    first: RequestOutput
+    rest: AsyncIterator[RequestOutput]
+    last: RequestOutput | None = None
+    t_first: float | None = None
+
+    async def outputs(self) -> AsyncIterator[RequestOutput]:
+        yield self.first
+        async for out in self.rest:
+            yield out
+
+
+async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str, Any]],
                  kind: str) -> Any:
-    """Check the prompt's tokens against the model, admit, then answer or stream."""
+    """Check each prompt's tokens against the model, admit, then answer or stream.
+
+    `n` choices per prompt (`best_of` generated, the most likely `n` kept) are separate
+    engine requests with the same prompt: the prefix cache gives them the prompt's KV
+    blocks once, as vLLM's parallel sampling does."""
     pipe = request.app.state.pipeline
     limits = RequestLimits.of(request.app)
     limits.check(body)
-    n_prompt = len(prompt["prompt_token_ids"])
     asked = getattr(body, "max_completion_tokens", None) or body.max_tokens
-    limits.check_prompt(n_prompt, asked)
-    max_tokens = asked or min(pipe.settings.max_tokens, limits.max_model_len - n_prompt)
     if body.stream_options is not None and not body.stream:
         raise RequestRejected("stream_options: only with stream: true")
-    params = body.sampling_params(max_tokens)
-    admit(request, n_prompt + max_tokens)
-    rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{next(_ids)}"
+    n = body.n
+    best_of = getattr(body, "best_of", None) or n
+    top = body.top_logprobs_wanted()
+    wanted: list[tuple[dict[str, Any], int]] = []
+    for prompt in prompts:
+        n_prompt = len(prompt["prompt_token_ids"])
+        limits.check_prompt(n_prompt, asked)
+        wanted.append((prompt, asked or min(pipe.settings.max_tokens,
+                                            limits.max_model_len - n_prompt)))
+    admit(request, sum((len(p["prompt_token_ids"]) + m) * best_of for p, m in wanted))
+    rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{request_id(request.headers)}"
     created, t0 = int(time.time()), time.perf_counter()
-    gen = pipe.engine.generate(prompt, params, rid)
-    first, gen = await cancel_on_disconnect(request, _first_and_rest(gen))
+    # best_of ranks by cumulative log-probability, which needs the chosen tokens' logprobs.
+    logprobs = top if best_of == n else max(top or 0, 0)
+    gens = []
+    for p_i, (prompt, max_tokens) in enumerate(wanted):
+        for j in range(best_of):
+            seed = None if body.seed is None else (body.seed + j) % 2**63
+            params = body.sampling_params(max_tokens, seed=seed, logprobs=logprobs)
+            gens.append((p_i * best_of + j, p_i,
+                         pipe.engine.generate(prompt, params,
+                                                     f"{rid}-{p_i}-{j}.{next(_engine_ids)}")))
+    try:
+        starts = await cancel_on_disconnect(request, asyncio.gather(
+            *[_first_and_rest(g) for _, _, g in gens]))
+    except BaseException:
+        for _, _, g in gens:
+            await g.aclose()
+        raise
+    children = [Child(i, p_i, first, rest)
+                for (i, p_i, _), (first, rest) in zip(gens, starts, strict=True)]
+    n_prompt_tokens = sum(len(p["prompt_token_ids"]) for p, _ in wanted)
     obj = "chat.completion" if kind == "chat" else "text_completion"
 
-    def usage(out: RequestOutput) -> dict[str, int]:
-        p, c = len(out.prompt_token_ids), len(out.outputs[0].token_ids)
-        return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+    def logprobs_of(out: RequestOutput, a: int = 0, offset: int = 0) -> Any:
+        o = out.outputs[0]
+        if top is None or o.logprobs is None:
+            return None
+        if kind == "chat":
+            return chat_logprobs(pipe.tokenizer, o.token_ids[a:], o.logprobs[a:], top)
+        return completion_logprobs(pipe.tokenizer, o.token_ids[a:], o.logprobs[a:], top, offset)
 
-    def observe(out: RequestOutput, t_first: float | None) -> None:
-        u = usage(out)
-        pipe.metrics.observe_completion(t_first, time.perf_counter() - t0, u["prompt_tokens"],
-                                        u["completion_tokens"])
-
-    def choice(text: str, finish: str | None, delta: bool) -> dict[str, Any]:
+    def choice(index: int, text: str, finish: str | None, delta: bool, lp: Any) -> dict[str, Any]:
         if kind == "chat":
             key = "delta" if delta else "message"
             msg = {"content": text} if delta else {"role": "assistant", "content": text}
-            return {"index": 0, key: msg, "finish_reason": finish, "logprobs": None}
-        return {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
+            return {"index": index, key: msg, "finish_reason": finish, "logprobs": lp}
+        return {"index": index, "text": text, "finish_reason": finish, "logprobs": lp}
+
+    async def finish(outs: list[RequestOutput], t_first: float | None) -> dict[str, int]:
+        u = usage(n_prompt_tokens, sum(len(o.outputs[0].token_ids) for o in outs))
+        pipe.metrics.observe_completion(t_first, time.perf_counter() - t0, u["prompt_tokens"],
+                                        u["completion_tokens"])
+        record_usage(request.scope, u["prompt_tokens"], u["completion_tokens"])
+        texts = [o.outputs[0].text for o in outs]
+        await audit(request, {"id": rid, "prompt": _asked(body),
+                              "answer": texts[0] if len(texts) == 1 else texts,
+                              "finish_reason": outs[0].outputs[0].finish_reason, "usage": u})
+        return u
 
     if not body.stream:
-        async def rest() -> tuple[RequestOutput, float | None]:
-            out = first
-            t_first = time.perf_counter() - t0 if out.outputs[0].token_ids else None
-            async for out in gen:
-                if t_first is None and out.outputs[0].token_ids:
-                    t_first = time.perf_counter() - t0
-            return out, t_first
+        async def run(child: Child) -> None:
+            async for out in child.outputs():
+                if child.t_first is None and out.outputs[0].token_ids:
+                    child.t_first = time.perf_counter() - t0
+                child.last = out
 
-        out, t_first = await cancel_on_disconnect(request, rest())
-        observe(out, t_first)
+        await cancel_on_disconnect(request, asyncio.gather(*[run(c) for c in children]))
+        kept = []
+        for p_i in range(len(wanted)):
+            mine = [c for c in children if c.prompt_index == p_i]
+            if best_of > n:
+                mine.sort(key=lambda c: -(c.last.outputs[0].cumulative_logprob or 0.0))
+            kept += mine[:n]
+        firsts = [c.t_first for c in children if c.t_first is not None]
+        u = await finish([c.last for c in children], min(firsts, default=None))
         return {"id": rid, "object": obj, "created": created, "model": pipe.model_name,
-                "choices": [choice(out.outputs[0].text, out.outputs[0].finish_reason, False)],
-                "usage": usage(out)}
+                "choices": [choice(k, c.last.outputs[0].text, c.last.outputs[0].finish_reason,
+                                   False, logprobs_of(c.last)) for k, c in enumerate(kept)],
+                "usage": u}
 
     chunk_obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
+    continuous = body.stream_options is not None and body.stream_options.continuous_usage_stats
 
     def chunk(choices: list[dict[str, Any]], extra: dict | None = None) -> bytes:
         return sse({"id": rid, "object": chunk_obj, "created": created,
                     "model": pipe.model_name, "choices": choices, **(extra or {})})
 
-    stream_id = request_id(request.headers)
 
     async def events():
+        queue: asyncio.Queue[tuple[Child, RequestOutput | BaseException | None]] = \
+            asyncio.Queue()
+
+        async def pump(child: Child) -> None:
+            try:
+                async for out in child.outputs():
+                    await queue.put((child, out))
+            except Exception as exc:  # noqa: BLE001 - reported as the stream's last event
+                await queue.put((child, exc))
+            await queue.put((child, None))
+
+        tasks = [asyncio.create_task(pump(c)) for c in children]
+        sent = {c.index: (0, 0) for c in children}  # characters and tokens already sent
         if kind == "chat":
-            yield chunk([{"index": 0, "delta": {"role": "assistant", "content": ""},
-                          "finish_reason": None, "logprobs": None}])
-        sent, out, t_first = 0, first, None
-
-        async def outputs():
-            yield first
-            async for o in gen:
-                yield o
-
+            yield chunk([{"index": c.index, "delta": {"role": "assistant", "content": ""},
+                          "finish_reason": None, "logprobs": None} for c in children],
+                        {"usage": usage(n_prompt_tokens, 0)} if continuous else None)
+        open_children, t_first = len(children), None
         try:
-            async for out in outputs():
-                text = out.outputs[0].text
-                if t_first is None and out.outputs[0].token_ids:
+            while open_children:
+                child, item = await queue.get()
+                if item is None:
+                    open_children -= 1
+                    continue
+                if isinstance(item, BaseException):
+                    raise item
+                out, child.last = item, item
+                o = out.outputs[0]
+                if t_first is None and o.token_ids:
                     t_first = time.perf_counter() - t0
-                if len(text) > sent:
-                    yield chunk([choice(text[sent:], None, True)])
-                    sent = len(text)
+                chars, toks = sent[child.index]
+                extra = None
+                if continuous:
+                    extra = {"usage": usage(n_prompt_tokens, sum(
+                        len(c.last.outputs[0].token_ids) for c in children if c.last))}
+                if len(o.text) > chars or len(o.token_ids) > toks:
+                    yield chunk([choice(child.index, o.text[chars:], None, True,
+                                        logprobs_of(out, toks, chars))], extra)
+                    sent[child.index] = (len(o.text), len(o.token_ids))
                 if out.finished:
-                    yield chunk([choice("", out.outputs[0].finish_reason, True)])
+                    yield chunk([choice(child.index, "", o.finish_reason, True, None)], extra)
         except Exception as exc:  # as vLLM: an error object as the last chunk, then [DONE]
-            yield sse({"error": {"message": stream_error(exc, stream_id), "type": "InternalServerError",
+            message = stream_error(exc, request_id(request.headers))
+            yield sse({"error": {"message": message, "type": "InternalServerError",
                                  "code": 500}})
             yield b"data: [DONE]\n\n"
             return
-        observe(out, t_first)
+        finally:
+            for task in tasks:
+                task.cancel()
+            for c in children:
+                await c.rest.aclose()
+        u = await finish([c.last for c in children if c.last is not None], t_first)
         if body.include_usage:
-            yield chunk([], {"usage": usage(out)})
+            yield chunk([], {"usage": u})
         yield b"data: [DONE]\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _asked(body: SamplingFields) -> Any:
+    """What the caller sent as the prompt, for the audit record."""
+    messages = getattr(body, "messages", None)
+    if messages is not None:
+        return [{"role": m.role, "content": m.text} for m in messages]
+    return getattr(body, "prompt", None)
 
 
 @router.post("/completions",
@@ -170,13 +271,14 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
     bad = _check_model(request, body.model, [pipe.model_name])
     if bad is not None:
         return bad
-    prompt = body.prompt[0] if isinstance(body.prompt, list) and isinstance(body.prompt[0], str) \
-        else body.prompt
-    if isinstance(prompt, str):
-        ids = pipe.tokenizer.encode(prompt)  # as the engine would, BOS included if the model asks
-        return await _serve(request, body, {"prompt": prompt, "prompt_token_ids": ids},
-                            "completion")
-    return await _serve(request, body, {"prompt_token_ids": prompt}, "completion")
+    prompts = []
+    for prompt in body.prompts():
+        if isinstance(prompt, str):
+            # As the engine would, BOS included if the model asks for it.
+            prompts.append({"prompt": prompt, "prompt_token_ids": pipe.tokenizer.encode(prompt)})
+        else:
+            prompts.append({"prompt_token_ids": prompt})
+    return await _serve(request, body, prompts, "completion")
 
 
 @router.post("/chat/completions",
@@ -192,7 +294,7 @@ async def chat_completions(body: ChatRequest, request: Request) -> Any:
     except jinja2.TemplateError as exc:
         raise RequestRejected(f"messages: the model's chat template refused them: {exc}") \
             from None
-    return await _serve(request, body, {"prompt_token_ids": ids}, "chat")
+    return await _serve(request, body, [{"prompt_token_ids": ids}], "chat")
 
 
 @router.post("/embeddings", responses={200: {"model": EmbeddingList}, **OPENAI_ERRORS})

@@ -30,9 +30,14 @@ page_router = APIRouter(include_in_schema=False)
 
 @router.get("/health")
 async def health(request: Request) -> Response:
-    pipe = getattr(request.app.state, "pipeline", None)
-    if pipe is None:
-        return JSONResponse({"status": "starting"}, status_code=503)
+    """Liveness: 200 while the process can serve or is still starting; 503 when it cannot."""
+    state = request.app.state
+    if state.start_error is not None:
+        return JSONResponse({"status": "failed", "reason": str(state.start_error)},
+                            status_code=503)
+    pipe = state.pipeline
+    if pipe is None or not state.ready:
+        return JSONResponse({"status": "starting"})
     eng = pipe.engine
     busy = eng.has_unfinished_requests()
     stalled = busy and time.monotonic() - eng.last_step_time > STALL_S
@@ -45,6 +50,20 @@ async def health(request: Request) -> Response:
         return JSONResponse({"status": "unhealthy", "reason": reason, "engine": engine},
                             status_code=503)
     return JSONResponse({"status": "ok", "engine": engine})
+
+
+@router.get("/ready")
+async def ready(request: Request) -> Response:
+    """Readiness: 200 once artifacts are loaded and the warm-up is done, and while the
+    engine loop runs; a load balancer sends traffic only then."""
+    state = request.app.state
+    if not state.ready:
+        status = "failed" if state.start_error is not None else "starting"
+        return JSONResponse({"status": status}, status_code=503)
+    if not state.pipeline.engine.is_running:
+        return JSONResponse({"status": "unhealthy", "reason": "engine loop is not running"},
+                            status_code=503)
+    return JSONResponse({"status": "ready"})
 
 
 @router.get("/metrics", response_class=PlainTextResponse, responses=GET_ERRORS)

@@ -1,0 +1,133 @@
+"""Request ids and the access log: one record per request with its id, route, status,
+latency and token counts, as text or as one JSON object per line (`log_format`).
+
+The request id is the client's `X-Request-Id` when it sends a sensible one (so a front end
+can follow its own ids through our logs), else a new UUID; it replaces the request's header
+(so `errors.request_id` finds it) and is echoed on every response.
+Credentials never reach a log line: query parameters that carry them are redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+logger = logging.getLogger("finrag.access")
+
+_CLIENT_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
+_SECRET_PARAM = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig|credential)",
+                           re.IGNORECASE)
+# Record fields that logging.LogRecord has anyway: not copied into the JSON object.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+
+
+def redact_query(query: str) -> str:
+    """The query string with the values of credential-like parameters replaced."""
+    if not query:
+        return ""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode([(k, "REDACTED" if _SECRET_PARAM.search(k) else v) for k, v in pairs])
+
+
+def record_usage(scope: Scope, prompt_tokens: int, completion_tokens: int,
+                 timings: dict[str, Any] | None = None) -> None:
+    """Handlers report the tokens a request used (and its stage timings, in ms), for its
+    access-log record and trace."""
+    state = scope.setdefault("state", {})
+    state["prompt_tokens"] = state.get("prompt_tokens", 0) + prompt_tokens
+    state["completion_tokens"] = state.get("completion_tokens", 0) + completion_tokens
+    if timings is not None:
+        state["timings"] = timings
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and any `extra` fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        out.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
+        if record.exc_info:
+            out["exc_info"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str, ensure_ascii=False)
+
+
+def configure_logging(log_format: str, level: str) -> dict[str, Any]:
+    """Set the root handler's format; returns uvicorn's log_config to match it."""
+    formatter: logging.Formatter = JsonFormatter() if log_format == "json" else \
+        logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    formatter.converter = time.gmtime
+    handler = logging.StreamHandler()
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    logging.addLevelName(5, "TRACE")  # uvicorn's level below DEBUG
+    number = logging.getLevelName(level.upper())
+    root.setLevel(number)
+    # uvicorn's own loggers propagate to ours; its access log is replaced by AccessLog.
+    return {"version": 1, "disable_existing_loggers": False,
+            "loggers": {"uvicorn": {"level": number},
+                        "uvicorn.access": {"level": "WARNING", "propagate": False}}}
+
+
+class AccessLog:
+    """Pure ASGI middleware (streams pass through untouched): gives each HTTP request an
+    id, echoes it as `X-Request-Id`, and logs one record when the response has ended."""
+
+    def __init__(self, app: ASGIApp, state: Any = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        # `state.tracing` (the app's state) is read per request, so it can be set after start.
+        self.app, self.state, self.clock = app, state, clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = [(k, v) for k, v in scope.get("headers") or [] if k != b"x-request-id"]
+        sent = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        rid = sent if _CLIENT_ID.fullmatch(sent) else uuid.uuid4().hex
+        # Handlers read the id from the request's headers (errors.request_id), so each
+        # request has one id from here on, the client's or ours.
+        scope["headers"] = [*headers, (b"x-request-id", rid.encode())]
+        state = scope.setdefault("state", {})
+        start, start_ns, status = self.clock(), time.time_ns(), 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                out = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                message["headers"] = [*out, (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            query = redact_query(scope.get("query_string", b"").decode("latin-1"))
+            path = scope["path"] + (f"?{query}" if query else "")
+            latency_ms = round((self.clock() - start) * 1000, 1)
+            client = (scope.get("client") or ("-", 0))[0]
+            logger.info("%s %s %s %d %.1fms", client, scope["method"], path, status, latency_ms,
+                        extra={"request_id": rid, "client": client, "method": scope["method"],
+                               "route": path, "status": status, "latency_ms": latency_ms,
+                               "prompt_tokens": state.get("prompt_tokens", 0),
+                               "completion_tokens": state.get("completion_tokens", 0)})
+            tracing = getattr(self.state, "tracing", None)
+            if tracing is not None:
+                tracing.record(f"{scope['method']} {scope['path']}", start_ns,
+                                    time.time_ns(), {"finrag.request_id": rid,
+                                                     "http.route": scope["path"],
+                                                     "http.status_code": status},
+                                    state.get("timings"))

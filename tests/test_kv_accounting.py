@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -100,8 +99,8 @@ def test_metrics_expose_the_kv_stats(tiny_engine: LLMEngine) -> None:
 
     from pipeline.server.metrics import Metrics
 
-    # Metrics reads `.engine` of the AsyncLLMEngine it is given.
-    metrics = Metrics(SimpleNamespace(engine=tiny_engine), "tiny")
+    # Metrics reads `get_stats()` of the engine it is given (LLMEngine's, as AsyncLLMEngine's).
+    metrics = Metrics(tiny_engine, "tiny")
     samples = {(s.name, s.labels.get("mode") or s.labels.get("state") or s.labels.get("direction")):
                s.value for fam in text_string_to_metric_families(metrics.render().decode())
                for s in fam.samples}

@@ -242,8 +242,11 @@ class LLMEngine:
         """Drafts for a sequence that has caught up, within max_tokens and max_model_len
         (a step with d drafts adds up to d + 1 tokens). None where the sampler's logits
         would depend on earlier drafts: penalties, or stop tokens still blocked by
-        min_tokens."""
+        min_tokens. None while disable_by_batch_size or more requests run."""
         p = seq.params
+        limit = self.config.speculative_config.disable_by_batch_size
+        if limit is not None and len(self.scheduler.running) >= limit:
+            return
         if seq.num_computed_tokens != seq.num_tokens - 1 or p.repetition_penalty != 1.0 \
                 or p.presence_penalty or p.frequency_penalty or seq.num_output_tokens < p.min_tokens:
             return

@@ -101,8 +101,10 @@ def test_greedy_matches_with_small_prefill_chunks(case) -> None:
 def test_greedy_matches_under_preemption(case, mode: str) -> None:
     model_dir, prompts, expected = case
     # 32 blocks of 16 = 512 tokens: the longest request (about 440) fits, all four do not.
+    # The swap space holds every request (0.1 GiB: 145 blocks), so swapping never falls back.
     llm = spec_llm(model_dir, num_gpu_blocks_override=32, max_model_len=500,
-                   preemption_mode=mode, kv_cache_memory=None)
+                   preemption_mode=mode, swap_space=0.1 if mode == "swap" else 0,
+                   kv_cache_memory=None)
     assert engine_greedy(llm, prompts, MAX_NEW) == expected
     stats = llm.llm_engine.get_stats()
     assert (stats.num_preemptions_swap if mode == "swap" else stats.num_preemptions_recompute) > 0

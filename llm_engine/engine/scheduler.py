@@ -31,7 +31,8 @@ class Scheduler:
     """Decides, each step, which sequences advance and by how many tokens.
 
     Every sequence simply owes `num_tokens - num_computed_tokens` tokens of compute: a
-    decode owes one, a prompt owes the rest of its prompt, a prefix-cache hit owes less.
+    decode owes one (plus its draft tokens under speculative decoding), a prompt owes the
+    rest of its prompt, a prefix-cache hit owes less.
     One token budget per step covers them all: running sequences first (so decodes are
     never starved by new prompts), then swapped-out ones, then waiting ones in arrival
     order.

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from llm_engine.layers.quantization import QUANTIZATION_METHODS, check_quantization
+from llm_engine.spec_decode.config import SpeculativeConfig
 
 _GiB = 1 << 30
 
@@ -130,8 +131,15 @@ class EngineConfig:
     # tensor at run time (CPU, fbgemm; every linear layer and the LM head, each tensor-
     # parallel rank its own shard). None: weights in `dtype`. See layers/quantization.py.
     quantization: str | None = None
+    # vLLM's dict, e.g. {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max":
+    # 4, "prompt_lookup_min": 2}; kept as a validated SpeculativeConfig. None: no drafts.
+    speculative_config: SpeculativeConfig | dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.speculative_config, dict):
+            self.speculative_config = SpeculativeConfig.from_dict(self.speculative_config)
+        _check(self.speculative_config is None or isinstance(self.speculative_config, SpeculativeConfig),
+               "speculative_config", "None, a dict or a SpeculativeConfig", self.speculative_config)
         _check(self.block_size in (1, 2, 4, 8, 16, 32, 64, 128), "block_size",
                "a power of two from 1 to 128", self.block_size)
         _check(self.max_num_seqs >= 1, "max_num_seqs", ">= 1", self.max_num_seqs)

@@ -23,7 +23,9 @@ class Sequence:
 
     `num_computed_tokens` counts the tokens whose K/V sit in the cache; the scheduler
     moves it forward by whatever it schedules, so prefill chunks, prefix-cache hits and
-    decodes are one mechanism.
+    decodes are one mechanism. `spec_token_ids` are unverified draft tokens that follow
+    `token_ids` (speculative decoding): owed like any token, but never part of `token_ids`
+    (nor of a cached block's hash) until the model has accepted them.
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class Sequence:
         # While SWAPPED: the host blocks holding what `block_table` held, in the same order.
         self.host_block_table: list[int] = []
         self.block_hashes: list[int] = []
+        self.spec_token_ids: list[int] = []
         self.logprobs: list[dict[int, float]] | None = [] if params.logprobs is not None else None
         self.cumulative_logprob = 0.0
         self.output_text = ""

@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from llm_engine import EngineConfig
+from llm_engine.spec_decode.config import SpeculativeConfig
 from llm_engine.utils.model_path import default_engines_dir
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -42,9 +43,16 @@ _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
 # names and checks): a RAG server on a small CPU host bounds its memory (512 MiB of KV
 # rather than a quarter of the host) and its context (2048 tokens, which the request limits
 # and the admission bound below are sized from), and serves fewer sequences at once.
-SERVER_ENGINE_DEFAULTS: dict[str, Any] = {"max_model_len": 2048, "max_num_seqs": 32,
-                                          "max_num_batched_tokens": 1024,
-                                          "kv_cache_memory": 512 << 20}
+# Answers copy figures and phrases from the passages in their own prompt, so prompt-lookup
+# drafts are on: on RAG prompts benchmarks/spec_decode.py measured 1.4x to 2.5x the decode
+# speed at 1, 4 and 32 running requests (RESULTS.md, "Issue 13: speculative decoding"), so
+# no disable_by_batch_size up to this max_num_seqs.
+SERVER_ENGINE_DEFAULTS: dict[str, Any] = {
+    "max_model_len": 2048, "max_num_seqs": 32, "max_num_batched_tokens": 1024,
+    "kv_cache_memory": 512 << 20,
+    "speculative_config": SpeculativeConfig("ngram", num_speculative_tokens=4, prompt_lookup_max=4,
+                                            prompt_lookup_min=2),
+}
 
 
 def engine_fields() -> dict[str, Any]:

@@ -113,6 +113,10 @@ def test_metrics_expose_the_kv_stats(tiny_engine: LLMEngine) -> None:
     assert samples[("finrag:kv_cache_waste_at_peak_ratio", None)] == stats.kv_cache_waste_at_peak
     assert samples[("vllm:num_requests_swapped", None)] == 0
     assert samples[("vllm:cpu_cache_usage_perc", None)] == 0.0
+    assert samples[("vllm:spec_decode_num_draft_tokens_total", None)] == \
+        stats.spec_decode_num_draft_tokens
+    assert samples[("vllm:spec_decode_num_accepted_tokens_total", None)] == \
+        stats.spec_decode_num_accepted_tokens
 
 
 def test_requests_admitted_together_share_their_prefix(tiny_engine: LLMEngine) -> None:

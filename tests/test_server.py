@@ -196,6 +196,8 @@ def test_metrics_parse_and_move(server) -> None:
     before = _metrics(server)
     assert 'vllm:num_requests_running{"model_name": "default"}' in before
     assert any(k.startswith("vllm:prefix_cache_hits_total") for k in before)
+    assert any(k.startswith("vllm:spec_decode_num_draft_tokens_total") for k in before)
+    assert any(k.startswith("vllm:spec_decode_num_accepted_tokens_total") for k in before)
     httpx.post(f"{server}/ask", json={"question": "hello!"}, timeout=120)
     after = _metrics(server)
     e2e = 'vllm:e2e_request_latency_seconds_count{"model_name": "default"}'

@@ -142,11 +142,15 @@ class BlockManager:
         return block_id
 
     def cache_full_blocks(self, seq: Sequence, num_tokens: int) -> None:
-        """Register the blocks that the first `num_tokens` tokens of `seq` fill completely."""
+        """Register the blocks that the first `num_tokens` tokens of `seq` fill completely.
+
+        Draft tokens (past `seq.token_ids`) are never registered: a block is cached only
+        once every token in it is verified.
+        """
         if not self.enable_prefix_caching:
             return
         bs = self.block_size
-        for i in range(len(seq.block_hashes), num_tokens // bs):
+        for i in range(len(seq.block_hashes), min(num_tokens, seq.num_tokens) // bs):
             parent = seq.block_hashes[i - 1] if i else None
             tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
             h = self.block_hash(parent, tokens)
@@ -169,6 +173,14 @@ class BlockManager:
         self._release(seq.block_table, keep_cached)
         self.free_host_block_ids.extend(seq.host_block_table)
         seq.block_table, seq.block_hashes, seq.host_block_table = [], [], []
+
+    def trim(self, seq: Sequence) -> None:
+        """Free the blocks past those `seq.token_ids` need: they held rejected drafts only,
+        so they were never cached."""
+        keep = self.blocks_needed(seq.num_tokens)
+        if len(seq.block_table) > keep:
+            self._release(seq.block_table[keep:])
+            del seq.block_table[keep:]
 
     def _release(self, table: list[int], keep_cached: bool = True) -> None:
         """Drop one reference to each block; the tail goes back first so it is evicted first."""

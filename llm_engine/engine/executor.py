@@ -65,7 +65,7 @@ class Executor:
     def kv_bytes_per_block(self) -> int:
         return self.driver.kv_bytes_per_block()
 
-    def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
+    def execute(self, sched: SchedulerOutput) -> dict[Sequence, list[SampleResult]]:
         return self.driver.execute(sched)
 
     def shutdown(self) -> None:
@@ -121,7 +121,7 @@ class MultiprocExecutor(Executor):
     def workers(self) -> list[WorkerHandle]:
         return self._state.workers
 
-    def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
+    def execute(self, sched: SchedulerOutput) -> dict[Sequence, list[SampleResult]]:
         step, sample_seqs = StepInput.from_scheduler_output(sched, self.driver.block_size)
         payload = pickle.dumps(step, protocol=pickle.HIGHEST_PROTOCOL)
         try:

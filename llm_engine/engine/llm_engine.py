@@ -22,6 +22,8 @@ from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.outputs import CompletionOutput, RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
+from llm_engine.spec_decode.metrics import SpecDecodeStats
+from llm_engine.spec_decode.ngram_proposer import NgramProposer
 from llm_engine.structured_output import StructuredOutputManager
 from llm_engine.tokenizer import Tokenizer
 from llm_engine.utils.model_path import resolve_model
@@ -50,6 +52,16 @@ class EngineStats:
     kv_cache_waste: float
     kv_cache_waste_at_peak: float
     peak_num_used_blocks: int
+    # Speculative decoding (vLLM's spec_decode counters): verifications, draft tokens
+    # verified, and of those accepted.
+    spec_decode_num_drafts: int = 0
+    spec_decode_num_draft_tokens: int = 0
+    spec_decode_num_accepted_tokens: int = 0
+
+    @property
+    def spec_decode_acceptance_rate(self) -> float:
+        drafted = self.spec_decode_num_draft_tokens
+        return self.spec_decode_num_accepted_tokens / drafted if drafted else 0.0
 
     @property
     def num_used_blocks(self) -> int:
@@ -98,6 +110,9 @@ class LLMEngine:
         self.requests: dict[str, Sequence] = {}
         self._ids = itertools.count()
         self._structured: StructuredOutputManager | None = None  # made at the first use
+        spec = config.speculative_config
+        self.proposer = NgramProposer(spec) if spec is not None else None
+        self.spec_stats = SpecDecodeStats()
 
     @classmethod
     def from_engine_args(cls, **kwargs: Any) -> LLMEngine:
@@ -224,15 +239,46 @@ class LLMEngine:
         now = time.monotonic()
         outputs = []
         for seq, n in zip(sched.seqs, sched.num_tokens, strict=True):
-            seq.num_computed_tokens += n
-            result = results.get(seq)
-            if result is None:
+            drafts = len(seq.spec_token_ids)
+            # K/V of rejected drafts is garbage: only the last token and accepted drafts count.
+            seq.num_computed_tokens += n - drafts
+            seq.spec_token_ids = []
+            kept = results.get(seq)
+            if kept is None:
                 continue
-            self._append_token(seq, result.token_id, result.logprob, result.top_logprobs, now)
+            for result in kept:
+                self._append_token(seq, result.token_id, result.logprob, result.top_logprobs, now)
+                if seq.is_finished:
+                    break
+            if drafts:
+                self.spec_stats.record(drafts, len(kept) - 1)
+                if not seq.is_finished:
+                    seq.num_computed_tokens = seq.num_tokens - 1
+                    self.block_manager.trim(seq)
             outputs.append(self._make_output(seq))
             if seq.is_finished:
                 self.requests.pop(seq.request_id, None)
+            elif self.proposer is not None:
+                self._propose(seq)
         return outputs
+
+    def _propose(self, seq: Sequence) -> None:
+        """Drafts for a sequence that has caught up, within max_tokens and max_model_len
+        (a step with d drafts adds up to d + 1 tokens). None where the sampler's logits
+        would depend on earlier drafts: penalties, stop tokens still blocked by min_tokens,
+        or a grammar (its mask follows the accepted tokens, which drafts would run ahead
+        of). None while disable_by_batch_size or more requests run."""
+        p = seq.params
+        limit = self.config.speculative_config.disable_by_batch_size
+        if limit is not None and len(self.scheduler.running) >= limit:
+            return
+        if seq.num_computed_tokens != seq.num_tokens - 1 or p.repetition_penalty != 1.0 \
+                or p.presence_penalty or p.frequency_penalty or seq.num_output_tokens < p.min_tokens \
+                or seq.grammar is not None:
+            return
+        room = min((p.max_tokens or self.max_model_len) - seq.num_output_tokens,
+                   self.max_model_len - seq.num_tokens) - 1
+        seq.spec_token_ids = self.proposer.propose(seq.token_ids, room)
 
     def _append_token(self, seq: Sequence, token: int, logprob: float | None,
                       top: dict[int, float] | None, now: float) -> None:
@@ -340,4 +386,7 @@ class LLMEngine:
             kv_cache_waste=sched.kv_waste,
             kv_cache_waste_at_peak=sched.kv_waste_at_peak,
             peak_num_used_blocks=sched.peak_used_blocks,
+            spec_decode_num_drafts=self.spec_stats.num_drafts,
+            spec_decode_num_draft_tokens=self.spec_stats.num_draft_tokens,
+            spec_decode_num_accepted_tokens=self.spec_stats.num_accepted_tokens,
         )

@@ -21,6 +21,7 @@ from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 from llm_engine.layers.sampler import Sampler, SampleResult
 from llm_engine.models.llama import LlamaForCausalLM
 from llm_engine.sequence import Sequence
+from llm_engine.spec_decode.rejection_sampler import RejectionSampler
 from llm_engine.utils.safetensors_io import iter_safetensors
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class ModelRunner:
             self.forward = DecodeCUDAGraphs(self.model, config, model_config, self.num_blocks,
                                             self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
+        self.rejection_sampler = RejectionSampler(self.sampler)
 
     def _kv_block_shape(self) -> tuple[int, ...]:
         """One block of every layer: [layers, K/V, kv_heads, block_size * head_dim]."""
@@ -113,7 +115,7 @@ class ModelRunner:
 
         Runs before the real cache exists. Prompts are cut at max_model_len, as the
         scheduler's would be; the logits (and a softmax, the sampler's largest buffer) are
-        computed for up to max_num_seqs rows.
+        computed for up to max_num_seqs rows (times 1 + drafts with speculative decoding).
         """
         cfg = self.config
         tokens = cfg.max_num_batched_tokens
@@ -128,7 +130,8 @@ class ModelRunner:
             decodes=[], prefills=[PrefillSpan(s, min(s + span, tokens), 0, None) for s in starts])
         input_ids = torch.zeros(tokens, dtype=torch.long, device=self.device)
         hidden = self.model(input_ids, positions, meta)
-        rows = min(cfg.max_num_seqs, tokens)
+        drafts = cfg.speculative_config.num_speculative_tokens if cfg.speculative_config else 0
+        rows = min(cfg.max_num_seqs * (1 + drafts), tokens)
         logits = self.model.compute_logits(hidden[-rows:])  # None on ranks other than 0
         if logits is not None:
             torch.softmax(logits.float(), dim=-1)
@@ -154,13 +157,14 @@ class ModelRunner:
         for attn in self.model.attention_layers():
             attn.decode_kernel = kernel
 
-    def execute(self, sched: SchedulerOutput) -> dict[Sequence, SampleResult]:
-        """Compute the scheduled tokens; sample for every sequence that has caught up."""
+    def execute(self, sched: SchedulerOutput) -> dict[Sequence, list[SampleResult]]:
+        """Compute the scheduled tokens; sample for every sequence that has caught up: one
+        token, or, for a sequence with drafts, the 1 to 1 + drafts tokens it keeps."""
         return self.execute_step(*StepInput.from_scheduler_output(sched, self.block_size))
 
     @torch.inference_mode()
     def execute_step(self, step: StepInput, sample_seqs: list[Sequence] | None = None
-                     ) -> dict[Sequence, SampleResult]:
+                     ) -> dict[Sequence, list[SampleResult]]:
         """Run the forward pass of one step on this rank. The driver passes the sequences
         to sample for; the other ranks pass none, join the collectives and return {}.
         The step's swaps come first: each rank copies its shard of the blocks."""
@@ -174,8 +178,31 @@ class ModelRunner:
         logits = self.model.compute_logits(hidden[step.sample_rows])
         if logits is None or not sample_seqs:
             return {}
-        results = self.sampler(logits, sample_seqs)
-        return dict(zip(sample_seqs, results, strict=True))
+        return self._sample(logits, sample_seqs)
+
+    def _sample(self, logits: torch.Tensor, seqs: list[Sequence]) -> dict[Sequence, list[SampleResult]]:
+        """Rows of `logits` follow `seqs`, 1 + len(spec_token_ids) rows each."""
+        rows: list[int] = []
+        plain: list[Sequence] = []
+        spec_rows: list[int] = []
+        spec: list[Sequence] = []
+        row = 0
+        for seq in seqs:
+            n = 1 + len(seq.spec_token_ids)
+            if n == 1:
+                rows.append(row)
+                plain.append(seq)
+            else:
+                spec_rows.extend(range(row, row + n))
+                spec.append(seq)
+            row += n
+        out: dict[Sequence, list[SampleResult]] = {}
+        if plain:
+            sampled = self.sampler(logits[rows] if spec else logits, plain)
+            out.update((seq, [r]) for seq, r in zip(plain, sampled, strict=True))
+        if spec:
+            out.update(zip(spec, self.rejection_sampler(logits[spec_rows], spec), strict=True))
+        return out
 
     def swap_blocks(self, step: StepInput | SchedulerOutput) -> None:
         """Copy blocks out, then in, before the forward pass writes any of them."""

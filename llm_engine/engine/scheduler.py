@@ -31,7 +31,8 @@ class Scheduler:
     """Decides, each step, which sequences advance and by how many tokens.
 
     Every sequence simply owes `num_tokens - num_computed_tokens` tokens of compute: a
-    decode owes one, a prompt owes the rest of its prompt, a prefix-cache hit owes less.
+    decode owes one (plus its draft tokens under speculative decoding), a prompt owes the
+    rest of its prompt, a prefix-cache hit owes less.
     One token budget per step covers them all: running sequences first (so decodes are
     never starved by new prompts), then swapped-out ones, then waiting ones in arrival
     order.
@@ -81,7 +82,8 @@ class Scheduler:
         i = 0
         while i < len(self.running) and budget > 0:
             seq = self.running[i]
-            owed = seq.num_tokens - seq.num_computed_tokens
+            self._fit_drafts(seq, budget)
+            owed = seq.num_tokens + len(seq.spec_token_ids) - seq.num_computed_tokens
             n = min(owed, budget)
             if n < owed and not chunked:
                 i += 1
@@ -133,6 +135,16 @@ class Scheduler:
         self._track_kv_waste(out)
         return out
 
+    def _fit_drafts(self, seq: Sequence, budget: int) -> None:
+        """Drafts are optional work: cut those the token budget or the free blocks cannot
+        take, rather than chunk a verification or preempt another sequence for them."""
+        if not seq.spec_token_ids:
+            return
+        owed = seq.num_tokens - seq.num_computed_tokens
+        del seq.spec_token_ids[max(budget - owed, 0):]
+        if not self.block_manager.can_allocate(seq, owed + len(seq.spec_token_ids)):
+            seq.spec_token_ids.clear()
+
     def _resume_swapped(self, out: SchedulerOutput, budget: int) -> int:
         """Swap sequences back in, earliest arrival first, while blocks and budget last."""
         bm = self.block_manager
@@ -161,6 +173,7 @@ class Scheduler:
 
     def _preempt(self, seq: Sequence, out: SchedulerOutput) -> None:
         self.running.remove(seq)
+        seq.spec_token_ids.clear()
         if self._should_swap(seq):
             out.blocks_to_swap_out.extend(self.block_manager.swap_out(seq))
             seq.status = SequenceStatus.SWAPPED

@@ -36,7 +36,8 @@ class StepInput:
     decode_tables: list[list[int]] = field(default_factory=list)
     decode_lens: list[int] = field(default_factory=list)
     prefills: list[PrefillChunk] = field(default_factory=list)
-    # Rows whose logits are sampled: the last token of every sequence that has caught up.
+    # Rows whose logits are sampled: the last token of every sequence that has caught up,
+    # and each draft token's row.
     sample_rows: list[int] = field(default_factory=list)
     # Block copies to make before the forward pass, as in SchedulerOutput.
     blocks_to_swap_out: list[tuple[int, int]] = field(default_factory=list)
@@ -45,14 +46,38 @@ class StepInput:
     @classmethod
     def from_scheduler_output(cls, sched: SchedulerOutput, block_size: int
                               ) -> tuple[StepInput, list[Sequence]]:
-        """The step, and the sequences that `sample_rows` sample for, in the same order."""
+        """The step, and the sequences that `sample_rows` sample for, in the same order.
+
+        A sequence owing only its last token, plus the draft tokens scheduled with it,
+        becomes decode rows: row r, at position p, attends the cache up to p, which the
+        step has written before attention reads it. Each such sequence samples at all its
+        rows (1 + drafts, consecutive in `sample_rows`), any other at its last row if it
+        has caught up.
+        """
         bs = block_size
-        order = sorted(range(len(sched.seqs)), key=lambda i: (
-            sched.num_tokens[i] != 1, sched.seqs[i].num_computed_tokens))
         step = cls(blocks_to_swap_out=sched.blocks_to_swap_out,
                    blocks_to_swap_in=sched.blocks_to_swap_in)
-        sample_seqs: list[Sequence] = []
-        for i in order:
+        decode_rows: list[tuple[int, int, int, int]] = []  # (position, token, seq index, r)
+        prefill_seqs: list[int] = []
+        for i, seq in enumerate(sched.seqs):
+            start = seq.num_computed_tokens
+            if start == seq.num_tokens - 1:
+                tokens = [seq.token_ids[-1], *seq.spec_token_ids]
+                decode_rows.extend((start + r, tok, i, r) for r, tok in enumerate(tokens))
+            else:
+                prefill_seqs.append(i)
+        decode_rows.sort()
+        row_of: dict[tuple[int, int], int] = {}
+        for row, (pos, tok, i, r) in enumerate(decode_rows):
+            table = sched.seqs[i].block_table
+            step.token_ids.append(tok)
+            step.positions.append(pos)
+            step.slot_blocks.append(table[pos // bs])
+            step.decode_tables.append(table[: pos // bs + 1])
+            step.decode_lens.append(pos + 1)
+            row_of[i, r] = row
+        prefill_seqs.sort(key=lambda i: sched.seqs[i].num_computed_tokens)
+        for i in prefill_seqs:
             seq, n = sched.seqs[i], sched.num_tokens[i]
             start = seq.num_computed_tokens
             row = len(step.token_ids)
@@ -61,13 +86,13 @@ class StepInput:
             step.positions.extend(pos)
             table = seq.block_table
             step.slot_blocks.extend(table[p // bs] for p in pos)
-            if n == 1:
-                step.decode_tables.append(table[: (start + bs) // bs])
-                step.decode_lens.append(start + 1)
-            else:
-                bt = table[: -(-(start + n) // bs)] if start else None
-                step.prefills.append(PrefillChunk(row, row + n, start, bt))
+            bt = table[: -(-(start + n) // bs)] if start else None
+            step.prefills.append(PrefillChunk(row, row + n, start, bt))
             if start + n == seq.num_tokens:
-                step.sample_rows.append(row + n - 1)
+                row_of[i, 0] = row + n - 1
+        sample_seqs: list[Sequence] = []
+        for i, seq in enumerate(sched.seqs):
+            if (i, 0) in row_of:
+                step.sample_rows.extend(row_of[i, r] for r in range(1 + len(seq.spec_token_ids)))
                 sample_seqs.append(seq)
         return step, sample_seqs

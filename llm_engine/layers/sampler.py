@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
+from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
 from llm_engine.structured_output import StructuredOutputManager
 
@@ -53,23 +54,25 @@ class Sampler:
             if grammar is not None and self.structured is not None:
                 self.structured.accept(grammar, tokens[row])
 
-        results = []
-        for row, seq in enumerate(seqs):
-            n = seq.params.logprobs
-            if raw_logprobs is None or n is None:
-                results.append(SampleResult(tokens[row], None, None))
-                continue
-            lp = raw_logprobs[row]
-            top: dict[int, float] = {}
-            if n:
-                values, ids = lp.topk(n)
-                top = dict(zip(ids.tolist(), values.tolist(), strict=True))
-            for tid in seq.params.logprob_token_ids or ():
-                top[tid] = float(lp[tid])
-            chosen = float(lp[tokens[row]])
-            top[tokens[row]] = chosen
-            results.append(SampleResult(tokens[row], chosen, top))
-        return results
+        return [self.result(None if raw_logprobs is None else raw_logprobs[row], tokens[row], seq)
+                for row, seq in enumerate(seqs)]
+
+    @staticmethod
+    def result(logprobs: torch.Tensor | None, token: int, seq: Sequence) -> SampleResult:
+        """The sampled `token` with the log-probabilities `seq` asked for, from its row of
+        raw log-probabilities (None when no sequence of the step asked)."""
+        n = seq.params.logprobs
+        if logprobs is None or n is None:
+            return SampleResult(token, None, None)
+        top: dict[int, float] = {}
+        if n:
+            values, ids = logprobs.topk(n)
+            top = dict(zip(ids.tolist(), values.tolist(), strict=True))
+        for tid in seq.params.logprob_token_ids or ():
+            top[tid] = float(logprobs[tid])
+        chosen = float(logprobs[token])
+        top[token] = chosen
+        return SampleResult(token, chosen, top)
 
     def _apply_penalties(self, logits: torch.Tensor, seqs: list[Sequence]) -> torch.Tensor:
         changed = False
@@ -98,20 +101,27 @@ class Sampler:
         return logits
 
     def _draw(self, logits: torch.Tensor, seq: Sequence) -> int:
-        p = seq.params
-        # Draw on the CPU, where the per-request generators live.
+        probs = self.probs(logits[None], seq.params)[0]
+        return int(torch.multinomial(probs, 1, generator=self.generator_of(seq)))
+
+    def generator_of(self, seq: Sequence) -> torch.Generator:
+        return seq.generator or self.generator
+
+    @staticmethod
+    def probs(logits: torch.Tensor, p: SamplingParams) -> torch.Tensor:
+        """[rows, vocab] logits -> the distributions `p` samples from (temperature, top-k,
+        top-p, min-p), as float32 on the CPU, where the per-request generators live."""
         logits = logits.float().cpu() / p.temperature
-        if p.top_k and p.top_k < logits.numel():
-            kth = torch.topk(logits, p.top_k).values[-1]
+        if p.top_k and p.top_k < logits.shape[-1]:
+            kth = torch.topk(logits, p.top_k, dim=-1).values[:, -1:]
             logits = logits.masked_fill(logits < kth, float("-inf"))
         probs = torch.softmax(logits, dim=-1)
         if p.top_p < 1.0:
-            sorted_probs, order = probs.sort(descending=True)
+            sorted_probs, order = probs.sort(dim=-1, descending=True)
             # Keep the smallest prefix whose mass reaches top_p (always at least one token).
-            drop = sorted_probs.cumsum(0) - sorted_probs >= p.top_p
+            drop = sorted_probs.cumsum(-1) - sorted_probs >= p.top_p
             sorted_probs[drop] = 0.0
-            probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+            probs = torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
         if p.min_p > 0.0:
-            probs = probs.masked_fill(probs < p.min_p * probs.max(), 0.0)
-        generator = seq.generator or self.generator
-        return int(torch.multinomial(probs, 1, generator=generator))
+            probs = probs.masked_fill(probs < p.min_p * probs.amax(-1, keepdim=True), 0.0)
+        return probs

@@ -64,6 +64,10 @@ class _EngineCollector:
         yield counter("vllm:prefix_cache_hits", "Prefix-cache hits, in tokens.",
                       stats.prefix_cache_hits)
         yield counter("vllm:num_preemptions", "Preemptions.", stats.num_preemptions)
+        yield counter("vllm:spec_decode_num_draft_tokens", "Draft tokens verified.",
+                      stats.spec_decode_num_draft_tokens)
+        yield counter("vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.",
+                      stats.spec_decode_num_accepted_tokens)
         yield gauge("vllm:num_requests_swapped", "Requests swapped out to host memory.",
                     stats.num_swapped)
         yield gauge("vllm:cpu_cache_usage_perc", "Swap-space usage; 1 means 100 percent.",

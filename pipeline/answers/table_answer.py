@@ -1,0 +1,212 @@
+"""Answer a question from a parsed table: find the operand cells, then compute.
+
+Rows are found by the words of their labels (and their section's) in the question, columns
+by the years or header words the question names. Nothing is guessed: when an operand is
+missing, or a row matches too weakly, the answer is None and the caller says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from pipeline.answers.arithmetic import NoAnswer, compute, plain
+from pipeline.answers.question import Question, tokens
+from retriever_trt.tables import Cell, Table, years_in
+
+# A row must have at least this share of its label's words in the question.
+MIN_COVERAGE = 0.5
+_UNSCALED = re.compile(r"per share|per unit|per ordinary share|\bcents?\b|\beps\b|\bratio\b|"
+                       r"\bdays\b|\bnumber of\b|\bheadcount\b|\bemployees\b|\byears\b|\brate\b|"
+                       r"\bpence\b|\bmultiple\b|\b\(x\)", re.I)
+_SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
+                "billion": Decimal(10) ** 9}
+
+
+@dataclass
+class TableAnswer:
+    short_answer: str | list[str]
+    scale: str
+    answer_type: str
+    derivation: str | None
+    cells: list[Cell] = field(default_factory=list)
+    score: float = 0.0
+    table_index: int = 0
+
+
+def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
+    label = set(tokens(table.row_labels[i]))
+    if not label:
+        return 0.0, 0
+    hit = len(label & words)
+    coverage = hit / len(label)
+    parent = set(tokens(table.parents[i]))
+    bonus = 0.1 * len(parent & words) / len(parent) if parent else 0.0
+    return coverage + 0.02 * hit + bonus, hit
+
+
+def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
+    return [i for i in table.body()
+            if all(table.cell(i, j) is not None and table.cell(i, j).value is not None
+                   for j in columns)]
+
+
+def best_row(table: Table, phrase: str, columns: list[int],
+             exclude: tuple[int, ...] = ()) -> tuple[int, float] | None:
+    words = set(tokens(phrase))
+    best = None
+    for i in _numeric_rows(table, columns):
+        if i in exclude:
+            continue
+        score, hit = _row_score(table, i, words)
+        if hit and score >= MIN_COVERAGE and (best is None or score > best[1]):
+            best = (i, score)
+    return best
+
+
+def _year_columns(table: Table) -> list[int]:
+    return [j for j in range(1, len(table.column_headers)) if table.column_years[j]]
+
+
+def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
+    candidates = [j for j in _year_columns(table) if year in table.column_years[j]]
+    if len(candidates) <= 1:
+        return candidates
+    words = set(question.words)
+    wants_percent = bool(re.search(r"%|percent", question.text, re.I))
+
+    def rank(j: int) -> tuple[float, int]:
+        head = set(tokens(table.column_headers[j]))
+        pct = "%" in table.column_headers[j] or any(
+            c.value and c.value.percent for c in table.cells if c.column_index == j)
+        return (len(head & words) + (1 if pct == wants_percent else 0), -j)
+
+    return sorted(candidates, key=rank, reverse=True)
+
+
+def _columns(table: Table, question: Question, n: int | None = None) -> list[int] | None:
+    """The columns of the periods the question names, in the question's order; without
+    years, the columns whose header words it uses, else the `n` latest year columns."""
+    if question.years:
+        cols = []
+        for y in question.years_in_order:
+            found = _column_for_year(table, y, question)
+            if not found:
+                return None
+            if found[0] not in cols:
+                cols.append(found[0])
+        return cols
+    words = set(question.words)
+    named = [j for j in range(1, len(table.column_headers))
+             if set(tokens(table.column_headers[j])) & words]
+    if named and (n is None or len(named) == n):
+        return named
+    years = _year_columns(table)
+    if not years:
+        numeric = sorted({c.column_index for c in table.numeric_cells()})
+        return numeric[:n] if n and len(numeric) >= n else (numeric[:1] if n in (None, 1) else None)
+    ordered = sorted(years, key=lambda j: max(table.column_years[j]), reverse=True)
+    seen, picked = set(), []
+    for j in ordered:
+        y = max(table.column_years[j])
+        if y not in seen:
+            seen.add(y)
+            picked.append(j)
+    if n is None:
+        return picked
+    return picked[:n] if len(picked) >= n else None
+
+
+def _scale(table: Table, cells: list[Cell], question: Question) -> str:
+    if any(c.value and c.value.percent for c in cells) or any(
+            "%" in c.column for c in cells):
+        return "percent"
+    text = " ".join([question.text] + [c.row + " " + c.column for c in cells])
+    return "" if _UNSCALED.search(text) else table.scale
+
+
+def _by_year(table: Table, cols: list[int]) -> list[int]:
+    """Columns oldest first (by the latest year each names)."""
+    return sorted(cols, key=lambda j: max(table.column_years[j] or [0]))
+
+
+def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
+    try:
+        return _answer(table, question)
+    except NoAnswer:
+        return None
+
+
+def _answer(table: Table, q: Question) -> TableAnswer | None:
+    op = q.operation
+    if op == "years_list":
+        years = [str(max(table.column_years[j])) for j in _year_columns(table)]
+        years = list(dict.fromkeys(years))
+        return TableAnswer(years, "", "multi-span", None) if years else None
+    if op in ("which_year", "count"):
+        cols = _columns(table, q) or []
+        cols = [j for j in cols if table.column_years[j]]
+        row = best_row(table, q.text, cols) if cols else None
+        if row is None or len(cols) < 2:
+            return None
+        cells = [table.cell(row[0], j) for j in cols]
+        if q.threshold:
+            limit = Decimal(q.threshold[0].replace(",", ""))
+            limit *= _SCALE_WORDS.get(q.threshold[1].lower(), Decimal(1))
+            limit /= _SCALE_WORDS.get(table.scale, Decimal(1))
+            keep = [c for c in cells if (c.value.number > limit) == q.higher]
+        else:
+            pick = max if q.higher else min
+            keep = [pick(cells, key=lambda c: c.value.number)]
+        years = [str(max(table.column_years[c.column_index])) for c in keep]
+        if op == "count":
+            return TableAnswer(str(len(keep)), "", "count", f"count of {', '.join(years)}",
+                               cells, row[1])
+        return TableAnswer(years[0] if len(years) == 1 else years, "",
+                           "span" if len(years) == 1 else "multi-span", None, cells, row[1])
+    if op in ("difference", "ratio", "proportion", "sum") and len(q.operands) == 2:
+        cols = _columns(table, q, 1)
+        if not cols:
+            return None
+        col = cols[-1] if len(cols) > 1 else cols[0]
+        a = best_row(table, q.operands[0], [col])
+        if a is None:
+            return None
+        b = best_row(table, q.operands[1], [col], exclude=(a[0],))
+        if b is None:
+            return None
+        cells = [table.cell(a[0], col), table.cell(b[0], col)]
+        return _finish(table, q, op, cells, min(a[1], b[1]))
+    n = {"change": 2, "percent_change": 2, "lookup": 1}.get(op)
+    if op == "proportion" or op == "ratio" or op == "difference":
+        return None
+    cols = _columns(table, q, n)
+    if not cols or (n and len(cols) != n) or (op in ("average", "sum") and len(cols) < 2):
+        return None
+    row = best_row(table, q.text, cols)
+    if row is None:
+        return None
+    if op in ("change", "percent_change"):
+        cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols
+    cells = [table.cell(row[0], j) for j in cols]
+    if op == "multi_lookup":
+        return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
+                           "multi-span", None, cells, row[1])
+    return _finish(table, q, op, cells, row[1])
+
+
+def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
+    values = [c.value.number for c in cells]
+    percent_cells = any(c.value.percent or "%" in c.column for c in cells)
+    result = compute(op, values, percent=percent_cells)
+    if op in ("percent_change", "proportion"):
+        scale = "percent"
+    elif op == "ratio":
+        scale = ""
+    else:
+        scale = _scale(table, cells, q)
+    kind = "span" if op == "lookup" else "arithmetic"
+    return TableAnswer(plain(result.value), scale, kind,
+                       None if op == "lookup" else result.derivation, cells, score)
+

@@ -16,15 +16,16 @@ from decimal import Decimal, InvalidOperation
 SCALES = ("", "thousand", "million", "billion")
 # Scale words as reports write them: "(in thousands)", "$'000", "$m", "in millions of euros".
 _SCALE_PATTERNS = (
-    ("billion", re.compile(r"\bin\s+billions?\b|\(\s*billions?|\$\s?bn\b|\bbillions\b", re.I)),
-    ("million", re.compile(r"\bin\s+millions?\b|\(\s*millions?|\bmillions\s+of\b|\$\s?m\b|"
+    ("billion", re.compile(r"\bin\s*billions?\b|\(\s*billions?|\$\s?bn\b|\bbillions\b", re.I)),
+    ("million", re.compile(r"\bin\s*millions?\b|\(\s*millions?|\bmillions\s+of\b|\$\s?m\b|"
                            r"\bmillions\b|\b(?:us|rmb|eur|£|€)?\s?\$?m\b\s*$|'000,000", re.I)),
-    ("thousand", re.compile(r"\bin\s+thousands?\b|\(\s*thousands?|\bthousands\s+of\b|"
+    ("thousand", re.compile(r"\bin\s*thousands?\b|\(\s*thousands?|\bthousands\s+of\b|"
                             r"[$£€]?\s?['’‘]\s?000s?\b|\$\s?000s?\b|\bthousands\b|\b000s\b", re.I)),
 )
 _EMPTY = {"", "-", "—", "–", "--", "— %", "—%", "n/a", "na", "nm", "n.m.", "*", "none", "nil"}
 _NUMBER = re.compile(r"^\(?-?\(?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\(?\.\d+\)?$")
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)\b")
+_SPACED_DIGITS = re.compile(r"\b(\d) (?=\d\b)")  # "2 0 1 8", as some PDFs extract years
 _FISCAL = re.compile(r"\bfy\s?['’]?(\d{2})\b", re.I)
 
 
@@ -64,6 +65,7 @@ def parse_value(text: str) -> Value | None:
 
 def years_in(text: str) -> list[int]:
     """Years a header names: "2019", "Fiscal 2018", "FY19" (as 2019)."""
+    text = _SPACED_DIGITS.sub(r"\1", text)
     years = [int(y) for y in _YEAR.findall(text)]
     years += [2000 + int(y) for y in _FISCAL.findall(text)]
     return years

@@ -15,8 +15,10 @@ from retriever_trt.tables import years_in
 _STOP = set("""a an the of in on at to for from by with and or is was were are be been what
 which how much many do does did has have had as its it their our this that these those
 between during over than year years fiscal fy ended ending end period value amount
-respectively respective company company's group's group total""".split())
-# "total" is a stop word for matching only when it is the operation (see `operation`).
+respectively respective company company's group's group""".split())
+# Words that say what to compute, not which row: left out when rows are matched.
+OPERATION_WORDS = set("""change difference increase decrease percentage percent average ratio
+proportion sum growth variance movement combined mean""".split())
 
 _PCT_CHANGE = re.compile(
     r"percent(?:age)?\s*(?:of\s+)?(?:change|increase|decrease|growth|decline|rise|drop|"
@@ -40,6 +42,8 @@ _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|
 _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
 _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)
+_RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*(?:to|and|-|–|through)\s*"
+                    r"(?:fy|fiscal )?((?:19|20)\d\d)", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 
@@ -70,6 +74,15 @@ class Question:
     @property
     def words(self) -> list[str]:
         return tokens(self.text)
+
+    @property
+    def year_range(self) -> tuple[int, int] | None:
+        """(first, last) of "from 2017 to 2019", "between 2015 and 2019", "2020-2024"."""
+        m = _RANGE.search(self.text)
+        if not m:
+            return None
+        a, b = sorted((int(m.group(1)), int(m.group(2))))
+        return (a, b) if b - a >= 2 else None
 
     @property
     def years_in_order(self) -> list[int]:

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from pipeline.answers.arithmetic import NoAnswer, compute, plain
-from pipeline.answers.question import Question, tokens
+from pipeline.answers.question import OPERATION_WORDS, Question, tokens
 from retriever_trt.tables import Cell, Table, years_in
 
 # A row must have at least this share of its label's words in the question.
-MIN_COVERAGE = 0.5
+MIN_COVERAGE = 0.4
+_FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
 _UNSCALED = re.compile(r"per share|per unit|per ordinary share|\bcents?\b|\beps\b|\bratio\b|"
-                       r"\bdays\b|\bnumber of\b|\bheadcount\b|\bemployees\b|\byears\b|\brate\b|"
+                       r"\bdays\b|\bnumber of\b|\bheadcount\b|\bemployees\b|\brate\b|"
                        r"\bpence\b|\bmultiple\b|\b\(x\)", re.I)
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
@@ -35,15 +36,23 @@ class TableAnswer:
     table_index: int = 0
 
 
+def _label_tokens(text: str) -> set[str]:
+    return set(tokens(_FOOTNOTE.sub(" ", text)))
+
+
 def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
-    label = set(tokens(table.row_labels[i]))
-    if not label:
+    """Mostly the share of the label's words the question uses, partly the share of the
+    question's words the label uses (long labels are rarely quoted in full)."""
+    label = _label_tokens(table.row_labels[i])
+    parent = _label_tokens(table.parents[i])
+    if len(label) <= 1:  # "Total", "Other": the section names the row
+        label |= parent
+    if not label or not words:
         return 0.0, 0
     hit = len(label & words)
-    coverage = hit / len(label)
-    parent = set(tokens(table.parents[i]))
+    score = 0.6 * hit / len(label) + 0.4 * hit / len(words)
     bonus = 0.1 * len(parent & words) / len(parent) if parent else 0.0
-    return coverage + 0.02 * hit + bonus, hit
+    return score + 0.01 * hit + bonus, hit
 
 
 def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
@@ -54,7 +63,7 @@ def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
 
 def best_row(table: Table, phrase: str, columns: list[int],
              exclude: tuple[int, ...] = ()) -> tuple[int, float] | None:
-    words = set(tokens(phrase))
+    words = set(tokens(phrase)) - OPERATION_WORDS
     best = None
     for i in _numeric_rows(table, columns):
         if i in exclude:
@@ -88,6 +97,12 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
 def _columns(table: Table, question: Question, n: int | None = None) -> list[int] | None:
     """The columns of the periods the question names, in the question's order; without
     years, the columns whose header words it uses, else the `n` latest year columns."""
+    span = question.year_range if question.operation in ("average", "sum") else None
+    if span:
+        inside = [j for j in _year_columns(table) if span[0] <= max(table.column_years[j]) <= span[1]]
+        firsts = {max(table.column_years[j]): j for j in reversed(inside)}
+        if len(firsts) > 2:
+            return [firsts[y] for y in sorted(firsts, reverse=True)]
     if question.years:
         cols = []
         for y in question.years_in_order:
@@ -122,7 +137,7 @@ def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     if any(c.value and c.value.percent for c in cells) or any(
             "%" in c.column for c in cells):
         return "percent"
-    text = " ".join([question.text] + [c.row + " " + c.column for c in cells])
+    text = " ".join([question.text] + [c.row for c in cells])
     return "" if _UNSCALED.search(text) else table.scale
 
 

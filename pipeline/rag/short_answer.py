@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.answers.question import operation
-from pipeline.answers.table_answer import TableAnswer, answer_from_table
+from pipeline.rag.question import operation
+from pipeline.rag.table_answer import TableAnswer, answer_from_table
 from retriever_trt.tables import Table
 
 

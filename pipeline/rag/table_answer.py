@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from pipeline.answers.arithmetic import NoAnswer, compute, plain
-from pipeline.answers.question import OPERATION_WORDS, Question, tokens
+from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.question import OPERATION_WORDS, Question, tokens
 from retriever_trt.tables import Cell, Table, years_in
 
 # A row must have at least this share of its label's words in the question.

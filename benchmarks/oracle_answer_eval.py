@@ -42,7 +42,7 @@ def main() -> None:
         paragraphs = [p["text"] for p in ctx["paragraphs"]]
         table = parse_table(ctx["table"]["table"], paragraphs)
         for q in ctx["questions"]:
-            got = answer_question(q["question"], [table], paragraphs)
+            got = answer_question(q["question"], [table])
             pred, scale = (got.short_answer, got.scale) if got else (None, "")
             s = score(q, pred, scale)
             for key in (q["answer_type"], "all"):

@@ -13,6 +13,7 @@ from typing import Any
 from llm_engine import AsyncLLMEngine, LLMEngine, SamplingParams
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.short_answer import ShortAnswer, TableSource, short_answer_for
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
 
@@ -35,6 +36,12 @@ class Answer:
     timings: dict[str, float | None]
     intent_scores: dict[str, float] = field(default_factory=dict)
     finish_reason: str | None = None
+    # Computed from the retrieved tables (see short_answer.py); None when nothing was found.
+    short_answer: str | list[str] | None = None
+    scale: str = ""
+    answer_type: str | None = None
+    derivation: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,9 +64,26 @@ class FinalEvent:
 StreamEvent = TokenEvent | FinalEvent
 
 
-def source_dict(p: Any) -> dict[str, Any]:
-    return {"id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "text": p.text,
-            "score": float(p.score)}
+def source_dict(p: Any, table: list[list[str]] | None = None) -> dict[str, Any]:
+    """A passage as /ask and /search show it; `table` (rows) when it is part of a table."""
+    out = {"id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "text": p.text,
+           "score": float(p.score)}
+    if table is not None:
+        out["table"] = {"rows": table}
+    return out
+
+
+def answer_sources(passages: list[Any], short: ShortAnswer) -> list[dict[str, Any]]:
+    """The passages with their tables, and the cited table's chunk if it was not retrieved
+    (a paragraph of its document was), scored as its document's best passage."""
+    sources = [source_dict(p, short.tables.get(p.chunk_id)) for p in passages]
+    extra = short.extra_source
+    if extra is not None:
+        score = max((p.score for p in passages if p.doc_id == extra.doc_id), default=0.0)
+        sources.append({"id": extra.chunk_id, "doc_id": extra.doc_id, "title": extra.title,
+                        "text": extra.text, "score": float(score),
+                        "table": {"rows": short.tables[extra.chunk_id]}})
+    return sources
 
 
 def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
@@ -118,6 +142,8 @@ class RAGPipeline:
         self.generator = GenerateStage(engine, self.tokenizer, self.intent.system,
                                        settings.answer_instruction, settings.max_passage_chars,
                                        engine.max_model_len)
+        store = getattr(retriever, "store", None)
+        self.tables = TableSource(store) if hasattr(store, "document") else None
         self.model_name = settings.served_model_name or settings.model
         self.embedder_name = getattr(inner, "model_id", "embedder")
         self.metrics = None  # set by the app
@@ -191,6 +217,22 @@ class RAGPipeline:
 
         passages = await self.batcher.submit(question, opts.top_k or s.top_k)
         t_retr = time.perf_counter()
+        short = short_answer_for(question, passages, self.tables) if self.tables else ShortAnswer()
+        computed = {"short_answer": short.short_answer, "scale": short.scale,
+                    "answer_type": short.answer_type, "derivation": short.derivation,
+                    "citations": short.citations}
+        stated = short.prose()
+        if stated:  # the number is computed, not generated: the prose states it
+            yield TokenEvent(stated)
+            t_end = time.perf_counter()
+            usage["total_tokens"] = usage["prompt_tokens"]
+            answer = Answer(stated, label.name, answer_sources(passages, short), usage,
+                            {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
+                             "generate_ms": ms(t_retr, t_end), "ttft_ms": ms(t0, t_end),
+                             "total_ms": ms(t0, t_end)}, intent.scores, "stop", **computed)
+            self._observe(answer)
+            yield FinalEvent(answer)
+            return
         max_tokens = opts.max_tokens or s.max_tokens
         temperature = s.temperature if opts.temperature is None else opts.temperature
         ids, n_used = self.generator.prompt_ids(question, passages, max_tokens)
@@ -210,11 +252,11 @@ class RAGPipeline:
                      generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
         usage["total_tokens"] = usage["prompt_tokens"] + completion
         answer = Answer(out.outputs[0].text.strip(), label.name,
-                        [source_dict(p) for p in passages], usage,
+                        answer_sources(passages, short), usage,
                         {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
                          "generate_ms": ms(t_retr, t_end),
                          "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end)},
-                        intent.scores, out.outputs[0].finish_reason)
+                        intent.scores, out.outputs[0].finish_reason, **computed)
         self._observe(answer)
         yield FinalEvent(answer)
 

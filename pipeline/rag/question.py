@@ -44,6 +44,12 @@ _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d
                         r"\s*(thousand|million|billion|%)?", re.I)
 _RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*(?:to|and|-|–|through)\s*"
                     r"(?:fy|fiscal )?((?:19|20)\d\d)", re.I)
+# Questions about reasons, definitions and contents: answered from the text, not a cell.
+_DESCRIPTIVE = re.compile(
+    r"^\s*(?:why|how (?:is|are|was|were|does|do|did|often|will|would|can|should|has|have)\b)|"
+    r"\b(?:reasons?|caused?|causing|due to|includ\w*|consists?|comprised?|relates?|related to|"
+    r"represents?|defined?|means?|allows?|results? in|led to|lead to|driven|drivers?|"
+    r"purpose|describe|explain|primarily|mainly)\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 
@@ -110,6 +116,8 @@ def operation(text: str) -> Question:
     low = q.lower()
     threshold = _THRESHOLD.search(q)
     thr = (threshold.group(1), threshold.group(2) or "") if threshold else None
+    if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
+        return Question(q, "text", years)
     if low.startswith("how many") and (thr or _YEARS_LIST.search(q) or "year" in low):
         return Question(q, "count", years, higher=not _LOWER.search(q), threshold=thr)
     if _YEARS_LIST.search(q) and not _HIGHER.search(q) and not _LOWER.search(q):

@@ -13,10 +13,13 @@ from decimal import Decimal
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
-from retriever_trt.tables import Cell, Table, years_in
+from retriever_trt.tables import Cell, Table
 
 # A row must have at least this share of its label's words in the question.
 MIN_COVERAGE = 0.4
+# A lookup that names no period must match its row this well: most such questions are
+# about the text ("What are distribution customers?").
+MIN_PLAIN_LOOKUP = 0.9
 _FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
 _UNSCALED = re.compile(r"per share|per unit|per ordinary share|\bcents?\b|\beps\b|\bratio\b|"
                        r"\bdays\b|\bnumber of\b|\bheadcount\b|\bemployees\b|\brate\b|"
@@ -194,13 +197,13 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         cells = [table.cell(a[0], col), table.cell(b[0], col)]
         return _finish(table, q, op, cells, min(a[1], b[1]))
     n = {"change": 2, "percent_change": 2, "lookup": 1}.get(op)
-    if op == "proportion" or op == "ratio" or op == "difference":
+    if op in ("proportion", "ratio", "difference", "text"):
         return None
     cols = _columns(table, q, n)
     if not cols or (n and len(cols) != n) or (op in ("average", "sum") and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)
-    if row is None:
+    if row is None or (op == "lookup" and not q.years and row[1] < MIN_PLAIN_LOOKUP):
         return None
     if op in ("change", "percent_change"):
         cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols

@@ -10,18 +10,25 @@ body rows start with a label. Rows that carry a label and no values are section 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 SCALES = ("", "thousand", "million", "billion")
 # Scale words as reports write them: "(in thousands)", "$'000", "$m", "in millions of euros".
 _SCALE_PATTERNS = (
-    ("billion", re.compile(r"\bin\s*billions?\b|\(\s*billions?|\$\s?bn\b|\bbillions\b", re.I)),
-    ("million", re.compile(r"\bin\s*millions?\b|\(\s*millions?|\bmillions\s+of\b|\$\s?m\b|"
-                           r"\bmillions\b|\b(?:us|rmb|eur|£|€)?\s?\$?m\b\s*$|'000,000", re.I)),
+    ("billion", re.compile(r"\bin\s*billions?\b|\(\s*billions?|(?<![a-z])(?:us)?[$£€]\s?bn\b|"
+                           r"\bbillions\b|['’]\s?billion", re.I)),
+    ("million", re.compile(r"\bin\s*millions?\b|\(\s*millions?|\bmillions\s+of\b|"
+                           r"(?<![a-z])(?:us|a|c|hk|rmb|r)?[$£€]\s?m\b|\bmillions\b|"
+                           r"['’]\s?million\b|\brmb\s?million\b|'000,000", re.I)),
     ("thousand", re.compile(r"\bin\s*thousands?\b|\(\s*thousands?|\bthousands\s+of\b|"
-                            r"[$£€]?\s?['’‘]\s?000s?\b|\$\s?000s?\b|\bthousands\b|\b000s\b", re.I)),
+                            r"[$£€]?\s?['’‘]\s?000s?\b|\$\s?000s?\b|\bthousands\b|\b000s\b",
+                            re.I)),
 )
+# "$24.2 million of net income" beside a table cell 24,193: the table is in thousands.
+_MENTION = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion)\b", re.I)
+_STEP = {"thousand": 1, "million": 2, "billion": 3}
 _EMPTY = {"", "-", "—", "–", "--", "— %", "—%", "n/a", "na", "nm", "n.m.", "*", "none", "nil"}
 _NUMBER = re.compile(r"^\(?-?\(?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\(?\.\d+\)?$")
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)\b")
@@ -69,6 +76,23 @@ def years_in(text: str) -> list[int]:
     years = [int(y) for y in _YEAR.findall(text)]
     years += [2000 + int(y) for y in _FISCAL.findall(text)]
     return years
+
+
+def scale_from_mentions(values: list[Decimal], paragraphs: Sequence[str]) -> str:
+    """The scale under which the paragraphs' "$24.2 million" equals a table value (24,193
+    read in thousands), when the table names no scale itself; "" when none agrees."""
+    votes: dict[str, int] = {}
+    table = {abs(v) for v in values if abs(v) >= 10}
+    for text in paragraphs:
+        for number, word in _MENTION.findall(text):
+            amount = Decimal(number.replace(",", ""))
+            step = _STEP[word.lower()]
+            places = Decimal(1).scaleb(min(0, amount.as_tuple().exponent))
+            for k in range(step + 1):  # the table's unit is 1000**k
+                shift = Decimal(1000) ** (step - k)
+                if any((v / shift).quantize(places) == amount for v in table):
+                    votes[SCALES[k]] = votes.get(SCALES[k], 0) + 1
+    return max(votes, key=votes.__getitem__) if votes else ""
 
 
 def detect_scale(*texts: str) -> str:
@@ -195,6 +219,7 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = ()) -> Table: 
                 cells.append(Cell(i, j, labels[i], parents[i], headers[j], text, parse_value(text)))
     header_text = " ".join(" ".join(r) for r in clean[:n_header])
     label_text = " ".join(r[0] for r in clean[n_header:])
-    scale = detect_scale(header_text, label_text, *paragraphs)
+    scale = detect_scale(header_text, label_text, *paragraphs) or scale_from_mentions(
+        [c.value.number for c in cells if c.value and not c.value.percent], paragraphs)
     return Table(clean, n_header, headers, [years_in(h) for h in headers], labels, parents,
                  scale, cells)

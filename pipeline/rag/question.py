@@ -109,6 +109,34 @@ def _strip_lead(text: str) -> str:
                   "", text, flags=re.I)
 
 
+_DIVISION_LEAD = re.compile(
+    r"^(?:in (?:fy)?\d{4},?\s*)?(?:what|how much)\s+(?:is|was|were|are)?\s*(?:the\s+)?(?:value of\s+)?"
+    r"(?:ratio|proportion|percentage constitution|percentage|percent|%)(?:\s*\([^)]*\))?,?"
+    r"(?:\s*in percentage,?)?\s+(?:of|between)?\s*", re.I)
+_DIVISION_SEPARATORS = (
+    " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
+    " in relation to ", " among the total ", " among ", " in the total ", " of the total ",
+    " in total ", " of total ", " compared to ", " to ", " over ", " against ", " versus ",
+    " vs ", " divided by ")
+_PART_OF_TOTAL = re.compile(r"^(?:the )?(total .+?) (?:is|was|are|were) (?:generated |made up |"
+                            r"comprised |accounted for |contributed )?(?:from|of|by) (.+)$", re.I)
+
+
+def _division(q: str, years: list[int]) -> Question:
+    """A ratio ("ratio of A to B") or a share ("A as a percentage of B", "percentage of
+    the total B made up of A"): the operand phrases, numerator first."""
+    low = q.lower()
+    as_percent = not _RATIO.search(q) or bool(re.search(r"percent|%", low))
+    op = "proportion" if as_percent else "ratio"
+    body = _DIVISION_LEAD.sub("", q)
+    m = _PART_OF_TOTAL.match(body)
+    if m:
+        return Question(q, op, years, [m.group(2), m.group(1)])
+    separators = _DIVISION_SEPARATORS + ((" and ",) if op == "ratio" else (" of ", " in "))
+    parts = _split_two(body, separators)
+    return Question(q, op, years, parts if len(parts) == 2 else [])
+
+
 def operation(text: str) -> Question:
     """Classify a question; the operand phrases are filled for two-operand operations."""
     q = " ".join(text.replace("’", "'").split())
@@ -118,7 +146,8 @@ def operation(text: str) -> Question:
     thr = (threshold.group(1), threshold.group(2) or "") if threshold else None
     if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
         return Question(q, "text", years)
-    if low.startswith("how many") and (thr or _YEARS_LIST.search(q) or "year" in low):
+    per_year = thr or _YEARS_LIST.search(q) or "year" in low
+    if low.startswith("how many") and not re.match(r"how many (?:percent|%)", low) and per_year:
         return Question(q, "count", years, higher=not _LOWER.search(q), threshold=thr)
     if _YEARS_LIST.search(q) and not _HIGHER.search(q) and not _LOWER.search(q):
         return Question(q, "years_list", years)
@@ -127,23 +156,15 @@ def operation(text: str) -> Question:
         return Question(q, "which_year", years, higher=not lower, threshold=thr)
     if _PCT_CHANGE.search(q):
         return Question(q, "percent_change", years)
+    if re.search(r"\b(?:change|difference|increase|decrease) (?:in|of) (?:the )?(?:average|"
+                 r"percentage|proportion|ratio|percent)\b", low) or \
+            re.match(r"how many (?:percent|%)", low):
+        return Question(q, "change", years)  # of a row that is itself an average or a ratio
     if _AVERAGE.search(q) and not re.search(r"weighted.average|average (?:number|shares|price)",
                                             low):
         return Question(q, "average", years)
-    if _RATIO.search(q):
-        body = _strip_lead(q)
-        parts = _split_two(re.sub(r"^.*?\bratio (?:of|between)\s+", "", body, flags=re.I),
-                           (" to ", " and ", " over ", " against ", " versus ", " vs "))
-        return Question(q, "ratio", years, parts if len(parts) == 2 else [])
-    if _PROPORTION.search(q):
-        body = re.sub(r"^.*?\b(?:proportion|percentage|percent)\s+(?:of\s+)?", "", q, flags=re.I) \
-            if re.search(r"\b(?:what|the) (?:proportion|percentage|percent)\b", low) else q
-        parts = _split_two(body, (" as a percentage of ", " as a percent of ", " as a % of ",
-                                  " in relation to ", " compared to ", " to ", " over ",
-                                  " in total ", " of total ", " of the total ", " of ", " in "))
-        if len(parts) == 2 and re.search(r"\b(?:of|in)\s*$", parts[0]) is None:
-            parts[1] = re.sub(r"^\s*(?:the\s+)?", "", parts[1])
-        return Question(q, "proportion", years, parts if len(parts) == 2 else [])
+    if _RATIO.search(q) or _PROPORTION.search(q):
+        return _division(q, years)
     if _CHANGE.search(q):
         m = re.search(r"\bdifference (?:in \w+ )?between (.+?) and (.+?)(?:\?|$| in (?:fy)?\d{4})",
                       q, re.I)

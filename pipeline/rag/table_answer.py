@@ -21,9 +21,11 @@ MIN_COVERAGE = 0.4
 # about the text ("What are distribution customers?").
 MIN_PLAIN_LOOKUP = 0.9
 _FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
-_UNSCALED = re.compile(r"per share|per unit|per ordinary share|\bcents?\b|\beps\b|\bratio\b|"
-                       r"\bdays\b|\bnumber of\b|\bheadcount\b|\bemployees\b|\brate\b|"
-                       r"\bpence\b|\bmultiple\b|\b\(x\)", re.I)
+_UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
+                       r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
+                       r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
+# A header naming a comparison, not a period: "% Change 2018 to 2019", "2019 vs 2018".
+_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|%|\bto\b", re.I)
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 
@@ -78,7 +80,8 @@ def best_row(table: Table, phrase: str, columns: list[int],
 
 
 def _year_columns(table: Table) -> list[int]:
-    return [j for j in range(1, len(table.column_headers)) if table.column_years[j]]
+    return [j for j in range(1, len(table.column_headers)) if table.column_years[j]
+            and not _COMPARISON.search(table.column_headers[j])]
 
 
 def _column_for_year(table: Table, year: int, question: Question) -> list[int]:

@@ -181,7 +181,10 @@ def _column_headers(rows: list[list[str]], n_header: int, width: int) -> list[st
             text = row[j]
             if text:
                 current = text
-            elif spanning and j > 0 and current and any(rows[k][j] for k in range(r + 1, n_header)):
+            elif spanning and j > 0 and current and any(rows[k][j] for k in range(r + 1, n_header)) \
+                    and (years_in(current) or not any(years_in(rows[k][j])
+                                                       for k in range(r + 1, n_header))):
+                # A label spans the columns under it, but not onto another period's column.
                 text = current
             else:
                 current = "" if text == "" and not spanning else current

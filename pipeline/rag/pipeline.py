@@ -73,16 +73,20 @@ def source_dict(p: Any, table: list[list[str]] | None = None) -> dict[str, Any]:
     return out
 
 
-def answer_sources(passages: list[Any], short: ShortAnswer) -> list[dict[str, Any]]:
-    """The passages with their tables, and the cited table's chunk if it was not retrieved
-    (a paragraph of its document was), scored as its document's best passage."""
-    sources = [source_dict(p, short.tables.get(p.chunk_id)) for p in passages]
-    extra = short.extra_source
-    if extra is not None:
-        score = max((p.score for p in passages if p.doc_id == extra.doc_id), default=0.0)
-        sources.append({"id": extra.chunk_id, "doc_id": extra.doc_id, "title": extra.title,
-                        "text": extra.text, "score": float(score),
-                        "table": {"rows": short.tables[extra.chunk_id]}})
+def answer_sources(passages: list[Any], short: ShortAnswer,
+                   tables: TableSource | None) -> list[dict[str, Any]]:
+    """The passages, a table's pieces with their table's rows, and the cited table's chunk
+    when it is not among them (found deeper, or a paragraph of its document was shown)."""
+    sources = []
+    for p in passages:
+        found = tables.table_of(p.doc_id) if tables else None
+        rows = found[1].rows if found and tables.is_table_chunk(p.doc_id, p.chunk_id) else None
+        sources.append(source_dict(p, rows))
+    cited = short.cited
+    if cited is not None and all(s["id"] != cited.chunk_id for s in sources):
+        sources.append({"id": cited.chunk_id, "doc_id": cited.doc_id, "title": cited.title,
+                        "text": cited.text, "score": short.cited_score,
+                        "table": {"rows": short.cited_rows}})
     return sources
 
 
@@ -215,9 +219,13 @@ class RAGPipeline:
             yield FinalEvent(answer)
             return
 
-        passages = await self.batcher.submit(question, opts.top_k or s.top_k)
+        top_k = opts.top_k or s.top_k
+        retrieved = await self.batcher.submit(question, max(top_k, s.table_top_k))
+        passages = retrieved[:top_k]
         t_retr = time.perf_counter()
-        short = short_answer_for(question, passages, self.tables) if self.tables else ShortAnswer()
+        short = ShortAnswer()
+        if self.tables is not None and s.table_top_k:
+            short = short_answer_for(question, retrieved[:s.table_top_k], self.tables)
         computed = {"short_answer": short.short_answer, "scale": short.scale,
                     "answer_type": short.answer_type, "derivation": short.derivation,
                     "citations": short.citations}
@@ -226,7 +234,7 @@ class RAGPipeline:
             yield TokenEvent(stated)
             t_end = time.perf_counter()
             usage["total_tokens"] = usage["prompt_tokens"]
-            answer = Answer(stated, label.name, answer_sources(passages, short), usage,
+            answer = Answer(stated, label.name, answer_sources(passages, short, self.tables), usage,
                             {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
                              "generate_ms": ms(t_retr, t_end), "ttft_ms": ms(t0, t_end),
                              "total_ms": ms(t0, t_end)}, intent.scores, "stop", **computed)
@@ -252,7 +260,7 @@ class RAGPipeline:
                      generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
         usage["total_tokens"] = usage["prompt_tokens"] + completion
         answer = Answer(out.outputs[0].text.strip(), label.name,
-                        answer_sources(passages, short), usage,
+                        answer_sources(passages, short, self.tables), usage,
                         {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
                          "generate_ms": ms(t_retr, t_end),
                          "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end)},

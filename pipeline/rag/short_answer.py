@@ -48,10 +48,9 @@ class ShortAnswer:
     answer_type: str | None = None
     derivation: str | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)
-    # chunk id -> table rows, for the sources that carry a table
-    tables: dict[str, list[list[str]]] = field(default_factory=dict)
-    # a table chunk cited but not among the passages: (chunk id, doc id, title, text)
-    extra_source: Any = None
+    cited: Any = None          # the table chunk the citations point into
+    cited_rows: list[list[str]] | None = None
+    cited_score: float = 0.0   # its document's best retrieval score
     wanted_arithmetic: bool = False
 
     def prose(self) -> str:
@@ -110,23 +109,19 @@ def short_answer_for(question: str, passages: Sequence[Any], tables: TableSource
         found = tables.table_of(p.doc_id)
         if found is not None and all(found[0].doc_id != d[0].doc_id for d in docs):
             docs.append(found)
-    out = ShortAnswer(tables={p.chunk_id: tables.table_of(p.doc_id)[1].rows for p in passages
-                              if tables.is_table_chunk(p.doc_id, p.chunk_id)},
-                      wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS)
+    out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS)
     got = answer_question(q, [t for _, t in docs])
     if got is None:
         return out
     chunk, table = docs[got.table_index]
-    # Cite the first retrieved piece of that table; else add the table's first chunk.
-    source_id = next((p.chunk_id for p in passages
-                      if p.doc_id == chunk.doc_id and p.chunk_id in out.tables), None)
-    if source_id is None:
-        source_id = chunk.chunk_id
-        out.extra_source = chunk
-        out.tables[source_id] = table.rows
+    # Cite the first retrieved piece of that table, else the table's first chunk.
+    out.cited = next((p for p in passages if p.doc_id == chunk.doc_id and
+                      tables.is_table_chunk(p.doc_id, p.chunk_id)), chunk)
+    out.cited_rows = table.rows
+    out.cited_score = max(float(p.score) for p in passages if p.doc_id == chunk.doc_id)
     out.short_answer, out.scale = got.short_answer, got.scale
     out.answer_type, out.derivation = got.answer_type, got.derivation
-    out.citations = [{"source_id": source_id, "row": c.row, "column": c.column, "value": c.text,
-                      "row_index": c.row_index, "column_index": c.column_index}
+    out.citations = [{"source_id": out.cited.chunk_id, "row": c.row, "column": c.column,
+                      "value": c.text, "row_index": c.row_index, "column_index": c.column_index}
                      for c in got.cells]
     return out

@@ -25,7 +25,7 @@ _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per uni
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
                        r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
 # A header naming a comparison, not a period: "% Change 2018 to 2019", "2019 vs 2018".
-_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|%|\bto\b", re.I)
+_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\bto\b", re.I)
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 

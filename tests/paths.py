@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# In CI the clone sits beside shared/ (<repo>/../shared); a worktree under <root>/wt/ finds
-# it one level higher (<repo>/../../shared).
-_DEV = Path("data") / "tatqa" / "tatqa_dataset_dev.json"
-TATQA = next((p / "shared" / _DEV for p in (REPO.parent, REPO.parents[1])
-              if (p / "shared" / _DEV).is_file()), REPO.parent / "shared" / _DEV)
+# In CI (and /work/main) the clone sits beside shared/; a worktree under wt/ one level lower.
+_CANDIDATES = [base / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
+               for base in (REPO.parent, REPO.parent.parent)]
+TATQA = next((p for p in _CANDIDATES if p.is_file()), _CANDIDATES[0])

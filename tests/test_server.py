@@ -71,7 +71,11 @@ def test_ask_streams_tokens_then_one_final_event(server) -> None:
     assert events[-1]["type"] == "final"
     assert all(e["type"] == "token" for e in events[:-1]) and len(events) >= 2
     final = events[-1]
-    assert final["intent"] == "finance_question" and len(final["sources"]) == 2
+    assert final["intent"] == "finance_question"
+    # top_k passages, and the table a computed answer cites when it was found deeper
+    cited = {c["source_id"] for c in final["citations"]}
+    assert len(final["sources"]) == 2 or (len(final["sources"]) == 3
+                                          and final["sources"][2]["id"] in cited)
     assert final["short_answer"] is not None or final["usage"]["completion_tokens"] >= 1
     assert final["timings"]["total_ms"] > 0
 

@@ -160,8 +160,7 @@ def operation(text: str) -> Question:
                  r"percentage|proportion|ratio|percent)\b", low) or \
             re.match(r"how many (?:percent|%)", low):
         return Question(q, "change", years)  # of a row that is itself an average or a ratio
-    if _AVERAGE.search(q) and not re.search(r"weighted.average|average (?:number|shares|price)",
-                                            low):
+    if _AVERAGE.search(q) and not re.search(r"weighted.average", low):
         return Question(q, "average", years)
     if _RATIO.search(q) or _PROPORTION.search(q):
         return _division(q, years)

@@ -20,6 +20,8 @@ MIN_COVERAGE = 0.4
 # A lookup that names no period must match its row this well: most such questions are
 # about the text ("What are distribution customers?").
 MIN_PLAIN_LOOKUP = 0.9
+_EXPLICIT_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\bin total\b|\btotal (?:of|amount of)\b|"
+                           r"\bboth\b|\ball (?:\w+ )?(?:years|periods)\b|\bbetween\b", re.I)
 _FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
 _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
@@ -168,6 +170,9 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in ("which_year", "count"):
         cols = _columns(table, q) or []
         cols = [j for j in cols if table.column_years[j]]
+        # one column a year: "2019 $" and "2019 %" are the same period
+        per_year = {max(table.column_years[j]): j for j in reversed(cols)}
+        cols = [_column_for_year(table, y, q)[0] for y in sorted(per_year, reverse=True)]
         row = best_row(table, q.text, cols) if cols else None
         if row is None or len(cols) < 2:
             return None
@@ -199,6 +204,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(a[0], col), table.cell(b[0], col)]
         return _finish(table, q, op, cells, min(a[1], b[1]))
+    if op == "lookup" and len(q.years) >= 2:
+        op = "multi_lookup"  # "What was X in 2019 and 2018?"
     n = {"change": 2, "percent_change": 2, "lookup": 1}.get(op)
     if op in ("proportion", "ratio", "difference", "text"):
         return None
@@ -211,6 +218,9 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in ("change", "percent_change"):
         cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols
     cells = [table.cell(row[0], j) for j in cols]
+    if op == "sum" and not _EXPLICIT_SUM.search(q.text) and re.search(r"\bTotal\b", q.text[1:]) \
+            and "total" in _label_tokens(cells[0].row):
+        op = "multi_lookup"  # "the Total operating expense in 2019 and 2018" quotes the row
     if op == "multi_lookup":
         return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
                            "multi-span", None, cells, row[1])

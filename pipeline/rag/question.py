@@ -126,7 +126,9 @@ def _division(q: str, years: list[int]) -> Question:
     """A ratio ("ratio of A to B") or a share ("A as a percentage of B", "percentage of
     the total B made up of A"): the operand phrases, numerator first."""
     low = q.lower()
-    as_percent = not _RATIO.search(q) or bool(re.search(r"percent|%", low))
+    # "proportion" and "ratio" alone are decimals in financial writing (0.95); a share
+    # "as a percentage" is in percent.
+    as_percent = bool(re.search(r"percent|%", low))
     op = "proportion" if as_percent else "ratio"
     body = _DIVISION_LEAD.sub("", q)
     m = _PART_OF_TOTAL.match(body)

@@ -47,7 +47,7 @@ _RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*
 # Questions about reasons, definitions and contents: answered from the text, not a cell.
 _DESCRIPTIVE = re.compile(
     r"^\s*(?:why|how (?:is|are|was|were|does|do|did|often|will|would|can|should|has|have)\b)|"
-    r"\b(?:reasons?|caused?|causing|due to|includ\w*|consists?|comprised?|relates?|related to|"
+    r"\b(?:reasons?|caused?|causing|(?:is|was|were) due to|includ\w*|consists?|comprised?|relates?|"
     r"represents?|defined?|means?|allows?|results? in|led to|lead to|driven|drivers?|"
     r"purpose|describe|explain|primarily|mainly)\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
@@ -59,7 +59,7 @@ def tokens(text: str) -> list[str]:
     out = []
     for w in _WORD.findall(text.lower().replace("’", "'")):
         w = w.removesuffix("'s")
-        if w in _STOP or years_in(w) or w.isdigit():
+        if w in _STOP or years_in(w) or (w.isdigit() and len(w) > 2):
             continue
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]

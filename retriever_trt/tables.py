@@ -226,3 +226,21 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = ()) -> Table: 
         [c.value.number for c in cells if c.value and not c.value.percent], paragraphs)
     return Table(clean, n_header, headers, [years_in(h) for h in headers], labels, parents,
                  scale, cells)
+
+
+def transpose(table: Table) -> Table | None:
+    """The table read the other way round, for tables whose rows are the periods ("Balance
+    at June 30, 2019" rows under "Workforce reduction" columns); None when fewer than two
+    row labels name a year. Cell (r, c) of the result is cell (body[c - 1], r) of `table`."""
+    body = list(table.body())
+    if sum(bool(years_in(table.row_labels[i])) for i in body) < 2:
+        return None
+    width = len(table.column_headers)
+    labels = [table.row_labels[i] for i in body]
+    rows = [["", *labels]] + [[table.column_headers[j], *(table.rows[i][j] for i in body)]
+                              for j in range(1, width)]
+    cells = [Cell(j, k + 1, table.column_headers[j], "", labels[k], table.rows[i][j],
+                  parse_value(table.rows[i][j]))
+             for j in range(1, width) for k, i in enumerate(body) if table.rows[i][j]]
+    return Table(rows, 1, ["", *labels], [[], *(years_in(x) for x in labels)],
+                 ["", *table.column_headers[1:]], [""] * width, table.scale, cells)

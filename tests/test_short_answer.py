@@ -105,3 +105,17 @@ def test_oracle_context_exact_match_on_dev_arithmetic(tatqa_path) -> None:
     em = sum(ems) / len(ems)
     print(f"oracle arithmetic EM on {len(ems)} questions: {em:.3f}")
     assert len(ems) > 100 and em >= 0.5
+
+
+def test_periods_as_rows_are_read_transposed_and_cited_in_place() -> None:
+    rows = [["Restructuring plan", "Workforce reduction", "Facility costs", "Total"],
+            ["Balance payable as at June 30, 2017", "$10,045", "$1,369", "$11,414"],
+            ["Balance payable as at June 30, 2018", "3,500", "1,000", "4,500"],
+            ["Balance payable as at June 30, 2019", "1,000", "500", "1,500"]]
+    table = parse_table(rows)
+    got = answer_question("What was the change in Workforce reduction from 2018 to 2019?",
+                          [table])
+    assert got is not None and got.short_answer == "-2500"
+    for cell in got.cells:
+        assert rows[cell.row_index][cell.column_index] == cell.text
+        assert cell.column == "Workforce reduction"

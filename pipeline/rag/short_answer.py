@@ -15,12 +15,25 @@ from typing import Any
 
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
-from retriever_trt.tables import Table, parse_table
+from retriever_trt.tables import Cell, Table, parse_table, transpose
 
 ARITHMETIC_OPERATIONS = ("change", "percent_change", "average", "sum", "ratio", "proportion",
                          "difference", "count")
 # An answer from a later-retrieved table must match this much better to win.
 RANK_PENALTY = 0.02
+
+
+def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
+    """The answer from the table read with its periods as columns, cited by the original
+    table's (row, column)."""
+    flipped = transpose(table)
+    got = answer_from_table(flipped, q) if flipped is not None else None
+    if got is None:
+        return None
+    body = list(table.body())
+    got.cells = [Cell(body[c.column_index - 1], c.row_index, c.column, "", c.row, c.text,
+                      c.value) for c in got.cells]
+    return got
 
 
 def answer_question(question: str | Question, tables: Sequence[Table]) -> TableAnswer | None:
@@ -29,7 +42,7 @@ def answer_question(question: str | Question, tables: Sequence[Table]) -> TableA
     best: TableAnswer | None = None
     best_score = 0.0
     for k, table in enumerate(tables):
-        got = answer_from_table(table, q)
+        got = answer_from_table(table, q) or _transposed_answer(table, q)
         if got is None:
             continue
         ranked = got.score - RANK_PENALTY * k

@@ -52,6 +52,7 @@ def test_compute_is_exact_and_shows_its_operands() -> None:
     ("Which years does the table provide information for?", "years_list"),
     ("Why did revenue increase in 2019?", "text"),
     ("What was the revenue in 2019 and 2018 respectively?", "multi_lookup"),
+    ("What are the components of current assets?", "row_list"),
 ])
 def test_operation(question, op) -> None:
     assert operation(question).operation == op
@@ -119,3 +120,16 @@ def test_periods_as_rows_are_read_transposed_and_cited_in_place() -> None:
     for cell in got.cells:
         assert rows[cell.row_index][cell.column_index] == cell.text
         assert cell.column == "Workforce reduction"
+
+
+def test_components_are_the_rows_of_the_named_section() -> None:
+    rows = [["", "2019", "2018"],
+            ["Current assets:", "", ""],
+            ["Debtors", "10", "9"],
+            ["Cash and cash equivalents", "5", "4"],
+            ["Total current assets", "15", "13"],
+            ["Non-current assets:", "", ""],
+            ["Goodwill", "7", "7"]]
+    got = answer_question("What were the components making up current assets?", [parse_table(rows)])
+    assert got is not None and got.short_answer == ["Debtors", "Cash and cash equivalents"]
+    assert got.answer_type == "multi-span"

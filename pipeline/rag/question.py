@@ -44,6 +44,13 @@ _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d
                         r"\s*(thousand|million|billion|%)?", re.I)
 _RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*(?:to|and|-|–|through)\s*"
                     r"(?:fy|fiscal )?((?:19|20)\d\d)", re.I)
+# "What are the components of X?", "What financial items are listed in the table?": the row
+# labels (of X's section when the table has one).
+_ROW_LIST = re.compile(
+    r"^(?:what|which) (?:are|were)(?: the)?(?: \w+){0,2} (?:components|items|types|segments|"
+    r"regions|categories|elements|scopes|line items)\b|\bitems (?:are )?listed\b|"
+    r"^what (?:financial )?items does .+ consist of|^what were the components making up\b",
+    re.I)
 # Questions about reasons, definitions and contents: answered from the text, not a cell.
 _DESCRIPTIVE = re.compile(
     r"^\s*(?:why|how (?:is|are|was|were|does|do|did|often|will|would|can|should|has|have)\b)|"
@@ -146,6 +153,8 @@ def operation(text: str) -> Question:
     low = q.lower()
     threshold = _THRESHOLD.search(q)
     thr = (threshold.group(1), threshold.group(2) or "") if threshold else None
+    if _ROW_LIST.search(q) and not _YEARS_LIST.search(q):
+        return Question(q, "row_list", years)
     if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
         return Question(q, "text", years)
     per_year = thr or _YEARS_LIST.search(q) or "year" in low

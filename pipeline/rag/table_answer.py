@@ -167,6 +167,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         years = [str(max(table.column_years[j])) for j in _year_columns(table)]
         years = list(dict.fromkeys(years))
         return TableAnswer(years, "", "multi-span", None) if years else None
+    if op == "row_list":
+        return _row_list(table, q)
     if op in ("which_year", "count"):
         cols = _columns(table, q) or []
         cols = [j for j in cols if table.column_years[j]]
@@ -225,6 +227,30 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
                            "multi-span", None, cells, row[1])
     return _finish(table, q, op, cells, row[1])
+
+
+def _row_list(table: Table, q: Question) -> TableAnswer | None:
+    """The labels of the rows under the section the question names (all the value rows when
+    it names none), totals left out: what the rows are made of, not their sum."""
+    words = set(q.words) - {"component", "item", "type", "segment", "region", "categorie",
+                            "element", "scope", "line", "financial", "listed", "table",
+                            "consist", "making", "considered"}
+    sections = {table.parents[i] for i in table.body() if table.parents[i]}
+    best, best_hit = "", 0
+    for sec in sections:
+        label = set(tokens(sec))
+        hit = len(label & words)
+        if label and hit / len(label) >= 0.5 and hit > best_hit:
+            best, best_hit = sec, hit
+    if words and not best:
+        return None
+    rows = [i for i in table.body() if table.parents[i] == best and
+            any(c.value is not None for c in table.cells if c.row_index == i)
+            and "total" not in _label_tokens(table.row_labels[i])]
+    if len(rows) < 2:
+        return None
+    labels = [table.row_labels[i] for i in rows]
+    return TableAnswer(labels, "", "multi-span", None, [], 0.5 + 0.1 * best_hit)
 
 
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:

@@ -235,13 +235,14 @@ def _row_list(table: Table, q: Question) -> TableAnswer | None:
     words = set(q.words) - {"component", "item", "type", "segment", "region", "categorie",
                             "element", "scope", "line", "financial", "listed", "table",
                             "consist", "making", "considered"}
-    sections = {table.parents[i] for i in table.body() if table.parents[i]}
-    best, best_hit = "", 0
-    for sec in sections:
+    sections = dict.fromkeys(table.parents[i] for i in table.body() if table.parents[i])
+    best, best_hit, best_cover = "", 0, 0.0
+    for sec in sections:  # table order: the first of equally good sections wins
         label = set(tokens(sec))
         hit = len(label & words)
-        if label and hit / len(label) >= 0.5 and hit > best_hit:
-            best, best_hit = sec, hit
+        cover = hit / len(label) if label else 0.0
+        if cover >= 0.5 and (cover, hit) > (best_cover, best_hit):
+            best, best_hit, best_cover = sec, hit, cover
     if words and not best:
         return None
     rows = [i for i in table.body() if table.parents[i] == best and

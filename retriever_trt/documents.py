@@ -32,7 +32,9 @@ class Chunk:
     """A passage of a source document.
 
     `sources` names where it came from, e.g. {"context": ..., "table_uid": ...} for a
-    TAT-QA table or {"file": "notes/q3.md"} for a file, so answers can cite it.
+    TAT-QA table or {"file": "notes/q3.md"} for a file, so answers can cite it. `table`
+    holds the whole table (header rows included) on each chunk cut from one, so a retrieved
+    piece of a table can be computed on and cited by (row, column) of the table it is from.
     """
 
     chunk_id: str
@@ -40,6 +42,7 @@ class Chunk:
     title: str
     text: str
     sources: dict[str, str] = field(default_factory=dict)
+    table: list[list[str]] | None = None
 
 
 class DocumentStore:
@@ -58,6 +61,7 @@ class DocumentStore:
         self.corpus = corpus
         self.bm25 = bm25
         self.index_titles = index_titles
+        self._documents: dict[str, list[Chunk]] | None = None
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -67,6 +71,14 @@ class DocumentStore:
 
     def __iter__(self) -> Iterator[Chunk]:
         return iter(self.chunks)
+
+    def document(self, doc_id: str) -> list[Chunk]:
+        """The chunks of one document, in corpus order (its table pieces, its paragraphs)."""
+        if self._documents is None:
+            self._documents = {}
+            for c in self.chunks:
+                self._documents.setdefault(c.doc_id, []).append(c)
+        return self._documents.get(doc_id, [])
 
     @property
     def corpus_hash(self) -> str:

@@ -136,8 +136,9 @@ def iter_tatqa(path: Path, max_tokens: int, overlap: int, count: TokenCounter) -
                               "table.table, paragraphs)") from None
         title = f"TAT-QA {table_uid}"
         base = {"context": table_uid, "table_uid": table_uid}
+        table = [[str(cell) for cell in row] for row in rows]
         for i, text in enumerate(pack_table(*render_table(rows), max_tokens, count)):
-            yield Chunk(f"{table_uid}/table/{i}", table_uid, title, text, dict(base))
+            yield Chunk(f"{table_uid}/table/{i}", table_uid, title, text, dict(base), table)
         for p in paragraphs:
             if not isinstance(p, dict) or "uid" not in p or "text" not in p:
                 raise CorpusError(f"{path}: context {n} has a paragraph without uid/text")

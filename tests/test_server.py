@@ -51,7 +51,6 @@ def test_ask_answers_dev_questions_from_their_own_context(server, dev) -> None:
                                         "total_ms"}
         if body["intent"] != "finance_question":
             continue
-        assert body["answer"] and body["usage"]["completion_tokens"] >= 1
         assert all({"id", "title", "text", "score"} <= set(s) for s in body["sources"])
         own = [s for s in body["sources"] if s["doc_id"] == ctx["table"]["uid"]]
         hits += bool(own)
@@ -61,6 +60,10 @@ def test_ask_answers_dev_questions_from_their_own_context(server, dev) -> None:
                                 *(p["text"] for p in ctx["paragraphs"])]))
         for s in own:
             assert len(_words(s["text"]) & held) >= 5, (s["text"], ctx["table"]["uid"])
+        if body["short_answer"] is not None:  # computed from a table: stated, not generated
+            assert body["citations"] and body["usage"]["completion_tokens"] == 0
+            continue
+        assert body["answer"] and body["usage"]["completion_tokens"] >= 1
         # The generation prompt starts with the intent prompt's blocks: prefix-cache hits.
         assert body["usage"]["generate_cached_tokens"] >= 16
     rate = hits / len(picks)
@@ -81,8 +84,13 @@ def test_ask_streams_tokens_then_one_final_event(server) -> None:
     assert events[-1]["type"] == "final"
     assert all(e["type"] == "token" for e in events[:-1]) and len(events) >= 2
     final = events[-1]
-    assert final["intent"] == "finance_question" and len(final["sources"]) == 2
-    assert final["usage"]["completion_tokens"] >= 1 and final["timings"]["total_ms"] > 0
+    assert final["intent"] == "finance_question"
+    # top_k passages, and the table a computed answer cites when it was found deeper
+    cited = {c["source_id"] for c in final["citations"]}
+    assert len(final["sources"]) == 2 or (len(final["sources"]) == 3
+                                          and final["sources"][2]["id"] in cited)
+    assert final["short_answer"] is not None or final["usage"]["completion_tokens"] >= 1
+    assert final["timings"]["total_ms"] > 0
 
 
 CONTRACT = {"short_answer", "scale", "answer_type", "derivation", "citations"}

@@ -13,6 +13,7 @@ from typing import Any
 from llm_engine import AsyncLLMEngine, LLMEngine
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.short_answer import ShortAnswer, TableSource, short_answer_for
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
 
@@ -64,9 +65,30 @@ class FinalEvent:
 StreamEvent = TokenEvent | FinalEvent
 
 
-def source_dict(p: Any) -> dict[str, Any]:
-    return {"id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "text": p.text,
-            "score": float(p.score)}
+def source_dict(p: Any, table: list[list[str]] | None = None) -> dict[str, Any]:
+    """A passage as /ask and /search show it; `table` (rows) when it is part of a table."""
+    out = {"id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "text": p.text,
+           "score": float(p.score)}
+    if table is not None:
+        out["table"] = {"rows": table}
+    return out
+
+
+def answer_sources(passages: list[Any], short: ShortAnswer,
+                   tables: TableSource | None) -> list[dict[str, Any]]:
+    """The passages, a table's pieces with their table's rows, and the cited table's chunk
+    when it is not among them (found deeper, or a paragraph of its document was shown)."""
+    sources = []
+    for p in passages:
+        found = tables.table_of(p.doc_id) if tables else None
+        rows = found[1].rows if found and tables.is_table_chunk(p.doc_id, p.chunk_id) else None
+        sources.append(source_dict(p, rows))
+    cited = short.cited
+    if cited is not None and all(s["id"] != cited.chunk_id for s in sources):
+        sources.append({"id": cited.chunk_id, "doc_id": cited.doc_id, "title": cited.title,
+                        "text": cited.text, "score": short.cited_score,
+                        "table": {"rows": short.cited_rows}})
+    return sources
 
 
 def queue_ms(out: Any) -> float | None:
@@ -139,6 +161,8 @@ class RAGPipeline:
                                        settings.answer_instruction, settings.max_passage_chars,
                                        engine.max_model_len, settings.answer_stop,
                                        settings.repeat_ngram)
+        store = getattr(retriever, "store", None)
+        self.tables = TableSource(store) if hasattr(store, "document") else None
         self.model_name = settings.served_model_name or settings.model
         self.embedder_name = getattr(inner, "model_id", "embedder")
         self.metrics = None  # set by the app
@@ -210,8 +234,28 @@ class RAGPipeline:
             yield FinalEvent(answer)
             return
 
-        passages = await self.batcher.submit(question, opts.top_k or s.top_k)
+        top_k = opts.top_k or s.top_k
+        retrieved = await self.batcher.submit(question, max(top_k, s.table_top_k))
+        passages = retrieved[:top_k]
         t_retr = time.perf_counter()
+        short = ShortAnswer()
+        if self.tables is not None and s.table_top_k:
+            short = short_answer_for(question, retrieved[:s.table_top_k], self.tables)
+        computed = {"short_answer": short.short_answer, "scale": short.scale,
+                    "answer_type": short.answer_type, "derivation": short.derivation,
+                    "citations": short.citations}
+        stated = short.prose()
+        if stated:  # the number is computed, not generated: the prose states it
+            yield TokenEvent(stated)
+            t_end = time.perf_counter()
+            usage["total_tokens"] = usage["prompt_tokens"]
+            answer = Answer(stated, label.name, answer_sources(passages, short, self.tables), usage,
+                            {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
+                             "generate_ms": ms(t_retr, t_end), "ttft_ms": ms(t0, t_end),
+                             "total_ms": ms(t0, t_end)}, intent.scores, "stop", **computed)
+            self._observe(answer)
+            yield FinalEvent(answer)
+            return
         max_tokens = opts.max_tokens or s.max_tokens
         temperature = s.temperature if opts.temperature is None else opts.temperature
         ids, n_used = self.generator.prompt_ids(question, passages, max_tokens)
@@ -232,12 +276,12 @@ class RAGPipeline:
                      generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
         usage["total_tokens"] = usage["prompt_tokens"] + completion
         answer = Answer(step.text.strip(), label.name,
-                        [source_dict(p) for p in passages], usage,
+                        answer_sources(passages, short, self.tables), usage,
                         {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
                          "generate_ms": ms(t_retr, t_end),
                          "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end),
                          "queue_ms": queue_ms(out)},
-                        intent.scores, step.finish_reason)
+                        intent.scores, step.finish_reason, **computed)
         self._observe(answer)
         yield FinalEvent(answer)
 

@@ -1,0 +1,80 @@
+"""Exact decimal arithmetic over table cells, with the derivation a reader can check.
+
+Results are rounded half-up to 2 decimals, as TAT-QA's answers are; the derivation shows the
+operands as the table writes them ("(1,234)" becomes -1,234) so each can be found in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+OPERATIONS = ("lookup", "change", "percent_change", "average", "sum", "ratio", "proportion",
+              "difference")
+_CENT = Decimal("0.01")
+
+
+class NoAnswer(ValueError):
+    """The operation cannot be computed (e.g. a division by zero)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    value: Decimal
+    derivation: str
+
+
+def plain(value: Decimal) -> str:
+    """'51.37', '-1200', '0.5': no separators, no trailing zeros, no exponent."""
+    q = value.quantize(_CENT, rounding=ROUND_HALF_UP)
+    text = format(q, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def shown(value: Decimal) -> str:
+    """An operand as the derivation shows it: thousands separators, sign as '-'."""
+    text = format(value, ",f")
+    return text
+
+
+def _wrap(value: Decimal) -> str:
+    return f"({shown(value)})" if value < 0 else shown(value)
+
+
+def compute(operation: str, values: list[Decimal], percent: bool = False) -> Result:
+    """Apply `operation` to `values` (in the order the operation reads them: change and
+    percent_change take [old, new]; ratio and proportion [numerator, denominator]).
+    `percent` marks the result as a percentage in the derivation."""
+    unit = "%" if percent else ""
+    if operation == "lookup":
+        (v,) = values
+        return Result(v, f"{shown(v)}{unit}")
+    if operation in ("change", "difference"):
+        a, b = (values[0], values[1]) if operation == "difference" else (values[1], values[0])
+        r = a - b
+        return Result(r, f"{shown(a)} - {_wrap(b)} = {plain(r)}{unit}")
+    if operation == "percent_change":
+        old, new = values
+        if old == 0:
+            raise NoAnswer("percentage change from zero")
+        r = (new - old) / old * 100
+        return Result(r, f"({shown(new)} - {_wrap(old)}) / {_wrap(old)} = {plain(r)}%")
+    if operation == "sum":
+        r = sum(values, Decimal(0))
+        return Result(r, " + ".join(_wrap(v) for v in values) + f" = {plain(r)}{unit}")
+    if operation == "average":
+        r = sum(values, Decimal(0)) / len(values)
+        terms = " + ".join(_wrap(v) for v in values)
+        return Result(r, f"({terms}) / {len(values)} = {plain(r)}{unit}")
+    if operation in ("ratio", "proportion"):
+        a, b = values
+        if b == 0:
+            raise NoAnswer("division by zero")
+        if operation == "ratio":
+            r = a / b
+            return Result(r, f"{_wrap(a)} / {_wrap(b)} = {plain(r)}")
+        r = a / b * 100
+        return Result(r, f"{_wrap(a)} / {_wrap(b)} = {plain(r)}%")
+    raise ValueError(f"unknown operation {operation!r}; one of {OPERATIONS}")

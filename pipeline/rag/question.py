@@ -1,0 +1,192 @@
+"""What a finance question asks: the operation, the periods, and the phrases naming operands.
+
+Rules follow the general language of financial questions ("percentage change in X from 2018
+to 2019", "average X for 2018 and 2019", "X as a percentage of Y", "ratio of X to Y",
+"difference between X and Y", "in which year was X larger"), not particular questions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from retriever_trt.tables import years_in
+
+_STOP = set("""a an the of in on at to for from by with and or is was were are be been what
+which how much many do does did has have had as its it their our this that these those
+between during over than year years fiscal fy ended ending end period value amount
+respectively respective company company's group's group""".split())
+# Words that say what to compute, not which row: left out when rows are matched.
+OPERATION_WORDS = set("""change difference increase decrease percentage percent average ratio
+proportion sum growth variance movement combined mean""".split())
+
+_PCT_CHANGE = re.compile(
+    r"percent(?:age)?\s*(?:of\s+)?(?:change|increase|decrease|growth|decline|rise|drop|"
+    r"increase\s*/\s*\(?decrease\)?)|%\s*(?:change|increase|decrease)|growth rate|"
+    r"rate of (?:change|increase|growth)", re.I)
+_AVERAGE = re.compile(r"\baverage\b|\bmean\b", re.I)
+_RATIO = re.compile(r"\bratio\b", re.I)
+_PROPORTION = re.compile(
+    r"\bproportion\b|\bas a (?:percentage|percent|%)\b|\bwhat percent(?:age)? of\b|"
+    r"\bpercentage (?:of|did|does|is|was|were)\b|\b(?:%|percent) of\b", re.I)
+_CHANGE = re.compile(
+    r"\bchange[sd]?\b|\bdifference\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bvariance\b|"
+    r"\bgrowth\b|\bdecline\b|\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
+    r"\bmovement\b", re.I)
+_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\btotal\b|\bin total\b", re.I)
+_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal )?(?:year|period)\b|\bin which\b.*\byear\b",
+                         re.I)
+_YEARS_LIST = re.compile(r"\b(?:which|what) (?:fiscal |financial )?(?:years|periods)\b", re.I)
+_HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|most|bigger|"
+                     r"biggest|exceed\w*|above|over)\b", re.I)
+_LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
+_THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d,]+(?:\.\d+)?)"
+                        r"\s*(thousand|million|billion|%)?", re.I)
+_RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*(?:to|and|-|–|through)\s*"
+                    r"(?:fy|fiscal )?((?:19|20)\d\d)", re.I)
+# "What are the components of X?", "What financial items are listed in the table?": the row
+# labels (of X's section when the table has one).
+_ROW_LIST = re.compile(
+    r"^(?:what|which) (?:are|were)(?: the)?(?: \w+){0,2} (?:components|items|types|segments|"
+    r"regions|categories|elements|scopes|line items)\b|\bitems (?:are )?listed\b|"
+    r"^what (?:financial )?items does .+ consist of|^what were the components making up\b",
+    re.I)
+# Questions about reasons, definitions and contents: answered from the text, not a cell.
+_DESCRIPTIVE = re.compile(
+    r"^\s*(?:why|how (?:is|are|was|were|does|do|did|often|will|would|can|should|has|have)\b)|"
+    r"\b(?:reasons?|caused?|causing|(?:is|was|were) due to|includ\w*|consists?|comprised?|relates?|"
+    r"represents?|defined?|means?|allows?|results? in|led to|lead to|driven|drivers?|"
+    r"purpose|describe|explain|primarily|mainly)\b", re.I)
+_RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
+_WORD = re.compile(r"[a-z0-9]+(?:'s)?")
+
+
+def tokens(text: str) -> list[str]:
+    """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
+    out = []
+    for w in _WORD.findall(text.lower().replace("’", "'")):
+        w = w.removesuffix("'s")
+        if w in _STOP or years_in(w) or (w.isdigit() and len(w) > 2):
+            continue
+        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return out
+
+
+@dataclass
+class Question:
+    text: str
+    operation: str                       # see arithmetic.OPERATIONS, or "which_year",
+    years: list[int]                     # "years_list", "multi_lookup", "count"
+    operands: list[str] = field(default_factory=list)   # phrases naming rows, in order
+    sum_words: bool = False
+    higher: bool = True
+    threshold: tuple[str, str] | None = None
+
+    @property
+    def words(self) -> list[str]:
+        return tokens(self.text)
+
+    @property
+    def year_range(self) -> tuple[int, int] | None:
+        """(first, last) of "from 2017 to 2019", "between 2015 and 2019", "2020-2024"."""
+        m = _RANGE.search(self.text)
+        if not m:
+            return None
+        a, b = sorted((int(m.group(1)), int(m.group(2))))
+        return (a, b) if b - a >= 2 else None
+
+    @property
+    def years_in_order(self) -> list[int]:
+        return list(dict.fromkeys(years_in(self.text)))
+
+
+def _split_two(text: str, separators: tuple[str, ...]) -> list[str]:
+    low = text.lower()
+    for sep in separators:
+        at = low.find(sep)
+        if at >= 0:
+            return [text[:at], text[at + len(sep):]]
+    return [text]
+
+
+def _strip_lead(text: str) -> str:
+    return re.sub(r"^\s*(?:what|how much|how)\s+(?:is|was|were|are|did|does)?\s*(?:the\s+)?",
+                  "", text, flags=re.I)
+
+
+_DIVISION_LEAD = re.compile(
+    r"^(?:in (?:fy)?\d{4},?\s*)?(?:what|how much)\s+(?:is|was|were|are)?\s*(?:the\s+)?(?:value of\s+)?"
+    r"(?:ratio|proportion|percentage constitution|percentage|percent|%)(?:\s*\([^)]*\))?,?"
+    r"(?:\s*in percentage,?)?\s+(?:of|between)?\s*", re.I)
+_DIVISION_SEPARATORS = (
+    " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
+    " in relation to ", " among the total ", " among ", " in the total ", " of the total ",
+    " in total ", " of total ", " compared to ", " to ", " over ", " against ", " versus ",
+    " vs ", " divided by ")
+_PART_OF_TOTAL = re.compile(r"^(?:the )?(total .+?) (?:is|was|are|were) (?:generated |made up |"
+                            r"comprised |accounted for |contributed )?(?:from|of|by) (.+)$", re.I)
+
+
+def _division(q: str, years: list[int]) -> Question:
+    """A ratio ("ratio of A to B") or a share ("A as a percentage of B", "percentage of
+    the total B made up of A"): the operand phrases, numerator first."""
+    low = q.lower()
+    # "proportion" and "ratio" alone are decimals in financial writing (0.95); a share
+    # "as a percentage" is in percent.
+    as_percent = bool(re.search(r"percent|%", low))
+    op = "proportion" if as_percent else "ratio"
+    body = _DIVISION_LEAD.sub("", q)
+    m = _PART_OF_TOTAL.match(body)
+    if m:
+        return Question(q, op, years, [m.group(2), m.group(1)])
+    separators = _DIVISION_SEPARATORS + ((" and ",) if op == "ratio" else (" of ", " in "))
+    parts = _split_two(body, separators)
+    return Question(q, op, years, parts if len(parts) == 2 else [])
+
+
+def operation(text: str) -> Question:
+    """Classify a question; the operand phrases are filled for two-operand operations."""
+    q = " ".join(text.replace("’", "'").split())
+    years = sorted(set(years_in(q)))
+    low = q.lower()
+    threshold = _THRESHOLD.search(q)
+    thr = (threshold.group(1), threshold.group(2) or "") if threshold else None
+    if _ROW_LIST.search(q) and not _YEARS_LIST.search(q):
+        return Question(q, "row_list", years)
+    if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
+        return Question(q, "text", years)
+    per_year = thr or _YEARS_LIST.search(q) or "year" in low
+    if low.startswith("how many") and not re.match(r"how many (?:percent|%)", low) and per_year:
+        return Question(q, "count", years, higher=not _LOWER.search(q), threshold=thr)
+    if _YEARS_LIST.search(q) and not _HIGHER.search(q) and not _LOWER.search(q):
+        return Question(q, "years_list", years)
+    if _WHICH_YEAR.search(q) and (_HIGHER.search(q) or _LOWER.search(q)):
+        lower = bool(_LOWER.search(q)) and not _HIGHER.search(q.split("than")[0] if thr else q)
+        return Question(q, "which_year", years, higher=not lower, threshold=thr)
+    if _PCT_CHANGE.search(q):
+        return Question(q, "percent_change", years)
+    if re.search(r"\b(?:change|difference|increase|decrease) (?:in|of) (?:the )?(?:average|"
+                 r"percentage|proportion|ratio|percent)\b", low) or \
+            re.match(r"how many (?:percent|%)", low):
+        return Question(q, "change", years)  # of a row that is itself an average or a ratio
+    if _AVERAGE.search(q) and not re.search(r"weighted.average", low):
+        return Question(q, "average", years)
+    if _RATIO.search(q) or _PROPORTION.search(q):
+        return _division(q, years)
+    if _CHANGE.search(q):
+        m = re.search(r"\bdifference (?:in \w+ )?between (.+?) and (.+?)(?:\?|$| in (?:fy)?\d{4})",
+                      q, re.I)
+        if m and not (years_in(m.group(1)) and years_in(m.group(2)) and
+                      not tokens(m.group(1)) and not tokens(m.group(2))):
+            return Question(q, "difference", years, [m.group(1), m.group(2)])
+        return Question(q, "change", years)
+    if _RESPECTIVELY.search(q) and len(years) >= 2:
+        return Question(q, "multi_lookup", years_in(q))
+    if _SUM.search(q) and (len(years) >= 2 or re.search(r"\bsum\b|\bcombined\b", low)):
+        m = re.search(r"\b(?:sum|total|combined)\b(?: of| value of| amount of)? (.+?) and (.+?)"
+                      r"(?:\?|$| in (?:fy)?\d{4})", q, re.I)
+        parts = [m.group(1), m.group(2)] if m and len(years) < 2 else []
+        return Question(q, "sum", years, parts, sum_words=True)
+    return Question(q, "lookup", years)

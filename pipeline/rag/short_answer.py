@@ -1,0 +1,140 @@
+"""The short answer of a question over the tables of the retrieved passages.
+
+Each retrieved passage's document may hold a table (the store keeps it on its table chunks;
+its paragraphs give the scale when the header does not). Every such table is tried; the best
+row match wins, earlier-retrieved documents first on ties. The answer cites its operand cells
+by (source id, row, column) of a source that carries the table. None means no operand was
+found: the caller says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.rag.question import Question, operation
+from pipeline.rag.table_answer import TableAnswer, answer_from_table
+from retriever_trt.tables import Cell, Table, parse_table, transpose
+
+ARITHMETIC_OPERATIONS = ("change", "percent_change", "average", "sum", "ratio", "proportion",
+                         "difference", "count")
+# An answer from a later-retrieved table must match this much better to win.
+RANK_PENALTY = 0.02
+
+
+def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
+    """The answer from the table read with its periods as columns, cited by the original
+    table's (row, column)."""
+    flipped = transpose(table)
+    got = answer_from_table(flipped, q) if flipped is not None else None
+    if got is None:
+        return None
+    body = list(table.body())
+    got.cells = [Cell(body[c.column_index - 1], c.row_index, c.column, "", c.row, c.text,
+                      c.value) for c in got.cells]
+    return got
+
+
+def answer_question(question: str | Question, tables: Sequence[Table]) -> TableAnswer | None:
+    """The computed or looked-up answer; `.table_index` says which of `tables` it is from."""
+    q = operation(question) if isinstance(question, str) else question
+    best: TableAnswer | None = None
+    best_score = 0.0
+    for k, table in enumerate(tables):
+        got = answer_from_table(table, q) or _transposed_answer(table, q)
+        if got is None:
+            continue
+        ranked = got.score - RANK_PENALTY * k
+        if best is None or ranked > best_score:
+            got.table_index = k
+            best, best_score = got, ranked
+    return best
+
+
+@dataclass
+class ShortAnswer:
+    """The fields of the /ask contract that come from the tables."""
+
+    short_answer: str | list[str] | None = None
+    scale: str = ""
+    answer_type: str | None = None
+    derivation: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    cited: Any = None          # the table chunk the citations point into
+    cited_rows: list[list[str]] | None = None
+    cited_score: float = 0.0   # its document's best retrieval score
+    wanted_arithmetic: bool = False
+
+    def prose(self) -> str:
+        """A sentence stating the answer and how it was computed, or that nothing was found."""
+        if self.short_answer is None:
+            if self.wanted_arithmetic:
+                return ("I could not find the figures needed to compute this in the retrieved "
+                        "tables, so I cannot give a number.")
+            return ""
+        unit = {"percent": "%", "": ""}.get(self.scale, f" {self.scale}")
+        value = self.short_answer
+        if isinstance(value, list):
+            text = ", ".join(value) + (unit if unit == "%" else "")
+        else:
+            text = f"{value}{unit}"
+        if self.answer_type == "arithmetic" and self.derivation:
+            return f"{text}, computed from the cited table cells: {self.derivation}."
+        if self.answer_type == "count" and self.derivation:
+            return f"{text} ({self.derivation.removeprefix('count of ')})."
+        if self.citations:
+            cells = "; ".join(f"{c['row']} ({c['column']}): {c['value']}" for c in self.citations)
+            return f"{text}. From the table: {cells}."
+        return f"{text}."
+
+
+class TableSource:
+    """Tables of retrieved documents, parsed once per document."""
+
+    def __init__(self, store: Any, cache_size: int = 256) -> None:
+        self.store, self.cache_size = store, cache_size
+        self._parsed: dict[str, tuple[Any, Table] | None] = {}
+
+    def is_table_chunk(self, doc_id: str, chunk_id: str) -> bool:
+        return any(c.chunk_id == chunk_id and c.table for c in self.store.document(doc_id))
+
+    def table_of(self, doc_id: str) -> tuple[Any, Table] | None:
+        """(the document's first table chunk, its parsed table), or None without one."""
+        if doc_id not in self._parsed:
+            chunks = self.store.document(doc_id)
+            first = next((c for c in chunks if c.table), None)
+            if len(self._parsed) >= self.cache_size:
+                self._parsed.pop(next(iter(self._parsed)))
+            if first is None:
+                self._parsed[doc_id] = None
+            else:
+                paragraphs = [c.text for c in chunks if not c.table]
+                self._parsed[doc_id] = (first, parse_table(first.table, paragraphs))
+        return self._parsed[doc_id]
+
+
+def short_answer_for(question: str, passages: Sequence[Any], tables: TableSource) -> ShortAnswer:
+    """Compute or look up the answer from the tables of `passages`' documents."""
+    q = operation(question)
+    docs: list[tuple[Any, Table]] = []
+    for p in passages:
+        found = tables.table_of(p.doc_id)
+        if found is not None and all(found[0].doc_id != d[0].doc_id for d in docs):
+            docs.append(found)
+    out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS)
+    got = answer_question(q, [t for _, t in docs])
+    if got is None:
+        return out
+    chunk, table = docs[got.table_index]
+    # Cite the first retrieved piece of that table, else the table's first chunk.
+    out.cited = next((p for p in passages if p.doc_id == chunk.doc_id and
+                      tables.is_table_chunk(p.doc_id, p.chunk_id)), chunk)
+    out.cited_rows = table.rows
+    out.cited_score = max(float(p.score) for p in passages if p.doc_id == chunk.doc_id)
+    out.short_answer, out.scale = got.short_answer, got.scale
+    out.answer_type, out.derivation = got.answer_type, got.derivation
+    out.citations = [{"source_id": out.cited.chunk_id, "row": c.row, "column": c.column,
+                      "value": c.text, "row_index": c.row_index, "column_index": c.column_index}
+                     for c in got.cells]
+    return out

@@ -1,0 +1,270 @@
+"""Answer a question from a parsed table: find the operand cells, then compute.
+
+Rows are found by the words of their labels (and their section's) in the question, columns
+by the years or header words the question names. Nothing is guessed: when an operand is
+missing, or a row matches too weakly, the answer is None and the caller says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.question import OPERATION_WORDS, Question, tokens
+from retriever_trt.tables import Cell, Table
+
+# A row must have at least this share of its label's words in the question.
+MIN_COVERAGE = 0.4
+# A lookup that names no period must match its row this well: most such questions are
+# about the text ("What are distribution customers?").
+MIN_PLAIN_LOOKUP = 0.9
+_EXPLICIT_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\bin total\b|\btotal (?:of|amount of)\b|"
+                           r"\bboth\b|\ball (?:\w+ )?(?:years|periods)\b|\bbetween\b", re.I)
+_FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
+_UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
+                       r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
+                       r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
+# A header naming a comparison, not a period: "% Change 2018 to 2019", "2019 vs 2018".
+_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\bto\b", re.I)
+_SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
+                "billion": Decimal(10) ** 9}
+
+
+@dataclass
+class TableAnswer:
+    short_answer: str | list[str]
+    scale: str
+    answer_type: str
+    derivation: str | None
+    cells: list[Cell] = field(default_factory=list)
+    score: float = 0.0
+    table_index: int = 0
+
+
+def _label_tokens(text: str) -> set[str]:
+    return set(tokens(_FOOTNOTE.sub(" ", text)))
+
+
+def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
+    """Mostly the share of the label's words the question uses, partly the share of the
+    question's words the label uses (long labels are rarely quoted in full)."""
+    label = _label_tokens(table.row_labels[i])
+    parent = _label_tokens(table.parents[i])
+    if len(label) <= 1:  # "Total", "Other": the section names the row
+        label |= parent
+    if not label or not words:
+        return 0.0, 0
+    hit = len(label & words)
+    score = 0.6 * hit / len(label) + 0.4 * hit / len(words)
+    bonus = 0.1 * len(parent & words) / len(parent) if parent else 0.0
+    return score + 0.01 * hit + bonus, hit
+
+
+def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
+    return [i for i in table.body()
+            if all(table.cell(i, j) is not None and table.cell(i, j).value is not None
+                   for j in columns)]
+
+
+def best_row(table: Table, phrase: str, columns: list[int],
+             exclude: tuple[int, ...] = ()) -> tuple[int, float] | None:
+    words = set(tokens(phrase)) - OPERATION_WORDS
+    best = None
+    for i in _numeric_rows(table, columns):
+        if i in exclude:
+            continue
+        score, hit = _row_score(table, i, words)
+        if hit and score >= MIN_COVERAGE and (best is None or score > best[1]):
+            best = (i, score)
+    return best
+
+
+def _year_columns(table: Table) -> list[int]:
+    return [j for j in range(1, len(table.column_headers)) if table.column_years[j]
+            and not _COMPARISON.search(table.column_headers[j])]
+
+
+def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
+    candidates = [j for j in _year_columns(table) if year in table.column_years[j]]
+    if len(candidates) <= 1:
+        return candidates
+    words = set(question.words)
+    wants_percent = bool(re.search(r"%|percent", question.text, re.I))
+
+    def rank(j: int) -> tuple[float, int]:
+        head = set(tokens(table.column_headers[j]))
+        pct = "%" in table.column_headers[j] or any(
+            c.value and c.value.percent for c in table.cells if c.column_index == j)
+        return (len(head & words) + (1 if pct == wants_percent else 0), -j)
+
+    return sorted(candidates, key=rank, reverse=True)
+
+
+def _columns(table: Table, question: Question, n: int | None = None) -> list[int] | None:
+    """The columns of the periods the question names, in the question's order; without
+    years, the columns whose header words it uses, else the `n` latest year columns."""
+    span = question.year_range if question.operation in ("average", "sum") else None
+    if span:
+        inside = [j for j in _year_columns(table) if span[0] <= max(table.column_years[j]) <= span[1]]
+        firsts = {max(table.column_years[j]): j for j in reversed(inside)}
+        if len(firsts) > 2:
+            return [firsts[y] for y in sorted(firsts, reverse=True)]
+    if question.years:
+        cols = []
+        for y in question.years_in_order:
+            found = _column_for_year(table, y, question)
+            if not found:
+                return None
+            if found[0] not in cols:
+                cols.append(found[0])
+        return cols
+    words = set(question.words)
+    named = [j for j in range(1, len(table.column_headers))
+             if set(tokens(table.column_headers[j])) & words]
+    if named and (n is None or len(named) == n):
+        return named
+    years = _year_columns(table)
+    if not years:
+        numeric = sorted({c.column_index for c in table.numeric_cells()})
+        return numeric[:n] if n and len(numeric) >= n else (numeric[:1] if n in (None, 1) else None)
+    ordered = sorted(years, key=lambda j: max(table.column_years[j]), reverse=True)
+    seen, picked = set(), []
+    for j in ordered:
+        y = max(table.column_years[j])
+        if y not in seen:
+            seen.add(y)
+            picked.append(j)
+    if n is None:
+        return picked
+    return picked[:n] if len(picked) >= n else None
+
+
+def _scale(table: Table, cells: list[Cell], question: Question) -> str:
+    if any(c.value and c.value.percent for c in cells) or any(
+            "%" in c.column for c in cells):
+        return "percent"
+    text = " ".join([question.text] + [c.row for c in cells])
+    return "" if _UNSCALED.search(text) else table.scale
+
+
+def _by_year(table: Table, cols: list[int]) -> list[int]:
+    """Columns oldest first (by the latest year each names)."""
+    return sorted(cols, key=lambda j: max(table.column_years[j] or [0]))
+
+
+def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
+    try:
+        return _answer(table, question)
+    except NoAnswer:
+        return None
+
+
+def _answer(table: Table, q: Question) -> TableAnswer | None:
+    op = q.operation
+    if op == "years_list":
+        years = [str(max(table.column_years[j])) for j in _year_columns(table)]
+        years = list(dict.fromkeys(years))
+        return TableAnswer(years, "", "multi-span", None) if years else None
+    if op == "row_list":
+        return _row_list(table, q)
+    if op in ("which_year", "count"):
+        cols = _columns(table, q) or []
+        cols = [j for j in cols if table.column_years[j]]
+        # one column a year: "2019 $" and "2019 %" are the same period
+        per_year = {max(table.column_years[j]): j for j in reversed(cols)}
+        cols = [_column_for_year(table, y, q)[0] for y in sorted(per_year, reverse=True)]
+        row = best_row(table, q.text, cols) if cols else None
+        if row is None or len(cols) < 2:
+            return None
+        cells = [table.cell(row[0], j) for j in cols]
+        if q.threshold:
+            limit = Decimal(q.threshold[0].replace(",", ""))
+            limit *= _SCALE_WORDS.get(q.threshold[1].lower(), Decimal(1))
+            limit /= _SCALE_WORDS.get(table.scale, Decimal(1))
+            keep = [c for c in cells if (c.value.number > limit) == q.higher]
+        else:
+            pick = max if q.higher else min
+            keep = [pick(cells, key=lambda c: c.value.number)]
+        years = [str(max(table.column_years[c.column_index])) for c in keep]
+        if op == "count":
+            return TableAnswer(str(len(keep)), "", "count", f"count of {', '.join(years)}",
+                               cells, row[1])
+        return TableAnswer(years[0] if len(years) == 1 else years, "",
+                           "span" if len(years) == 1 else "multi-span", None, cells, row[1])
+    if op in ("difference", "ratio", "proportion", "sum") and len(q.operands) == 2:
+        cols = _columns(table, q, 1)
+        if not cols:
+            return None
+        col = cols[-1] if len(cols) > 1 else cols[0]
+        a = best_row(table, q.operands[0], [col])
+        if a is None:
+            return None
+        b = best_row(table, q.operands[1], [col], exclude=(a[0],))
+        if b is None:
+            return None
+        cells = [table.cell(a[0], col), table.cell(b[0], col)]
+        return _finish(table, q, op, cells, min(a[1], b[1]))
+    if op == "lookup" and len(q.years) >= 2:
+        op = "multi_lookup"  # "What was X in 2019 and 2018?"
+    n = {"change": 2, "percent_change": 2, "lookup": 1}.get(op)
+    if op in ("proportion", "ratio", "difference", "text"):
+        return None
+    cols = _columns(table, q, n)
+    if not cols or (n and len(cols) != n) or (op in ("average", "sum") and len(cols) < 2):
+        return None
+    row = best_row(table, q.text, cols)
+    if row is None or (op == "lookup" and not q.years and row[1] < MIN_PLAIN_LOOKUP):
+        return None
+    if op in ("change", "percent_change"):
+        cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols
+    cells = [table.cell(row[0], j) for j in cols]
+    if op == "sum" and not _EXPLICIT_SUM.search(q.text) and re.search(r"\bTotal\b", q.text[1:]) \
+            and "total" in _label_tokens(cells[0].row):
+        op = "multi_lookup"  # "the Total operating expense in 2019 and 2018" quotes the row
+    if op == "multi_lookup":
+        return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
+                           "multi-span", None, cells, row[1])
+    return _finish(table, q, op, cells, row[1])
+
+
+def _row_list(table: Table, q: Question) -> TableAnswer | None:
+    """The labels of the rows under the section the question names (all the value rows when
+    it names none), totals left out: what the rows are made of, not their sum."""
+    words = set(q.words) - {"component", "item", "type", "segment", "region", "categorie",
+                            "element", "scope", "line", "financial", "listed", "table",
+                            "consist", "making", "considered"}
+    sections = dict.fromkeys(table.parents[i] for i in table.body() if table.parents[i])
+    best, best_hit, best_cover = "", 0, 0.0
+    for sec in sections:  # table order: the first of equally good sections wins
+        label = set(tokens(sec))
+        hit = len(label & words)
+        cover = hit / len(label) if label else 0.0
+        if cover >= 0.5 and (cover, hit) > (best_cover, best_hit):
+            best, best_hit, best_cover = sec, hit, cover
+    if words and not best:
+        return None
+    rows = [i for i in table.body() if table.parents[i] == best and
+            any(c.value is not None for c in table.cells if c.row_index == i)
+            and "total" not in _label_tokens(table.row_labels[i])]
+    if len(rows) < 2:
+        return None
+    labels = [table.row_labels[i] for i in rows]
+    return TableAnswer(labels, "", "multi-span", None, [], 0.5 + 0.1 * best_hit)
+
+
+def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
+    values = [c.value.number for c in cells]
+    percent_cells = any(c.value.percent or "%" in c.column for c in cells)
+    result = compute(op, values, percent=percent_cells)
+    if op in ("percent_change", "proportion"):
+        scale = "percent"
+    elif op == "ratio":
+        scale = ""
+    else:
+        scale = _scale(table, cells, q)
+    kind = "span" if op == "lookup" else "arithmetic"
+    return TableAnswer(plain(result.value), scale, kind,
+                       None if op == "lookup" else result.derivation, cells, score)
+

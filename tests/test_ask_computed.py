@@ -1,0 +1,68 @@
+"""/ask on the real server computes numbers from the retrieved table and cites its cells."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from live_server import dev_contexts, running_server
+
+N_CONTEXTS = 6
+# Context 0 of TAT-QA dev: sales by contract type (in millions), 2019 / 2018 / 2017.
+QUESTION = "What is the change in Other in 2019 from 2018?"
+# Routing is tested elsewhere (and tuned apart): here every question goes on to retrieval.
+ALWAYS_RETRIEVE = [{"name": "finance_question", "description": "finance question"},
+                   {"name": "other_question", "description": "any other question"}]
+
+
+@pytest.fixture(scope="module")
+def server(prepared_default, engines_dir, tmp_path_factory):
+    with running_server(dev_contexts(N_CONTEXTS), engines_dir, tmp_path_factory.mktemp("ask"),
+                        max_tokens=16, intent_labels=ALWAYS_RETRIEVE) as base:
+        yield base
+
+
+def check_computed(body: dict) -> None:
+    assert body["short_answer"] == "-12.6" and body["scale"] == "million"
+    assert body["answer_type"] == "arithmetic"
+    assert body["derivation"] == "44.1 - 56.7 = -12.6"
+    assert "-12.6" in body["answer"] and body["derivation"] in body["answer"]
+    sources = {s["id"]: s for s in body["sources"]}
+    assert len(body["citations"]) == 2
+    for cite in body["citations"]:
+        rows = sources[cite["source_id"]]["table"]["rows"]
+        assert rows[cite["row_index"]][cite["column_index"]] == cite["value"]
+        assert cite["row"] == "Other"
+    # cited in operand order: the earlier period, then the later
+    assert [c["value"] for c in body["citations"]] == ["56.7", "44.1"]
+    assert [c["column"].split()[-1] for c in body["citations"]] == ["2018", "2019"]
+
+
+def test_ask_returns_the_computed_answer_with_its_derivation(server) -> None:
+    r = httpx.post(f"{server}/ask", json={"question": QUESTION}, timeout=300)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    check_computed(body)
+    assert body["usage"]["completion_tokens"] == 0  # stated, not generated
+
+
+def test_stream_final_event_carries_the_same_fields(server) -> None:
+    events = []
+    with httpx.stream("POST", f"{server}/ask", timeout=300,
+                      json={"question": QUESTION, "stream": True}) as r:
+        assert r.status_code == 200
+        events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
+    assert events[-1]["type"] == "final" and events[0]["type"] == "token"
+    final = events[-1]
+    final["answer"] = "".join(e["text"] for e in events[:-1])
+    check_computed(final)
+
+
+def test_no_operand_means_no_number(server) -> None:
+    r = httpx.post(f"{server}/ask", timeout=300, json={
+        "question": "What was the percentage change in zebra crossings licences from 2018 to 2019?"})
+    body = r.json()
+    assert r.status_code == 200
+    assert body["short_answer"] is None and body["derivation"] is None and not body["citations"]
+    assert "could not find" in body["answer"]

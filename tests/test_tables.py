@@ -1,0 +1,92 @@
+"""Table parsing: values, headers (multi-row, spanning), sections and the table's scale."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from retriever_trt.ingest import load_corpus
+from retriever_trt.tables import detect_scale, parse_table, parse_value, years_in
+
+
+@pytest.mark.parametrize("text, number, percent", [
+    ("$  1,452.4", "1452.4", False),
+    ("(1,234)", "-1234", False),
+    ("$(53)", "-53", False),
+    ("$ (12.5)", "-12.5", False),
+    ("-2,235", "-2235", False),
+    ("12.5%", "12.5", True),
+    ("(0.4) %", "-0.4", True),
+    ("€ 3,000", "3000", False),
+    ("£m 40", None, False),
+    ("0.43", "0.43", False),
+    (".5", "0.5", False),
+])
+def test_parse_value(text, number, percent) -> None:
+    v = parse_value(text)
+    if number is None:
+        assert v is None
+    else:
+        assert v is not None and v.number == Decimal(number) and v.percent is percent
+
+
+@pytest.mark.parametrize("text", ["", "-", "—", "–", "n/a", "Note 4", "Revenue", "2019 vs 2018"])
+def test_empty_and_text_cells_have_no_value(text) -> None:
+    assert parse_value(text) is None
+
+
+def test_years_in_headers() -> None:
+    assert years_in("Years Ended September 30, 2019") == [2019]
+    assert years_in("2 0 1 8") == [2018]
+    assert years_in("FY19") == [2019]
+    assert years_in("Total") == []
+
+
+@pytest.mark.parametrize("text, scale", [
+    ("(in thousands)", "thousand"), ("$'000", "thousand"), ("USD ‘000", "thousand"),
+    ("(In Millions)", "million"), ("in millions of euros", "million"),
+    ("$ in billions", "billion"), ("(inthousands)", "thousand"), ("2019", ""),
+])
+def test_detect_scale(text, scale) -> None:
+    assert detect_scale(text) == scale
+
+
+def test_multi_row_headers_sections_and_scale() -> None:
+    rows = [["", "", "Years Ended September 30,", ""],
+            ["", "2019", "2018", "2017"],
+            ["Current assets:", "", "", ""],
+            ["Cash", "$ 1,452.4", "$ 1,146.2", "(12)"],
+            ["Total", "1,496.5", "—", "5%"]]
+    t = parse_table(rows, ["The table below presents net sales (in millions):"])
+    assert t.n_header == 2
+    assert t.column_years == [[], [2019], [2018], [2017]]
+    assert "Years Ended September 30," in t.column_headers[2] and "2018" in t.column_headers[2]
+    assert t.row_labels[3] == "Cash" and t.parents[3] == "Current assets"
+    assert t.parents[4] == "Current assets"
+    assert t.scale == "million"
+    cash_2017 = t.cell(3, 3)
+    assert cash_2017.value.number == Decimal(-12) and cash_2017.text == "(12)"
+    assert t.cell(4, 2).value is None  # "—" is empty
+    assert t.cell(4, 3).value.percent
+    # The header's own scale wins over the paragraphs'.
+    assert parse_table([["($ in thousands)", "2019"], ["A", "1"]], ["in millions"]).scale == \
+        "thousand"
+
+
+def test_spanning_header_covers_the_columns_under_it() -> None:
+    rows = [["", "2019", "", "2018", ""],
+            ["", "$", "%", "$", "%"],
+            ["Revenue", "100", "50%", "80", "40%"]]
+    t = parse_table(rows)
+    assert t.n_header == 2
+    assert t.column_years == [[], [2019], [2019], [2018], [2018]]
+
+
+def test_store_keeps_each_table_on_its_chunks(tatqa_subset) -> None:
+    store = load_corpus(tatqa_subset)
+    table_chunks = [c for c in store if c.table]
+    assert table_chunks and all("/table/" in c.chunk_id for c in table_chunks)
+    doc = table_chunks[0].doc_id
+    assert store.document(doc)[0].table == table_chunks[0].table
+    assert any(not c.table for c in store.document(doc))  # its paragraphs too

@@ -50,12 +50,14 @@ def _engine_flags(sp: argparse.ArgumentParser) -> None:
                  types.UnionType) else (tp,)) if a is not type(None)]
         if kinds == [bool]:
             group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction,
-                               default=None, help=f"{helptext} (default: {default})")
+                               default=argparse.SUPPRESS, help=f"{helptext} (default: {default})")
             continue
         convert = _json_arg if takes_json(tp) else (
             kinds[0] if len(kinds) == 1 and kinds[0] in (int, float, str) else str)
-        group.add_argument(flag, dest=name, type=convert, default=None, metavar=name.upper(),
-                           help=f"{helptext} (default: {default})")
+        # Absent unless given, so that a given JSON null (--speculative-config null) reaches
+        # the settings as None instead of reading as "not given".
+        group.add_argument(flag, dest=name, type=convert, default=argparse.SUPPRESS,
+                           metavar=name.upper(), help=f"{helptext} (default: {default})")
 
 
 _HELP = {"model": "'default' (bundled SmolLM2), a model folder or .gguf",
@@ -125,10 +127,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, **extra: Any):
-    from pipeline.settings import FIELDS, load_settings
+    from pipeline.settings import ENGINE_FIELDS, FIELDS, load_settings
 
     # Every flag whose name is a setting (engine arguments included) overrides it.
-    overrides = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    overrides = {k: v for k, v in vars(args).items()
+                 if k in FIELDS and (v is not None or k in ENGINE_FIELDS)}
     overrides.update(extra)
     return load_settings(getattr(args, "config", None), overrides)
 

@@ -225,13 +225,15 @@ class Settings(BaseModel):
             return values
         values = dict(values)
         given = values.pop("engine", None)
+        top = {name: values.pop(name) for name in ENGINE_FIELDS if name in values}
+        if isinstance(given, EngineConfig) and not top:
+            # Kept as it is: assigning another setting (validate_assignment) passes the
+            # built EngineConfig back through here.
+            values["engine"] = given
+            return values
         if isinstance(given, EngineConfig):
             given = dataclasses.asdict(given)
-        engine = {**SERVER_ENGINE_DEFAULTS, **(given or {})}
-        for name in ENGINE_FIELDS:
-            if name in values:
-                engine[name] = values.pop(name)
-        values["engine"] = engine
+        values["engine"] = {**SERVER_ENGINE_DEFAULTS, **(given or {}), **top}
         return values
 
     @field_validator("repeat_ngram")
@@ -379,7 +381,10 @@ def load_settings(config_file: str | Path | None = None,
             raise SettingsError(f"config file {path}: must be a mapping of setting: value")
         values.update(loaded)
     values.update(_env_settings(dict(os.environ if environ is None else environ)))
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    # None is "not given", except for an engine argument named explicitly: there it is the
+    # value (`--speculative-config null` turns the server's drafts off).
+    values.update({k: v for k, v in (overrides or {}).items()
+                   if v is not None or k in ENGINE_FIELDS})
     values = {k: engine_json(k, v) for k, v in values.items()}
     try:
         return Settings(**values)

@@ -92,3 +92,17 @@ def test_version_and_bad_engine_flag(capsys) -> None:
     assert main(["serve", "--tensor-parallel-size", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("finrag: error: invalid settings: tensor_parallel_size: must be >= 1")
+
+
+def test_an_explicit_null_engine_argument_is_a_value_not_an_absence() -> None:
+    from pipeline.cli import _parser, _settings
+    from pipeline.settings import Settings
+
+    default = _settings(_parser().parse_args(["serve"]))
+    assert default.engine.speculative_config is not None  # the server's drafts are on
+    off = _settings(_parser().parse_args(["serve", "--speculative-config", "null"]))
+    assert off.engine.speculative_config is None
+    # Assigning another setting keeps the engine configuration as built.
+    s = Settings()
+    s.index = "elsewhere"
+    assert s.engine.max_model_len == default.engine.max_model_len

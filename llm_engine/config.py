@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from llm_engine.layers.quantization import QUANTIZATION_METHODS, check_quantization
+
 _GiB = 1 << 30
 
 
@@ -120,6 +122,10 @@ class EngineConfig:
     # On CPU the ranks share the host, and kv_cache_memory is for all of them together.
     tensor_parallel_size: int = 1
     distributed_executor_backend: str | None = None
+    # vLLM's name. "int8": weights in int8 per output channel, activations quantized per
+    # tensor at run time (CPU, fbgemm; every linear layer and the LM head, each tensor-
+    # parallel rank its own shard). None: weights in `dtype`. See layers/quantization.py.
+    quantization: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.block_size in (1, 2, 4, 8, 16, 32, 64, 128), "block_size",
@@ -159,6 +165,10 @@ class EngineConfig:
         _check(self.distributed_executor_backend != "uni" or self.tensor_parallel_size == 1,
                "distributed_executor_backend", "'mp' (or None) when tensor_parallel_size > 1",
                self.distributed_executor_backend)
+        _check(self.quantization in (None, *QUANTIZATION_METHODS), "quantization",
+               " or ".join(["None", *map(repr, QUANTIZATION_METHODS)]), self.quantization)
+        if self.quantization is not None:
+            check_quantization(self.quantization, self.torch_device, self.torch_dtype)
 
     @property
     def torch_device(self) -> torch.device:

@@ -49,6 +49,7 @@ class ModelRunner:
             model = LlamaForCausalLM(model_config, tp)
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
+        self.model.quantize(config.quantization)
         self._select_attention_backend()
         graphs = use_cuda_graphs(config, self.device, self.attention_backend)
         # With CUDA graphs the cache's last block takes padded rows' K/V (see cuda_graph.py).

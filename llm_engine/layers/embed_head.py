@@ -14,6 +14,7 @@ from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.layers.linear import linear
+from llm_engine.layers.quantization import Int8Weight
 
 
 class VocabParallelEmbedding(nn.Module):
@@ -43,10 +44,18 @@ class VocabParallelEmbedding(nn.Module):
 
 
 class ParallelLMHead(VocabParallelEmbedding):
-    """Logits over the vocabulary; with several ranks only the driver gets them."""
+    """Logits over the vocabulary; with several ranks only the driver gets them.
+
+    With int8 the head keeps its fp32 weight too: it is usually the embedding's, tied.
+    """
+
+    int8: Int8Weight | None = None
+
+    def quantize_int8(self) -> None:
+        self.int8 = Int8Weight.quantize(self.weight, None)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor | None:  # type: ignore[override]
-        logits = linear(hidden, self.weight, None)
+        logits = linear(hidden, self.weight, None) if self.int8 is None else self.int8(hidden)
         if self.tp.size == 1:
             return logits
         full = self.tp.gather_to_driver(logits, dim=-1)

@@ -7,7 +7,10 @@ column-parallel (each rank owns whole heads and a slice of the MLP), o_proj and 
 row-parallel, so a decoder layer costs two all-reduces. Each parameter carries a
 `weight_loader` that copies this rank's shard out of the full checkpoint tensor.
 
-With one rank every layer is the plain GEMM below and nothing else.
+With one rank every layer is the plain GEMM below and nothing else. With
+`quantization="int8"` each rank quantizes its own shard after loading (layers/
+quantization.py): per-output-channel scales need nothing from the other ranks, and a
+row-parallel rank's partial sums are dequantized before the all-reduce adds them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup, divide
+from llm_engine.layers.quantization import Int8Weight
 
 # oneDNN's fp32 GEMM runs 1.25-1.75x faster than the MKL path behind F.linear on the AMD
 # EPYC (AVX-512) machines we serve from: measured 197 vs 156 GFLOP/s at 2048x576x3072 and
@@ -24,10 +28,33 @@ from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup, d
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
+# oneDNN builds (and torch's ideep layer caches, up to 1,024 entries) a GEMM primitive for
+# every distinct row count M per weight shape, and each call at a new M leaves megabytes
+# of allocator memory behind: serving, where M is whatever the scheduler packed, grew RSS
+# by 40% in ten minutes. Rows are padded up to a bucket instead: M itself up to
+# _EXACT_ROWS, then four buckets per power of two (at most 25% padding; 40 buckets up to
+# 2,048 rows), so the primitives and the memory behind them stop growing once every
+# bucket has been seen. RESULTS.md, "Issue 13", has the probe and the soak.
+_EXACT_ROWS = 8
+_BUCKETS_PER_OCTAVE = 4
+
+
+def bucket_rows(m: int) -> int:
+    """The row count a GEMM of m rows is padded to."""
+    if m <= _EXACT_ROWS:
+        return m
+    step = 1 << max(0, (m - 1).bit_length() - _BUCKETS_PER_OCTAVE.bit_length())
+    return -(-m // step) * step
+
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """x @ weight.T + bias through the fastest fp32 GEMM the CPU offers."""
     if _ONEDNN and x.device.type == "cpu" and x.dtype == torch.float32 and x.dim() == 2:
-        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+        m = x.shape[0]
+        padded = bucket_rows(m)
+        if padded != m:
+            x = F.pad(x, (0, 0, 0, padded - m))
+        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")[:m]
     return F.linear(x, weight, bias)
 
 
@@ -44,9 +71,24 @@ class _ShardedLinear(nn.Module):
         if bias:
             self.bias = nn.Parameter(torch.empty(output_size), requires_grad=False)
             self.bias.weight_loader = self.weight_loader
+        self.int8: Int8Weight | None = None
+
+    def _local_bias(self) -> torch.Tensor | None:
+        """The bias this rank adds."""
+        return self.bias
+
+    def quantize_int8(self) -> None:
+        """Replace the fp32 weight by its int8 form (after loading; frees the fp32 copy)."""
+        self.int8 = Int8Weight.quantize(self.weight, self._local_bias())
+        self.weight = self.bias = None
+
+    def _gemm(self, x: torch.Tensor) -> torch.Tensor:
+        if self.int8 is not None:
+            return self.int8(x)
+        return linear(x, self.weight, self._local_bias())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return linear(x, self.weight, self.bias)
+        return self._gemm(x)
 
 
 class ColumnParallelLinear(_ShardedLinear):
@@ -125,8 +167,9 @@ class RowParallelLinear(_ShardedLinear):
         size = param.shape[1]
         param.copy_(loaded.narrow(1, self.tp.rank * size, size))
 
+    def _local_bias(self) -> torch.Tensor | None:
+        return self.bias if self.tp.is_driver else None
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.tp.size == 1:
-            return linear(x, self.weight, self.bias)
-        y = linear(x, self.weight, self.bias if self.tp.is_driver else None)
-        return self.tp.all_reduce(y)
+        y = self._gemm(x)
+        return y if self.tp.size == 1 else self.tp.all_reduce(y)

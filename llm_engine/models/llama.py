@@ -136,6 +136,14 @@ class LlamaForCausalLM(nn.Module):
         logits = self.lm_head(hidden)
         return None if logits is None else logits.float()
 
+    def quantize(self, method: str | None) -> None:
+        """Quantize every linear layer and the LM head in place, after loading."""
+        if method is None:
+            return
+        for module in self.modules():
+            if hasattr(module, "quantize_int8"):
+                module.quantize_int8()
+
     def attention_layers(self) -> list[PagedAttention]:
         return [layer.self_attn.attn for layer in self.model.layers]
 

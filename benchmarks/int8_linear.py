@@ -1,0 +1,103 @@
+"""Micro-benchmark: the GEMM kernels torch offers on this CPU for SmolLM2-135M's linears.
+
+For each weight shape of the model (q/k/v, o, gate/up, down, LM head) and each token
+count M, times y = x @ W.T through:
+  fp32-onednn   torch.ops.mkldnn._linear_pointwise (the engine's fp32 path)
+  fp32-mkl      F.linear
+  int8-fbgemm   torch.ops.quantized.linear_dynamic: int8 weights per output channel,
+                activations quantized per tensor at run time to 7 bits (reduce_range,
+                the engine's int8 path)
+  int8-fbgemm8  the same with 8-bit activations (reduce_range=False)
+  int8-tok      activations quantized per token, torch._int_mm, dequantized
+  int8-wo       torch._weight_int8pack_mm: int8 weights, fp32 activations
+and prints the best time and each kernel's speed-up over fp32-onednn, plus the largest
+relative error of the int8 kernels against fp32.
+
+    python benchmarks/int8_linear.py
+    python benchmarks/int8_linear.py --m 1 64 --repeats 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from llm_engine.layers.quantization import Int8Weight  # noqa: E402
+
+# (name, out_features, in_features) for SmolLM2-135M
+SHAPES = [("qkv", 960, 576), ("o", 576, 576), ("gate_up", 3072, 576), ("down", 576, 1536),
+          ("lm_head", 49152, 576)]
+
+
+def best_ms(fn: Callable[[], torch.Tensor], repeats: int) -> float:
+    fn()
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    # The minimum: on a shared machine other people's work only ever adds time.
+    return min(times) * 1e3
+
+
+def per_token_int_mm(x: torch.Tensor, w_t: torch.Tensor, w_scales: torch.Tensor) -> torch.Tensor:
+    """Activations quantized per token (symmetric int8), then torch._int_mm."""
+    x_scales = (x.abs().amax(dim=1, keepdim=True) / 127).clamp(min=1e-12)
+    xq = torch.round(x / x_scales).to(torch.int8)
+    return torch._int_mm(xq, w_t).float() * x_scales * w_scales
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--m", type=int, nargs="+", default=[1, 16, 64, 512])
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--shapes", nargs="+", default=[s[0] for s in SHAPES])
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
+          f"quantized engine {torch.backends.quantized.engine}")
+    print(f"{'shape':8s} {'M':>5s} {'kernel':13s} {'ms':>9s} {'vs fp32-onednn':>15s} {'max rel err':>12s}")
+    for name, n, k in SHAPES:
+        if name not in args.shapes:
+            continue
+        w = torch.randn(n, k) * 0.05
+        q = Int8Weight.quantize(w, None)
+        w_int8 = torch.round(w / q.scales[:, None]).to(torch.int8)
+        w_int8_t = w_int8.t().contiguous()
+        for m in args.m:
+            x = torch.randn(m, k)
+            ref = F.linear(x, w)
+            kernels: dict[str, Callable[[], torch.Tensor]] = {
+                "fp32-onednn": lambda: torch.ops.mkldnn._linear_pointwise(x, w, None, "none", [], ""),
+                "fp32-mkl": lambda: F.linear(x, w),
+                "int8-fbgemm": lambda: q(x),
+                "int8-fbgemm8": lambda: torch.ops.quantized.linear_dynamic(x, q.packed, False),
+                "int8-tok": lambda: per_token_int_mm(x, w_int8_t, q.scales),
+                "int8-wo": lambda: torch._weight_int8pack_mm(x, w_int8, q.scales),
+            }
+            if m > 16:  # the weight-only kernel is 10-100x slower there: not worth the wait
+                del kernels["int8-wo"]
+            base = None
+            for kname, fn in kernels.items():
+                ms = best_ms(fn, args.repeats)
+                base = base or ms
+                err = ""
+                if kname.startswith("int8"):
+                    rel = (fn() - ref).abs().max() / ref.abs().max()
+                    err = f"{rel.item():.4f}"
+                print(f"{name:8s} {m:5d} {kname:13s} {ms:9.3f} {base / ms:14.2f}x {err:>12s}",
+                      flush=True)
+    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""INT8 weights with dynamically quantized activations (`quantization="int8"`), on CPU.
+
+Each weight matrix is quantized symmetrically per output channel (scale = max |w| / 127
+per row) once, after loading, and prepacked for fbgemm, torch's x86 int8 GEMM. At run
+time `quantized::linear_dynamic` quantizes the activations per tensor (asymmetric uint8,
+scale and zero point from that call's min and max), multiplies in int8 with int32
+accumulation and returns fp32 with the bias added. benchmarks/int8_linear.py measured it
+against the fp32 GEMM and torch's other int8 paths (weight-only `_weight_int8pack_mm`,
+per-token `_int_mm`) on this model's shapes: RESULTS.md, "Issue 13".
+
+fbgemm keeps no per-shape state, so unlike oneDNN's primitive cache (layers/linear.py)
+memory does not grow with the number of distinct token counts.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import cache
+from pathlib import Path
+
+import torch
+
+QUANTIZATION_METHODS = ("int8",)
+
+
+@cache
+def _has_vnni() -> bool:
+    """Whether the CPU has VNNI (int8 dot products that add into int32), from Linux's flags."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+def check_quantization(method: str, device: torch.device, dtype: torch.dtype) -> None:
+    """Refuse a combination the int8 kernels cannot run, saying what works instead."""
+    if device.type != "cpu":
+        raise ValueError(f"quantization={method!r} runs on CPU only (fbgemm); on {device.type} "
+                         "leave quantization=None")
+    if dtype != torch.float32:
+        raise ValueError(f"quantization={method!r} needs dtype='float32' or 'auto' (activations "
+                         f"stay fp32 between the int8 GEMMs), got {dtype}")
+    if "fbgemm" not in torch.backends.quantized.supported_engines:
+        raise ValueError(f"quantization={method!r} needs torch's fbgemm engine, which this torch "
+                         "build lacks; leave quantization=None")
+
+
+class Int8Weight:
+    """One weight matrix (with its bias) in int8 per output channel, packed for fbgemm."""
+
+    def __init__(self, packed: torch.ScriptObject, scales: torch.Tensor,
+                 bias: torch.Tensor | None) -> None:
+        self.packed = packed
+        self.scales = scales
+        self.bias = bias
+        # Without VNNI fbgemm adds pairs of uint8 x int8 products in int16 (vpmaddubsw),
+        # which saturates for 8-bit activations; 7-bit ones keep every pair in range, at
+        # the cost of a bit of precision. VNNI (vpdpbusd) adds straight into int32.
+        self.reduce_range = not _has_vnni()
+
+    @classmethod
+    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> Int8Weight:
+        weight = weight.detach().float().contiguous()
+        scales = (weight.abs().amax(dim=1) / 127).clamp(min=1e-12)
+        bias = None if bias is None else bias.detach().float().contiguous()
+        engine = torch.backends.quantized.engine
+        with warnings.catch_warnings():
+            # torch deprecates quantized tensors, yet they are the only way into fbgemm's
+            # prepack; the packed weight that comes out is no quantized tensor.
+            warnings.simplefilter("ignore", UserWarning)
+            qweight = torch.quantize_per_channel(
+                weight, scales.double(), torch.zeros_like(scales, dtype=torch.int64), 0,
+                torch.qint8)
+            try:
+                # torch's default "x86" engine packs for oneDNN on VNNI CPUs with symmetric
+                # weights, and oneDNN grows memory with every distinct row count (see
+                # layers/linear.py); fbgemm does not, and is as fast (int8_linear.py).
+                torch.backends.quantized.engine = "fbgemm"
+                packed = torch.ops.quantized.linear_prepack(qweight, None)
+            finally:
+                torch.backends.quantized.engine = engine
+        return cls(packed, scales, bias)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        # Per-token activation scales through a per-tensor kernel: each row is divided by
+        # its own max |x| first and the output rows multiplied back (the GEMM is linear in
+        # each row), so a few tokens of huge norm (the first ones of a sequence) no longer
+        # crush the resolution of all the others; per tensor, perplexity rose 57%.
+        row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
+        y = torch.ops.quantized.linear_dynamic(x / row_max, self.packed, self.reduce_range)
+        y.mul_(row_max)
+        return y if self.bias is None else y.add_(self.bias)

@@ -4,11 +4,11 @@ For each weight shape of the model (q/k/v, o, gate/up, down, LM head) and each t
 count M, times y = x @ W.T through:
   fp32-onednn   torch.ops.mkldnn._linear_pointwise (the engine's fp32 path)
   fp32-mkl      F.linear
-  int8-fbgemm   torch.ops.quantized.linear_dynamic: int8 weights per output channel,
-                activations quantized per tensor at run time to 7 bits (reduce_range,
-                the engine's int8 path)
-  int8-fbgemm8  the same with 8-bit activations (reduce_range=False)
-  int8-tok      activations quantized per token, torch._int_mm, dequantized
+  int8-fbgemm   the engine's int8 path (layers/quantization.py): fbgemm's
+                quantized::linear_dynamic on int8 weights per output channel, each row
+                scaled to max |x| = 1 first so its activations are quantized per token
+  int8-pertensor  the same kernel with activations quantized per tensor
+  int8-tok      activations quantized per token, torch._int_mm (oneDNN), dequantized
   int8-wo       torch._weight_int8pack_mm: int8 weights, fp32 activations
 and prints the best time and each kernel's speed-up over fp32-onednn, plus the largest
 relative error of the int8 kernels against fp32.
@@ -56,6 +56,19 @@ def per_token_int_mm(x: torch.Tensor, w_t: torch.Tensor, w_scales: torch.Tensor)
     return torch._int_mm(xq, w_t).float() * x_scales * w_scales
 
 
+def kernels_for(x: torch.Tensor, w: torch.Tensor, q: Int8Weight,
+                w_int8: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
+    w_int8_t = w_int8.t().contiguous()
+    return {
+        "fp32-onednn": lambda: torch.ops.mkldnn._linear_pointwise(x, w, None, "none", [], ""),
+        "fp32-mkl": lambda: F.linear(x, w),
+        "int8-fbgemm": lambda: q(x),
+        "int8-pertensor": lambda: torch.ops.quantized.linear_dynamic(x, q.packed, q.reduce_range),
+        "int8-tok": lambda: per_token_int_mm(x, w_int8_t, q.scales),
+        "int8-wo": lambda: torch._weight_int8pack_mm(x, w_int8, q.scales),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--m", type=int, nargs="+", default=[1, 16, 64, 512])
@@ -72,18 +85,10 @@ def main() -> None:
         w = torch.randn(n, k) * 0.05
         q = Int8Weight.quantize(w, None)
         w_int8 = torch.round(w / q.scales[:, None]).to(torch.int8)
-        w_int8_t = w_int8.t().contiguous()
         for m in args.m:
             x = torch.randn(m, k)
             ref = F.linear(x, w)
-            kernels: dict[str, Callable[[], torch.Tensor]] = {
-                "fp32-onednn": lambda: torch.ops.mkldnn._linear_pointwise(x, w, None, "none", [], ""),
-                "fp32-mkl": lambda: F.linear(x, w),
-                "int8-fbgemm": lambda: q(x),
-                "int8-fbgemm8": lambda: torch.ops.quantized.linear_dynamic(x, q.packed, False),
-                "int8-tok": lambda: per_token_int_mm(x, w_int8_t, q.scales),
-                "int8-wo": lambda: torch._weight_int8pack_mm(x, w_int8, q.scales),
-            }
+            kernels = kernels_for(x, w, q, w_int8)
             if m > 16:  # the weight-only kernel is 10-100x slower there: not worth the wait
                 del kernels["int8-wo"]
             base = None

@@ -33,8 +33,8 @@ def text_windows(tokenizer, windows: int, window: int) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def window_nll(llm: LLM, ids: list[int]) -> tuple[float, int]:
-    """Summed negative log-likelihood of ids[1:] given what precedes each, and its count.
+def next_token_logits(llm: LLM, ids: list[int]) -> torch.Tensor:
+    """[len(ids) - 1, vocab]: the logits for ids[1:], each given what precedes it.
 
     One prefill of the whole window into the idle engine's KV cache (its first blocks;
     nothing else runs meanwhile, and nothing is cached under a hash).
@@ -48,9 +48,14 @@ def window_nll(llm: LLM, ids: list[int]) -> tuple[float, int]:
                              slot_offsets=slots % runner.block_size, decodes=[],
                              prefills=[PrefillSpan(0, n, 0, None)])
     hidden = runner.model(torch.tensor(ids), torch.arange(n), meta)
-    logits = runner.model.compute_logits(hidden[:-1])
+    return runner.model.compute_logits(hidden[:-1])
+
+
+def window_nll(llm: LLM, ids: list[int]) -> tuple[float, int]:
+    """Summed negative log-likelihood of ids[1:] given what precedes each, and its count."""
+    logits = next_token_logits(llm, ids)
     nll = torch.nn.functional.cross_entropy(logits, torch.tensor(ids[1:]), reduction="sum")
-    return nll.item(), n - 1
+    return nll.item(), len(ids) - 1
 
 
 def perplexity(llm: LLM, windows: list[list[int]]) -> float:

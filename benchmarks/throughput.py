@@ -1,16 +1,23 @@
-"""Offline throughput on the standard workload: finrag vs Hugging Face transformers.
+"""finrag against its CPU peers on the standard workload, side by side in one run.
 
-64 requests, prompt i of L_i ~ U[32, 512] tokens of real English text (seed 0), exactly
-128 new tokens each, greedy. transformers runs sequentially and in static left-padded
-batches of 16, in the same process, on the same weights, device, dtype and threads.
+Engines: finrag with fp32 and with int8 weights (continuous batching, every request at
+once), Hugging Face transformers and CTranslate2 int8 (static batches of --batch), on the
+same token ids, weights, device and threads. For each engine it prints
+  out tok/s     the standard workload: 64 requests, prompt i of L_i ~ U[32, 512] tokens of
+                real English text (seed 0), exactly 128 new tokens each, greedy;
+  decode tok/s  one request of a 512-token prompt: (t(1 + D tokens) - TTFT) / D;
+  TTFT          time to the first token of one 512-token prompt (best of 3 distinct ones).
 A model folder without a tokenizer (a stand-in with random weights, benchmarks/gpu_check.sh)
-gets prompts of random token ids of the same lengths: throughput does not depend on them.
+gets prompts of random token ids of the same lengths, and no CTranslate2 run.
+
+    python benchmarks/throughput.py                                   # the standard run
+    python benchmarks/throughput.py --num-requests 16 --new-tokens 64 # a quick one
+    python benchmarks/throughput.py --engines finrag-fp32 finrag-int8
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import shlex
 import sys
@@ -20,9 +27,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import CTranslate2Peer, FinragPeer, TransformersPeer  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
-from llm_engine import LLM, EngineConfig, SamplingParams  # noqa: E402
+from llm_engine import EngineConfig  # noqa: E402
+
+ENGINES = ("finrag-fp32", "finrag-int8", "transformers", "ctranslate2-int8")
 
 
 class RandomIds:
@@ -36,48 +46,34 @@ class RandomIds:
         return [rng.randrange(self.vocab_size) for _ in range(100_000)]
 
 
-def run_finrag(model_dir: str, prompts: list[list[int]], new_tokens: int, prefix: bool,
-               **engine_args) -> tuple[float, int, str]:
-    """Seconds, tokens out, and what ran (the attention backend, CUDA graphs)."""
-    from llm_engine.engine.cuda_graph import DecodeCUDAGraphs
-
-    llm = LLM(model_dir, enable_prefix_caching=prefix, **engine_args)
-    runner = llm.llm_engine.executor.driver
-    graphs = isinstance(runner.forward, DecodeCUDAGraphs)
-    ran = f"{runner.attention_backend} attention{', CUDA graphs' if graphs else ''}"
-    params = SamplingParams(temperature=0, max_tokens=new_tokens, ignore_eos=True)
-    llm.generate([{"prompt_token_ids": p} for p in prompts[:2]], params, use_tqdm=False)
+def timed(peer, prompts: list[list[int]], new_tokens: int) -> tuple[float, int]:
     start = time.perf_counter()
-    outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
-    elapsed = time.perf_counter() - start
-    tokens = sum(len(o.outputs[0].token_ids) for o in outs)
-    # On CUDA the next engine sizes its KV cache from free memory: hand this one's back.
-    del llm, runner, outs
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return elapsed, tokens, ran
+    tokens = peer.generate(prompts, new_tokens)
+    return time.perf_counter() - start, tokens
 
 
-def run_hf(model_dir: str, prompts: list[list[int]], new_tokens: int, batch: int,
-           device: torch.device, dtype: torch.dtype) -> tuple[float, int]:
-    from transformers import AutoModelForCausalLM
+def figures(peer, prompts: list[list[int]], new_tokens: int, probes: list[list[int]],
+            decode_tokens: int) -> tuple[float, float, float]:
+    """(out tok/s on the workload, batch-1 decode tok/s, TTFT in s); probes: 4 prompts."""
+    peer.generate(prompts[:2], 8)  # warm-up
+    secs, toks = timed(peer, prompts, new_tokens)
+    # Distinct prompts each time, so no prefix cache serves one from another.
+    ttft = min(timed(peer, [p], 1)[0] for p in probes[:3])
+    total, _ = timed(peer, [probes[3]], 1 + decode_tokens)
+    return toks / secs, decode_tokens / max(total - ttft, 1e-9), ttft
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(device).eval()
-    pad = model.config.pad_token_id or 0
-    total = 0
-    start = time.perf_counter()
-    with torch.inference_mode():
-        for i in range(0, len(prompts), batch):
-            group = prompts[i : i + batch]
-            width = max(len(p) for p in group)
-            ids = torch.tensor([[pad] * (width - len(p)) + p for p in group], device=device)
-            mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in group],
-                                device=device)
-            out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens,
-                                 min_new_tokens=new_tokens, do_sample=False, pad_token_id=pad)
-            total += (out.shape[1] - width) * len(group)
-    return time.perf_counter() - start, total
+
+def make_peer(name: str, model_dir: str, args: argparse.Namespace, config: EngineConfig,
+              has_tokenizer: bool):
+    if name.startswith("finrag"):
+        return FinragPeer(model_dir, quantization="int8" if name == "finrag-int8" else None,
+                          max_num_batched_tokens=args.max_num_batched_tokens, device=args.device,
+                          dtype=args.dtype, attention_backend=args.attention_backend,
+                          skip_tokenizer_init=not has_tokenizer,
+                          enforce_eager=not name.endswith("cuda-graphs"))
+    if name == "transformers":
+        return TransformersPeer(model_dir, args.batch, config.torch_device, config.torch_dtype)
+    return CTranslate2Peer(model_dir, args.batch)
 
 
 def main() -> None:
@@ -85,17 +81,16 @@ def main() -> None:
     ap.add_argument("--model", default="default")
     ap.add_argument("--num-requests", type=int, default=64)
     ap.add_argument("--new-tokens", type=int, default=128)
-    ap.add_argument("--hf-sequential-requests", type=int, default=16,
-                    help="requests for the (slow) sequential baseline; 0 skips it")
-    ap.add_argument("--hf-batch-requests", type=int, default=64,
-                    help="requests for the static-batch baseline; 0 skips it")
+    ap.add_argument("--decode-tokens", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=16, help="static batch of the peers")
+    ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     ap.add_argument("--max-num-batched-tokens", type=int, default=2048)
     ap.add_argument("--device", default="auto", help="auto, cpu or cuda[:N]")
     ap.add_argument("--dtype", default="auto", help="auto (fp32 on CPU, bf16 on CUDA), float32, "
                     "bfloat16 or float16; the baselines use the same")
     ap.add_argument("--attention-backend", default="auto")
     ap.add_argument("--cuda-graphs", action="store_true",
-                    help="also run finrag with CUDA graphs for decode (enforce_eager=False)")
+                    help="also run finrag fp32 with CUDA graphs for decode (enforce_eager=False)")
     args = ap.parse_args()
 
     from llm_engine.config import ModelConfig
@@ -115,33 +110,25 @@ def main() -> None:
     print(f"workload: {len(prompts)} requests, prompt tokens {sum(map(len, prompts))}, "
           f"{args.new_tokens} new tokens each, torch threads {torch.get_num_threads()}, "
           f"device {config.torch_device}, dtype {config.torch_dtype}")
-    rows: list[tuple[str, float]] = []
-    engine_args = {"max_num_batched_tokens": args.max_num_batched_tokens,
-                   "device": args.device, "dtype": args.dtype,
-                   "attention_backend": args.attention_backend,
-                   "skip_tokenizer_init": not has_tokenizer}
-    runs = [(False, True), (True, True)] + ([(False, False)] if args.cuda_graphs else [])
-    for prefix, eager in runs:
-        secs, toks, ran = run_finrag(model_dir, prompts, args.new_tokens, prefix,
-                                     enforce_eager=eager, **engine_args)
-        rows.append((f"finrag (prefix caching {'on' if prefix else 'off'}, {ran})", toks / secs))
-        print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
-    hf_args = (config.torch_device, config.torch_dtype)
-    if args.hf_batch_requests:
-        secs, toks = run_hf(model_dir, prompts[: args.hf_batch_requests], args.new_tokens, 16,
-                            *hf_args)
-        rows.append(("transformers static batches of 16", toks / secs))
-        print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
-    if args.hf_sequential_requests:
-        secs, toks = run_hf(model_dir, prompts[: args.hf_sequential_requests], args.new_tokens, 1,
-                            *hf_args)
-        rows.append(("transformers sequential", toks / secs))
-        print(f"{rows[-1][0]}: {toks} tokens in {secs:.1f}s", flush=True)
+    probes = standard_prompts(tokenizer, 4, min_len=512, max_len=512, seed=1)
+    names = args.engines + (["finrag-fp32-cuda-graphs"] if args.cuda_graphs else [])
+    if not has_tokenizer and "ctranslate2-int8" in names:
+        names.remove("ctranslate2-int8")
+    rows: list[tuple[str, float, float, float]] = []
+    for name in names:
+        peer = make_peer(name, model_dir, args, config, has_tokenizer)
+        tps, decode, ttft = figures(peer, prompts, args.new_tokens, probes, args.decode_tokens)
+        peer.close()
+        rows.append((name, tps, decode, ttft))
+        print(f"{name}: {tps:.1f} out tok/s, batch-1 decode {decode:.1f} tok/s, "
+              f"TTFT(512) {1e3 * ttft:.0f} ms", flush=True)
 
-    headline = rows[0][1]
-    print(f"\n{'system':58s} {'out tok/s':>10s} {'finrag / this':>14s}")
-    for name, tps in rows:
-        print(f"{name:58s} {tps:10.1f} {headline / tps:13.2f}x")
+    print(f"\n{'engine':24s} {'out tok/s':>10s} {'decode tok/s':>13s} {'TTFT 512 ms':>12s}"
+          f" {'finrag-int8 / this (tok/s, decode, TTFT)':>44s}")
+    ref = next((r for r in rows if r[0] == "finrag-int8"), rows[0])
+    for name, tps, decode, ttft in rows:
+        ratios = f"{ref[1] / tps:.2f}x, {ref[2] / decode:.2f}x, {ttft / ref[3]:.2f}x"
+        print(f"{name:24s} {tps:10.1f} {decode:13.1f} {1e3 * ttft:12.0f} {ratios:>44s}")
     print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
 
 

@@ -1,0 +1,102 @@
+"""quantization="int8": the quantized linear within int8 error of fp32, the engine's greedy
+output and perplexity close to fp32's on real SmolLM2 weights, bad settings refused, and
+the fp32 path's row buckets (which bound oneDNN's per-shape memory) exact."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from engine_prompts import prompts_of_lengths
+from paths import REPO
+
+from llm_engine import LLM, EngineConfig, SamplingParams
+from llm_engine.layers.linear import bucket_rows, linear
+from llm_engine.layers.quantization import Int8Weight
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from perplexity import next_token_logits, perplexity, text_windows  # noqa: E402
+
+LENGTHS = [12, 300, 40, 130, 75, 500]
+MAX_NEW = 32
+
+
+@pytest.mark.parametrize("rows", [1, 7, 64, 300])
+def test_int8_linear_is_within_int8_error_of_fp32(rows: int) -> None:
+    torch.manual_seed(0)
+    weight, bias = torch.randn(960, 576) * 0.05, torch.randn(960)
+    x = torch.randn(rows, 576)
+    x[0] *= 50  # a token of huge norm must not cost the other rows their resolution
+    q = Int8Weight.quantize(weight, bias)
+    ref = F.linear(x, weight, bias)
+    err = (q(x) - ref).abs().amax(dim=1) / ref.abs().amax(dim=1)
+    # 8-bit weights and (at worst, 7-bit) activations: about 1% of the row's range.
+    assert err.max() < 0.03
+    assert err.max() > 0  # it is the quantized kernel, not the fp32 one
+
+
+def test_bucketed_fp32_linear_equals_unpadded() -> None:
+    torch.manual_seed(0)
+    weight = torch.randn(576, 1536)
+    for rows in (1, 8, 9, 13, 100, 513):
+        x = torch.randn(rows, 1536)
+        torch.testing.assert_close(linear(x, weight, None), F.linear(x, weight), rtol=1e-4, atol=1e-3)
+    buckets = {bucket_rows(m) for m in range(1, 2049)}
+    assert len(buckets) == 40
+    assert all(m <= bucket_rows(m) <= 1.25 * m for m in range(1, 2049))
+
+
+@pytest.mark.parametrize("bad, message", [("fp8", "None or 'int8'"), ("INT8", "None or 'int8'")])
+def test_unknown_quantization_is_refused_with_the_accepted_values(bad: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        EngineConfig(quantization=bad)
+
+
+def test_int8_needs_fp32_activations() -> None:
+    with pytest.raises(ValueError, match="dtype='float32' or 'auto'"):
+        EngineConfig(quantization="int8", dtype="bfloat16")
+
+
+@pytest.fixture(scope="module")
+def engines(prepared_default: Path):
+    args = {"max_model_len": 1024, "kv_cache_memory": 160 << 20}
+    return LLM(str(prepared_default), **args), LLM(str(prepared_default), quantization="int8", **args)
+
+
+def test_every_linear_and_the_lm_head_run_in_int8(engines) -> None:
+    _, int8 = engines
+    model = int8.llm_engine.executor.driver.model
+    layers = [m for m in model.modules() if hasattr(m, "quantize_int8")]
+    # 4 linears a decoder layer (qkv, o, gate_up, down), plus the LM head
+    assert len(layers) == 4 * model.config.num_hidden_layers + 1
+    assert all(m.int8 is not None for m in layers)
+
+
+def test_int8_greedy_output_agrees_with_fp32_on_most_tokens(engines) -> None:
+    fp32, int8 = engines
+    prompts = prompts_of_lengths(fp32.get_tokenizer(), LENGTHS)
+    params = SamplingParams(temperature=0.0, max_tokens=MAX_NEW, ignore_eos=True)
+    outs = fp32.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    # Teacher-forced on fp32's greedy text: free-running, the first near-tie that int8
+    # breaks the other way sends the two engines down different texts for good.
+    agreed = 0
+    for prompt, out in zip(prompts, outs, strict=True):
+        seq = prompt + out.outputs[0].token_ids
+        picks = next_token_logits(int8, seq)[len(prompt) - 1 :].argmax(dim=-1)
+        agreed += int((picks == torch.tensor(out.outputs[0].token_ids)).sum())
+    share = agreed / (len(LENGTHS) * MAX_NEW)
+    print(f"int8 picks fp32's greedy token at {share:.3f} of positions")
+    # Measured 0.X on these prompts (RESULTS.md); exact equality is not expected of int8.
+    assert share >= 0.85, share
+
+
+def test_int8_perplexity_is_close_to_fp32(engines) -> None:
+    fp32, int8 = engines
+    windows = text_windows(fp32.get_tokenizer(), 2, 512)
+    base, quantized = perplexity(fp32, windows), perplexity(int8, windows)
+    print(f"perplexity fp32 {base:.3f}, int8 {quantized:.3f}")
+    # benchmarks/perplexity.py on 40 windows: +X%; a broken int8 path is off by far more.
+    assert base < quantized < 1.10 * base, (base, quantized)

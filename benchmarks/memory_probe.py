@@ -7,7 +7,7 @@ counts per step) plus batches of 1..--max-batch decodes, and prints RSS after ea
 Flat after the first round = bounded.
 
 --gemm KERNEL probes one kernel alone, without the engine: the model's four decoder
-weight shapes at every third M from 1 to 2,048, twice, printing RSS growth per pass
+weight shapes at every seventh M from 1 to 1,024, twice, printing RSS growth per pass
 (onednn: the fp32 GEMM before buckets; bucketed: layers/linear.py's `linear`; int8:
 layers/quantization.py's Int8Weight; mkl: F.linear).
 
@@ -52,7 +52,7 @@ def probe_gemm(kernel: str) -> None:
     start = rss_mib(os.getpid())
     for p in range(2):
         before = rss_mib(os.getpid())
-        for m in range(1, 2049, 3):
+        for m in range(1, 1025, 7):
             for i, w in enumerate(weights):
                 gemm(torch.randn(m, w.shape[1]), i)
         now = rss_mib(os.getpid())

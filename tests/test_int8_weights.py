@@ -89,7 +89,8 @@ def test_int8_greedy_output_agrees_with_fp32_on_most_tokens(engines) -> None:
         agreed += int((picks == torch.tensor(out.outputs[0].token_ids)).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"int8 picks fp32's greedy token at {share:.3f} of positions")
-    # Measured 0.X on these prompts (RESULTS.md); exact equality is not expected of int8.
+    # Exact equality is not expected of int8; free-running the texts shared 14% of tokens
+    # up to their first difference (RESULTS.md, "Issue 13").
     assert share >= 0.85, share
 
 
@@ -98,5 +99,5 @@ def test_int8_perplexity_is_close_to_fp32(engines) -> None:
     windows = text_windows(fp32.get_tokenizer(), 2, 512)
     base, quantized = perplexity(fp32, windows), perplexity(int8, windows)
     print(f"perplexity fp32 {base:.3f}, int8 {quantized:.3f}")
-    # benchmarks/perplexity.py on 40 windows: +X%; a broken int8 path is off by far more.
+    # benchmarks/perplexity.py on 4 windows: +4.1%; per-tensor activations gave +57%.
     assert base < quantized < 1.10 * base, (base, quantized)

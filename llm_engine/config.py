@@ -128,7 +128,7 @@ class EngineConfig:
     tensor_parallel_size: int = 1
     distributed_executor_backend: str | None = None
     # vLLM's name. "int8": weights in int8 per output channel, activations quantized per
-    # tensor at run time (CPU, fbgemm; every linear layer and the LM head, each tensor-
+    # token at run time (CPU, fbgemm; every linear layer and the LM head, each tensor-
     # parallel rank its own shard). None: weights in `dtype`. See layers/quantization.py.
     quantization: str | None = None
     # vLLM's dict, e.g. {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max":

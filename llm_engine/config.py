@@ -101,6 +101,10 @@ class EngineConfig:
     preemption_mode: str | None = None
     max_model_len: int | None = None
     enable_prefix_caching: bool = True
+    # How a full block's identity is hashed for prefix caching (vLLM's name): "sha256" is
+    # collision-resistant, so one tenant cannot craft a prompt whose blocks collide with
+    # another's (CVE-2025-25183); "builtin" is Python's hash(). Cost: benchmarks/RESULTS.md.
+    prefix_caching_hash_algo: str = "sha256"
     enable_chunked_prefill: bool = True
     device: str = "auto"
     # Model weights and activations; the KV cache is allocated in this dtype too.
@@ -142,6 +146,10 @@ class EngineConfig:
                self.preemption_mode)
         _check(self.max_model_len is None or self.max_model_len >= 1, "max_model_len", ">= 1",
                self.max_model_len)
+        if self.max_model_len is not None:
+            self._check_prefill_budget(self.max_model_len)
+        _check(self.prefix_caching_hash_algo in ("sha256", "builtin"), "prefix_caching_hash_algo",
+               "'sha256' or 'builtin'", self.prefix_caching_hash_algo)
         _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
                "device", "'auto', 'cpu' or 'cuda[:N]'", self.device)
         _check(self.attention_backend in ("auto", "torch", "cpu_kernel", "triton"),
@@ -173,8 +181,29 @@ class EngineConfig:
         # bf16 matmuls are ~50x slower than fp32 on these CPUs; on CUDA bf16 is the norm.
         return torch.bfloat16 if self.torch_device.type == "cuda" else torch.float32
 
+    def _check_prefill_budget(self, max_model_len: int) -> None:
+        # Without chunking a prompt is prefilled in one step: one longer than the step's
+        # token budget would never be scheduled, and would block every request behind it.
+        if not self.enable_chunked_prefill and self.max_num_batched_tokens < max_model_len:
+            raise ValueError(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) is smaller than "
+                f"max_model_len ({max_model_len}) with enable_chunked_prefill=False: a longer "
+                "prompt could never be scheduled. Raise max_num_batched_tokens to at least "
+                f"{max_model_len}, lower max_model_len to at most {self.max_num_batched_tokens}, "
+                "or set enable_chunked_prefill=True")
+
     def resolve_max_model_len(self, model_config: ModelConfig) -> int:
-        return self.max_model_len or model_config.max_position_embeddings
+        """max_model_len, or the model's own limit; refused where the model cannot reach it."""
+        limit = model_config.max_position_embeddings
+        if self.max_model_len is not None and self.max_model_len > limit:
+            # Positions past the trained range have no rotary table entry (and no meaning).
+            raise ValueError(
+                f"max_model_len ({self.max_model_len}) is greater than the model's "
+                f"max_position_embeddings ({limit}, config.json): lower max_model_len to at "
+                f"most {limit}")
+        max_model_len = self.max_model_len or limit
+        self._check_prefill_budget(max_model_len)
+        return max_model_len
 
     def swap_space_bytes(self, kv_cache_bytes: int) -> int:
         """Host bytes for swapped-out blocks, given the size of the device KV cache."""

@@ -105,3 +105,51 @@ def test_profile_forward_runs_the_whole_token_budget_on_a_scratch_cache(tmp_path
     # 300 tokens as prompts of at most max_model_len = 128: spans of 128, 128 and 44.
     assert runner._profile_forward() == 19 * BLOCK
     assert runner.kv_cache.shape[3] == 0  # the scratch cache is let go
+
+
+def test_unchunked_prefill_budget_under_max_model_len_is_refused() -> None:
+    """vLLM's check: without chunked prefill a prompt longer than the step budget would wait
+    forever, blocking every request behind it."""
+    with pytest.raises(ValueError, match=(
+            r"^max_num_batched_tokens \(512\) is smaller than max_model_len \(1024\) with "
+            r"enable_chunked_prefill=False: .* Raise max_num_batched_tokens to at least 1024, "
+            r"lower max_model_len to at most 512, or set enable_chunked_prefill=True$")):
+        EngineConfig(enable_chunked_prefill=False, max_num_batched_tokens=512, max_model_len=1024)
+    EngineConfig(enable_chunked_prefill=False, max_num_batched_tokens=1024, max_model_len=1024)
+    EngineConfig(max_num_batched_tokens=512, max_model_len=1024)  # chunked: fine
+
+
+def test_unchunked_prefill_budget_under_the_models_length_is_refused_at_start(tmp_path) -> None:
+    from test_engine_exactness import _tiny_model
+
+    from llm_engine import LLMEngine
+
+    folder = _tiny_model(tmp_path, "llama")  # max_position_embeddings=1024
+    with pytest.raises(ValueError, match=r"max_num_batched_tokens \(512\) is smaller than "
+                                         r"max_model_len \(1024\)"):
+        LLMEngine(EngineConfig(model=str(folder), skip_tokenizer_init=True,
+                               enable_chunked_prefill=False, max_num_batched_tokens=512,
+                               kv_cache_memory=16 << 20))
+
+
+def test_max_model_len_over_the_models_positions_is_refused_at_start(tmp_path) -> None:
+    from test_engine_exactness import _tiny_model
+
+    from llm_engine import LLMEngine
+
+    folder = _tiny_model(tmp_path, "llama")  # max_position_embeddings=1024
+    with pytest.raises(ValueError, match=r"^max_model_len \(2000\) is greater than the model's "
+                                         r"max_position_embeddings \(1024, config.json\): lower "
+                                         r"max_model_len to at most 1024$"):
+        LLMEngine(EngineConfig(model=str(folder), skip_tokenizer_init=True, max_model_len=2000,
+                               kv_cache_memory=16 << 20))
+    engine = LLMEngine(EngineConfig(model=str(folder), skip_tokenizer_init=True,
+                                    max_model_len=1024, kv_cache_memory=16 << 20))
+    assert engine.max_model_len == 1024
+
+
+def test_prefix_caching_hash_algo_is_checked() -> None:
+    assert EngineConfig().prefix_caching_hash_algo == "sha256"
+    with pytest.raises(ValueError, match=r"^prefix_caching_hash_algo must be 'sha256' or "
+                                         r"'builtin', got 'md5'"):
+        EngineConfig(prefix_caching_hash_algo="md5")

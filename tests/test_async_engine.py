@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
 
 from llm_engine import AsyncLLMEngine, LLMEngine, SamplingParams
 from llm_engine.config import EngineConfig
+from llm_engine.outputs import RequestOutput
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +81,59 @@ def test_bad_request_raises_in_the_caller(engine: AsyncLLMEngine) -> None:
     with pytest.raises(ValueError, match="prompt token ids"):
         asyncio.run(go())
     assert engine.is_running
+
+
+def test_a_request_id_in_use_fails_only_the_second_call(engine: AsyncLLMEngine) -> None:
+    params = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
+
+    async def go():
+        first = engine.generate("The cash flow statement", params, request_id="dup")
+        out = await first.__anext__()
+        with pytest.raises(ValueError, match="request id 'dup' is already in use"):
+            async for _ in engine.generate("Another prompt", params, request_id="dup"):
+                pass
+        rest = [o async for o in first]  # the first request goes on to its end
+        return rest[-1] if rest else out
+
+    last = asyncio.run(go())
+    assert last.finished and len(last.outputs[0].token_ids) == 8
+    assert last.outputs[0].finish_reason == "length"
+    assert engine.is_running
+
+
+def test_a_client_loop_closing_mid_stream_drops_only_its_request(engine: AsyncLLMEngine) -> None:
+    """A client's event loop, in a thread of its own, closes while its request streams: the
+    engine thread must not die on `call_soon_threadsafe`; the request is aborted (its blocks
+    freed) and later requests are served."""
+    started = threading.Event()
+    held: list = []
+
+    def client() -> None:
+        loop = asyncio.new_event_loop()
+        params = SamplingParams(temperature=0, max_tokens=1000, ignore_eos=True)
+        stream = engine.generate("Tell me everything about bonds.", params, request_id="doomed")
+        held.append(stream)  # kept alive: its finally never runs, as when a loop is torn down
+        out = loop.run_until_complete(stream.__anext__())
+        assert not out.finished
+        loop.close()
+        started.set()
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    thread.join()
+    assert started.is_set()
+
+    async def later() -> RequestOutput:
+        params = SamplingParams(temperature=0, max_tokens=6, ignore_eos=True)
+        async for out in engine.generate("After that, the income statement", params):
+            last = out
+        return last
+
+    # The doomed request was running: its next output, one step after the close, meets the
+    # closed loop, long before this request's six steps are done.
+    assert asyncio.run(later()).outputs[0].finish_reason == "length"
+    assert engine.is_running and engine.error is None
+    assert "doomed" not in engine.engine.requests and "doomed" not in engine._streams
+    stats = engine.engine.get_stats()
+    assert stats.num_running == stats.num_waiting == 0
+    assert stats.num_free_blocks == stats.num_blocks

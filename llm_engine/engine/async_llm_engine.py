@@ -100,7 +100,11 @@ class AsyncLLMEngine:
         """
         rid = request_id or f"req-{next(self._ids)}"
         stream: asyncio.Queue = asyncio.Queue()
-        self._streams[rid] = (asyncio.get_running_loop(), stream)
+        entry = (asyncio.get_running_loop(), stream)
+        # setdefault: two event loops may race for one id; only the first stream is kept.
+        if self._streams.setdefault(rid, entry) is not entry:
+            # The request already streaming under this id goes on untouched.
+            raise ValueError(f"request id {rid!r} is already in use; give each request its own id")
         finished = False
         try:
             # Checked once the stream is registered: a loop that dies from now on sends it
@@ -118,9 +122,12 @@ class AsyncLLMEngine:
                     finished = True
                     return
         finally:
-            self._streams.pop(rid, None)
-            if not finished:
-                self._send("abort", rid)
+            # Not ours any more if the loop thread dropped it (our event loop had closed) and
+            # a new request took the id since: that one must not be aborted.
+            if self._streams.get(rid) is entry:
+                del self._streams[rid]
+                if not finished:
+                    self._send("abort", rid)
 
     async def abort(self, request_id: str) -> None:
         self._send("abort", request_id)
@@ -137,9 +144,20 @@ class AsyncLLMEngine:
 
     def _deliver(self, rid: str, item: RequestOutput | BaseException) -> None:
         target = self._streams.get(rid)
-        if target is not None:
-            loop, stream = target
+        if target is None:
+            return
+        loop, stream = target
+        try:
             loop.call_soon_threadsafe(stream.put_nowait, item)
+        except RuntimeError:
+            if not loop.is_closed():
+                raise
+            # The client's event loop closed under its stream: nobody can read it any more.
+            # Drop that stream and its request (freeing its blocks); the loop goes on.
+            logger.warning("request %s: its event loop is closed; aborting it", rid)
+            if self._streams.get(rid) is target:
+                del self._streams[rid]
+            self.engine.abort(rid)
 
     def _apply_commands(self) -> None:
         while True:

@@ -126,9 +126,12 @@ def test_logprobs_match_transformers(llm: LLM, prepared_default: Path) -> None:
 
 
 def test_skip_special_tokens(llm: LLM) -> None:
-    shown = run(llm, EOS_PROMPT, temperature=0, skip_special_tokens=False, min_tokens=0)
-    hidden = run(llm, EOS_PROMPT, temperature=0)
+    # The answer is EOS alone, whose text, as any stop token's, shows only when asked for.
+    shown = run(llm, EOS_PROMPT, temperature=0, skip_special_tokens=False,
+                include_stop_str_in_output=True)
+    hidden = run(llm, EOS_PROMPT, temperature=0, include_stop_str_in_output=True)
     assert hidden.text == "" and shown.text != ""
+    assert run(llm, EOS_PROMPT, temperature=0, skip_special_tokens=False).text == ""
 
 
 @pytest.mark.parametrize("field,value,allowed", [
@@ -149,3 +152,42 @@ def test_skip_special_tokens(llm: LLM) -> None:
 def test_bad_values_name_the_field(field: str, value: object, allowed: str) -> None:
     with pytest.raises(ValueError, match=rf"^{field} must be .*{re.escape(allowed)}"):
         SamplingParams(**{field: value})
+
+
+@pytest.mark.parametrize("field", ["stop_token_ids", "logprob_token_ids"])
+def test_out_of_vocabulary_ids_are_refused_per_request(llm: LLM, field: str) -> None:
+    engine = llm.llm_engine
+    vocab = engine.model_config.vocab_size
+    with pytest.raises(ValueError, match=rf"^{field} has token id {vocab + 7}, outside the "
+                                         rf"model's vocabulary of {vocab} \(ids 0 to {vocab - 1}\)"):
+        engine.add_request("oov", PROMPT, SamplingParams(**{field: [3, vocab + 7]}))
+    assert "oov" not in engine.requests and not engine.has_unfinished_requests()
+    # The batch it would have joined runs as usual.
+    assert run(llm, temperature=0, max_tokens=3).finish_reason == "length"
+
+
+def test_stop_strings_wait_for_min_tokens(llm: LLM) -> None:
+    """vLLM: a stop string only counts in text generated after the first min_tokens tokens."""
+    greedy = run(llm, temperature=0, max_tokens=40)
+    head = llm.get_tokenizer().decode(greedy.token_ids[:10])
+    # A word of the first ten tokens' text that shows again later.
+    stop = next(w for w in head.split() if len(w) > 3 and greedy.text.find(w, len(head)) != -1)
+    early = run(llm, temperature=0, max_tokens=40, stop=[stop])
+    assert early.text == greedy.text[: greedy.text.index(stop)]
+    held = run(llm, temperature=0, max_tokens=40, stop=[stop], min_tokens=10)
+    assert held.finish_reason == "stop" and held.stop_reason == stop
+    assert held.text == greedy.text[: greedy.text.index(stop, len(head) - len(stop) + 1)]
+    assert held.text.startswith(head)
+
+
+def test_stop_token_text_is_left_out_unless_asked_for(llm: LLM) -> None:
+    greedy = run(llm, temperature=0)
+    tok = llm.get_tokenizer()
+    stop_id = greedy.token_ids[5]
+    first = greedy.token_ids.index(stop_id)
+    out = run(llm, temperature=0, stop_token_ids=[stop_id])
+    assert out.token_ids == greedy.token_ids[: first + 1] and out.stop_reason == stop_id
+    assert out.text == tok.decode(greedy.token_ids[:first])
+    kept = run(llm, temperature=0, stop_token_ids=[stop_id], include_stop_str_in_output=True)
+    assert kept.text == tok.decode(greedy.token_ids[: first + 1])
+    assert kept.text != out.text

@@ -90,7 +90,8 @@ class LLMEngine:
                                         host_allocator)
         self.block_manager = BlockManager(self.executor.num_blocks, config.block_size,
                                           config.enable_prefix_caching,
-                                          self.executor.num_host_blocks)
+                                          self.executor.num_host_blocks,
+                                          config.prefix_caching_hash_algo)
         self.scheduler = Scheduler(config, self.block_manager)
         self.detokenizer = Detokenizer(self.tokenizer) if self.tokenizer is not None else None
         self.requests: dict[str, Sequence] = {}
@@ -132,6 +133,12 @@ class LLMEngine:
         vocab = self.model_config.vocab_size
         if any(not 0 <= t < vocab for t in ids):
             raise InvalidRequestError(f"prompt token ids must be in [0, {vocab})")
+        # Refused here, per request: in the sampler they would fail the whole batch.
+        for name in ("stop_token_ids", "logprob_token_ids"):
+            bad = [t for t in getattr(params, name) or () if t >= vocab]
+            if bad:
+                raise InvalidRequestError(f"{name} has token id {bad[0]}, outside the model's "
+                                          f"vocabulary of {vocab} (ids 0 to {vocab - 1})")
         if len(ids) >= self.max_model_len:
             raise InvalidRequestError(
                 f"the prompt has {len(ids)} tokens; the model takes at most "
@@ -218,13 +225,21 @@ class LLMEngine:
         if seq.logprobs is not None and top is not None:
             seq.logprobs.append(top)
             seq.cumulative_logprob += logprob or 0.0
-        new_chars = len(self.detokenizer.step(seq)) if self.detokenizer is not None else 0
         p = seq.params
-        if not p.ignore_eos and token in self.eos_token_ids:
+        # As vLLM: stop tokens count from the min_tokens-th token on (the sampler masks them
+        # before it), stop strings only in text after it; a stop token's text is left out of
+        # the output unless include_stop_str_in_output.
+        n = seq.num_output_tokens
+        eos = n >= p.min_tokens and not p.ignore_eos and token in self.eos_token_ids
+        stop_token = n >= p.min_tokens and token in p.stop_token_ids
+        new_chars = 0
+        if self.detokenizer is not None and (p.include_stop_str_in_output or not (eos or stop_token)):
+            new_chars = len(self.detokenizer.step(seq))
+        if eos:
             seq.finish_reason = "stop"
-        elif token in p.stop_token_ids:
+        elif stop_token:
             seq.finish_reason, seq.stop_reason = "stop", token
-        elif (stop := find_stop_string(seq, new_chars)) is not None:
+        elif n > p.min_tokens and (stop := find_stop_string(seq, new_chars)) is not None:
             seq.finish_reason, seq.stop_reason = "stop", stop
         elif seq.num_output_tokens >= (p.max_tokens or self.max_model_len) \
                 or seq.num_tokens >= self.max_model_len:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from llm_engine import SamplingParams
 from llm_engine.engine.block_manager import BlockManager
 from llm_engine.sequence import Sequence
@@ -151,3 +153,42 @@ def test_blocks_of_a_failed_step_lose_their_hash() -> None:
     bm.free(a, keep_cached=False)
     assert bm.hash_to_block_id == {} and all(b.hash == -1 for b in bm.blocks)
     assert bm.get_computed_blocks(make_seq("b", list(range(9)))) == ([], [])
+
+
+def test_block_hashes_are_sha256_of_the_parent_and_tokens_by_default() -> None:
+    """vLLM's answer to CVE-2025-25183: a collision-resistant hash, chained block to block."""
+    import hashlib
+    from array import array
+
+    bm = BlockManager(8, 4)
+    seq = make_seq("a", list(range(9)))
+    run_prefill(bm, seq)
+    first = hashlib.sha256(b"\x00" + array("q", range(4)).tobytes()).digest()
+    second = hashlib.sha256(b"\x01" + first + array("q", range(4, 8)).tobytes()).digest()
+    assert seq.block_hashes == [int.from_bytes(first, "big"), int.from_bytes(second, "big")]
+    # The same four tokens after another parent are another block.
+    other = make_seq("b", [9, 9, 9, 9, 4, 5, 6, 7, 1])
+    run_prefill(bm, other)
+    assert other.block_hashes[1] != seq.block_hashes[1]
+
+
+@pytest.mark.parametrize("algo", ["sha256", "builtin"])
+def test_prefix_hits_are_the_same_under_either_hash(algo: str) -> None:
+    bm = BlockManager(8, 4, hash_algo=algo)
+    run_prefill(bm, make_seq("a", list(range(12)) + [99]))
+    assert run_prefill(bm, make_seq("b", list(range(12)) + [42])) == 3
+    assert run_prefill(bm, make_seq("c", [0, 1, 2, 3, 0, 1, 2, 3, 7])) == 1
+    assert run_prefill(bm, make_seq("d", [0, 1, 2, 3, 0, 1, 2, 3, 5])) == 2
+
+
+def test_the_engine_option_picks_the_hash(tmp_path) -> None:
+    from test_engine_exactness import _tiny_model
+
+    from llm_engine import EngineConfig, LLMEngine
+    from llm_engine.engine.block_hash import builtin_block_hash, sha256_block_hash
+
+    folder = _tiny_model(tmp_path, "llama")
+    for algo, fn in [("builtin", builtin_block_hash), ("sha256", sha256_block_hash)]:
+        engine = LLMEngine(EngineConfig(model=str(folder), skip_tokenizer_init=True,
+                                        kv_cache_memory=1 << 20, prefix_caching_hash_algo=algo))
+        assert engine.block_manager.block_hash is fn

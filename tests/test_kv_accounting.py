@@ -129,3 +129,23 @@ def test_requests_admitted_together_share_their_prefix(tiny_engine: LLMEngine) -
     separate = LLMEngine(EngineConfig(model=str(tiny_engine.model_dir), skip_tokenizer_init=True,
                                       enable_prefix_caching=False, kv_cache_memory=1 << 20))
     assert shared == [o.outputs[0].token_ids for o in separate.generate(requests, params)]
+
+
+def test_a_request_waiting_for_blocks_counts_its_prefix_lookup_once() -> None:
+    """The hit rate counts each admission's lookup once, not every step it waited."""
+    bm = BlockManager(6, 4)
+    sched = Scheduler(EngineConfig(block_size=4, max_num_batched_tokens=64), bm)
+    a = Sequence("a", None, list(range(17)), SamplingParams())  # 5 of the 6 blocks
+    b = Sequence("b", None, list(range(8)) + [90, 91, 92, 93, 94], SamplingParams())
+    sched.add(a)
+    for step in range(4):
+        out = sched.schedule()
+        assert out.seqs == [a]  # b needs 2 new blocks besides the 2 it shares with a
+        a.num_computed_tokens += out.num_tokens[0]
+        bm.cache_full_blocks(a, a.num_computed_tokens)
+        a.token_ids.append(100 + step)
+        if step == 0:
+            sched.add(b)
+    sched.finish(a)
+    assert sched.schedule().seqs == [b]
+    assert (bm.prefix_queries, bm.prefix_hits) == (17 + 13, 8)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence as Seq
 
+from llm_engine.engine.block_hash import BLOCK_HASHERS
 from llm_engine.sequence import Sequence
 
 
@@ -17,11 +18,6 @@ class Block:
         self.ref_count = 0
         self.hash = -1
         self.token_ids: tuple[int, ...] = ()
-
-
-def block_hash(parent: int | None, token_ids: Seq[int]) -> int:
-    """A full block's identity: its tokens and, through the parent hash, everything before."""
-    return hash((parent, tuple(token_ids)))
 
 
 class BlockManager:
@@ -38,9 +34,10 @@ class BlockManager:
     """
 
     def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True,
-                 num_host_blocks: int = 0):
+                 num_host_blocks: int = 0, hash_algo: str = "sha256"):
         self.block_size = block_size
         self.enable_prefix_caching = enable_prefix_caching
+        self.block_hash = BLOCK_HASHERS[hash_algo]
         self.blocks = [Block(i) for i in range(num_blocks)]
         # Ordered oldest-freed first; the value is unused.
         self.free_block_ids: OrderedDict[int, None] = OrderedDict((i, None) for i in range(num_blocks))
@@ -88,16 +85,20 @@ class BlockManager:
         bs = self.block_size
         for i in range((seq.num_tokens - 1) // bs):
             tokens = seq.token_ids[i * bs : (i + 1) * bs]
-            h = block_hash(parent, tokens)
+            h = self.block_hash(parent, tokens)
             block_id = self.hash_to_block_id.get(h)
             if block_id is None or self.blocks[block_id].token_ids != tuple(tokens):
                 break
             ids.append(block_id)
             hashes.append(h)
             parent = h
-        self.prefix_queries += seq.num_tokens
-        self.prefix_hits += len(ids) * bs
         return ids, hashes
+
+    def count_prefix_lookup(self, seq: Sequence, num_hit_blocks: int) -> None:
+        """Count one admission's lookup in the hit rate (not every attempt that waited)."""
+        if self.enable_prefix_caching:
+            self.prefix_queries += seq.num_tokens
+            self.prefix_hits += num_hit_blocks * self.block_size
 
     def can_allocate(self, seq: Sequence, num_new_tokens: int, computed: Seq[int] = ()) -> bool:
         num_tokens = seq.num_computed_tokens + len(computed) * self.block_size + num_new_tokens
@@ -148,7 +149,7 @@ class BlockManager:
         for i in range(len(seq.block_hashes), num_tokens // bs):
             parent = seq.block_hashes[i - 1] if i else None
             tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
-            h = block_hash(parent, tokens)
+            h = self.block_hash(parent, tokens)
             seq.block_hashes.append(h)
             self._register(seq.block_table[i], h, tokens)
 

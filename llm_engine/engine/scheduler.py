@@ -120,6 +120,8 @@ class Scheduler:
             if not self.block_manager.can_allocate(seq, n, computed):
                 break
             self.waiting.popleft()
+            if seq.num_computed_tokens == 0:
+                self.block_manager.count_prefix_lookup(seq, len(computed))
             self.block_manager.allocate(seq, n, computed, hashes)
             seq.num_computed_tokens += len(computed) * self.block_size
             seq.num_cached_tokens = max(seq.num_cached_tokens, len(computed) * self.block_size)

@@ -92,6 +92,9 @@ def test_a_request_id_in_use_fails_only_the_second_call(engine: AsyncLLMEngine) 
         with pytest.raises(ValueError, match="request id 'dup' is already in use"):
             async for _ in engine.generate("Another prompt", params, request_id="dup"):
                 pass
+        # Still the first request's stream (checked first: without it the loop below would
+        # wait forever).
+        assert engine._streams.get("dup", (None,))[0] is asyncio.get_running_loop()
         rest = [o async for o in first]  # the first request goes on to its end
         return rest[-1] if rest else out
 

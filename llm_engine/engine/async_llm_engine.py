@@ -104,7 +104,8 @@ class AsyncLLMEngine:
         # setdefault: two event loops may race for one id; only the first stream is kept.
         if self._streams.setdefault(rid, entry) is not entry:
             # The request already streaming under this id goes on untouched.
-            raise ValueError(f"request id {rid!r} is already in use; give each request its own id")
+            raise InvalidRequestError(f"request id {rid!r} is already in use; give each request "
+                                      "its own id")
         finished = False
         try:
             # Checked once the stream is registered: a loop that dies from now on sends it

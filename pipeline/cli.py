@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
                        choices=["critical", "error", "warning", "info", "debug", "trace"])
     serve.add_argument("--shutdown-timeout", dest="shutdown_timeout", type=float,
                        help="seconds SIGTERM waits for requests in flight (default 30)")
+    serve.add_argument("--header-read-timeout", dest="header_read_timeout", type=float,
+                       help="seconds a connection may take to send its request headers "
+                            "(default 30)")
     serve.add_argument("--request-read-timeout", dest="request_read_timeout", type=float,
                        help="seconds a request body may take to arrive (default 60)")
     serve.add_argument("--log-format", dest="log_format", choices=["text", "json"])
@@ -141,6 +144,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from pipeline.server.access_log import configure_logging
     from pipeline.server.app import create_app
+    from pipeline.server.guards.header_timeout import header_timeout_protocol
 
     settings = _settings(args)
     log_config = configure_logging(settings.log_format, settings.log_level)
@@ -149,6 +153,8 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port,
                                            log_config=log_config, access_log=False,
+                                           http=header_timeout_protocol(
+                                               settings.header_read_timeout),
                                            timeout_graceful_shutdown=settings.shutdown_timeout))
     app.state.on_start_failed = lambda: setattr(server, "should_exit", True)
     print(f"finrag: listening on http://{settings.host}:{settings.port}; /ready turns 200 once "

@@ -167,6 +167,10 @@ class Settings(BaseModel):
     # Seconds a request body may take to arrive in full (408 after): slow or stalled
     # senders cannot hold connections, nor a shutdown, forever.
     request_read_timeout: float = Field(60.0, gt=0.0, le=3600.0)
+    # Seconds a connection may take to send a request's headers (a new connection, or the
+    # next request on a kept-alive one); then it is closed: slowloris connections that
+    # trickle headers hold nothing (guards/header_timeout.py).
+    header_read_timeout: float = Field(30.0, gt=0.0, le=3600.0)
     # Seconds a graceful shutdown (SIGTERM) waits for requests in flight before closing
     # them (uvicorn's timeout_graceful_shutdown).
     shutdown_timeout: float = Field(30.0, ge=0.0, le=3600.0)

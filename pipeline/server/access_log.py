@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -64,15 +65,33 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record comes (an embedding program or a
+    test may swap it), so a handler never holds a stream that was closed since."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 def configure_logging(log_format: str, level: str) -> dict[str, Any]:
-    """Set the root handler's format; returns uvicorn's log_config to match it."""
+    """Give the root logger finrag's handler (replacing one set before, leaving others'
+    handlers alone); returns uvicorn's log_config to match it."""
     formatter: logging.Formatter = JsonFormatter() if log_format == "json" else \
         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     formatter.converter = time.gmtime
-    handler = logging.StreamHandler()
+    handler = _StderrHandler()
     handler.setFormatter(formatter)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [h for h in root.handlers if not isinstance(h, _StderrHandler)]
+    root.addHandler(handler)
     logging.addLevelName(5, "TRACE")  # uvicorn's level below DEBUG
     number = logging.getLevelName(level.upper())
     root.setLevel(number)
@@ -119,7 +138,8 @@ class AccessLog:
             path = scope["path"] + (f"?{query}" if query else "")
             latency_ms = round((self.clock() - start) * 1000, 1)
             client = (scope.get("client") or ("-", 0))[0]
-            logger.info("%s %s %s %d %.1fms", client, scope["method"], path, status, latency_ms,
+            logger.info("%s %s %s %d %.1fms id=%s", client, scope["method"], path, status,
+                        latency_ms, rid,
                         extra={"request_id": rid, "client": client, "method": scope["method"],
                                "route": path, "status": status, "latency_ms": latency_ms,
                                "prompt_tokens": state.get("prompt_tokens", 0),

@@ -17,25 +17,16 @@ import time
 import uuid
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pipeline.server.guards.access import redact_query
 
 logger = logging.getLogger("finrag.access")
 
 _CLIENT_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
-_SECRET_PARAM = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig|credential)",
-                           re.IGNORECASE)
 # Record fields that logging.LogRecord has anyway: not copied into the JSON object.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
-
-
-def redact_query(query: str) -> str:
-    """The query string with the values of credential-like parameters replaced."""
-    if not query:
-        return ""
-    pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode([(k, "REDACTED" if _SECRET_PARAM.search(k) else v) for k, v in pairs])
 
 
 def record_usage(scope: Scope, prompt_tokens: int, completion_tokens: int,
@@ -134,8 +125,8 @@ class AccessLog:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            query = redact_query(scope.get("query_string", b"").decode("latin-1"))
-            path = scope["path"] + (f"?{query}" if query else "")
+            query = scope.get("query_string", b"").decode("latin-1")
+            path = redact_query(scope["path"] + (f"?{query}" if query else ""))
             latency_ms = round((self.clock() - start) * 1000, 1)
             client = (scope.get("client") or ("-", 0))[0]
             logger.info("%s %s %s %d %.1fms id=%s", client, scope["method"], path, status,

@@ -142,7 +142,7 @@ def _settings(args: argparse.Namespace, **extra: Any):
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pipeline.server.access_log import configure_logging
+    from pipeline.server.access_log import configure_logging, remove_logging
     from pipeline.server.app import create_app
     from pipeline.server.guards.header_timeout import header_timeout_protocol
 
@@ -159,7 +159,10 @@ def _serve(args: argparse.Namespace) -> int:
     app.state.on_start_failed = lambda: setattr(server, "should_exit", True)
     print(f"finrag: listening on http://{settings.host}:{settings.port}; /ready turns 200 once "
           "the models and index are loaded", file=sys.stderr)
-    server.run()
+    try:
+        server.run()
+    finally:
+        remove_logging()
     if app.state.start_error is not None:
         raise app.state.start_error
     return 0

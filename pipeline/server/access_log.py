@@ -72,6 +72,13 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def remove_logging() -> None:
+    """Take finrag's handler off the root logger (when `finrag serve` returns in a process
+    that goes on, such as a test)."""
+    root = logging.getLogger()
+    root.handlers[:] = [h for h in root.handlers if not isinstance(h, _StderrHandler)]
+
+
 def configure_logging(log_format: str, level: str) -> dict[str, Any]:
     """Give the root logger finrag's handler (replacing one set before, leaving others'
     handlers alone); returns uvicorn's log_config to match it."""
@@ -81,7 +88,7 @@ def configure_logging(log_format: str, level: str) -> dict[str, Any]:
     handler = _StderrHandler()
     handler.setFormatter(formatter)
     root = logging.getLogger()
-    root.handlers[:] = [h for h in root.handlers if not isinstance(h, _StderrHandler)]
+    remove_logging()
     root.addHandler(handler)
     logging.addLevelName(5, "TRACE")  # uvicorn's level below DEBUG
     number = logging.getLevelName(level.upper())

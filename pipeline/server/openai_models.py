@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import jinja2
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from llm_engine import SamplingParams
 from llm_engine.structured_output import StructuredOutputsParams
+from pipeline.rag.prompts import chat_ids
+from pipeline.server.errors import RequestRejected
 from pipeline.server.guards.request_limits import Temperature, bounded, temperature
 
 MAX_STOPS = 16
@@ -225,6 +228,16 @@ class ChatMessage(BaseModel):
         if self.content is None or isinstance(self.content, str):
             return self.content or ""
         return "".join(part.text for part in self.content)
+
+
+def chat_prompt_ids(tokenizer: Any, messages: list[ChatMessage]) -> list[int]:
+    """The messages' token ids under the model's chat template (developer as system)."""
+    roles = [("system" if m.role == "developer" else m.role, [m.text]) for m in messages]
+    try:
+        return chat_ids(tokenizer, roles)
+    except jinja2.TemplateError as exc:
+        raise RequestRejected(f"messages: the model's chat template refused them: {exc}") \
+            from None
 
 
 class ChatRequest(SamplingFields):

@@ -10,13 +10,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
 import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from llm_engine import RequestOutput
-from pipeline.rag.prompts import chat_ids
 from pipeline.server.access_log import record_usage
 from pipeline.server.api_models import OPENAI_STREAM
 from pipeline.server.audit_trail import audit
@@ -40,6 +38,7 @@ from pipeline.server.openai_models import (
     EmbeddingRequest,
     ModelList,
     SamplingFields,
+    chat_prompt_ids,
 )
 from pipeline.server.openai_outputs import chat_logprobs, completion_logprobs, usage
 from pipeline.server.streaming import sse, stream_error
@@ -288,12 +287,7 @@ async def chat_completions(body: ChatRequest, request: Request) -> Any:
     bad = _check_model(request, body.model, [pipe.model_name])
     if bad is not None:
         return bad
-    messages = [("system" if m.role == "developer" else m.role, [m.text]) for m in body.messages]
-    try:
-        ids = chat_ids(pipe.tokenizer, messages)
-    except jinja2.TemplateError as exc:
-        raise RequestRejected(f"messages: the model's chat template refused them: {exc}") \
-            from None
+    ids = chat_prompt_ids(pipe.tokenizer, body.messages)
     return await _serve(request, body, [{"prompt_token_ids": ids}], "chat")
 
 

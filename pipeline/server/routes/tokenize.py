@@ -5,15 +5,13 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
-import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.rag.prompts import chat_ids
 from pipeline.server.errors import GET_ERRORS, OUR_ERRORS, ErrorDetail, RequestRejected
 from pipeline.server.guards.request_limits import RequestLimits, bounded
-from pipeline.server.openai_models import ChatMessage, ModelName
+from pipeline.server.openai_models import ChatMessage, ModelName, chat_prompt_ids
 
 router = APIRouter()
 # As vLLM's: our error shape, and 404 for a model that is not served.
@@ -64,12 +62,7 @@ async def tokenize(body: TokenizeRequest, request: Request) -> Any:
     if body.prompt is not None:
         ids = pipe.tokenizer.encode(body.prompt, add_special_tokens=body.add_special_tokens)
     else:
-        roles = [("system" if m.role == "developer" else m.role, [m.text]) for m in body.messages]
-        try:
-            ids = chat_ids(pipe.tokenizer, roles)
-        except jinja2.TemplateError as exc:
-            raise RequestRejected(f"messages: the model's chat template refused them: {exc}") \
-                from None
+        ids = chat_prompt_ids(pipe.tokenizer, body.messages)
     strs = pipe.tokenizer.convert_ids_to_tokens(ids) if body.return_token_strs else None
     return {"count": len(ids), "max_model_len": RequestLimits.of(request.app).max_model_len,
             "tokens": ids, "token_strs": strs}

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pipeline.server.errors import request_id
 from pipeline.server.guards.access import redact_query
 
 logger = logging.getLogger("finrag.access")
 
-_CLIENT_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 # Record fields that logging.LogRecord has anyway: not copied into the JSON object.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
@@ -113,8 +112,7 @@ class AccessLog:
             await self.app(scope, receive, send)
             return
         headers = [(k, v) for k, v in scope.get("headers") or [] if k != b"x-request-id"]
-        sent = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
-        rid = sent if _CLIENT_ID.fullmatch(sent) else uuid.uuid4().hex
+        rid = request_id(Headers(scope=scope))
         # Handlers read the id from the request's headers (errors.request_id), so each
         # request has one id from here on, the client's or ours.
         scope["headers"] = [*headers, (b"x-request-id", rid.encode())]

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from pipeline.rag import RAGPipeline
 from pipeline.server.access_log import AccessLog
 from pipeline.server.audit import AuditLog
+from pipeline.server.audit_trail import content_hashes
 from pipeline.server.errors import install_error_handlers
 from pipeline.server.guards.access import (
     document_security,
@@ -98,6 +99,8 @@ async def _start(app: FastAPI, settings: Settings, given: RAGPipeline | None,
     try:
         pipe = given or await asyncio.to_thread(build, settings)
         app.state.pipeline = pipe
+        if app.state.audit is not None:
+            app.state.audit_hashes = await asyncio.to_thread(content_hashes, pipe)
         if settings.warmup:
             await pipe.warmup()
         # Metrics start after the warm-up, so its request is not counted.

@@ -28,8 +28,8 @@ def _tree_sha256(folder: Path) -> str:
 
 
 def content_hashes(pipe: Any) -> dict[str, str]:
-    """The model's, the index's and the settings' hashes (once, at start: the model's
-    weights take a second or two to read)."""
+    """The model's, the index's and the settings' hashes (computed once, at start, where
+    reading the model's weights delays no answer)."""
     settings = pipe.settings.model_dump(mode="json", exclude={"api_key"})
     model_dir = pipe.engine.model_dir
     index = Path(pipe.settings.index_path)
@@ -46,8 +46,6 @@ async def audit(request: Request, route_fields: dict[str, Any]) -> None:
     state = request.app.state
     if state.audit is None:
         return
-    if getattr(state, "audit_hashes", None) is None:
-        state.audit_hashes = await asyncio.to_thread(content_hashes, state.pipeline)
     scope_state = request.scope.get("state", {})
     record = {
         "request_id": request_id(request.headers),

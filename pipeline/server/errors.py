@@ -50,10 +50,15 @@ def status_of(exc: BaseException) -> int | None:
     return next((ERROR_STATUS[c] for c in type(exc).__mro__ if c in ERROR_STATUS), None)
 
 
+# A client's id is kept only when it cannot forge a log line or a header.
+_CLIENT_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
+
+
 def request_id(headers: Mapping[str, str]) -> str:
-    """The client's X-Request-Id when it sent one (as vLLM), else a fresh one."""
+    """The client's X-Request-Id when it sent a sensible one (as vLLM), else a fresh one.
+    The access log (access_log.py) settles each request's id with this at the edge."""
     given = headers.get(REQUEST_ID_HEADER.lower(), "")
-    return given[:64] if given.isprintable() and given.strip() else uuid.uuid4().hex
+    return given if _CLIENT_ID.fullmatch(given) else uuid.uuid4().hex
 
 
 def internal_message(exc: BaseException, rid: str) -> str:

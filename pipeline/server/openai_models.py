@@ -230,6 +230,13 @@ class ChatMessage(BaseModel):
         return "".join(part.text for part in self.content)
 
 
+def check_model(model: str | None, allowed: list[str]) -> None:
+    """Refuse (404) a model that is not served. The name is only ever compared with the
+    served names, never opened as a path."""
+    if model is not None and model not in allowed:
+        raise RequestRejected(f"The model `{model}` does not exist; use one of {allowed}", 404)
+
+
 def chat_prompt_ids(tokenizer: Any, messages: list[ChatMessage]) -> list[int]:
     """The messages' token ids under the model's chat template (developer as system)."""
     roles = [("system" if m.role == "developer" else m.role, [m.text]) for m in messages]

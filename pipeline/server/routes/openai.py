@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 
 from llm_engine import RequestOutput
 from pipeline.server.access_log import record_usage
@@ -22,7 +22,6 @@ from pipeline.server.errors import (
     OPENAI_ERRORS,
     OPENAI_GET_ERRORS,
     RequestRejected,
-    error_response,
     request_id,
 )
 from pipeline.server.guards.admission import admit
@@ -39,6 +38,7 @@ from pipeline.server.openai_models import (
     ModelList,
     SamplingFields,
     chat_prompt_ids,
+    check_model,
 )
 from pipeline.server.openai_outputs import chat_logprobs, completion_logprobs, usage
 from pipeline.server.streaming import sse, stream_error
@@ -46,14 +46,6 @@ from pipeline.server.streaming import sse, stream_error
 router = APIRouter(prefix="/v1")
 # Engine request ids stay unique when a client reuses its X-Request-Id.
 _engine_ids = itertools.count()
-
-
-def _check_model(request: Request, model: str | None, allowed: list[str]) -> JSONResponse | None:
-    # The model name is only ever compared with the served names, never opened as a path.
-    if model is not None and model not in allowed:
-        return error_response(request.scope, 404,
-                              f"The model `{model}` does not exist; use one of {allowed}")
-    return None
 
 
 @router.get("/models", responses={200: {"model": ModelList}, **OPENAI_GET_ERRORS})
@@ -267,9 +259,7 @@ def _asked(body: SamplingFields) -> Any:
              responses={200: {"model": Completion, "content": OPENAI_STREAM}, **OPENAI_ERRORS})
 async def completions(body: CompletionRequest, request: Request) -> Any:
     pipe = request.app.state.pipeline
-    bad = _check_model(request, body.model, [pipe.model_name])
-    if bad is not None:
-        return bad
+    check_model(body.model, [pipe.model_name])
     prompts = []
     for prompt in body.prompts():
         if isinstance(prompt, str):
@@ -284,9 +274,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
              responses={200: {"model": ChatCompletion, "content": OPENAI_STREAM}, **OPENAI_ERRORS})
 async def chat_completions(body: ChatRequest, request: Request) -> Any:
     pipe = request.app.state.pipeline
-    bad = _check_model(request, body.model, [pipe.model_name])
-    if bad is not None:
-        return bad
+    check_model(body.model, [pipe.model_name])
     ids = chat_prompt_ids(pipe.tokenizer, body.messages)
     return await _serve(request, body, [{"prompt_token_ids": ids}], "chat")
 
@@ -294,9 +282,7 @@ async def chat_completions(body: ChatRequest, request: Request) -> Any:
 @router.post("/embeddings", responses={200: {"model": EmbeddingList}, **OPENAI_ERRORS})
 async def embeddings(body: EmbeddingRequest, request: Request) -> Any:
     pipe = request.app.state.pipeline
-    bad = _check_model(request, body.model, [pipe.embedder_name])
-    if bad is not None:
-        return bad
+    check_model(body.model, [pipe.embedder_name])
     texts = [body.input] if isinstance(body.input, str) else list(body.input)
     if not 1 <= len(texts) <= MAX_EMBED_INPUTS:
         raise RequestRejected(f"input: give 1 to {MAX_EMBED_INPUTS} texts, got {len(texts)}")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.server.errors import GET_ERRORS, OUR_ERRORS, ErrorDetail, RequestRejected
 from pipeline.server.guards.request_limits import RequestLimits, bounded
-from pipeline.server.openai_models import ChatMessage, ModelName, chat_prompt_ids
+from pipeline.server.openai_models import ChatMessage, ModelName, chat_prompt_ids, check_model
 
 router = APIRouter()
 # As vLLM's: our error shape, and 404 for a model that is not served.
@@ -49,8 +49,7 @@ class DetokenizeRequest(BaseModel):
 
 def _pipe(request: Request, model: str | None) -> Any:
     pipe = request.app.state.pipeline
-    if model is not None and model != pipe.model_name:
-        raise RequestRejected(f"The model `{model}` does not exist; use {pipe.model_name!r}", 404)
+    check_model(model, [pipe.model_name])
     return pipe
 
 

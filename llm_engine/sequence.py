@@ -56,7 +56,7 @@ class Sequence:
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
         self.first_scheduled_time: float | None = None
-        # Structured output: the grammar matcher (llm_engine.structured_output.GrammarState).
+        # Structured output: the grammar matcher (StructuredOutputManager.new_state).
         self.grammar: Any = None
         self.first_token_time: float | None = None
         self.finished_time: float | None = None

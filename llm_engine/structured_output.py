@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +51,6 @@ class StructuredOutputsParams:
                           sort_keys=True)
 
 
-@dataclass
-class GrammarState:
-    """One sequence's matcher; `rejected` counts steps whose sampled token the grammar did
-    not accept (a bug if ever non-zero: the mask allows only accepted tokens)."""
-
-    matcher: Any
-    rejected: int = field(default=0)
-
-
 class StructuredOutputManager:
     """Compiles constraints for one model's vocabulary and makes per-sequence matchers."""
 
@@ -77,7 +68,8 @@ class StructuredOutputManager:
                                                   stop_token_ids=stop_token_ids)
         self.compiler = xgr.GrammarCompiler(info, cache_enabled=True)
 
-    def new_state(self, params: StructuredOutputsParams) -> GrammarState:
+    def new_state(self, params: StructuredOutputsParams) -> Any:
+        """A matcher for one sequence (an xgrammar GrammarMatcher)."""
         xgr = self.xgr
         try:
             if params.json is not None:
@@ -97,22 +89,22 @@ class StructuredOutputManager:
                         if getattr(params, k) not in (None, False))
             raise InvalidRequestError(f"structured_outputs.{kind}: cannot be compiled "
                              f"({' '.join(str(exc).split())[:300]})") from None
-        return GrammarState(xgr.GrammarMatcher(compiled))
+        return xgr.GrammarMatcher(compiled)
 
-    def apply_masks(self, logits: torch.Tensor, states: list[GrammarState | None]) -> None:
+    def apply_masks(self, logits: torch.Tensor, matchers: list[Any]) -> None:
         """Mask, in place, each row's tokens that its grammar does not allow next."""
-        rows = [i for i, s in enumerate(states) if s is not None and not s.matcher.is_terminated()]
+        rows = [i for i, m in enumerate(matchers) if m is not None and not m.is_terminated()]
         if not rows:
             return
-        bitmask = self.xgr.allocate_token_bitmask(len(states), self.vocab_size)
+        bitmask = self.xgr.allocate_token_bitmask(len(matchers), self.vocab_size)
         for i in rows:
-            states[i].matcher.fill_next_token_bitmask(bitmask, i)
+            matchers[i].fill_next_token_bitmask(bitmask, i)
         self.xgr.apply_token_bitmask_inplace(logits, bitmask.to(logits.device),
                                              vocab_size=self.vocab_size, indices=rows)
 
     @staticmethod
-    def accept(state: GrammarState, token: int) -> bool:
-        """Advance the matcher; True when the grammar is complete (the request may end)."""
-        if not state.matcher.accept_token(token):
-            state.rejected += 1
-        return state.matcher.is_terminated()
+    def accept(matcher: Any, token: int) -> bool:
+        """Advance the matcher by the sampled token (one its mask allowed); True when the
+        grammar is complete (the request may end)."""
+        matcher.accept_token(token)
+        return matcher.is_terminated()

@@ -13,7 +13,13 @@ from typing import Any
 from llm_engine import AsyncLLMEngine, LLMEngine
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
-from pipeline.rag.short_answer import ShortAnswer, TableSource, short_answer_for
+from pipeline.rag.short_answer import (
+    ShortAnswer,
+    TableSource,
+    choose,
+    short_answer_for,
+    text_short_answer,
+)
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
 
@@ -85,9 +91,11 @@ def answer_sources(passages: list[Any], short: ShortAnswer,
         sources.append(source_dict(p, rows))
     cited = short.cited
     if cited is not None and all(s["id"] != cited.chunk_id for s in sources):
-        sources.append({"id": cited.chunk_id, "doc_id": cited.doc_id, "title": cited.title,
-                        "text": cited.text, "score": short.cited_score,
-                        "table": {"rows": short.cited_rows}})
+        source = {"id": cited.chunk_id, "doc_id": cited.doc_id, "title": cited.title,
+                  "text": cited.text, "score": short.cited_score}
+        if short.cited_rows is not None:
+            source["table"] = {"rows": short.cited_rows}
+        sources.append(source)
     return sources
 
 
@@ -241,6 +249,9 @@ class RAGPipeline:
         short = ShortAnswer()
         if self.tables is not None and s.table_top_k:
             short = short_answer_for(question, retrieved[:s.table_top_k], self.tables)
+            store = self.tables.store
+            short = choose(question, short, text_short_answer(question, passages, store),
+                           retrieved, store)
         computed = {"short_answer": short.short_answer, "scale": short.scale,
                     "answer_type": short.answer_type, "derivation": short.derivation,
                     "citations": short.citations}

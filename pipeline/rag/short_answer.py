@@ -1,10 +1,17 @@
-"""The short answer of a question over the tables of the retrieved passages.
+"""The short answer of a question: computed or looked up in the retrieved tables, or cut
+from the retrieved text, whichever the evidence says holds it.
 
 Each retrieved passage's document may hold a table (the store keeps it on its table chunks;
 its paragraphs give the scale when the header does not). Every such table is tried; the best
 row match wins, earlier-retrieved documents first on ties. The answer cites its operand cells
 by (source id, row, column) of a source that carries the table. None means no operand was
 found: the caller says so instead of guessing.
+
+A table lookup is not always the answer: "What was the amount of unrecognized compensation
+expense related to RSUs as of December 31, 2019?" matches a table row (RSUs) weakly and a
+sentence of the text nearly word for word. `choose` keeps the table's answer when the table
+computed it or names the question's row well, and takes the text's extract (text_answer.py)
+when a sentence has nearly all of the question's words and no row matched as well.
 """
 
 from __future__ import annotations
@@ -15,12 +22,23 @@ from typing import Any
 
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
+from pipeline.rag.text_answer import TextAnswer, answer_from_text, document_paragraphs
 from retriever_trt.tables import Cell, Table, parse_table, transpose
 
 ARITHMETIC_OPERATIONS = ("change", "percent_change", "average", "sum", "ratio", "proportion",
                          "difference", "count")
 # An answer from a later-retrieved table must match this much better to win.
 RANK_PENALTY = 0.02
+# The text's extract replaces a table lookup when its sentence has this share of the
+# question's words (rarity-weighted; 0..1.1 with the years bonus) and the table's row match
+# (TableAnswer.score) is below TABLE_SURE. Chosen on half a of TAT-QA dev, reported on half b
+# (benchmarks/RESULTS.md, "Answers from the text").
+TEXT_MIN = 0.8
+TABLE_SURE = 1.0
+# Operations only a table answers (periods, row lists, computations): never replaced.
+TABLE_ONLY = ("years_list", "row_list", "which_year", *ARITHMETIC_OPERATIONS)
+# The documents of the top passages whose paragraphs are searched for the extract.
+TEXT_DOCUMENTS = 2
 
 
 def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
@@ -64,7 +82,9 @@ class ShortAnswer:
     cited: Any = None          # the table chunk the citations point into
     cited_rows: list[list[str]] | None = None
     cited_score: float = 0.0   # its document's best retrieval score
+    match: float = 0.0         # how well the question named the operand row(s), 0..~1.2
     wanted_arithmetic: bool = False
+    quote: str | None = None   # the sentence an answer from the text is cut from
 
     def prose(self) -> str:
         """A sentence stating the answer and how it was computed, or that nothing was found."""
@@ -79,6 +99,10 @@ class ShortAnswer:
             text = ", ".join(value) + (unit if unit == "%" else "")
         else:
             text = f"{value}{unit}"
+        if self.quote is not None:
+            said = f"The report says: \u201c{self.quote.rstrip('.')}.\u201d"
+            whole = isinstance(value, str) and len(value) >= 0.9 * len(self.quote)
+            return said if whole else f"{text}. {said}"
         if self.answer_type == "arithmetic" and self.derivation:
             return f"{text}, computed from the cited table cells: {self.derivation}."
         if self.answer_type == "count" and self.derivation:
@@ -132,9 +156,36 @@ def short_answer_for(question: str, passages: Sequence[Any], tables: TableSource
                       tables.is_table_chunk(p.doc_id, p.chunk_id)), chunk)
     out.cited_rows = table.rows
     out.cited_score = max(float(p.score) for p in passages if p.doc_id == chunk.doc_id)
-    out.short_answer, out.scale = got.short_answer, got.scale
+    out.short_answer, out.scale, out.match = got.short_answer, got.scale, got.score
     out.answer_type, out.derivation = got.answer_type, got.derivation
     out.citations = [{"source_id": out.cited.chunk_id, "row": c.row, "column": c.column,
                       "value": c.text, "row_index": c.row_index, "column_index": c.column_index}
                      for c in got.cells]
     return out
+
+
+def text_short_answer(question: str, passages: Sequence[Any], store: Any) -> TextAnswer | None:
+    """The extract from the paragraphs of the first TEXT_DOCUMENTS documents of `passages`."""
+    docs = list(dict.fromkeys(p.doc_id for p in passages))[:TEXT_DOCUMENTS]
+    paragraphs = [par for d in docs for par in document_paragraphs(store.document(d))]
+    return answer_from_text(question, paragraphs)
+
+
+def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
+           passages: Sequence[Any], store: Any) -> ShortAnswer:
+    """The table's answer, or the text's when the evidence says the answer is in the text."""
+    if text is None:
+        return table
+    op = operation(question).operation
+    if table.short_answer is not None:
+        if op in TABLE_ONLY or table.answer_type in ("arithmetic", "count") or \
+                text.score < TEXT_MIN or table.match >= TABLE_SURE:
+            return table
+    elif table.wanted_arithmetic and text.score < TEXT_MIN:
+        return table  # "could not find the figures" rather than a loosely related sentence
+    chunk = next((c for c in store.document(text.doc_id) if c.chunk_id == text.chunk_id), None)
+    scores = [float(p.score) for p in passages if p.doc_id == text.doc_id]
+    return ShortAnswer(text.short_answer, text.scale, text.answer_type, None,
+                       [{"source_id": text.chunk_id, "quote": text.sentence}], chunk,
+                       None, max(scores, default=0.0), 0.0, table.wanted_arithmetic,
+                       text.sentence)

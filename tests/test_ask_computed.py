@@ -66,3 +66,20 @@ def test_no_operand_means_no_number(server) -> None:
     assert r.status_code == 200
     assert body["short_answer"] is None and body["derivation"] is None and not body["citations"]
     assert "could not find" in body["answer"]
+
+
+def test_a_question_about_the_text_gets_an_extract_with_its_sentence(server) -> None:
+    # Context 0's paragraph: "On a cost-plus type contract, we are paid our allowable incurred
+    # costs plus a profit ..."; no table row is about it.
+    r = httpx.post(f"{server}/ask", timeout=300,
+                   json={"question": "What is the company paid on a cost-plus type contract?"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["answer_type"] == "span" and body["derivation"] is None
+    assert "allowable incurred costs plus a profit" in body["short_answer"]
+    [cite] = body["citations"]
+    assert set(cite) == {"source_id", "quote"} and body["short_answer"] in cite["quote"]
+    sources = {s["id"]: s for s in body["sources"]}
+    assert " ".join(cite["quote"].split()[:8]) in " ".join(sources[cite["source_id"]]["text"].split())
+    assert cite["quote"].rstrip(".") in body["answer"]
+    assert body["usage"]["completion_tokens"] == 0  # quoted, not generated

@@ -52,15 +52,17 @@ _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|dura
                             r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
 _ASKS_DATE = re.compile(r"^\s*(?:when|in which (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
                         r"(?:date|maturity))\b", re.I)
+# "As of December 31, 2019, what was ...": a leading time phrase.
+_LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during) [^?]*?, )?"
 _ASKS_AMOUNT = re.compile(
-    r"^\s*(?:how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
+    _LEAD + r"(?:how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
     r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"
     r"revenue|income|loss|gain|liabilit\w+|asset|cash|debt|obligation|guarantee|charge))", re.I)
 _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
                           r"drivers?|attributable|due to|result of)\b", re.I)
 # "What was the X in 2019?", "What were the X and Y, respectively?": an amount when the
 # sentence states one with its currency or unit, else the sentence.
-_ASKS_STATED = re.compile(r"^\s*(?:(?:as of|at|in) [^,]+, )?(?:what|how much) (?:is|was|were|are|"
+_ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
                           r"did)\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 # Where a cause starts in the sentence that gives it.
@@ -173,6 +175,10 @@ def _beyond_question(question: str, sentence: str) -> str | None:
             break
         if content:
             cut = i + 1
+    said = {w.strip("?,.").lower() for w in question.split()}
+    while cut < len(words) and cut >= 2 and not tokens(words[cut]) and \
+            words[cut].strip(",").lower() in said:  # "related | to": the question's "to"
+        cut += 1
     rest = words[cut:]
     if cut < 2 or len(rest) <= 2:
         return None

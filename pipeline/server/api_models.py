@@ -73,12 +73,17 @@ class Source(BaseModel):
 
 
 class Citation(BaseModel):
-    source_id: str = Field(description="the `id` of the entry of `sources` holding the cell")
-    row: str = Field(description="the cell's row header")
-    column: str = Field(description="the cell's column header")
-    value: str = Field(description="the cell as written in the table")
-    row_index: int = Field(ge=0, description="index into that source's table.rows")
-    column_index: int = Field(ge=0, description="index into that row")
+    """A table cell the short answer uses, or (`quote`) the sentence it was cut from."""
+
+    source_id: str = Field(description="the `id` of the entry of `sources` holding the cell "
+                                       "or the sentence")
+    row: str | None = Field(None, description="the cell's row header")
+    column: str | None = Field(None, description="the cell's column header")
+    value: str | None = Field(None, description="the cell as written in the table")
+    row_index: int | None = Field(None, ge=0, description="index into that source's table.rows")
+    column_index: int | None = Field(None, ge=0, description="index into that row")
+    quote: str | None = Field(None, description="for an answer from the text: the sentence of "
+                                                "that source it is cut from (no cell fields)")
 
 
 class AskResult(BaseModel):
@@ -99,7 +104,8 @@ class AskResult(BaseModel):
         None, description="how a computed number was obtained from the cited cells, e.g. "
                           "\"(149,843 - 98,993) / 98,993 = 51.37%\"; null when not computed")
     citations: list[Citation] = Field(
-        default_factory=list, description="the table cells the short answer uses")
+        default_factory=list, description="the table cells the short answer uses, or the "
+                                          "sentence it is cut from")
     sources: list[Source]
     usage: dict[str, int]
     timings: dict[str, float | None]

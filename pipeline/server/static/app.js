@@ -150,7 +150,9 @@
     }
     if (loose.length) {
       const ul = el("ul", "loose-cells");
-      loose.forEach((c) => ul.append(el("li", "", `${c.row} · ${c.column}: ${c.value}`)));
+      loose.forEach((c) => ul.append(c.quote
+        ? el("li", "quote", `\u201c${c.quote}\u201d`)
+        : el("li", "", `${c.row} · ${c.column}: ${c.value}`)));
       citedEl.append(ul);
     }
     citedBox.hidden = citedEl.childNodes.length === 0;

@@ -133,7 +133,7 @@ def test_openapi_documents_the_answer_fields(server) -> None:
     comps = schema["components"]["schemas"]
     assert CONTRACT | {"answer", "sources"} <= set(comps["AskAnswer"]["properties"])
     assert set(comps["Citation"]["properties"]) == {"source_id", "row", "column", "value",
-                                                     "row_index", "column_index"}
+                                                     "row_index", "column_index", "quote"}
     assert "table" in comps["Source"]["properties"]
     assert comps["AskAnswer"]["properties"]["scale"]["enum"] == ["", "thousand", "million",
                                                                  "billion", "percent"]

@@ -124,7 +124,7 @@ def test_the_text_replaces_only_a_weak_table_lookup() -> None:
 
 def test_extracts_from_the_gold_paragraphs_of_dev_text_questions(tatqa_path) -> None:
     """TAT-QA's metric on the first 60 dev contexts' text span questions, extracting from
-    all of their context's paragraphs (measured 0.56 F1 on them; prose answers scored 0.15
+    all of their context's paragraphs (measured 0.745 F1 on them; prose answers scored 0.15
     on text questions end to end before extracts, benchmarks/RESULTS.md)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     from tatqa_metric import score
@@ -138,4 +138,4 @@ def test_extracts_from_the_gold_paragraphs_of_dev_text_questions(tatqa_path) -> 
                 f1s.append(score(q, got.short_answer, got.scale).f1 if got else 0.0)
     f1 = sum(f1s) / len(f1s)
     print(f"extract F1 on {len(f1s)} dev text span questions: {f1:.3f}")
-    assert len(f1s) > 20 and f1 >= 0.45
+    assert len(f1s) > 20 and f1 >= 0.6

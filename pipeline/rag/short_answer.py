@@ -35,6 +35,9 @@ RANK_PENALTY = 0.02
 # (benchmarks/RESULTS.md, "Answers from the text").
 TEXT_MIN = 0.8
 TABLE_SURE = 1.0
+# Without a table answer, an extract needs this share: below it no sentence is about the
+# question, and the model's prose (which may say so) answers instead.
+TEXT_FLOOR = 0.3
 # Operations only a table answers (periods, row lists, computations): never replaced.
 TABLE_ONLY = ("years_list", "row_list", "which_year", *ARITHMETIC_OPERATIONS)
 # The documents of the top passages whose paragraphs are searched for the extract.
@@ -100,9 +103,9 @@ class ShortAnswer:
         else:
             text = f"{value}{unit}"
         if self.quote is not None:
+            # A span of words is read in its sentence, not said twice; a value is stated.
             said = f"The report says: \u201c{self.quote.rstrip('.')}.\u201d"
-            whole = isinstance(value, str) and len(value) >= 0.9 * len(self.quote)
-            return said if whole else f"{text}. {said}"
+            return said if isinstance(value, str) and len(value.split()) >= 4 else f"{text}. {said}"
         if self.answer_type == "arithmetic" and self.derivation:
             return f"{text}, computed from the cited table cells: {self.derivation}."
         if self.answer_type == "count" and self.derivation:
@@ -183,6 +186,8 @@ def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:
         return table  # "could not find the figures" rather than a loosely related sentence
+    elif text.score < TEXT_FLOOR:
+        return table  # no sentence is about the question: the model answers in prose
     chunk = next((c for c in store.document(text.doc_id) if c.chunk_id == text.chunk_id), None)
     scores = [float(p.score) for p in passages if p.doc_id == text.doc_id]
     return ShortAnswer(text.short_answer, text.scale, text.answer_type, None,

@@ -31,6 +31,8 @@ PSU = ("In February 2016, we granted 547,000 PSUs with certain financial and ope
 INTEREST = ("Interest expense increased $232 million to $1,344 million in 2019, driven by a "
             "higher average debt balance and higher interest rates as we issued debt to "
             "finance the Red Hat acquisition.")
+US = ("Revenue from the United States increased $14.2 million in 2019 and was 57% of our "
+      "revenue.")
 ADVISORY = ("(1) Strategic Alternative Evaluation costs are primarily related to third party "
             "advisory services. U.S. Steel Corp. is not a customer.")
 
@@ -58,12 +60,17 @@ def ask(question: str, *texts: str):
     ("What caused the increase in interest expense in 2019?",
      "driven by a higher average debt balance and higher interest rates as we issued debt to "
      "finance the Red Hat acquisition", "", "reason"),
+    # a share is not an amount unless the question asks for one
+    ("How much did revenue from the United States increase in 2019?", "14.2", "million",
+     "amount"),
+    ("What was the percentage of revenue from the United States in 2019?", "57", "percent",
+     "amount"),
     # the words restating the question are left out; so is the footnote mark
     ("What are strategic alternative evaluation costs primarily related to?",
      "third party advisory services", "", "sentence"),
 ])
 def test_the_span_the_question_asks_for(question, short, scale, kind) -> None:
-    got = ask(question, PSU, RSU, INTEREST, ADVISORY)
+    got = ask(question, PSU, RSU, INTEREST, ADVISORY, US)
     assert (got.short_answer, got.scale, got.kind) == (short, scale, kind)
     assert got.answer_type == ("multi-span" if isinstance(short, list) else "span")
 
@@ -113,6 +120,11 @@ def test_the_text_replaces_only_a_weak_table_lookup() -> None:
     assert "1.1 billion" in got.prose() and text.sentence in got.prose()
     sure = ShortAnswer("32137", "thousand", "span", match=1.05)
     assert choose(q, sure, text, passages, store) is sure
+    # an amount was asked and the sentence has none: the table's lookup stays
+    q2 = "What was Autodesk's goodwill at the end of 2018?"
+    wordy = ask(q2, "Autodesk did not recognize any goodwill impairment in fiscal 2018 or 2017.")
+    assert (wordy.asked, wordy.kind) == ("stated_amount", "sentence")
+    assert wordy.score >= 0.8 and choose(q2, weak, wordy, passages, store) is weak
     computed = ShortAnswer("12", "thousand", "arithmetic", "1 + 11 = 12", match=0.5)
     assert choose(q, computed, text, passages, store) is computed
     # no table answer: the text's, unless a calculation was asked for and the text is weak

@@ -182,7 +182,8 @@ def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
     op = operation(question).operation
     if table.short_answer is not None:
         if op in TABLE_ONLY or table.answer_type in ("arithmetic", "count") or \
-                text.score < TEXT_MIN or table.match >= TABLE_SURE:
+                text.score < TEXT_MIN or table.match >= TABLE_SURE or \
+                text.kind != text.asked:  # an amount was asked; the sentence has none
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:
         return table  # "could not find the figures" rather than a loosely related sentence

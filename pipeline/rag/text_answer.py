@@ -65,6 +65,8 @@ _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove
 _ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
                           r"did)\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+_ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
+                         r"\bportion\b|\bpart\b|\byield\b", re.I)
 # Where a cause starts in the sentence that gives it.
 _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:due to|driven by|"
                     r"as a result of|resulting from|attributable to|because(?: of)?|reflecting|"
@@ -82,7 +84,9 @@ class TextAnswer:
     chunk_id: str
     doc_id: str
     score: float   # the sentence's share of the question's (rarity-weighted) words; 0..1.1
-    kind: str      # amount, duration, date, reason or sentence
+    kind: str      # amount, stated_amount, duration, date, reason or sentence
+    asked: str = "sentence"  # the kind the question asked for (kind is "sentence" when the
+                             # sentence did not have it)
 
     @property
     def answer_type(self) -> str:
@@ -274,6 +278,9 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
     words, years = set(tokens(question)), years_in(question)
     if kind in ("amount", "stated_amount"):
         found = _amounts(sentence)
+        if not _ASKS_SHARE.search(question):  # "revenue": an amount, not a share of one
+            found = [m for m in found if _SCALE_WORDS.get((m.group(3) or "").strip().lower())
+                     != "percent"]
         if not found or kind == "stated_amount" and not any(m.group(1) or m.group(3) for m in found):
             return None
         picked = _respective(sentence, found, years)
@@ -308,4 +315,4 @@ def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnsw
         got, kind = (_clean(sentence), ""), "sentence"
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
-                      scores[best], kind)
+                      scores[best], kind, kind_of(question))

@@ -1,0 +1,101 @@
+"""Short answers from tables and text on TAT-QA dev, without the LLM: how `short_answer.choose`
+splits questions between a table's answer and the text's extract, and its thresholds' grid.
+
+    python3 benchmarks/text_answer_eval.py [--half a|b|all] [--grid]
+
+The dev set's eval index (the one benchmarks/answer_eval.py builds) and the server's
+retrieval settings: each question's top `table_top_k` passages, as /ask retrieves them. Every
+question is scored (TAT-QA's metric) on the short answer `choose` returns, 0 when it returns
+none (the end-to-end figure, which scores the prose then, is answer_eval.py's). Rows: the
+table's answers alone, the text's alone where the table has none, and `choose`. With --grid,
+`choose` under each (TEXT_MIN, TABLE_SURE): choose them on half a, report half b.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from answer_eval import index_cache  # noqa: E402
+from tatqa_metric import score  # noqa: E402
+from tatqa_split import DEV, HALVES, load_questions  # noqa: E402
+
+import pipeline.rag.short_answer as sa  # noqa: E402
+
+KEYS = ("overall", "arithmetic", "span", "multi-span", "count", "from table", "from table-text",
+        "from text")
+
+
+def row(name: str, picks: list[tuple[Any, Any]]) -> str:
+    """EM/F1 per key of (question, ShortAnswer) pairs."""
+    agg: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+    for q, got in picks:
+        s = score(q.raw, got.short_answer, got.scale) if got.short_answer not in (None, []) \
+            else score(q.raw, None)
+        for key in ("overall", q.answer_type, f"from {q.answer_from}"):
+            agg[key][0] += 1
+            agg[key][1] += s.em
+            agg[key][2] += s.f1
+    cells = [f"{100 * agg[k][1] / agg[k][0]:.1f}/{100 * agg[k][2] / agg[k][0]:.1f}"
+             if agg[k][0] else "-" for k in KEYS]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--half", choices=HALVES, default="a")
+    ap.add_argument("--grid", action="store_true", help="every (TEXT_MIN, TABLE_SURE) pair")
+    args = ap.parse_args(argv)
+
+    from pipeline.rag.pipeline import load_retriever
+    from pipeline.settings import load_settings
+    from retriever_trt.loader import load_embedder
+
+    overrides = {"corpus": str(DEV), "engines_dir": str(ROOT / "engines")}
+    settings = load_settings(overrides={**overrides, "index": str(
+        index_cache(load_settings(overrides=overrides), DEV))})
+    retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
+    store = retriever.store
+    tables = sa.TableSource(store, cache_size=1 << 20)
+    questions = load_questions(DEV, args.half)
+    k = max(settings.top_k, settings.table_top_k)
+    found = []
+    for start in range(0, len(questions), 64):
+        batch = questions[start:start + 64]
+        for q, passages in zip(batch, retriever.retrieve([q.text for q in batch], k), strict=True):
+            table = sa.short_answer_for(q.text, passages[:settings.table_top_k], tables)
+            text = sa.text_short_answer(q.text, passages[:settings.top_k], store)
+            found.append((q, passages, table, text))
+        print(f"  {len(found)}/{len(questions)} questions", file=sys.stderr)
+
+    def chosen() -> list[tuple[Any, Any]]:
+        return [(q, sa.choose(q.text, table, text, passages, store))
+                for q, passages, table, text in found]
+
+    print(f"TAT-QA dev half {args.half}: {len(found)} questions, EM/F1 of the short answer "
+          f"(0 without one), top_k {settings.top_k}, table_top_k {settings.table_top_k}")
+    print("| | " + " | ".join(KEYS) + " |\n|---|" + "---:|" * len(KEYS))
+    print(row("table only", [(q, table) for q, _, table, _ in found]))
+    print(row("table, else text", [(q, table if table.short_answer is not None or text is None
+                                     else sa.choose(q.text, sa.ShortAnswer(), text, p, store))
+                                   for q, p, table, text in found]))
+    print(row(f"choose ({sa.TEXT_MIN}, {sa.TABLE_SURE})", chosen()))
+    if args.grid:
+        for sa.TEXT_MIN, sa.TABLE_SURE in itertools.product((0.6, 0.7, 0.8, 0.9),
+                                                            (0.9, 1.0, 1.1)):
+            print(row(f"choose ({sa.TEXT_MIN}, {sa.TABLE_SURE})", chosen()))
+    given = sys.argv[1:] if argv is None else argv
+    print(f"\nreproduce: python3 benchmarks/text_answer_eval.py {' '.join(given)}".rstrip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

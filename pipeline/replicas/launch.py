@@ -1,0 +1,65 @@
+"""`finrag serve --num-replicas N`: build the artifacts once, start or join Ray, run the app.
+
+The driver builds engines/ (model, ONNX encoder, index) before any replica starts and hands
+the replicas absolute paths, so N replicas load the same files read-only instead of racing
+to build them, whatever their working directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import threading
+
+from pipeline.settings import Settings
+
+RAY_INSTALL = "pip install 'finrag[ray]'"
+
+
+def build_artifacts(settings: Settings) -> Settings:
+    """Build what is missing in engines/; the settings with absolute artifact paths."""
+    from llm_engine.utils.model_path import resolve_model
+    from pipeline.rag.pipeline import load_retriever
+    from retriever_trt.loader import load_embedder
+
+    engines = settings.engines_path.resolve()
+    resolve_model(settings.model, engines)
+    load_retriever(settings, load_embedder(settings.embedder, engines))
+    update = {"index": str(settings.index_path.resolve()),
+              "engine": dataclasses.replace(settings.engine, engines_dir=str(engines))}
+    if settings.embedder:
+        update["embedder"] = str(os.path.abspath(settings.embedder))
+    return settings.model_copy(update=update)
+
+
+def serve_replicas(settings: Settings) -> int:
+    try:
+        import ray
+        from ray import serve
+    except ImportError as exc:
+        raise ImportError(f"--num-replicas {settings.num_replicas} needs Ray Serve ({exc}); "
+                          f"install it with: {RAY_INSTALL}") from None
+    from pipeline.replicas.deployment import APP_NAME, build_app
+
+    settings = build_artifacts(settings)
+    most = settings.max_replicas or settings.num_replicas
+    # A local cluster gets a CPU per replica even on a smaller host: replicas share cores.
+    local = {} if settings.ray_address else {"num_cpus": max(os.cpu_count() or 1, most)}
+    ray.init(address=settings.ray_address, include_dashboard=False,
+             log_to_driver=settings.log_level in ("debug", "trace"), **local)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        serve.start(http_options={"host": settings.host, "port": settings.port})
+        serve.run(build_app(settings), name=APP_NAME, route_prefix="/")
+        print(f"finrag: {settings.num_replicas} replicas ready on http://{settings.host}:"
+              f"{settings.port} (Ray Serve; X-Finrag-Replica names the one that answered)",
+              file=sys.stderr, flush=True)
+        stop.wait()
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+    return 0

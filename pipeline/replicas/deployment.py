@@ -53,3 +53,14 @@ def build_app(settings: Settings) -> serve.Application:
     ingress = serve.deployment(Ingress, name="Ingress", max_ongoing_requests=most,
                                ray_actor_options={"num_cpus": 0})
     return ingress.bind(replicas, RETRIES, 1, settings.api_keys())
+
+
+def app_builder(args: dict[str, Any]) -> serve.Application:
+    """The application for a Serve config's import_path (a KubeRay RayService, `serve run`):
+    `args` are finrag settings, `config` a settings YAML file; FINRAG_* variables apply."""
+    from pipeline.replicas.launch import build_artifacts
+    from pipeline.settings import load_settings
+
+    values = dict(args)
+    config = values.pop("config", None)
+    return build_app(build_artifacts(load_settings(config, values)))

@@ -175,6 +175,9 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port,
                                            log_config=log_config, access_log=False,
+                                           # not uvloop, which finrag[ray] brings in: the
+                                           # one-process server runs as it did without it
+                                           loop="asyncio",
                                            http=header_timeout_protocol(
                                                settings.header_read_timeout),
                                            timeout_graceful_shutdown=settings.shutdown_timeout))

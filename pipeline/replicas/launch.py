@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 from pipeline.settings import Settings
 
@@ -54,7 +55,11 @@ def serve_replicas(settings: Settings) -> int:
         signal.signal(sig, lambda *_: stop.set())
     try:
         serve.start(http_options={"host": settings.host, "port": settings.port})
-        serve.run(build_app(settings), name=APP_NAME, route_prefix="/")
+        try:
+            serve.run(build_app(settings), name=APP_NAME, route_prefix="/")
+        except RuntimeError as exc:
+            why = _replica_error(serve, APP_NAME) or exc
+            raise ValueError(f"the replicas did not start: {why}") from None
         print(f"finrag: {settings.num_replicas} replicas ready on http://{settings.host}:"
               f"{settings.port} (Ray Serve; X-Finrag-Replica names the one that answered)",
               file=sys.stderr, flush=True)
@@ -63,3 +68,15 @@ def serve_replicas(settings: Settings) -> int:
         serve.shutdown()
         ray.shutdown()
     return 0
+
+
+def _replica_error(serve: Any, app_name: str) -> str | None:
+    """The last line of why a replica's constructor failed (Serve keeps its traceback)."""
+    try:
+        app = serve.status().applications[app_name]
+    except Exception:  # noqa: BLE001 - only a better message is lost
+        return None
+    messages = [d.message for d in app.deployments.values() if d.message]
+    lines = [line for m in messages for line in m.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else None
+

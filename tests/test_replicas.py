@@ -32,6 +32,8 @@ CONTEXTS = 12
 START_GUARD_S = 900
 HANG_GUARD_S = 300
 REPLICA_PROC = "ServeReplica:finrag:FinragReplica"
+# Per replica at once, and again waiting at the ingress: 2 x 4 + 4 requests in all.
+MAX_QUEUED = 4
 HEADER = "x-finrag-replica"
 
 
@@ -87,7 +89,8 @@ def cluster(prepared_default: Path, engines_dir: Path,
     cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--num-replicas", "2",
            "--port", str(port), "--engines-dir", str(engines_dir), "--corpus", "corpus.json",
            "--index", "index", "--kv-cache-memory", str(128 << 20), "--shutdown-timeout", "5"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0",
+           "FINRAG_MAX_QUEUED_REQUESTS": str(MAX_QUEUED)}
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -140,6 +143,21 @@ def test_every_route_answers_and_both_replicas_serve(cluster: Cluster) -> None:
     for name in set(served.values()):
         assert f'replica="{name}"' in metrics.text
         assert name in metrics.headers[HEADER]
+
+
+def test_past_every_replica_and_the_queue_the_answer_is_503_with_retry_after(
+        cluster: Cluster) -> None:
+    capacity = 2 * MAX_QUEUED + MAX_QUEUED
+    questions = cluster.questions[:capacity + 12]
+    with ThreadPoolExecutor(len(questions)) as pool:
+        answers = list(pool.map(lambda q: cluster.ask(q, max_tokens=64), questions))
+    refused = [r for r in answers if r.status_code == 503]
+    assert refused, "more requests than replicas and queue hold at once were all admitted"
+    assert all(r.status_code == 200 for r in answers if r not in refused)
+    for r in refused:  # from the ingress (the handle's queue) or a replica's admission
+        assert int(r.headers["retry-after"]) >= 1 and "busy" in r.json()["detail"]
+    assert any(r.headers[HEADER] == "none" and "every replica is full" in r.json()["detail"]
+               for r in refused)
 
 
 def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: Cluster) -> None:

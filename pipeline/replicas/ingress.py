@@ -25,8 +25,9 @@ from pipeline.replicas.asgi_call import Forwarded, Head
 from pipeline.replicas.live import metrics_texts
 from pipeline.replicas.metrics_merge import merge
 from pipeline.replicas.router import AFFINITY_KWARG
-from pipeline.server.errors import error_body
+from pipeline.server.errors import error_body, is_openai
 from pipeline.server.guards.access import ApiKeyMiddleware
+from pipeline.server.streaming import sse as event
 
 logger = logging.getLogger("ray.serve")  # into the replica logs Serve keeps
 REPLICA_HEADER = "X-Finrag-Replica"
@@ -95,7 +96,7 @@ class Ingress:
                 yield piece
         except RayActorError as exc:
             logger.error("finrag: replica %s died mid-stream: %s", head.replica, exc)
-            if sse:  # the status is sent; the stream ends with an error event, as vLLM's
-                body = error_body(path, 502, f"replica {head.replica} failed mid-answer; "
-                                  "ask again")
-                yield f"data: {json.dumps(body)}\n\n".encode()
+            if sse:  # the status line is gone: the error is the last event, as in one process
+                message = f"replica {head.replica} failed mid-answer; ask again"
+                yield event(error_body(path, 502, message) if is_openai(path)
+                            else {"type": "error", "message": message})

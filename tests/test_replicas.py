@@ -2,9 +2,10 @@
 loopback (real model, real FAISS), one cluster shared by the module's tests.
 
 Checks: every route answers through the ingress, X-Finrag-Replica names both replicas, the
-same question goes to the same replica (affinity), /metrics labels each replica; and a
-replica killed under load loses no request (the ingress retries what had not started) and
-is replaced. No wall-clock bounds: the timeouts only guard against hangs.
+same question goes to the same replica (affinity), /metrics labels each replica; past every
+replica and the ingress queue the answer is 503 + Retry-After; and a replica killed under
+load loses no request (the ingress retries what had not started) and is replaced. No
+wall-clock bounds: the timeouts only guard against hangs.
 """
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ def build_artifacts(settings: Settings) -> Settings:
     load_retriever(settings, load_embedder(settings.embedder, engines))
     update = {"index": str(settings.index_path.resolve()),
               "engine": dataclasses.replace(settings.engine, engines_dir=str(engines))}
-    if settings.embedder:
-        update["embedder"] = str(os.path.abspath(settings.embedder))
+    for name in ("embedder", "audit_log"):  # files named relative to where finrag started
+        if getattr(settings, name):
+            update[name] = os.path.abspath(getattr(settings, name))
     return settings.model_copy(update=update)
 
 

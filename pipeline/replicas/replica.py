@@ -32,8 +32,8 @@ class FinragReplica:
         if self.app.state.start_error is not None:
             raise self.app.state.start_error
 
-    async def handle(self, request: Forwarded, affinity: str | None = None,
-                     ) -> AsyncIterator[Head | bytes]:
+    async def handle(self, request: Forwarded,
+                     affinity: str | None = None) -> AsyncIterator[Head | bytes]:
         """The answer to one forwarded request (`affinity` is for the router)."""
         async for item in call(self.app, request, self.name):
             yield item

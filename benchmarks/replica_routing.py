@@ -1,0 +1,161 @@
+"""Replica routing: finrag's affinity router against Ray Serve's default, side by side.
+
+Starts `finrag serve --num-replicas R` (Ray Serve on a local cluster, demo corpus) once per
+router, each from cold caches, and sends both the same RAG workload: the questions of
+--reports reports (TAT-QA dev contexts), each asked --repeats times (some with another
+case or spacing, as users type them), shuffled, --concurrency at a time, to POST /ask.
+Many questions hit the same reports, and the same question comes back: the affinity router
+sends it to the replica whose prefix cache already holds its prompt (system prompt,
+question and the passages retrieved for it); power of two choices sends it anywhere.
+
+Reports per router: the prefix-cache hit rate over the workload (vllm:prefix_cache_hits /
+queries, summed over the replicas' /metrics), p50/p99 latency, the requests each replica
+served (X-Finrag-Replica) and the failures.
+
+    python3 benchmarks/replica_routing.py                 # ~8 minutes on 2 busy CPU cores
+    python3 benchmarks/replica_routing.py --reports 4 --repeats 3 --concurrency 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import random
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from serving import CORPUS, free_port  # noqa: E402
+
+ROUTERS = ("power_of_two", "affinity")
+# The replicas' metrics reach /metrics with Serve's routing stats every 2 s
+# (pipeline/replicas/live.py): wait a few periods after the load before reading them.
+STATS_SETTLE_S = 6.0
+
+
+def workload(reports: int, repeats: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    contexts = json.loads(CORPUS.read_text())
+    chosen = rng.sample(contexts, reports)
+    asked = []
+    for ctx in chosen:
+        for q in ctx["questions"]:
+            variants = [q["question"], q["question"].lower(), "  " + q["question"]]
+            asked += [variants[i % len(variants)] for i in range(repeats)]
+    rng.shuffle(asked)
+    return asked
+
+
+def start(router: str, port: int, args: argparse.Namespace) -> subprocess.Popen:
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--num-replicas", str(args.replicas),
+           "--replica-router", router, "--port", str(port), "--corpus", str(CORPUS),
+           "--kv-cache-memory", str(args.kv_cache_mib << 20), "--shutdown-timeout", "5"]
+    log = open(Path(tempfile.gettempdir()) / f"replica_routing-{router}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"finrag serve exited with {proc.returncode}; see {log.name}")
+        if b"replicas ready" in Path(log.name).read_bytes():
+            return proc
+        time.sleep(1)
+    stop(proc)
+    raise RuntimeError(f"finrag serve did not start; see {log.name}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the server (it shuts Ray down), then SIGKILL what is left of its session."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def prefix_counts(base: str) -> tuple[float, float]:
+    text = httpx.get(f"{base}/metrics", timeout=60).text
+    total = {"hits": 0.0, "queries": 0.0}
+    for kind in total:
+        for m in re.finditer(rf"^vllm:prefix_cache_{kind}_total\{{[^}}]*\}} (\S+)$", text, re.M):
+            total[kind] += float(m.group(1))
+    return total["hits"], total["queries"]
+
+
+async def drive(base: str, asked: list[str], args: argparse.Namespace) -> list[dict]:
+    gate = asyncio.Semaphore(args.concurrency)
+
+    async def one(client: httpx.AsyncClient, q: str) -> dict:
+        async with gate:
+            t0 = time.perf_counter()
+            r = await client.post("/ask", json={"question": q, "max_tokens": args.max_tokens})
+            return {"status": r.status_code, "s": time.perf_counter() - t0,
+                    "replica": r.headers.get("x-finrag-replica")}
+
+    async with httpx.AsyncClient(base_url=base, timeout=1800) as client:
+        return await asyncio.gather(*(one(client, q) for q in asked))
+
+
+def run(router: str, asked: list[str], args: argparse.Namespace) -> dict:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = start(router, port, args)
+    try:
+        time.sleep(STATS_SETTLE_S)
+        hits0, queries0 = prefix_counts(base)
+        results = asyncio.run(drive(base, asked, args))
+        time.sleep(STATS_SETTLE_S)
+        hits1, queries1 = prefix_counts(base)
+    finally:
+        stop(proc)
+    ok = [r["s"] for r in results if r["status"] == 200]
+    return {"hit_rate": (hits1 - hits0) / max(1.0, queries1 - queries0),
+            "p50": float(np.percentile(ok, 50)), "p99": float(np.percentile(ok, 99)),
+            "failed": len(results) - len(ok),
+            "per_replica": sorted(collections.Counter(r["replica"] for r in results).values())}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--replicas", type=int, default=2)
+    p.add_argument("--reports", type=int, default=5, help="TAT-QA contexts the questions are on")
+    p.add_argument("--repeats", type=int, default=3, help="times each question is asked")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--max-tokens", type=int, default=16)
+    p.add_argument("--kv-cache-mib", type=int, default=256)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    asked = workload(args.reports, args.repeats, args.seed)
+    print(f"workload: {len(asked)} /ask requests, {len(set(q.lower().strip() for q in asked))} "
+          f"distinct questions on {args.reports} reports, concurrency {args.concurrency}, "
+          f"{args.replicas} replicas")
+    results = {router: run(router, asked, args) for router in ROUTERS}
+    print(f"{'router':<14}{'prefix hit rate':>16}{'p50 s':>8}{'p99 s':>8}{'failed':>8}"
+          "  requests per replica")
+    for router, r in results.items():
+        print(f"{router:<14}{r['hit_rate']:>16.1%}{r['p50']:>8.2f}{r['p99']:>8.2f}"
+              f"{r['failed']:>8}  {r['per_replica']}")
+    print("command:", shlex.join([sys.executable, *sys.argv]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""`finrag serve --num-replicas 2`: two full pipelines behind Ray Serve on a local cluster on
+loopback (real model, real FAISS), one cluster shared by the module's tests.
+
+Checks: every route answers through the ingress, X-Finrag-Replica names both replicas, the
+same question goes to the same replica (affinity), /metrics labels each replica; past every
+replica and the ingress queue the answer is 503 + Retry-After; and a replica killed under
+load loses no request (the ingress retries what had not started) and is replaced. No
+wall-clock bounds: the timeouts only guard against hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from live_server import free_port
+from paths import REPO, TATQA
+from prereqs import RAY, require_module
+
+CONTEXTS = 12
+# Guards against a hang only; a healthy start on 2 busy cores takes a minute or two.
+START_GUARD_S = 900
+HANG_GUARD_S = 300
+REPLICA_PROC = "ServeReplica:finrag:FinragReplica"
+# Per replica at once, and again waiting at the ingress: 2 x 4 + 4 requests in all.
+MAX_QUEUED = 4
+HEADER = "x-finrag-replica"
+
+
+@dataclass
+class Cluster:
+    base: str
+    proc: subprocess.Popen
+    log: Path
+    questions: list[str]
+
+    def replica_pids(self) -> list[int]:
+        """The replica processes of this cluster (they are in the server's session)."""
+        return [p.pid for p in psutil.process_iter(["cmdline"])
+                if _in_session(p, self.proc.pid)
+                and any(REPLICA_PROC in part for part in p.info["cmdline"] or [])]
+
+    def ask(self, question: str, **extra) -> httpx.Response:
+        return httpx.post(f"{self.base}/ask", json={"question": question, "max_tokens": 8, **extra},
+                          timeout=HANG_GUARD_S)
+
+
+def _in_session(p: psutil.Process, sid: int) -> bool:
+    try:
+        return os.getsid(p.pid) == sid
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM (serve.shutdown, ray.shutdown), then SIGKILL whatever of the session is left."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pass
+    for p in psutil.process_iter():
+        if p.pid != os.getpid() and _in_session(p, proc.pid):
+            p.kill()
+
+
+@pytest.fixture(scope="module")
+def cluster(prepared_default: Path, engines_dir: Path,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    require_module("ray.serve", RAY)
+    tmp = tmp_path_factory.mktemp("replicas")
+    contexts = json.loads(TATQA.read_text())[:CONTEXTS]
+    (tmp / "corpus.json").write_text(json.dumps(contexts))
+    questions = [q["question"] for c in contexts for q in c["questions"]]
+    port = free_port()
+    log = tmp / "serve.log"
+    # Relative artifact paths from another directory: the driver hands replicas absolute ones.
+    cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--num-replicas", "2",
+           "--port", str(port), "--engines-dir", str(engines_dir), "--corpus", "corpus.json",
+           "--index", "index", "--kv-cache-memory", str(128 << 20), "--shutdown-timeout", "5"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0",
+           "FINRAG_MAX_QUEUED_REQUESTS": str(MAX_QUEUED)}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_GUARD_S
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"finrag serve exited: {log.read_text()[-3000:]}"
+            if b"replicas ready" in log.read_bytes():
+                break
+            time.sleep(1)
+        else:
+            pytest.fail(f"not ready within the guard: {log.read_text()[-3000:]}")
+        yield Cluster(base, proc, log, questions)
+    finally:
+        _stop(proc)
+
+
+def test_every_route_answers_and_both_replicas_serve(cluster: Cluster) -> None:
+    base = cluster.base
+    served = {}
+    for q in cluster.questions[:24]:  # /search: cheap, and keyed like /ask
+        r = httpx.post(f"{base}/search", json={"query": q}, timeout=HANG_GUARD_S)
+        assert r.status_code == 200 and r.json()["sources"], r.text
+        served[q] = r.headers[HEADER]
+    assert len(set(served.values())) == 2, served
+    # Affinity: the same question (another case and spacing) on the replica it went to.
+    q = cluster.questions[0]
+    again = cluster.ask("  " + q.upper() + " ")
+    assert again.status_code == 200 and again.json()["answer"]
+    assert cluster.ask(q).headers[HEADER] == again.headers[HEADER]
+    with httpx.stream("POST", f"{base}/ask", json={"question": q, "stream": True, "max_tokens": 8},
+                      timeout=HANG_GUARD_S) as r:
+        events = [line for line in r.iter_lines() if line.startswith("data:")]
+        assert r.status_code == 200 and r.headers[HEADER] and events
+    chat = httpx.post(f"{base}/v1/chat/completions", timeout=HANG_GUARD_S, json={
+        "model": "default", "max_tokens": 4, "messages": [{"role": "user", "content": q}]})
+    assert chat.status_code == 200 and chat.json()["choices"][0]["message"], chat.text
+    completion = httpx.post(f"{base}/v1/completions", timeout=HANG_GUARD_S,
+                            json={"model": "default", "max_tokens": 4, "prompt": "Revenue"})
+    assert completion.status_code == 200 and completion.json()["choices"], completion.text
+    bad = httpx.post(f"{base}/v1/completions", json={"model": "nope", "prompt": "x"},
+                     timeout=HANG_GUARD_S)
+    assert bad.status_code == 404 and bad.json()["error"]["code"] == 404
+    for path in ("/health", "/ready", "/v1/models", "/"):
+        r = httpx.get(base + path, timeout=HANG_GUARD_S)
+        assert r.status_code == 200 and r.headers[HEADER], (path, r.text)
+    metrics = httpx.get(f"{base}/metrics", timeout=HANG_GUARD_S)
+    assert metrics.status_code == 200
+    for name in set(served.values()):
+        assert f'replica="{name}"' in metrics.text
+        assert name in metrics.headers[HEADER]
+
+
+def test_past_every_replica_and_the_queue_the_answer_is_503_with_retry_after(
+        cluster: Cluster) -> None:
+    capacity = 2 * MAX_QUEUED + MAX_QUEUED
+    questions = cluster.questions[:capacity + 12]
+    with ThreadPoolExecutor(len(questions)) as pool:
+        answers = list(pool.map(lambda q: cluster.ask(q, max_tokens=64), questions))
+    refused = [r for r in answers if r.status_code == 503]
+    assert refused, "more requests than replicas and queue hold at once were all admitted"
+    assert all(r.status_code == 200 for r in answers if r not in refused)
+    for r in refused:  # from the ingress (the handle's queue) or a replica's admission
+        assert int(r.headers["retry-after"]) >= 1 and "busy" in r.json()["detail"]
+    assert any(r.headers[HEADER] == "none" and "every replica is full" in r.json()["detail"]
+               for r in refused)
+
+
+def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: Cluster) -> None:
+    victims = cluster.replica_pids()
+    assert len(victims) == 2, victims
+    before = set(httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
+                 .headers[HEADER].split(","))
+    questions = cluster.questions[:40]
+    with ThreadPoolExecutor(6) as pool:
+        load = [pool.submit(cluster.ask, q) for q in questions]
+        # Kill once both replicas are busy with this load (the first answers are back).
+        done = 0
+        while done < 4:
+            done = sum(f.done() for f in load)
+            time.sleep(0.2)
+        os.kill(victims[0], signal.SIGKILL)
+        answers = [f.result() for f in load]  # an exception (a hang past the guard) fails
+    in_flight_or_later = answers[done:]
+    assert in_flight_or_later, "the load ended before the kill"
+    # Nothing had been streamed (non-streamed answers arrive whole), so none is lost.
+    assert [r.status_code for r in answers] == [200] * len(answers), \
+        [(r.status_code, r.text[:200]) for r in answers if r.status_code != 200]
+    later = [cluster.ask(q) for q in questions[:6]]
+    assert all(r.status_code == 200 for r in later)
+    # The dead replica is replaced: /metrics again names two replicas, one of them new.
+    deadline = time.monotonic() + START_GUARD_S
+    while time.monotonic() < deadline:
+        names = set(httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
+                    .headers[HEADER].split(","))
+        if len(names) == 2 and names != before:
+            break
+        time.sleep(1)
+    else:
+        pytest.fail(f"the killed replica was not replaced: {names} (before {before})")
+    assert len(cluster.replica_pids()) == 2

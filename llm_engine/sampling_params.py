@@ -32,6 +32,7 @@ class SamplingParams:
     min_tokens: int = 0
     ignore_eos: bool = False
     logprobs: int | None = None
+    prompt_logprobs: int | None = None
     # finrag extension: always report these tokens' log-probabilities too (with `logprobs`),
     # so a caller can score fixed choices (intent labels) in a single step.
     logprob_token_ids: list[int] | None = None
@@ -70,6 +71,8 @@ class SamplingParams:
             raise bad("min_tokens", ">= 0 and <= max_tokens")
         if self.logprobs is not None and not 0 <= self.logprobs <= 20:
             raise bad("logprobs", "in [0, 20]")
+        if self.prompt_logprobs is not None and not 0 <= self.prompt_logprobs <= 20:
+            raise bad("prompt_logprobs", "in [0, 20]")
         if self.logprob_token_ids and self.logprobs is None:
             self.logprobs = 0
         if any(not isinstance(t, int) or t < 0 for t in self.logprob_token_ids or []):

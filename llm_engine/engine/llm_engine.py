@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Iterable
 from collections.abc import Sequence as Seq
@@ -110,6 +111,7 @@ class LLMEngine:
         self.requests: dict[str, Sequence] = {}
         self._ids = itertools.count()
         self._structured: StructuredOutputManager | None = None  # made at the first use
+        self._structured_lock = threading.Lock()
         spec = config.speculative_config
         self.proposer = NgramProposer(spec) if spec is not None else None
         self.spec_stats = SpecDecodeStats()
@@ -177,11 +179,13 @@ class LLMEngine:
 
     def structured_outputs(self) -> StructuredOutputManager:
         """The grammar compiler for this model's vocabulary, made at the first use (its
-        tokenizer tables take a moment) and handed to the sampler."""
-        if self._structured is None:
-            self._structured = StructuredOutputManager(
-                self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
-            self.executor.driver.sampler.structured = self._structured
+        tokenizer tables take a moment) and handed to the sampler. Locked: a server may
+        check a schema from its event loop's thread while the engine loop adds a request."""
+        with self._structured_lock:
+            if self._structured is None:
+                self._structured = StructuredOutputManager(
+                    self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
+                self.executor.driver.sampler.structured = self._structured
         return self._structured
 
     def abort(self, request_id: str | Iterable[str]) -> None:

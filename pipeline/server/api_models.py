@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
+from pipeline.server.openai_models import ResponseFormat
 
 MAX_QUESTION_CHARS = 4000
 
@@ -40,8 +42,32 @@ class AskRequest(BaseModel):
     temperature: Temperature | None = temperature(None)
     stream: bool = Field(False, description="answer as server-sent events: token deltas, "
                                             "then one final event")
+    response_format: ResponseFormat | None = Field(
+        None, description="OpenAI's shape. text (default): the answer below. json_object: the "
+        "body is the typed answer object (AskObject: value, scale, answer_type, derivation, "
+        "citations, answer) built from the computed fields. json_schema: the answer is "
+        "generated under the schema's grammar (always generated: fixed replies and computed "
+        "prose are skipped) and the body is that JSON document; a schema that cannot be "
+        "compiled is a 400 naming what is wrong. With stream: the token events carry the text "
+        "as generated (the JSON itself with json_schema, as vLLM streams structured output) "
+        "and the final event is {type: final, object}")
 
     _not_blank = field_validator("question")(lambda value: require_text(value, "question"))
+
+    @model_validator(mode="after")
+    def _check_format(self) -> AskRequest:
+        self.structured_outputs()  # a json_schema without its schema is refused here
+        return self
+
+    def structured_outputs(self) -> StructuredOutputsParams | None:
+        """The grammar the generation stage writes under (json_schema only: json_object is
+        built from the computed fields, not generated)."""
+        fmt = self.response_format
+        return fmt.params() if fmt is not None and fmt.type == "json_schema" else None
+
+    @property
+    def format_kind(self) -> str:
+        return "text" if self.response_format is None else self.response_format.type
 
 
 class SearchRequest(BaseModel):
@@ -110,6 +136,19 @@ class AskResult(BaseModel):
 
 class AskAnswer(AskResult):
     answer: str = Field(description="the answer in prose, one or two sentences")
+
+
+class AskObject(BaseModel):
+    """The body of /ask with response_format {"type": "json_object"}."""
+
+    value: int | float | str | list[str] | None = Field(
+        description="the short answer typed: a number when computed (answer_type arithmetic "
+                    "or count), a span's text, a list of spans' texts; null when none")
+    scale: Literal["", "thousand", "million", "billion", "percent"]
+    answer_type: Literal["arithmetic", "span", "multi-span", "count"] | None
+    derivation: str | None
+    citations: list[Citation]
+    answer: str = Field(description="the answer in prose")
 
 
 class SearchAnswer(BaseModel):

@@ -177,10 +177,14 @@ ASK_STREAM = event_stream(
         {"type": "object", "required": ["type", "text"], "properties": {
             "type": {"const": "token"}, "text": {"type": "string"}}},
         final_event_schema(),
+        {"type": "object", "required": ["type", "object"], "properties": {
+            "type": {"const": "final"}, "object": {"description": "with response_format: "
+                                                   "what the non-streamed call returns"}}},
         {"type": "object", "required": ["type", "message"], "properties": {
             "type": {"const": "error"}, "message": {"type": "string"}}}]}},
     "with stream: true: {type: token, text} events, then one {type: final, ...} event with "
     "everything of the JSON answer but its prose `answer` (short_answer, scale, answer_type, "
-    "derivation, citations, sources, usage, timings), or {type: error, message}")
+    "derivation, citations, sources, usage, timings) or, with response_format, {type: final, "
+    "object}, or {type: error, message}")
 OPENAI_STREAM = event_stream(
     {"type": "string"}, "with stream: true: OpenAI's chunks as JSON, then `[DONE]`")

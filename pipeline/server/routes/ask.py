@@ -10,7 +10,14 @@ from fastapi.responses import StreamingResponse
 
 from pipeline.rag import AskOptions, RAGPipeline, TokenEvent, source_dict
 from pipeline.server.access_log import record_usage
-from pipeline.server.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
+from pipeline.server.api_models import (
+    ASK_STREAM,
+    AskAnswer,
+    AskObject,
+    AskRequest,
+    SearchAnswer,
+    SearchRequest,
+)
 from pipeline.server.ask_format import check_schema, shaped
 from pipeline.server.audit_trail import answer_fields, audit
 from pipeline.server.errors import OUR_ERRORS, request_id
@@ -26,7 +33,11 @@ def pipe_of(request: Request) -> RAGPipeline:
     return request.app.state.pipeline
 
 
-@router.post("/ask", responses={200: {"model": AskAnswer, "content": ASK_STREAM}, **OUR_ERRORS})
+@router.post("/ask", responses={200: {
+    "model": AskAnswer | AskObject | Any, "content": ASK_STREAM,
+    "description": "the answer (AskAnswer); with response_format json_object, the typed answer "
+                   "object (AskObject); with json_schema, the document the schema describes"},
+    **OUR_ERRORS})
 async def ask(body: AskRequest, request: Request) -> Any:
     pipe = pipe_of(request)
     RequestLimits.of(request.app).check(body)

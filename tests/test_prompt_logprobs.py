@@ -36,8 +36,8 @@ def case(prepared_default: Path):
     return prepared_default, prompts, hf_prompt_logprobs(prepared_default, prompts), tok
 
 
-def run(llm: LLM, prompts: list[list[int]], top: int = TOP):
-    params = SamplingParams(temperature=0.0, max_tokens=2, prompt_logprobs=top)
+def run(llm: LLM, prompts: list[list[int]], top: int = TOP, max_tokens: int = 2):
+    params = SamplingParams(temperature=0.0, max_tokens=max_tokens, prompt_logprobs=top)
     return llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
 
 
@@ -77,6 +77,18 @@ def test_prompt_logprobs_the_same_over_chunked_prefill(case) -> None:
     llm = LLM(str(model_dir), max_model_len=1024, kv_cache_memory=128 << 20, max_num_batched_tokens=16,
               max_num_seqs=4)
     check(run(llm, prompts), prompts, expected, tok)
+
+
+def test_prompt_logprobs_the_same_when_preempted_and_recomputed(case) -> None:
+    model_dir, prompts, expected, tok = case
+    # 12 blocks of 16 tokens for 20 blocks' worth of requests (40 tokens each to generate),
+    # chunked by 32: sequences are preempted and their prompts computed again from the start,
+    # which must not add or change a prompt position's entry.
+    llm = LLM(str(model_dir), max_model_len=192, num_gpu_blocks_override=12,
+              max_num_batched_tokens=32, preemption_mode="recompute",
+              enable_prefix_caching=False)
+    check(run(llm, prompts, max_tokens=40), prompts, expected, tok)
+    assert llm.llm_engine.get_stats().num_preemptions_recompute > 0
 
 
 def test_prompt_logprobs_take_no_prefix_cache_hit(case) -> None:

@@ -14,7 +14,10 @@ class SamplingParams:
 
     `temperature=0` means greedy. Penalties follow vLLM: `repetition_penalty` over prompt
     and output tokens (>1 discourages), `presence_penalty`/`frequency_penalty` over output
-    tokens only. `logprobs=n` returns the top-n log-probabilities of each step.
+    tokens only. `logprobs=n` returns the top-n log-probabilities of each step;
+    `prompt_logprobs=n` those of each prompt token (its own, with its rank, and the top-n),
+    as vLLM. A request with prompt_logprobs takes no prefix-cache hit: it needs the logits
+    of every prompt position, and a cached block keeps K/V only (vLLM v1 does the same).
     """
 
     n: int = 1

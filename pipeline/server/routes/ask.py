@@ -50,7 +50,7 @@ async def ask(body: AskRequest, request: Request) -> Any:
     if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
         raise pipe.engine.dead_error()
     if request.app.state.mirror is not None:
-        request.app.state.mirror.submit(body.model_dump_json().encode(),
+        request.app.state.mirror.submit(body.model_dump_json(by_alias=True).encode(),
                                         request_id(request.headers))
     if not body.stream:
         answer = (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()

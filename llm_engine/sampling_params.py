@@ -14,7 +14,10 @@ class SamplingParams:
 
     `temperature=0` means greedy. Penalties follow vLLM: `repetition_penalty` over prompt
     and output tokens (>1 discourages), `presence_penalty`/`frequency_penalty` over output
-    tokens only. `logprobs=n` returns the top-n log-probabilities of each step.
+    tokens only. `logprobs=n` returns the top-n log-probabilities of each step;
+    `prompt_logprobs=n` those of each prompt token (its own, with its rank, and the top-n),
+    as vLLM. A request with prompt_logprobs takes no prefix-cache hit: it needs the logits
+    of every prompt position, and a cached block keeps K/V only (vLLM v1 does the same).
     """
 
     n: int = 1
@@ -32,6 +35,7 @@ class SamplingParams:
     min_tokens: int = 0
     ignore_eos: bool = False
     logprobs: int | None = None
+    prompt_logprobs: int | None = None
     # finrag extension: always report these tokens' log-probabilities too (with `logprobs`),
     # so a caller can score fixed choices (intent labels) in a single step.
     logprob_token_ids: list[int] | None = None
@@ -70,6 +74,8 @@ class SamplingParams:
             raise bad("min_tokens", ">= 0 and <= max_tokens")
         if self.logprobs is not None and not 0 <= self.logprobs <= 20:
             raise bad("logprobs", "in [0, 20]")
+        if self.prompt_logprobs is not None and not 0 <= self.prompt_logprobs <= 20:
+            raise bad("prompt_logprobs", "in [0, 20]")
         if self.logprob_token_ids and self.logprobs is None:
             self.logprobs = 0
         if any(not isinstance(t, int) or t < 0 for t in self.logprob_token_ids or []):

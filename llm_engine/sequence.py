@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from llm_engine.outputs import PromptLogprobs
 from llm_engine.sampling_params import SamplingParams
 
 
@@ -52,6 +53,9 @@ class Sequence:
         self.spec_token_ids: list[int] = []
         self.logprobs: list[dict[int, float]] | None = [] if params.logprobs is not None else None
         self.cumulative_logprob = 0.0
+        # Filled by the driver's model runner as the prompt's chunks are computed.
+        self.prompt_logprobs: PromptLogprobs | None = (
+            [None] if params.prompt_logprobs is not None else None)
         self.output_text = ""
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None

@@ -87,8 +87,10 @@ class StructuredOutputManager:
         except (RuntimeError, ValueError, TypeError) as exc:
             kind = next(k for k in ("json", "regex", "choice", "grammar", "json_object")
                         if getattr(params, k) not in (None, False))
+            # xgrammar prefixes its messages with a time and a C++ source line.
+            detail = re.sub(r"^\[[\d:]+\] \S+:\d+: ", "", " ".join(str(exc).split()))
             raise InvalidRequestError(f"structured_outputs.{kind}: cannot be compiled "
-                             f"({' '.join(str(exc).split())[:300]})") from None
+                                      f"({detail[:300]})") from None
         return xgr.GrammarMatcher(compiled)
 
     def apply_masks(self, logits: torch.Tensor, matchers: list[Any]) -> None:

@@ -77,6 +77,39 @@ def test_completion_logprobs_tokens_and_offsets(api) -> None:
     assert all(len(t) <= 3 for t in lp["top_logprobs"])  # 2 + the chosen one where it is not
 
 
+def test_prompt_logprobs_in_vllms_shape(api) -> None:
+    ids = post(api, "/tokenize", {"prompt": LONG}).json()["tokens"]
+    r = post(api, "/v1/completions", {"prompt": LONG, "max_tokens": 2, "temperature": 0,
+                                      "prompt_logprobs": 2, "n": 2})
+    assert r.status_code == 200, r.text
+    choices = r.json()["choices"]
+    for c in choices:
+        conforms(c, "completion.choice")
+    first = choices[0]["prompt_logprobs"]
+    assert choices[1]["prompt_logprobs"] == first  # one prompt, computed once
+    assert len(first) == len(ids) and first[0] is None
+    tokenizer = api[1].state.pipeline.tokenizer
+    for token, entry in zip(ids[1:], first[1:], strict=True):
+        assert list(entry)[0] == str(token)  # the prompt's own token first
+        for tid, lp in entry.items():
+            conforms(lp, "prompt_logprob")
+            assert lp["decoded_token"] == tokenizer.decode([int(tid)], skip_special_tokens=False)
+        ranked = sorted(entry.values(), key=lambda lp: lp["rank"])
+        assert [lp["rank"] for lp in ranked][:2] == [1, 2] and len(entry) in (2, 3)
+        assert [lp["logprob"] for lp in ranked] == sorted((lp["logprob"] for lp in ranked),
+                                                          reverse=True)
+    # Chat: on the response (vLLM's place), null when not asked for.
+    chat = post(api, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 2,
+                                              "temperature": 0, "prompt_logprobs": 0}).json()
+    conforms(chat, "chat.completion")
+    n_prompt = chat["usage"]["prompt_tokens"]
+    assert len(chat["prompt_logprobs"]) == n_prompt
+    assert all(len(e) == 1 and next(iter(e.values()))["rank"] >= 1
+               for e in chat["prompt_logprobs"][1:])
+    plain = post(api, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 2}).json()
+    assert plain["prompt_logprobs"] is None
+
+
 def test_n_choices_share_the_prompts_blocks(api) -> None:
     engine = api[1].state.pipeline.engine
     before = engine.get_stats()

@@ -35,12 +35,24 @@ def test_tp2_equals_tp1_with_chunked_prefill_and_prefix_hits(tmp_path: Path) -> 
     prompts = _random_prompts(512)
     expected = hf_greedy(folder, prompts, 16)
     # 32 tokens a step: the longer prompts are prefilled in chunks next to running decodes.
-    args = dict(TINY, max_num_batched_tokens=32)
-    assert engine_greedy(LLM(str(folder), **args), prompts, 16) == expected
+    # max_num_seqs=8: prompt_logprobs' LM-head gathers run 8 rows at a time, on every rank.
+    args = dict(TINY, max_num_batched_tokens=32, max_num_seqs=8)
+    tp1 = LLM(str(folder), **args)
+    assert engine_greedy(tp1, prompts, 16) == expected
+    asked = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=3)
+    feed = [{"prompt_token_ids": p} for p in prompts]
+    want = [o.prompt_logprobs for o in tp1.generate(feed, asked, use_tqdm=False)]
+    del tp1
 
     llm = LLM(str(folder), tensor_parallel_size=2, **args)
     assert _workers_alive(llm) == [True]
     assert engine_greedy(llm, prompts, 16) == expected
+    got = [o.prompt_logprobs for o in llm.generate(feed, asked, use_tqdm=False)]
+    for g, w in zip(got, want, strict=True):
+        assert len(g) == len(w) and g[0] is w[0] is None
+        for ge, we in zip(g[1:], w[1:], strict=True):
+            assert {t: lp.rank for t, lp in ge.items()} == {t: lp.rank for t, lp in we.items()}
+            assert all(ge[t].logprob == pytest.approx(we[t].logprob, abs=1e-5) for t in we)
     before = llm.llm_engine.get_stats().prefix_cache_hits
     assert engine_greedy(llm, prompts, 16) == expected
     # Every full block of every prompt now comes from the cache, on both ranks.

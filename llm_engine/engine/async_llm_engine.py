@@ -22,6 +22,7 @@ from llm_engine.engine.errors import (
 from llm_engine.engine.llm_engine import EngineStats, LLMEngine, PromptType
 from llm_engine.outputs import RequestOutput
 from llm_engine.sampling_params import SamplingParams
+from llm_engine.structured_output import StructuredOutputsParams
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,12 @@ class AsyncLLMEngine:
                 del self._streams[rid]
                 if not finished:
                     self._send("abort", rid)
+
+    async def check_structured_outputs(self, params: StructuredOutputsParams) -> None:
+        """Compile `params`' grammar now, off the event loop; InvalidRequestError when it
+        cannot be. A caller refuses a bad schema before doing other work for the request,
+        and the request that uses it finds the grammar in the compiler's cache."""
+        await asyncio.to_thread(self.engine.structured_outputs().new_state, params)
 
     async def abort(self, request_id: str) -> None:
         self._send("abort", request_id)

@@ -75,9 +75,10 @@ class BlockManager:
         """The longest cached run of full blocks at the start of `seq`: (block ids, hashes).
 
         At least one token is left out so that the step that follows has a position to
-        compute logits from.
+        compute logits from. A request with prompt_logprobs takes no hit: it needs the
+        logits of every prompt position, which a cached block does not keep (as vLLM v1).
         """
-        if not self.enable_prefix_caching:
+        if not self.reads_cache(seq):
             return [], []
         ids: list[int] = []
         hashes: list[int] = []
@@ -94,9 +95,12 @@ class BlockManager:
             parent = h
         return ids, hashes
 
+    def reads_cache(self, seq: Sequence) -> bool:
+        return self.enable_prefix_caching and seq.params.prompt_logprobs is None
+
     def count_prefix_lookup(self, seq: Sequence, num_hit_blocks: int) -> None:
         """Count one admission's lookup in the hit rate (not every attempt that waited)."""
-        if self.enable_prefix_caching:
+        if self.reads_cache(seq):
             self.prefix_queries += seq.num_tokens
             self.prefix_hits += num_hit_blocks * self.block_size
 

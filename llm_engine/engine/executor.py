@@ -122,12 +122,13 @@ class MultiprocExecutor(Executor):
         return self._state.workers
 
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, list[SampleResult]]:
-        step, sample_seqs = StepInput.from_scheduler_output(sched, self.driver.block_size)
+        step, sample_seqs, prompt_spans = StepInput.from_scheduler_output(sched,
+                                                                          self.driver.block_size)
         payload = pickle.dumps(step, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             for worker in self.workers:
                 worker.send(payload)
-            return self.driver.execute_step(step, sample_seqs)
+            return self.driver.execute_step(step, sample_seqs, prompt_spans)
         except WorkerDiedError:
             raise
         except RuntimeError as exc:  # a collective failed: say which peer went away

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Iterable
 from collections.abc import Sequence as Seq
@@ -19,7 +20,7 @@ from llm_engine.engine.errors import InvalidRequestError, StepFailedError
 from llm_engine.engine.executor import create_executor
 from llm_engine.engine.scheduler import Scheduler, SchedulerOutput
 from llm_engine.engine.swap_space import HostAllocator
-from llm_engine.outputs import CompletionOutput, RequestOutput
+from llm_engine.outputs import CompletionOutput, PromptLogprobs, RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
 from llm_engine.spec_decode.metrics import SpecDecodeStats
@@ -110,6 +111,7 @@ class LLMEngine:
         self.requests: dict[str, Sequence] = {}
         self._ids = itertools.count()
         self._structured: StructuredOutputManager | None = None  # made at the first use
+        self._structured_lock = threading.Lock()
         spec = config.speculative_config
         self.proposer = NgramProposer(spec) if spec is not None else None
         self.spec_stats = SpecDecodeStats()
@@ -177,11 +179,13 @@ class LLMEngine:
 
     def structured_outputs(self) -> StructuredOutputManager:
         """The grammar compiler for this model's vocabulary, made at the first use (its
-        tokenizer tables take a moment) and handed to the sampler."""
-        if self._structured is None:
-            self._structured = StructuredOutputManager(
-                self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
-            self.executor.driver.sampler.structured = self._structured
+        tokenizer tables take a moment) and handed to the sampler. Locked: a server may
+        check a schema from its event loop's thread while the engine loop adds a request."""
+        with self._structured_lock:
+            if self._structured is None:
+                self._structured = StructuredOutputManager(
+                    self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
+                self.executor.driver.sampler.structured = self._structured
         return self._structured
 
     def abort(self, request_id: str | Iterable[str]) -> None:
@@ -332,7 +336,21 @@ class LLMEngine:
                  "first_token_time": seq.first_token_time, "finished_time": seq.finished_time}
         metrics = {k: v for k, v in times.items() if v is not None}
         return RequestOutput(seq.request_id, seq.prompt, seq.prompt_token_ids, [completion],
-                             seq.is_finished, seq.num_cached_tokens, metrics)
+                             seq.is_finished, seq.num_cached_tokens, metrics,
+                             self._prompt_logprobs(seq))
+
+    def _prompt_logprobs(self, seq: Sequence) -> PromptLogprobs | None:
+        """The prompt's logprobs once every prompt position is computed, each token's text
+        decoded alone (the first time), as vLLM's decoded_token."""
+        entries = seq.prompt_logprobs
+        if entries is None or len(entries) < seq.num_prompt_tokens:
+            return None
+        if self.tokenizer is not None and len(entries) > 1 and \
+                next(iter(entries[-1].values())).decoded_token is None:
+            for entry in entries[1:]:
+                for tid, lp in entry.items():
+                    lp.decoded_token = self.tokenizer.decode([tid], skip_special_tokens=False)
+        return list(entries)
 
     # -- offline use ----------------------------------------------------------------
     def generate(

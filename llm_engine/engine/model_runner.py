@@ -14,7 +14,7 @@ from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
 from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
-from llm_engine.engine.step_input import StepInput
+from llm_engine.engine.step_input import PromptLogprobSpan, StepInput
 from llm_engine.engine.swap_space import HostAllocator, SwapSpace, default_host_allocator
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
@@ -163,22 +163,47 @@ class ModelRunner:
         return self.execute_step(*StepInput.from_scheduler_output(sched, self.block_size))
 
     @torch.inference_mode()
-    def execute_step(self, step: StepInput, sample_seqs: list[Sequence] | None = None
+    def execute_step(self, step: StepInput, sample_seqs: list[Sequence] | None = None,
+                     prompt_spans: list[PromptLogprobSpan] | None = None
                      ) -> dict[Sequence, list[SampleResult]]:
         """Run the forward pass of one step on this rank. The driver passes the sequences
-        to sample for; the other ranks pass none, join the collectives and return {}.
-        The step's swaps come first: each rank copies its shard of the blocks."""
+        to sample for and the prompt positions to report logprobs of (appended to their
+        sequences' `prompt_logprobs`); the other ranks pass none, join the collectives and
+        return {}. The step's swaps come first: each rank copies its shard of the blocks."""
         self.swap_blocks(step)
         if not step.token_ids:
             return {}
         input_ids, positions, meta = self._prepare(step)
         hidden = self.forward(input_ids, positions, meta)
-        if not step.sample_rows:
-            return {}
-        logits = self.model.compute_logits(hidden[step.sample_rows])
-        if logits is None or not sample_seqs:
-            return {}
-        return self._sample(logits, sample_seqs)
+        out: dict[Sequence, list[SampleResult]] = {}
+        if step.sample_rows:
+            logits = self.model.compute_logits(hidden[step.sample_rows])
+            if logits is not None and sample_seqs:
+                out = self._sample(logits, sample_seqs)
+        if step.prompt_logprob_rows:
+            self._prompt_logprobs(hidden[step.prompt_logprob_rows], prompt_spans or [])
+        return out
+
+    def _prompt_logprobs(self, hidden: torch.Tensor, spans: list[PromptLogprobSpan]) -> None:
+        """Logits of the prompt rows, max_num_seqs rows at a time: the size the memory
+        profile ran the LM head and the softmax at, so a long prompt adds no peak."""
+        targets: list[int] = []
+        ks: list[int] = []
+        for span in spans:
+            seq = span.seq
+            targets += seq.token_ids[span.position + 1 : span.position + 1 + span.count]
+            ks += [seq.params.prompt_logprobs] * span.count
+        entries = []
+        size = self.config.max_num_seqs
+        for at in range(0, hidden.shape[0], size):
+            logits = self.model.compute_logits(hidden[at : at + size])  # a collective
+            if logits is not None and spans:
+                entries += self.sampler.prompt_logprobs(logits, targets[at : at + size],
+                                                        ks[at : at + size])
+        at = 0
+        for span in spans:
+            span.seq.prompt_logprobs.extend(entries[at : at + span.count])
+            at += span.count
 
     def _sample(self, logits: torch.Tensor, seqs: list[Sequence]) -> dict[Sequence, list[SampleResult]]:
         """Rows of `logits` follow `seqs`, 1 + len(spec_token_ids) rows each."""

@@ -39,14 +39,18 @@ class StepInput:
     # Rows whose logits are sampled: the last token of every sequence that has caught up,
     # and each draft token's row.
     sample_rows: list[int] = field(default_factory=list)
+    # Rows of prompt positions whose logits give prompt_logprobs (each predicts the next
+    # prompt token), for the requests that asked; every other row's logits are never made.
+    prompt_logprob_rows: list[int] = field(default_factory=list)
     # Block copies to make before the forward pass, as in SchedulerOutput.
     blocks_to_swap_out: list[tuple[int, int]] = field(default_factory=list)
     blocks_to_swap_in: list[tuple[int, int]] = field(default_factory=list)
 
     @classmethod
     def from_scheduler_output(cls, sched: SchedulerOutput, block_size: int
-                              ) -> tuple[StepInput, list[Sequence]]:
-        """The step, and the sequences that `sample_rows` sample for, in the same order.
+                              ) -> tuple[StepInput, list[Sequence], list[PromptLogprobSpan]]:
+        """The step, the sequences that `sample_rows` sample for, in the same order, and
+        whose prompt positions `prompt_logprob_rows` are, in the same order.
 
         A sequence owing only its last token, plus the draft tokens scheduled with it,
         becomes decode rows: row r, at position p, attends the cache up to p, which the
@@ -77,6 +81,7 @@ class StepInput:
             step.decode_lens.append(pos + 1)
             row_of[i, r] = row
         prefill_seqs.sort(key=lambda i: sched.seqs[i].num_computed_tokens)
+        prompt_spans: list[PromptLogprobSpan] = []
         for i in prefill_seqs:
             seq, n = sched.seqs[i], sched.num_tokens[i]
             start = seq.num_computed_tokens
@@ -90,9 +95,35 @@ class StepInput:
             step.prefills.append(PrefillChunk(row, row + n, start, bt))
             if start + n == seq.num_tokens:
                 row_of[i, 0] = row + n - 1
+            span = _prompt_logprob_span(seq, start, n)
+            if span is not None:
+                step.prompt_logprob_rows.extend(range(row + span.position - start,
+                                                      row + span.position - start + span.count))
+                prompt_spans.append(span)
         sample_seqs: list[Sequence] = []
         for i, seq in enumerate(sched.seqs):
             if (i, 0) in row_of:
                 step.sample_rows.extend(row_of[i, r] for r in range(1 + len(seq.spec_token_ids)))
                 sample_seqs.append(seq)
-        return step, sample_seqs
+        return step, sample_seqs, prompt_spans
+
+
+@dataclass
+class PromptLogprobSpan:
+    """`count` consecutive prompt positions of `seq` from `position`, each predicting the
+    prompt token after it."""
+
+    seq: Sequence
+    position: int
+    count: int
+
+
+def _prompt_logprob_span(seq: Sequence, start: int, n: int) -> PromptLogprobSpan | None:
+    """The positions of the chunk [start, start + n) that `seq` still needs prompt
+    logprobs from: none past the prompt's second-to-last token (the last one predicts the
+    first output token), none already had (a chunk computed again after a preemption)."""
+    if seq.prompt_logprobs is None:
+        return None
+    first = max(start, len(seq.prompt_logprobs) - 1)
+    end = min(start + n, seq.num_prompt_tokens - 1)
+    return PromptLogprobSpan(seq, first, end - first) if end > first else None

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
+from llm_engine.outputs import Logprob
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
 from llm_engine.structured_output import StructuredOutputManager
@@ -73,6 +74,27 @@ class Sampler:
         chosen = float(logprobs[token])
         top[token] = chosen
         return SampleResult(token, chosen, top)
+
+    @staticmethod
+    def prompt_logprobs(logits: torch.Tensor, targets: list[int], ks: list[int]
+                        ) -> list[dict[int, Logprob]]:
+        """Per row of `logits`: its target token (the prompt token that follows) with its
+        log-probability and rank, then the row's top-k with ranks 1 to k; raw
+        log-probabilities, ranks as vLLM counts them (tokens at least as likely)."""
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        chosen = logprobs.gather(1, torch.tensor(targets, device=logprobs.device)[:, None])
+        ranks = (logprobs >= chosen).sum(-1).tolist()
+        k = max(ks)
+        top_values, top_ids = logprobs.topk(k, dim=-1) if k else (logprobs[:, :0],) * 2
+        entries = []
+        for target, value, rank, k_row, values, ids in zip(
+                targets, chosen[:, 0].tolist(), ranks, ks, top_values.tolist(),
+                top_ids.tolist(), strict=True):
+            entry = {target: Logprob(value, rank)}
+            entry.update((t, Logprob(v, r)) for r, (t, v) in enumerate(
+                zip(ids[:k_row], values[:k_row], strict=True), start=1))
+            entries.append(entry)
+        return entries
 
     def _apply_penalties(self, logits: torch.Tensor, seqs: list[Sequence]) -> torch.Tensor:
         changed = False

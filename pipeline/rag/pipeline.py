@@ -6,11 +6,12 @@ import itertools
 import sys
 import time
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from llm_engine import AsyncLLMEngine, LLMEngine
+from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.short_answer import (
@@ -31,6 +32,10 @@ class AskOptions:
     top_k: int | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    # The caller's grammar (a JSON schema): the answer is always generated under it, so the
+    # intent stage's fixed replies and the computed-answer prose, which follow no schema,
+    # are skipped; the computed fields are still filled.
+    structured_outputs: StructuredOutputsParams | None = None
 
 
 @dataclass
@@ -230,7 +235,7 @@ class RAGPipeline:
                  "intent_prompt_tokens": intent.prompt_tokens,
                  "intent_cached_tokens": intent.cached_tokens,
                  "generate_prompt_tokens": 0, "generate_cached_tokens": 0}
-        if label.reply is not None:
+        if label.reply is not None and opts.structured_outputs is None:
             yield TokenEvent(label.reply)
             t_end = time.perf_counter()
             usage["total_tokens"] = usage["prompt_tokens"]
@@ -255,7 +260,7 @@ class RAGPipeline:
         computed = {"short_answer": short.short_answer, "scale": short.scale,
                     "answer_type": short.answer_type, "derivation": short.derivation,
                     "citations": short.citations}
-        stated = short.prose()
+        stated = short.prose() if opts.structured_outputs is None else ""
         if stated:  # the number is computed, not generated: the prose states it
             yield TokenEvent(stated)
             t_end = time.perf_counter()
@@ -272,6 +277,8 @@ class RAGPipeline:
         ids, n_used = self.generator.prompt_ids(question, passages, max_tokens)
         passages = passages[:n_used]
         params = self.generator.sampling_params(max_tokens, temperature)
+        if opts.structured_outputs is not None:  # the grammar ends the answer, not stop strings
+            params = replace(params, stop=None, structured_outputs=opts.structured_outputs)
         t_first = None
         step = None
         async for step in self.generator.stream(ids, params, f"{rid}-gen"):

@@ -141,7 +141,10 @@ class GenerateStage:
     async def stream(self, prompt_ids: list[int], params: SamplingParams,
                      request_id: str | None = None) -> AsyncIterator[GenerateStep]:
         """A step after each engine step that settles text; the last has finish_reason."""
-        guard = RepeatGuard(self.repeat_ngram) if self.repeat_ngram else None
+        # Under a grammar a repeated n-gram is structure (keys, array items), not a loop, and
+        # a cut would leave the document unfinished.
+        guard = (RepeatGuard(self.repeat_ngram)
+                 if self.repeat_ngram and params.structured_outputs is None else None)
         sent = 0
         steps = self.engine.generate({"prompt_token_ids": prompt_ids}, params,
                                      request_id or f"gen-{next(_ids)}")

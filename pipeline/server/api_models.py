@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
+from pipeline.server.openai_models import ResponseFormat
 
 MAX_QUESTION_CHARS = 4000
 
@@ -40,8 +42,32 @@ class AskRequest(BaseModel):
     temperature: Temperature | None = temperature(None)
     stream: bool = Field(False, description="answer as server-sent events: token deltas, "
                                             "then one final event")
+    response_format: ResponseFormat | None = Field(
+        None, description="OpenAI's shape. text (default): the answer below. json_object: the "
+        "body is the typed answer object (AskObject: value, scale, answer_type, derivation, "
+        "citations, answer) built from the computed fields. json_schema: the answer is "
+        "generated under the schema's grammar (always generated: fixed replies and computed "
+        "prose are skipped) and the body is that JSON document; a schema that cannot be "
+        "compiled is a 400 naming what is wrong. With stream: the token events carry the text "
+        "as generated (the JSON itself with json_schema, as vLLM streams structured output) "
+        "and the final event is {type: final, object}")
 
     _not_blank = field_validator("question")(lambda value: require_text(value, "question"))
+
+    @model_validator(mode="after")
+    def _check_format(self) -> AskRequest:
+        self.structured_outputs()  # a json_schema without its schema is refused here
+        return self
+
+    def structured_outputs(self) -> StructuredOutputsParams | None:
+        """The grammar the generation stage writes under (json_schema only: json_object is
+        built from the computed fields, not generated)."""
+        fmt = self.response_format
+        return fmt.params() if fmt is not None and fmt.type == "json_schema" else None
+
+    @property
+    def format_kind(self) -> str:
+        return "text" if self.response_format is None else self.response_format.type
 
 
 class SearchRequest(BaseModel):
@@ -118,6 +144,19 @@ class AskAnswer(AskResult):
     answer: str = Field(description="the answer in prose, one or two sentences")
 
 
+class AskObject(BaseModel):
+    """The body of /ask with response_format {"type": "json_object"}."""
+
+    value: int | float | str | list[str] | None = Field(
+        description="the short answer typed: a number when computed (answer_type arithmetic "
+                    "or count), a span's text, a list of spans' texts; null when none")
+    scale: Literal["", "thousand", "million", "billion", "percent"]
+    answer_type: Literal["arithmetic", "span", "multi-span", "count"] | None
+    derivation: str | None
+    citations: list[Citation]
+    answer: str = Field(description="the answer in prose")
+
+
 class SearchAnswer(BaseModel):
     sources: list[Source]
     timings: dict[str, float]
@@ -144,10 +183,14 @@ ASK_STREAM = event_stream(
         {"type": "object", "required": ["type", "text"], "properties": {
             "type": {"const": "token"}, "text": {"type": "string"}}},
         final_event_schema(),
+        {"type": "object", "required": ["type", "object"], "properties": {
+            "type": {"const": "final"}, "object": {"description": "with response_format: "
+                                                   "what the non-streamed call returns"}}},
         {"type": "object", "required": ["type", "message"], "properties": {
             "type": {"const": "error"}, "message": {"type": "string"}}}]}},
     "with stream: true: {type: token, text} events, then one {type: final, ...} event with "
     "everything of the JSON answer but its prose `answer` (short_answer, scale, answer_type, "
-    "derivation, citations, sources, usage, timings), or {type: error, message}")
+    "derivation, citations, sources, usage, timings) or, with response_format, {type: final, "
+    "object}, or {type: error, message}")
 OPENAI_STREAM = event_stream(
     {"type": "string"}, "with stream: true: OpenAI's chunks as JSON, then `[DONE]`")

@@ -4,7 +4,7 @@ Every option has a documented range and values outside it are refused (400, nami
 field), never clamped. Unknown fields are refused too: a client that sends an option this
 server does not implement (`tools`, `logit_bias`, ...) learns so instead of getting an
 answer that silently ignored it. OpenAI fields that are accepted only at their default
-(`echo`, `suffix`, `prompt_logprobs`, ...) say so in their description and in the refusal.
+(`echo`, `suffix`, `logit_bias`, ...) say so in their description and in the refusal.
 `max_tokens` and `top_k` are bounded by the served model (request_limits).
 """
 
@@ -133,8 +133,11 @@ class SamplingFields(BaseModel):
                                                    "json_schema (OpenAI's)")
     structured_outputs: StructuredOutputs | None = Field(None, description="vLLM's: json, "
                                                          "regex, choice, grammar or json_object")
-    prompt_logprobs: Annotated[None, only(None, "prompt_logprobs: null")] = Field(
-        None, description="not supported: null only")
+    prompt_logprobs: int | None = Field(
+        None, ge=0, le=MAX_LOGPROBS, description="vLLM's: report each prompt token's "
+        f"log-probability and rank with the top 0 to {MAX_LOGPROBS} at its position; not with "
+        "stream: true; such a request takes no prefix-cache hit (it needs every position's "
+        "logits)")
 
     @model_validator(mode="after")
     def _check_options(self) -> SamplingFields:
@@ -145,6 +148,8 @@ class SamplingFields(BaseModel):
             raise ValueError(f"best_of: must be at least n ({self.n}), got {best_of}")
         if best_of is not None and best_of > 1 and self.stream:
             raise ValueError("best_of: not with stream: true (the best are known at the end)")
+        if self.prompt_logprobs is not None and self.stream:
+            raise ValueError("prompt_logprobs: not available with stream: true (as vLLM)")
         return self
 
     def structured(self) -> StructuredOutputsParams | None:
@@ -159,7 +164,8 @@ class SamplingFields(BaseModel):
         return None
 
     def sampling_params(self, max_tokens: int, seed: int | None = None,
-                        logprobs: int | None = None) -> SamplingParams:
+                        logprobs: int | None = None, prompt_logprobs: bool = True
+                        ) -> SamplingParams:
         return SamplingParams(
             temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
             presence_penalty=self.presence_penalty, frequency_penalty=self.frequency_penalty,
@@ -170,6 +176,7 @@ class SamplingFields(BaseModel):
             skip_special_tokens=self.skip_special_tokens,
             include_stop_str_in_output=self.include_stop_str_in_output,
             logprobs=self.top_logprobs_wanted() if logprobs is None else logprobs,
+            prompt_logprobs=self.prompt_logprobs if prompt_logprobs else None,
             structured_outputs=self.structured())
 
     @property
@@ -290,11 +297,23 @@ class CompletionLogprobs(BaseModel):
     top_logprobs: list[dict[str, float] | None]
 
 
+class PromptLogprob(BaseModel):
+    logprob: float
+    rank: int | None
+    decoded_token: str | None
+
+
+PromptLogprobs = list[dict[str, PromptLogprob] | None] | None
+
+
 class CompletionChoice(BaseModel):
     index: int
     text: str
     finish_reason: str | None
     logprobs: CompletionLogprobs | None
+    prompt_logprobs: PromptLogprobs = Field(
+        description="with prompt_logprobs: per prompt token (null for the first), "
+                    "{token id: {logprob, rank, decoded_token}}")
 
 
 class Completion(BaseModel):
@@ -339,6 +358,8 @@ class ChatCompletion(BaseModel):
     model: str
     choices: list[ChatChoice]
     usage: Usage
+    prompt_logprobs: PromptLogprobs = Field(description="with prompt_logprobs, as on "
+                                                       "completions' choices (vLLM's)")
 
 
 class Embedding(BaseModel):

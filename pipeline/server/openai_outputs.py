@@ -43,6 +43,18 @@ def completion_logprobs(tokenizer: Any, token_ids: Sequence[int],
             "text_offset": offsets}
 
 
+def prompt_logprobs(entries: Sequence[dict[int, Any] | None] | None
+                    ) -> list[dict[str, dict[str, Any]] | None] | None:
+    """vLLM's prompt_logprobs: per prompt token, {token id: {logprob, rank, decoded_token}};
+    -inf clamped to -9999.0 as vLLM does (JSON has no infinity)."""
+    if entries is None:
+        return None
+    return [None if entry is None else {
+        str(tid): {"logprob": max(lp.logprob, -9999.0), "rank": lp.rank,
+                   "decoded_token": lp.decoded_token} for tid, lp in entry.items()}
+        for entry in entries]
+
+
 def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
     return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens}

@@ -10,7 +10,15 @@ from fastapi.responses import StreamingResponse
 
 from pipeline.rag import AskOptions, RAGPipeline, TokenEvent, source_dict
 from pipeline.server.access_log import record_usage
-from pipeline.server.api_models import ASK_STREAM, AskAnswer, AskRequest, SearchAnswer, SearchRequest
+from pipeline.server.api_models import (
+    ASK_STREAM,
+    AskAnswer,
+    AskObject,
+    AskRequest,
+    SearchAnswer,
+    SearchRequest,
+)
+from pipeline.server.ask_format import check_schema, shaped
 from pipeline.server.audit_trail import answer_fields, audit
 from pipeline.server.errors import OUR_ERRORS, request_id
 from pipeline.server.guards.admission import admit
@@ -25,21 +33,29 @@ def pipe_of(request: Request) -> RAGPipeline:
     return request.app.state.pipeline
 
 
-@router.post("/ask", responses={200: {"model": AskAnswer, "content": ASK_STREAM}, **OUR_ERRORS})
+@router.post("/ask", responses={200: {
+    "model": AskAnswer | AskObject | Any, "content": ASK_STREAM,
+    "description": "the answer (AskAnswer); with response_format json_object, the typed answer "
+                   "object (AskObject); with json_schema, the document the schema describes"},
+    **OUR_ERRORS})
 async def ask(body: AskRequest, request: Request) -> Any:
     pipe = pipe_of(request)
     RequestLimits.of(request.app).check(body)
+    structured = body.structured_outputs()
+    if structured is not None:  # a bad schema is refused before any stage runs
+        await check_schema(pipe.engine, structured)
     admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
-    opts = AskOptions(body.top_k, body.max_tokens, body.temperature)
+    opts = AskOptions(body.top_k, body.max_tokens, body.temperature, structured)
+    kind, max_tokens = body.format_kind, body.max_tokens or pipe.settings.max_tokens
     if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
         raise pipe.engine.dead_error()
     if request.app.state.mirror is not None:
-        request.app.state.mirror.submit(body.model_dump_json().encode(),
+        request.app.state.mirror.submit(body.model_dump_json(by_alias=True).encode(),
                                         request_id(request.headers))
     if not body.stream:
         answer = (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
         await _account(request, body.question, answer)
-        return answer
+        return answer if kind == "text" else shaped(kind, answer, max_tokens)
 
     rid = request_id(request.headers)
 
@@ -51,6 +67,9 @@ async def ask(body: AskRequest, request: Request) -> Any:
                 else:
                     final = event.answer.to_dict()
                     await _account(request, body.question, final)
+                    if kind != "text":
+                        yield sse({"type": "final", "object": shaped(kind, final, max_tokens)})
+                        continue
                     final.pop("answer")
                     yield sse({"type": "final", **final})
         except Exception as exc:  # the status line is gone: the error is the last event

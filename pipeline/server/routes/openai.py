@@ -40,7 +40,12 @@ from pipeline.server.openai_models import (
     chat_prompt_ids,
     check_model,
 )
-from pipeline.server.openai_outputs import chat_logprobs, completion_logprobs, usage
+from pipeline.server.openai_outputs import (
+    chat_logprobs,
+    completion_logprobs,
+    prompt_logprobs,
+    usage,
+)
 from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter(prefix="/v1")
@@ -115,7 +120,10 @@ async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str,
     for p_i, (prompt, max_tokens) in enumerate(wanted):
         for j in range(best_of):
             seed = None if body.seed is None else (body.seed + j) % 2**63
-            params = body.sampling_params(max_tokens, seed=seed, logprobs=logprobs)
+            # The prompt's logprobs are the same for every choice: the first computes them,
+            # the others keep their prefix-cache hits.
+            params = body.sampling_params(max_tokens, seed=seed, logprobs=logprobs,
+                                          prompt_logprobs=j == 0)
             gens.append((p_i * best_of + j, p_i,
                          pipe.engine.generate(prompt, params,
                                                      f"{rid}-{p_i}-{j}.{next(_engine_ids)}")))
@@ -139,12 +147,14 @@ async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str,
             return chat_logprobs(pipe.tokenizer, o.token_ids[a:], o.logprobs[a:], top)
         return completion_logprobs(pipe.tokenizer, o.token_ids[a:], o.logprobs[a:], top, offset)
 
-    def choice(index: int, text: str, finish: str | None, delta: bool, lp: Any) -> dict[str, Any]:
+    def choice(index: int, text: str, finish: str | None, delta: bool, lp: Any,
+               prompt_lp: Any = None) -> dict[str, Any]:
         if kind == "chat":
             key = "delta" if delta else "message"
             msg = {"content": text} if delta else {"role": "assistant", "content": text}
             return {"index": index, key: msg, "finish_reason": finish, "logprobs": lp}
-        return {"index": index, "text": text, "finish_reason": finish, "logprobs": lp}
+        out = {"index": index, "text": text, "finish_reason": finish, "logprobs": lp}
+        return out if delta else {**out, "prompt_logprobs": prompt_lp}
 
     async def finish(outs: list[RequestOutput], t_first: float | None) -> dict[str, int]:
         u = usage(n_prompt_tokens, sum(len(o.outputs[0].token_ids) for o in outs))
@@ -173,10 +183,16 @@ async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str,
             kept += mine[:n]
         firsts = [c.t_first for c in children if c.t_first is not None]
         u = await finish([c.last for c in children], min(firsts, default=None))
-        return {"id": rid, "object": obj, "created": created, "model": pipe.model_name,
-                "choices": [choice(k, c.last.outputs[0].text, c.last.outputs[0].finish_reason,
-                                   False, logprobs_of(c.last)) for k, c in enumerate(kept)],
-                "usage": u}
+        prompt_lps = [prompt_logprobs(c.last.prompt_logprobs) for c in children
+                      if c.index % best_of == 0]
+        answer = {"id": rid, "object": obj, "created": created, "model": pipe.model_name,
+                  "choices": [choice(k, c.last.outputs[0].text, c.last.outputs[0].finish_reason,
+                                     False, logprobs_of(c.last), prompt_lps[c.prompt_index])
+                              for k, c in enumerate(kept)],
+                  "usage": u}
+        if kind == "chat":  # vLLM puts the chat's on the response, not on a choice
+            answer["prompt_logprobs"] = prompt_lps[0]
+        return answer
 
     chunk_obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
     continuous = body.stream_options is not None and body.stream_options.continuous_usage_stats

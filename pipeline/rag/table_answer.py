@@ -258,6 +258,9 @@ def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float)
     values = [c.value.number for c in cells]
     percent_cells = any(c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)
+    if q.magnitude and op in ("change", "difference") and result.value < 0:
+        cells, values = cells[::-1], values[::-1]  # the larger first: the derivation shows it
+        result = compute(op, values, percent=percent_cells)
     if op in ("percent_change", "proportion"):
         scale = "percent"
     elif op == "ratio":

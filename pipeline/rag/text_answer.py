@@ -236,14 +236,26 @@ def _respective(sentence: str, amounts: list[re.Match], years: Sequence[int]) ->
 
 
 def as_value(m: re.Match) -> tuple[str, str] | None:
-    """An amount as the /ask contract gives numbers: a plain decimal and its scale."""
+    """An amount as the /ask contract gives numbers: a plain decimal and its scale; None
+    for one in another currency than the dollar (a bare 77 would pass RMB77 million off as
+    dollars: it is given as written)."""
     number, unit = m.group(2), (m.group(3) or "").strip().lower()
+    if (m.group(1) or "$").strip() != "$":
+        return None
     negative = number.startswith("(") or number.startswith("-")
     try:
         value = Decimal(number.strip("()-").replace(",", ""))
     except InvalidOperation:
         return None
     return plain(-value if negative else value), _SCALE_WORDS.get(unit, "")
+
+
+def _as_written(m: re.Match) -> str:
+    """The amount's text; "£(8.1m)" keeps the bracket its scale letter sits inside."""
+    text = m.group(0).strip()
+    if text.count("(") > text.count(")") and m.string[m.end():m.end() + 1] == ")":
+        text += ")"
+    return text
 
 
 def _values(found: list[re.Match]) -> tuple[str | list[str], str]:
@@ -253,7 +265,7 @@ def _values(found: list[re.Match]) -> tuple[str | list[str], str]:
     if all(values) and len(scales) == 1:
         nums = [v[0] for v in values if v]
         return (nums[0] if len(nums) == 1 else nums), scales.pop()
-    spans = [m.group(0).strip() for m in found]
+    spans = [_as_written(m) for m in found]
     return (spans[0] if len(spans) == 1 else spans), ""
 
 

@@ -183,10 +183,37 @@ def _beyond_question(question: str, sentence: str) -> str | None:
     while cut < len(words) and cut >= 2 and not tokens(words[cut]) and \
             words[cut].strip(",").lower() in said:  # "related | to": the question's "to"
         cut += 1
+    if cut >= 2:
+        cut = _past_verb(asked, words, cut)
     rest = words[cut:]
     if cut < 2 or len(rest) <= 2:
         return None
     return _clean(" ".join(rest))
+
+
+# Between the words restating a question and the answer: "(are significantly) influenced
+# by", "represents": linking words, then the question's verb inflected or a defining verb.
+_LINKING = {"is", "are", "was", "were", "be", "been", "has", "have", "had", "which", "that",
+            "primarily", "mainly", "largely", "significantly", "generally", "also"}
+_DEFINING = {"represents", "represent", "refers", "refer", "means", "mean", "comprises",
+             "comprise", "consists", "consist", "includes", "include"}
+_PREPOSITIONS = {"of", "by", "to", "on", "as"}
+
+
+def _past_verb(asked: set[str], words: list[str], cut: int) -> int:
+    """`cut` moved past "are comprised of" in "Tax fees | are comprised of | fees for ..."
+    when the verb is the question's (its first five letters) or a defining one."""
+    stems = {w[:5] for w in asked if len(w) >= 4}
+    j = cut
+    while j < len(words) and words[j].lower() in _LINKING:
+        j += 1
+    verb = words[j].lower().strip(",") if j < len(words) else ""
+    if not verb or not (verb[:5] in stems or verb in _DEFINING):
+        return cut
+    j += 1
+    while j < len(words) and words[j].lower() in _PREPOSITIONS:
+        j += 1
+    return j
 
 
 def _amounts(sentence: str) -> list[re.Match]:

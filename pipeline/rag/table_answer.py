@@ -141,6 +141,13 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
     return picked[:n] if len(picked) >= n else None
 
 
+def _with_prior_year(table: Table, q: Question) -> list[int] | None:
+    """The columns of the year before the one the question names and of that year."""
+    this = _column_for_year(table, q.years[0], q)
+    prior = _column_for_year(table, q.years[0] - 1, q)
+    return [prior[0], this[0]] if this and prior else None
+
+
 def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     if any(c.value and c.value.percent for c in cells) or any(
             "%" in c.column for c in cells):
@@ -212,6 +219,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in ("proportion", "ratio", "difference", "text"):
         return None
     cols = _columns(table, q, n)
+    if op in ("change", "percent_change") and len(q.years) == 1:
+        cols = _with_prior_year(table, q)  # "the change in sales in 2019": from 2018
     if not cols or (n and len(cols) != n) or (op in ("average", "sum") and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)

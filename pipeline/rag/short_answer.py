@@ -186,13 +186,17 @@ def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
     """The table's answer, or the text's when the evidence says the answer is in the text."""
     if text is None:
         return table
-    op = operation(question).operation
+    q = operation(question)
+    op = q.operation
+    # "The increase in X in 2019" is computed from 2018 when no sentence states it: a
+    # sentence that does is read like one for a lookup.
+    stated = op in ("change", "percent_change") and len(q.years) == 1
     if op in TEXT_OPERATIONS and text.score >= TEXT_MIN and table.match < TABLE_SURE:
         computed = _computed_from_text(op, text, passages, store)
         if computed is not None:
             return computed
     if table.short_answer is not None:
-        if op in TABLE_ONLY or table.answer_type in ("arithmetic", "count") or \
+        if (op in TABLE_ONLY or table.answer_type in ("arithmetic", "count")) and not stated or \
                 text.score < TEXT_MIN or table.match >= TABLE_SURE or \
                 text.kind != text.asked:  # an amount was asked; the sentence has none
             return table

@@ -197,7 +197,7 @@ def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
             return computed
     if table.short_answer is not None:
         if (op in TABLE_ONLY or table.answer_type in ("arithmetic", "count")) and not stated or \
-                text.score < TEXT_MIN or table.match >= TABLE_SURE or \
+                text.score < TEXT_MIN or table.match >= TABLE_SURE and not stated or \
                 text.kind != text.asked:  # an amount was asked; the sentence has none
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:

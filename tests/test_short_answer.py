@@ -200,3 +200,15 @@ def test_an_unlabelled_total_row_answers_for_the_total() -> None:
     got = answer_question("What is the difference in total costs incurred between 2018 and "
                           "2019?", [table])
     assert got.short_answer == "2192"
+
+
+def test_a_range_of_years_asked_respectively_lists_every_year_in_it() -> None:
+    rows = [["", "2019", "2018", "2017"],
+            ["Earnings per common share - basic", "$2.41", "$2.70", "$12.30"]]
+    table = parse_table(rows)
+    got = answer_question("What is the earnings per common basic share for fiscal years 2019 to "
+                          "2017 respectively?", [table])
+    assert got.short_answer == ["2.41", "2.7", "12.3"]
+    got = answer_question("What is the earnings per common basic share for fiscal years 2017 to "
+                          "2019 respectively?", [table])
+    assert got.short_answer == ["12.3", "2.7", "2.41"]

@@ -105,12 +105,13 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
 def _columns(table: Table, question: Question, n: int | None = None) -> list[int] | None:
     """The columns of the periods the question names, in the question's order; without
     years, the columns whose header words it uses, else the `n` latest year columns."""
-    span = question.year_range if question.operation in ("average", "sum") else None
+    span = question.year_range if question.operation in ("average", "sum", "multi_lookup") else None
     if span:
         inside = [j for j in _year_columns(table) if span[0] <= max(table.column_years[j]) <= span[1]]
         firsts = {max(table.column_years[j]): j for j in reversed(inside)}
-        if len(firsts) > 2:
-            return [firsts[y] for y in sorted(firsts, reverse=True)]
+        if len(firsts) > 2:  # "for fiscal years 2019 to 2017": in the order the question reads
+            named = question.years_in_order
+            return [firsts[y] for y in sorted(firsts, reverse=named[0] > named[-1])]
     if question.years:
         cols = []
         for y in question.years_in_order:

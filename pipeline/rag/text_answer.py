@@ -195,8 +195,7 @@ def _beyond_question(question: str, sentence: str) -> str | None:
 # by", "represents": linking words, then the question's verb inflected or a defining verb.
 _LINKING = {"is", "are", "was", "were", "be", "been", "has", "have", "had", "which", "that",
             "primarily", "mainly", "largely", "significantly", "generally", "also"}
-_DEFINING = {"represents", "represent", "refers", "refer", "means", "mean", "comprises",
-             "comprise", "consists", "consist", "includes", "include"}
+_DEFINING = {"represents", "represent", "refers", "refer", "means", "mean"}
 _PREPOSITIONS = {"of", "by", "to", "on", "as"}
 
 

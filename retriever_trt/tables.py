@@ -193,6 +193,28 @@ def _column_headers(rows: list[list[str]], n_header: int, width: int) -> list[st
     return [" ".join(parts) for parts in columns]
 
 
+def _name_totals(labels: list[str], cells: list[Cell], n_header: int) -> None:
+    """Label "Total" a row without a label whose values are the sums of the value rows above
+    it (up to the previous total): reports often leave a total's label out."""
+    by_row: dict[int, dict[int, Decimal]] = {}
+    for c in cells:
+        if c.value is not None and not c.value.percent:
+            by_row.setdefault(c.row_index, {})[c.column_index] = c.value.number
+    start = n_header
+    for i in range(n_header, len(labels)):
+        if labels[i].strip() or i not in by_row:
+            continue
+        above = [by_row[k] for k in range(start, i) if k in by_row]
+        sums = {j: sum((r.get(j, Decimal(0)) for r in above), Decimal(0)) for j in by_row[i]}
+        if len(above) >= 2 and all(abs(sums[j] - v) <= 1 for j, v in by_row[i].items()):
+            labels[i] = "Total"
+            for k, c in enumerate(cells):
+                if c.row_index == i:
+                    cells[k] = Cell(c.row_index, c.column_index, "Total", c.parent, c.column,
+                                    c.text, c.value)
+        start = i + 1
+
+
 def parse_table(rows: list[list[object]], paragraphs: list[str] = ()) -> Table:  # type: ignore[assignment]
     """Parse `rows` (header rows first) into cells; the scale comes from the header text,
     the row labels, then the paragraphs ("(in thousands)", "$'000", "in millions")."""
@@ -220,6 +242,7 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = ()) -> Table: 
             text = clean[i][j]
             if text:
                 cells.append(Cell(i, j, labels[i], parents[i], headers[j], text, parse_value(text)))
+    _name_totals(labels, cells, n_header)
     header_text = " ".join(" ".join(r) for r in clean[:n_header])
     label_text = " ".join(r[0] for r in clean[n_header:])
     scale = detect_scale(header_text, label_text, *paragraphs) or scale_from_mentions(

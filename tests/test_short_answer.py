@@ -133,3 +133,82 @@ def test_components_are_the_rows_of_the_named_section() -> None:
     got = answer_question("What were the components making up current assets?", [parse_table(rows)])
     assert got is not None and got.short_answer == ["Debtors", "Cash and cash equivalents"]
     assert got.answer_type == "multi-span"
+
+
+@pytest.mark.parametrize("question, op, operands, magnitude", [
+    # "difference" is a gap's size; "change", "increase" keep their direction
+    ("What is the difference in revenue between 2018 and 2019?", "change", [], True),
+    ("What was the change in revenue between 2018 and 2019?", "change", [], False),
+    # a side that is only a period names no row: one row, two periods
+    ("What is the difference between the net cash used for financing activities in 2018 and "
+     "2019?", "change", [], True),
+    ("What was the difference between total net receivables and current net receivables?",
+     "difference", ["total net receivables", "current net receivables"], True),
+    # shares: "percentage (of) constitution ... among/in", "out of"; the total's word stays
+    ("For 2018, what is the percentage of constitution of employee severance and related costs "
+     "among the total cost?", "proportion",
+     ["employee severance and related costs", "the total cost?"], False),
+    ("What is the percentage constitution of Depreciation and Amortisation in EBITDA in F19?",
+     "proportion", ["Depreciation and Amortisation", "EBITDA in F19?"], False),
+    ("How much was the percentage of current net receivables out of total net receivables?",
+     "proportion", ["current net receivables", "total net receivables?"], False),
+])
+def test_operation_operands_and_magnitude(question, op, operands, magnitude) -> None:
+    q = operation(question)
+    assert (q.operation, q.operands, q.magnitude) == (op, operands, magnitude)
+
+
+def test_a_difference_is_the_larger_less_the_smaller() -> None:
+    table = parse_table(ROWS)
+    got = answer_question("What is the difference in revenue between 2018 and 2019?", [table])
+    assert (got.short_answer, got.derivation) == ("50850", "149,843 - 98,993 = 50850")
+    # the same rows the other way round, and a change keeps its sign
+    got = answer_question("What is the difference in operating loss between 2018 and 2019?",
+                          [table])
+    assert (got.short_answer, got.derivation) == ("4751", "-2,235 - (-6,986) = 4751")
+    got = answer_question("What was the change in cost of revenue from 2019 to 2018?", [table])
+    assert got.short_answer == "28000"  # columns oldest first, whatever the question's order
+
+
+def test_a_change_in_one_named_year_is_from_the_year_before() -> None:
+    table = parse_table(ROWS)
+    got = answer_question("What was the change in revenue in 2019?", [table])
+    assert (got.short_answer, got.derivation) == ("50850", "149,843 - 98,993 = 50850")
+    got = answer_question("What is the percentage change in revenue in 2019?", [table])
+    assert got.short_answer == "51.37"
+    # no 2017 column: nothing rather than a guess
+    assert answer_question("What was the change in revenue in 2018?", [table]) is None
+
+
+# TAT-QA dev's restructuring table: its total row has no label.
+COSTS = [["", "2019", "2018", "2017"],
+         ["Employee severance and related costs", "$7,169", "$7,845", "$724"],
+         ["Strategic Alternatives Evaluation (1)", "1,286", "—", "—"],
+         ["Qdoba Evaluation (2)", "—", "2,211", "2,592"],
+         ["Other", "—", "591", "315"],
+         ["", "$8,455", "$10,647", "$3,631"]]
+
+
+def test_an_unlabelled_total_row_answers_for_the_total() -> None:
+    table = parse_table(COSTS)
+    assert table.row_labels[5] == "Total"
+    got = answer_question("What is the total costs incurred in 2019?", [table])
+    assert (got.short_answer, got.cells[0].row_index) == ("8455", 5)
+    got = answer_question("For 2018, what is the percentage of constitution of employee "
+                          "severance and related costs among the total cost?", [table])
+    assert (got.short_answer, got.derivation) == ("73.68", "7,845 / 10,647 = 73.68%")
+    got = answer_question("What is the difference in total costs incurred between 2018 and "
+                          "2019?", [table])
+    assert got.short_answer == "2192"
+
+
+def test_a_range_of_years_asked_respectively_lists_every_year_in_it() -> None:
+    rows = [["", "2019", "2018", "2017"],
+            ["Earnings per common share - basic", "$2.41", "$2.70", "$12.30"]]
+    table = parse_table(rows)
+    got = answer_question("What is the earnings per common basic share for fiscal years 2019 to "
+                          "2017 respectively?", [table])
+    assert got.short_answer == ["2.41", "2.7", "12.3"]
+    got = answer_question("What is the earnings per common basic share for fiscal years 2017 to "
+                          "2019 respectively?", [table])
+    assert got.short_answer == ["12.3", "2.7", "2.41"]

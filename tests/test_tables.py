@@ -90,3 +90,16 @@ def test_store_keeps_each_table_on_its_chunks(tatqa_subset) -> None:
     doc = table_chunks[0].doc_id
     assert store.document(doc)[0].table == table_chunks[0].table
     assert any(not c.table for c in store.document(doc))  # its paragraphs too
+
+
+def test_a_row_without_label_is_a_total_only_when_it_sums_the_rows_above() -> None:
+    rows = [["", "2019", "2018"],
+            ["Deposits", "2,338", "1,975"],
+            ["Other", "3,197", "3,461"],
+            ["", "5,535", "5,436"],
+            ["Prepaid rent", "100", "90"],
+            ["Prepaid tax", "5", "6"],
+            ["", "7", "8"]]
+    table = parse_table(rows)
+    assert table.row_labels[3] == "Total" and table.cell(3, 1).row == "Total"
+    assert table.row_labels[6] == ""  # 7 is not 105: a row that lost its label, not a total

@@ -151,3 +151,53 @@ def test_extracts_from_the_gold_paragraphs_of_dev_text_questions(tatqa_path) -> 
     f1 = sum(f1s) / len(f1s)
     print(f"extract F1 on {len(f1s)} dev text span questions: {f1:.3f}")
     assert len(f1s) > 20 and f1 >= 0.6
+
+
+RMB = ("During the year ended 31 December 2019, the Group reported exchange gains of "
+       "approximately RMB77 million (2018: RMB229 million) within “Finance costs, net” in the "
+       "consolidated income statement.")
+POUNDS = ("The adjustments to prior periods of £1.7m (2017/18: £(8.1m)) relate mainly to the "
+          "adjustment of prior period losses and capital allowances which have been revised "
+          "following submission of tax returns.")
+TAX_FEES = ("(2) Tax fees are comprised of fees for preparation of tax returns to the Company "
+            "and the services performed by Deloitte in connection with Inter-Company matters.")
+BILLED = ("Amounts billed include $60.3 million and $80.5 million due on U.S. federal government "
+          "contracts at September 30, 2019 and 2018, respectively.")
+OTHER_INCOME = ("Other income (expense), net changed $9.9 million in the year ended March 31, "
+                "2018 compared to the year ended March 31, 2017, which was primarily "
+                "attributable to a change of $10.4 million in foreign exchange expense.")
+
+
+@pytest.mark.parametrize("question, short, scale", [
+    # another currency than the dollar is part of the answer: given as written
+    ("How much exchange gains did the Group report for the year ended 31 December 2019?",
+     "RMB77 million", ""),
+    ("What was the adjustments to the prior period in 2017/18?", "£(8.1m)", ""),
+    # past "are comprised of": the question's verb, inflected
+    ("What do the tax fees comprise of?", "fees for preparation of tax returns to the Company "
+     "and the services performed by Deloitte in connection with Inter-Company matters", ""),
+])
+def test_currencies_and_the_question_s_verb(question, short, scale) -> None:
+    got = ask(question, RMB, POUNDS, TAX_FEES, US)
+    assert (got.short_answer, got.scale) == (short, scale)
+
+
+def test_a_sum_of_the_amounts_a_sentence_states_and_a_stated_one_year_change() -> None:
+    store = Store(Chunk("p0/0", "d1", "", BILLED), Chunk("p1/0", "d2", "", OTHER_INCOME))
+    passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
+    q = "What is the sum of amounts billed due on U.S. federal government contracts in 2018 and 2019?"
+    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    assert (text.short_answer, text.scale) == (["80.5", "60.3"], "million")
+    got = choose(q, ShortAnswer(wanted_arithmetic=True), text, passages, store)
+    assert (got.short_answer, got.scale, got.answer_type) == ("140.8", "million", "arithmetic")
+    assert got.derivation == "80.5 + 60.3 = 140.8" and got.quote == BILLED
+    assert "computed from the amounts the report states: 80.5 + 60.3 = 140.8" in got.prose()
+    # a table row named as well as the question names it keeps the table's computation
+    sure = ShortAnswer("140", "million", "arithmetic", "60 + 80 = 140", match=1.02)
+    assert choose(q, sure, text, passages, store) is sure
+    # "the change in X in 2018": a sentence stating it beats the table's inferred period
+    q = "What was the net change in the other income (expense) in 2018?"
+    text = answer_from_text(q, document_paragraphs(store.document("d2")))
+    inferred = ShortAnswer("-9861", "thousand", "arithmetic", "-2,727 - 7,134 = -9861",
+                           match=1.02)
+    assert choose(q, inferred, text, passages, store).short_answer == "9.9"

@@ -28,6 +28,7 @@ _AVERAGE = re.compile(r"\baverage\b|\bmean\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
 _PROPORTION = re.compile(
     r"\bproportion\b|\bas a (?:percentage|percent|%)\b|\bwhat percent(?:age)? of\b|"
+    r"\bpercentage (?:of )?constitution\b|"
     r"\bpercentage (?:of|did|does|is|was|were)\b|\b(?:%|percent) of\b", re.I)
 _CHANGE = re.compile(
     r"\bchange[sd]?\b|\bdifference\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bvariance\b|"
@@ -57,6 +58,10 @@ _DESCRIPTIVE = re.compile(
     r"\b(?:reasons?|caused?|causing|(?:is|was|were) due to|includ\w*|consists?|comprised?|relates?|"
     r"represents?|defined?|means?|allows?|results? in|led to|lead to|driven|drivers?|"
     r"purpose|describe|explain|primarily|mainly)\b", re.I)
+# "Difference" names a gap's size; "change", "increase", "decrease" name a direction too.
+_MAGNITUDE = re.compile(r"\bdifference\b", re.I)
+_DIRECTION = re.compile(r"\bchange[sd]?\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bgrowth\b|"
+                        r"\bdecline[sd]?\b|\bmovement\b|\(decrease\)|\(increase\)", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 
@@ -83,6 +88,7 @@ class Question:
     sum_words: bool = False
     higher: bool = True
     threshold: tuple[str, str] | None = None
+    magnitude: bool = False              # "the difference between": a size, not a direction
 
     @property
     def words(self) -> list[str]:
@@ -117,12 +123,13 @@ def _strip_lead(text: str) -> str:
 
 
 _DIVISION_LEAD = re.compile(
-    r"^(?:in (?:fy)?\d{4},?\s*)?(?:what|how much)\s+(?:is|was|were|are)?\s*(?:the\s+)?(?:value of\s+)?"
-    r"(?:ratio|proportion|percentage constitution|percentage|percent|%)(?:\s*\([^)]*\))?,?"
+    r"^(?:(?:in|for) (?:fy)?\d{4},?\s*)?(?:what|how much)\s+(?:is|was|were|are)?\s*(?:the\s+)?"
+    r"(?:value of\s+)?(?:ratio|proportion|percentage (?:of )?constitution|percentage|percent|%)"
+    r"(?:\s*\([^)]*\))?,?"
     r"(?:\s*in percentage,?)?\s+(?:of|between)?\s*", re.I)
 _DIVISION_SEPARATORS = (
-    " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
-    " in relation to ", " among the total ", " among ", " in the total ", " of the total ",
+    " out of ", " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
+    " in relation to ", " among ", " in the total ", " of the total ",
     " in total ", " of total ", " compared to ", " to ", " over ", " against ", " versus ",
     " vs ", " divided by ")
 _PART_OF_TOTAL = re.compile(r"^(?:the )?(total .+?) (?:is|was|are|were) (?:generated |made up |"
@@ -176,12 +183,14 @@ def operation(text: str) -> Question:
     if _RATIO.search(q) or _PROPORTION.search(q):
         return _division(q, years)
     if _CHANGE.search(q):
+        magnitude = bool(_MAGNITUDE.search(q)) and not _DIRECTION.search(q)
         m = re.search(r"\bdifference (?:in \w+ )?between (.+?) and (.+?)(?:\?|$| in (?:fy)?\d{4})",
                       q, re.I)
-        if m and not (years_in(m.group(1)) and years_in(m.group(2)) and
-                      not tokens(m.group(1)) and not tokens(m.group(2))):
-            return Question(q, "difference", years, [m.group(1), m.group(2)])
-        return Question(q, "change", years)
+        # "between X in 2018 and 2019" is one row in two periods: a side that is only a
+        # period names no row.
+        if m and tokens(m.group(1)) and tokens(m.group(2)):
+            return Question(q, "difference", years, [m.group(1), m.group(2)], magnitude=magnitude)
+        return Question(q, "change", years, magnitude=magnitude)
     if _RESPECTIVELY.search(q) and len(years) >= 2:
         return Question(q, "multi_lookup", years_in(q))
     if _SUM.search(q) and (len(years) >= 2 or re.search(r"\bsum\b|\bcombined\b", low)):

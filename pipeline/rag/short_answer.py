@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
 from pipeline.rag.text_answer import TextAnswer, answer_from_text, document_paragraphs
@@ -42,6 +44,9 @@ TEXT_FLOOR = 0.3
 TABLE_ONLY = ("years_list", "row_list", "which_year", *ARITHMETIC_OPERATIONS)
 # The documents of the top passages whose paragraphs are searched for the extract.
 TEXT_DOCUMENTS = 2
+# Computed from the amounts one sentence states for the periods asked ("$60.3 million and
+# $80.5 million ... at September 30, 2019 and 2018, respectively"): order-free operations.
+TEXT_OPERATIONS = ("sum", "average")
 
 
 def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
@@ -105,6 +110,8 @@ class ShortAnswer:
         if self.quote is not None:
             # A span of words is read in its sentence, not said twice; a value is stated.
             said = f"The report says: \u201c{self.quote.rstrip('.')}.\u201d"
+            if self.derivation:
+                return f"{text}, computed from the amounts the report states: {self.derivation}. {said}"
             return said if isinstance(value, str) and len(value.split()) >= 4 else f"{text}. {said}"
         if self.answer_type == "arithmetic" and self.derivation:
             return f"{text}, computed from the cited table cells: {self.derivation}."
@@ -179,19 +186,47 @@ def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
     """The table's answer, or the text's when the evidence says the answer is in the text."""
     if text is None:
         return table
-    op = operation(question).operation
+    q = operation(question)
+    op = q.operation
+    # "The increase in X in 2019" is computed from 2018 when no sentence states it: a
+    # sentence that does is read like one for a lookup.
+    stated = op in ("change", "percent_change") and len(q.years) == 1
+    if op in TEXT_OPERATIONS and text.score >= TEXT_MIN and table.match < TABLE_SURE:
+        computed = _computed_from_text(op, text, passages, store)
+        if computed is not None:
+            return computed
     if table.short_answer is not None:
-        if op in TABLE_ONLY or table.answer_type in ("arithmetic", "count") or \
-                text.score < TEXT_MIN or table.match >= TABLE_SURE or \
+        if (op in TABLE_ONLY or table.answer_type in ("arithmetic", "count")) and not stated or \
+                text.score < TEXT_MIN or table.match >= TABLE_SURE and not stated or \
                 text.kind != text.asked:  # an amount was asked; the sentence has none
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:
         return table  # "could not find the figures" rather than a loosely related sentence
     elif text.score < TEXT_FLOOR:
         return table  # no sentence is about the question: the model answers in prose
+    return _from_text(text, text.short_answer, text.answer_type, None, passages, store,
+                      table.wanted_arithmetic)
+
+
+def _from_text(text: TextAnswer, value: str | list[str], answer_type: str, derivation: str | None,
+               passages: Sequence[Any], store: Any, wanted_arithmetic: bool) -> ShortAnswer:
     chunk = next((c for c in store.document(text.doc_id) if c.chunk_id == text.chunk_id), None)
     scores = [float(p.score) for p in passages if p.doc_id == text.doc_id]
-    return ShortAnswer(text.short_answer, text.scale, text.answer_type, None,
+    return ShortAnswer(value, text.scale, answer_type, derivation,
                        [{"source_id": text.chunk_id, "quote": text.sentence}], chunk,
-                       None, max(scores, default=0.0), 0.0, table.wanted_arithmetic,
-                       text.sentence)
+                       None, max(scores, default=0.0), 0.0, wanted_arithmetic, text.sentence)
+
+
+def _computed_from_text(op: str, text: TextAnswer, passages: Sequence[Any],
+                        store: Any) -> ShortAnswer | None:
+    """The sum or average of the amounts (one scale) the extract found for the periods
+    asked; None when it found fewer than two."""
+    if not isinstance(text.short_answer, list) or len(text.short_answer) < 2:
+        return None
+    try:
+        values = [Decimal(v) for v in text.short_answer]
+        result = compute(op, values, percent=text.scale == "percent")
+    except (InvalidOperation, NoAnswer):
+        return None  # amounts as written (scales differ, another currency): not added up
+    return _from_text(text, plain(result.value), "arithmetic", result.derivation, passages,
+                      store, True)

@@ -105,12 +105,13 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
 def _columns(table: Table, question: Question, n: int | None = None) -> list[int] | None:
     """The columns of the periods the question names, in the question's order; without
     years, the columns whose header words it uses, else the `n` latest year columns."""
-    span = question.year_range if question.operation in ("average", "sum") else None
+    span = question.year_range if question.operation in ("average", "sum", "multi_lookup") else None
     if span:
         inside = [j for j in _year_columns(table) if span[0] <= max(table.column_years[j]) <= span[1]]
         firsts = {max(table.column_years[j]): j for j in reversed(inside)}
-        if len(firsts) > 2:
-            return [firsts[y] for y in sorted(firsts, reverse=True)]
+        if len(firsts) > 2:  # "for fiscal years 2019 to 2017": in the order the question reads
+            named = question.years_in_order
+            return [firsts[y] for y in sorted(firsts, reverse=named[0] > named[-1])]
     if question.years:
         cols = []
         for y in question.years_in_order:
@@ -139,6 +140,13 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
     if n is None:
         return picked
     return picked[:n] if len(picked) >= n else None
+
+
+def _with_prior_year(table: Table, q: Question) -> list[int] | None:
+    """The columns of the year before the one the question names and of that year."""
+    this = _column_for_year(table, q.years[0], q)
+    prior = _column_for_year(table, q.years[0] - 1, q)
+    return [prior[0], this[0]] if this and prior else None
 
 
 def _scale(table: Table, cells: list[Cell], question: Question) -> str:
@@ -212,6 +220,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in ("proportion", "ratio", "difference", "text"):
         return None
     cols = _columns(table, q, n)
+    if op in ("change", "percent_change") and len(q.years) == 1:
+        cols = _with_prior_year(table, q)  # "the change in sales in 2019": from 2018
     if not cols or (n and len(cols) != n) or (op in ("average", "sum") and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)
@@ -258,6 +268,9 @@ def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float)
     values = [c.value.number for c in cells]
     percent_cells = any(c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)
+    if q.magnitude and op in ("change", "difference") and result.value < 0:
+        cells, values = cells[::-1], values[::-1]  # the larger first: the derivation shows it
+        result = compute(op, values, percent=percent_cells)
     if op in ("percent_change", "proportion"):
         scale = "percent"
     elif op == "ratio":

@@ -183,10 +183,36 @@ def _beyond_question(question: str, sentence: str) -> str | None:
     while cut < len(words) and cut >= 2 and not tokens(words[cut]) and \
             words[cut].strip(",").lower() in said:  # "related | to": the question's "to"
         cut += 1
+    if cut >= 2:
+        cut = _past_verb(asked, words, cut)
     rest = words[cut:]
     if cut < 2 or len(rest) <= 2:
         return None
     return _clean(" ".join(rest))
+
+
+# Between the words restating a question and the answer: "(are significantly) influenced
+# by", "represents": linking words, then the question's verb inflected or a defining verb.
+_LINKING = {"is", "are", "was", "were", "be", "been", "has", "have", "had", "which", "that",
+            "primarily", "mainly", "largely", "significantly", "generally", "also"}
+_DEFINING = {"represents", "represent", "refers", "refer", "means", "mean"}
+_PREPOSITIONS = {"of", "by", "to", "on", "as"}
+
+
+def _past_verb(asked: set[str], words: list[str], cut: int) -> int:
+    """`cut` moved past "are comprised of" in "Tax fees | are comprised of | fees for ..."
+    when the verb is the question's (its first five letters) or a defining one."""
+    stems = {w[:5] for w in asked if len(w) >= 4}
+    j = cut
+    while j < len(words) and words[j].lower() in _LINKING:
+        j += 1
+    verb = words[j].lower().strip(",") if j < len(words) else ""
+    if not verb or not (verb[:5] in stems or verb in _DEFINING):
+        return cut
+    j += 1
+    while j < len(words) and words[j].lower() in _PREPOSITIONS:
+        j += 1
+    return j
 
 
 def _amounts(sentence: str) -> list[re.Match]:
@@ -236,14 +262,26 @@ def _respective(sentence: str, amounts: list[re.Match], years: Sequence[int]) ->
 
 
 def as_value(m: re.Match) -> tuple[str, str] | None:
-    """An amount as the /ask contract gives numbers: a plain decimal and its scale."""
+    """An amount as the /ask contract gives numbers: a plain decimal and its scale; None
+    for one in another currency than the dollar (a bare 77 would pass RMB77 million off as
+    dollars: it is given as written)."""
     number, unit = m.group(2), (m.group(3) or "").strip().lower()
+    if (m.group(1) or "$").strip() != "$":
+        return None
     negative = number.startswith("(") or number.startswith("-")
     try:
         value = Decimal(number.strip("()-").replace(",", ""))
     except InvalidOperation:
         return None
     return plain(-value if negative else value), _SCALE_WORDS.get(unit, "")
+
+
+def _as_written(m: re.Match) -> str:
+    """The amount's text; "£(8.1m)" keeps the bracket its scale letter sits inside."""
+    text = m.group(0).strip()
+    if text.count("(") > text.count(")") and m.string[m.end():m.end() + 1] == ")":
+        text += ")"
+    return text
 
 
 def _values(found: list[re.Match]) -> tuple[str | list[str], str]:
@@ -253,7 +291,7 @@ def _values(found: list[re.Match]) -> tuple[str | list[str], str]:
     if all(values) and len(scales) == 1:
         nums = [v[0] for v in values if v]
         return (nums[0] if len(nums) == 1 else nums), scales.pop()
-    spans = [m.group(0).strip() for m in found]
+    spans = [_as_written(m) for m in found]
     return (spans[0] if len(spans) == 1 else spans), ""
 
 

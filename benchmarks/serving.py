@@ -47,16 +47,17 @@ def questions(n: int, seed: int) -> list[str]:
     return qs[:n]
 
 
-def start(kind: str, port: int, args: argparse.Namespace) -> subprocess.Popen:
+def start(kind: str, port: int, args: argparse.Namespace, root: Path = ROOT) -> subprocess.Popen:
+    """`finrag serve` (of the checkout at `root`) or the baseline, ready to answer."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
     if kind == "finrag":
         cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--port", str(port),
                "--corpus", str(CORPUS)]
     else:
         cmd = [sys.executable, str(ROOT / "benchmarks" / "baseline_server.py"), "--port",
                str(port), "--corpus", str(CORPUS)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:

@@ -1,8 +1,9 @@
 """finrag against its CPU peers on the standard workload, side by side in one run.
 
-Engines: finrag with fp32 and with int8 weights (continuous batching, every request at
-once), Hugging Face transformers and CTranslate2 int8 (static batches of --batch), on the
-same token ids, weights, device and threads. For each engine it prints
+Engines: finrag with fp32 and with int8 weights, and int8 with prompt-lookup drafts
+(continuous batching, every request at once), Hugging Face transformers and CTranslate2
+int8 (static batches of --batch), on the same token ids, weights, device and threads. For
+each engine it prints
   out tok/s     the standard workload: 64 requests, prompt i of L_i ~ U[32, 512] tokens of
                 real English text (seed 0), exactly 128 new tokens each, greedy;
   decode tok/s  one request of a 512-token prompt: (t(1 + D tokens) - TTFT) / D;
@@ -32,7 +33,10 @@ from workloads import standard_prompts  # noqa: E402
 
 from llm_engine import EngineConfig  # noqa: E402
 
-ENGINES = ("finrag-fp32", "finrag-int8", "transformers", "ctranslate2-int8")
+ENGINES = ("finrag-fp32", "finrag-int8", "finrag-int8-spec", "transformers", "ctranslate2-int8")
+# finrag-int8-spec: int8 with the server's prompt-lookup drafts (pipeline/settings.py). The
+# workload's prompts are plain prose, so drafts pay only where the greedy text repeats it.
+SPEC = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
 
 
 class RandomIds:
@@ -66,7 +70,8 @@ def figures(peer, prompts: list[list[int]], new_tokens: int, probes: list[list[i
 def make_peer(name: str, model_dir: str, args: argparse.Namespace, config: EngineConfig,
               has_tokenizer: bool):
     if name.startswith("finrag"):
-        return FinragPeer(model_dir, quantization="int8" if name == "finrag-int8" else None,
+        return FinragPeer(model_dir, quantization="int8" if "int8" in name else None,
+                          speculative_config=SPEC if name.endswith("-spec") else None,
                           max_num_batched_tokens=args.max_num_batched_tokens, device=args.device,
                           dtype=args.dtype, attention_backend=args.attention_backend,
                           skip_tokenizer_init=not has_tokenizer,

@@ -6,7 +6,8 @@ the same TAT-QA dev questions one at a time (a single client, nothing else in fl
 each question to both servers in turn, the first server alternating from question to
 question so that a change of machine load falls on both alike. Requests are what a client
 sends by default: `{"question": ...}`, not streamed, the server's own max_tokens and top_k.
-Prints each server's median and p90 end-to-end latency and the ratio of the medians.
+Prints each server's median and p90 end-to-end latency and the ratio of the medians, and
+how many answers ran the LLM at all (completion tokens > 0) with their generate stage.
 
     git worktree add ../before 9e89338
     python benchmarks/ask_latency.py --before ../before --questions 20
@@ -27,12 +28,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from serving import ROOT, free_port, questions, start  # noqa: E402
 
 
-def ask(base: str, question: str) -> float:
+def ask(base: str, question: str) -> tuple[float, float, int]:
+    """(seconds, the server's generate-stage seconds, completion tokens) of one /ask."""
     t0 = time.perf_counter()
     r = httpx.post(f"{base}/ask", json={"question": question}, timeout=600)
     if r.status_code != 200:
         raise SystemExit(f"{base}/ask answered {r.status_code}: {r.text[:300]}")
-    return time.perf_counter() - t0
+    body = r.json()
+    return (time.perf_counter() - t0, (body["timings"].get("generate_ms") or 0) / 1000,
+            body["usage"]["completion_tokens"])
 
 
 def main() -> int:
@@ -59,22 +63,27 @@ def main() -> int:
         for q in qs[: args.warmup]:
             for base in bases.values():
                 ask(base, q)
-        lat: dict[str, list[float]] = {name: [] for name in bases}
+        got: dict[str, list[tuple[float, float, int]]] = {name: [] for name in bases}
         for i, q in enumerate(qs[args.warmup :]):
             order = list(bases) if i % 2 == 0 else list(reversed(bases))
             for name in order:
-                lat[name].append(ask(bases[name], q))
+                got[name].append(ask(bases[name], q))
             print(f"  {i + 1}/{args.questions}: " + ", ".join(
-                f"{n} {lat[n][-1] * 1000:.0f} ms" for n in bases), flush=True)
+                f"{n} {got[n][-1][0] * 1000:.0f} ms (generate {got[n][-1][1] * 1000:.0f} ms, "
+                f"{got[n][-1][2]} tokens)" for n in bases), flush=True)
     finally:
         for proc in procs.values():
             proc.terminate()
             proc.wait(timeout=60)
-    med = {n: statistics.median(xs) for n, xs in lat.items()}
-    for name, xs in lat.items():
+    med = {n: statistics.median(r[0] for r in rows) for n, rows in got.items()}
+    for name, rows in got.items():
+        xs = [r[0] for r in rows]
         p90 = statistics.quantiles(xs, n=10)[-1] if len(xs) > 1 else xs[0]
+        gen = [r[1] for r in rows if r[2] > 0]
         print(f"{name:6s} /ask, one client, {len(xs)} questions: median {med[name] * 1000:.0f} ms, "
-              f"p90 {p90 * 1000:.0f} ms")
+              f"p90 {p90 * 1000:.0f} ms; {len(gen)} ran the LLM (median generate stage "
+              f"{statistics.median(gen) * 1000 if gen else 0:.0f} ms, "
+              f"{statistics.median(r[2] for r in rows if r[2] > 0) if gen else 0} tokens)")
     print(f"median now / before: {med['now'] / med['before']:.2f} "
           f"({med['before'] / med['now']:.2f}x faster)")
     print("reproduce:", command)

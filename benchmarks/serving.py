@@ -64,8 +64,12 @@ def start(kind: str, port: int, args: argparse.Namespace, root: Path = ROOT) -> 
         if proc.poll() is not None:
             raise RuntimeError(f"{kind} server exited with {proc.returncode}: {cmd}")
         try:
-            probe = "/ready" if kind == "finrag" else "/health"  # the baseline has no /ready
-            if httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=2).status_code == 200:
+            # The baseline, and finrag before /ready existed, answer /health once ready.
+            probe = "/ready" if kind == "finrag" else "/health"
+            status = httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=2).status_code
+            if status == 404:
+                status = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code
+            if status == 200:
                 return proc
         except httpx.HTTPError:
             pass

@@ -64,7 +64,8 @@ def test_bucketed_fp32_linear_equals_unpadded() -> None:
     assert all(m <= bucket_rows(m) <= 1.25 * m for m in range(1, 2049))
 
 
-@pytest.mark.parametrize("bad, message", [("fp8", "None or 'int8'"), ("INT8", "None or 'int8'")])
+@pytest.mark.parametrize("bad, message", [("fp8", "None or 'auto' or 'int8'"),
+                                          ("INT8", "None or 'auto' or 'int8'")])
 def test_unknown_quantization_is_refused_with_the_accepted_values(bad: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         EngineConfig(quantization=bad)
@@ -73,6 +74,12 @@ def test_unknown_quantization_is_refused_with_the_accepted_values(bad: str, mess
 def test_int8_needs_fp32_activations() -> None:
     with pytest.raises(ValueError, match="dtype='float32' or 'auto'"):
         EngineConfig(quantization="int8", dtype="bfloat16")
+
+
+def test_auto_quantization_is_int8_on_cpu_fp32_only() -> None:
+    assert EngineConfig(device="cpu", quantization="auto").quantization_method == "int8"
+    assert EngineConfig(device="cpu", dtype="bfloat16", quantization="auto").quantization_method is None
+    assert EngineConfig(device="cpu").quantization_method is None  # the engine's own default
 
 
 @pytest.fixture(scope="module")

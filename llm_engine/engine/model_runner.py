@@ -53,8 +53,8 @@ class ModelRunner:
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
         self._select_attention_backend()
-        if config.quantization is not None:
-            self.model.quantize(config.quantization, self._calibrate(model_dir))
+        if config.quantization_method is not None:
+            self.model.quantize(config.quantization_method, self._calibrate(model_dir))
         graphs = use_cuda_graphs(config, self.device, self.attention_backend)
         # With CUDA graphs the cache's last block takes padded rows' K/V (see cuda_graph.py).
         self.num_blocks = self._allocate_kv_cache(reserved_blocks=1 if graphs else 0)
@@ -115,7 +115,11 @@ class ModelRunner:
     def _calibrate(self, model_dir: Path) -> dict[str, torch.Tensor]:
         """Each quantizable layer's largest |input| per channel over the calibration text,
         read by the fp32 model on a scratch cache (layers/calibration.py); runs before the
-        real cache exists."""
+        real cache exists. Without a tokenizer (a bare weights folder) nothing is smoothed."""
+        if not (model_dir / "tokenizer.json").is_file():
+            logger.warning("quantization: %s has no tokenizer.json to calibrate with; int8 "
+                           "without smoothing (perplexity about 3%% higher)", model_dir)
+            return {}
         tokenizer = Tokenizer.from_pretrained(model_dir)
         windows = calibration_windows(lambda text: tokenizer.encode(text, add_special_tokens=False),
                                       self.config.resolve_max_model_len(self.model_config))

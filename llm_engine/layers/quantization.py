@@ -58,6 +58,18 @@ def check_quantization(method: str, device: torch.device, dtype: torch.dtype) ->
                          "build lacks; leave quantization=None")
 
 
+def auto_quantization(device: torch.device, dtype: torch.dtype) -> str | None:
+    """quantization="auto": int8 where it runs (CPU, fp32 activations, fbgemm), else None.
+
+    On CPU int8 is the faster choice at no measured cost in answer quality (TAT-QA EM and F1
+    equal to fp32's, perplexity +1.0%: RESULTS.md, "Issue 13")."""
+    try:
+        check_quantization("int8", device, dtype)
+    except ValueError:
+        return None
+    return "int8"
+
+
 class Int8Weight:
     """One weight matrix (with its bias) in int8 per output channel, packed for fbgemm."""
 

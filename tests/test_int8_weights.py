@@ -115,8 +115,8 @@ def test_int8_greedy_output_agrees_with_fp32_on_most_tokens(engines) -> None:
         agreed += int((picks == torch.tensor(out.outputs[0].token_ids)).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"int8 picks fp32's greedy token at {share:.3f} of positions")
-    # Measured 0.859 here (AVX-512 VNNI) before smoothing; exact equality is not expected of int8, and
-    # free-running the texts shared 14% of tokens up to their first difference.
+    # Measured 0.885 here (AVX-512 VNNI; 0.859 before smoothing); exact equality is not
+    # expected of int8, and free-running the texts part at the first near-tie it flips.
     assert share >= 0.8, share
 
 

@@ -38,6 +38,18 @@ def test_int8_linear_is_within_int8_error_of_fp32(rows: int) -> None:
     assert err.max() > 0  # it is the quantized kernel, not the fp32 one
 
 
+def test_a_tokens_result_does_not_depend_on_its_batch() -> None:
+    torch.manual_seed(0)
+    weight = torch.randn(960, 576) * 0.05
+    x = torch.randn(6, 576)
+    x[1] = x[1].abs()  # alone, this row's range would be [0, 1], in the batch [-1, 1]
+    x[2] *= 1e-3
+    for q in (Int8Weight.quantize(weight, None), Int8Weight.quantize(weight, None, x.abs().amax(0))):
+        batch = q(x)
+        for i in range(len(x)):
+            assert torch.equal(batch[i], q(x[i : i + 1])[0]), i
+
+
 def test_smoothing_keeps_the_product_and_cuts_the_error_of_outlier_channels() -> None:
     torch.manual_seed(0)
     weight = torch.randn(576, 1536) * 0.05

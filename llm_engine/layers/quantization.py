@@ -121,8 +121,20 @@ class Int8Weight:
         # its own max |x| first and the output rows multiplied back (the GEMM is linear in
         # each row), so a few tokens of huge norm (the first ones of a sequence) no longer
         # crush the resolution of all the others; per tensor, perplexity rose 57%.
-        x = x * self.inv_smooth if self.inv_smooth is not None else x.clone()
-        row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
-        y = torch.ops.quantized.linear_dynamic(x.div_(row_max), self.packed, self.reduce_range)
+        # The kernel takes its range from the data: one extra row holding -1 and 1 pins it
+        # to [-1, 1] whatever the other rows are, so a token's result does not depend on
+        # which tokens share its batch (greedy output alone = in a batch). The row's output
+        # is dropped; the integer GEMM keeps rows independent.
+        m = x.shape[0]
+        xs = torch.empty((m + 1, x.shape[1]), dtype=x.dtype)
+        if self.inv_smooth is not None:
+            torch.mul(x, self.inv_smooth, out=xs[:m])
+        else:
+            xs[:m] = x
+        row_max = xs[:m].abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
+        xs[:m].div_(row_max)
+        xs[m].zero_()
+        xs[m, 0], xs[m, 1] = 1.0, -1.0
+        y = torch.ops.quantized.linear_dynamic(xs, self.packed, self.reduce_range)[:m]
         y.mul_(row_max)
         return y if self.bias is None else y.add_(self.bias)

@@ -47,24 +47,29 @@ def questions(n: int, seed: int) -> list[str]:
     return qs[:n]
 
 
-def start(kind: str, port: int, args: argparse.Namespace) -> subprocess.Popen:
+def start(kind: str, port: int, args: argparse.Namespace, root: Path = ROOT) -> subprocess.Popen:
+    """`finrag serve` (of the checkout at `root`) or the baseline, ready to answer."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
     if kind == "finrag":
         cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--port", str(port),
                "--corpus", str(CORPUS)]
     else:
         cmd = [sys.executable, str(ROOT / "benchmarks" / "baseline_server.py"), "--port",
                str(port), "--corpus", str(CORPUS)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{kind} server exited with {proc.returncode}: {cmd}")
         try:
-            probe = "/ready" if kind == "finrag" else "/health"  # the baseline has no /ready
-            if httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=2).status_code == 200:
+            # The baseline, and finrag before /ready existed, answer /health once ready.
+            probe = "/ready" if kind == "finrag" else "/health"
+            status = httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=2).status_code
+            if status == 404:
+                status = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code
+            if status == 200:
                 return proc
         except httpx.HTTPError:
             pass

@@ -29,6 +29,7 @@ import asyncio
 import json
 import random
 import shlex
+import statistics
 import sys
 import time
 from collections import Counter
@@ -70,6 +71,8 @@ class Tally:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.unexpected: list[str] = []
+        # (monotonic time it ended, seconds it took, completion tokens) per answer
+        self.answers: list[tuple[float, float, int]] = []
 
     def add(self, outcome: str, detail: str = "") -> None:
         self.counts[outcome] += 1
@@ -81,6 +84,7 @@ async def answer(client: httpx.AsyncClient, q: str, args: argparse.Namespace,
                  tally: Tally) -> None:
     """A streamed /ask read to its final event."""
     body = {"question": q, "max_tokens": args.max_tokens, "stream": True}
+    t0 = time.monotonic()
     try:
         async with client.stream("POST", "/ask", json=body) as r:
             if r.status_code != 200:
@@ -102,6 +106,8 @@ async def answer(client: httpx.AsyncClient, q: str, args: argparse.Namespace,
         tally.add("unexpected", f"/ask stream ended without a final event (last {last})")
         return
     tally.add("answer")
+    t1 = time.monotonic()
+    tally.answers.append((t1, t1 - t0, last.get("usage", {}).get("completion_tokens", 0)))
 
 
 async def disconnect(port: int, q: str, rng: random.Random, args: argparse.Namespace,
@@ -199,6 +205,15 @@ async def load(base: str, seconds: float, args: argparse.Namespace, tally: Tally
         await asyncio.gather(*tasks)
 
 
+def window_figures(tally: Tally, start: float, end: float) -> dict:
+    """Answers that ended in [start, end): their rate, output tokens/s and median latency."""
+    got = [(dt, n) for t, dt, n in tally.answers if start <= t < end]
+    span = end - start
+    return {"answers": len(got), "answers_per_min": len(got) / span * 60,
+            "out_tok_per_s": sum(n for _, n in got) / span,
+            "median_latency_s": statistics.median(dt for dt, _ in got) if got else None}
+
+
 def settle(base: str, timeout: float = 60.0) -> dict:
     """The engine's counts once it has drained (or what they are after `timeout`)."""
     deadline = time.monotonic() + timeout
@@ -255,6 +270,9 @@ def main() -> int:
 
         t0 = time.monotonic()
         asyncio.run(soak())
+        part = min(120.0, args.minutes * 60 / 2)
+        first = window_figures(tally, t0, t0 + part)
+        last = window_figures(tally, t0 + args.minutes * 60 - part, t0 + args.minutes * 60)
         elapsed = time.monotonic() - t0
         engine = settle(base)
         rss1 = rss_mib(proc.pid)
@@ -284,13 +302,19 @@ def main() -> int:
           f"{max(samples):.1f}) -> growth {growth:+.2f}%; over the second half "
           f"{(rss1 - mid) / mid * 100:+.2f}% (a bounded cache filling up slows down, a leak "
           "does not)")
+    for name, f in (("first", first), ("last", last)):
+        lat = "-" if f["median_latency_s"] is None else f"{f['median_latency_s']:.2f} s"
+        print(f"  throughput, {name} {part:.0f} s: {f['answers']} answers "
+              f"({f['answers_per_min']:.1f}/min), {f['out_tok_per_s']:.1f} out tok/s, "
+              f"median /ask latency {lat}")
     print(f"  target (0 unexpected, 0 leaked blocks, RSS growth < 5%): "
           f"{'PASS' if ok else 'FAIL'}")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "command": command, "seconds": elapsed, "counts": dict(c),
             "unexpected": tally.unexpected, "engine": engine, "rss_mib": samples + [rss1],
-            "growth_percent": growth, "pass": ok}, indent=2))
+            "growth_percent": growth, "throughput_first": first, "throughput_last": last,
+            "pass": ok}, indent=2))
     print("reproduce:", command)
     return 0 if ok else 1
 

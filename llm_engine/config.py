@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from llm_engine.layers.quantization import QUANTIZATION_METHODS, check_quantization
+from llm_engine.layers.quantization import QUANTIZATION_METHODS, auto_quantization, check_quantization
 from llm_engine.spec_decode.config import SpeculativeConfig
 
 _GiB = 1 << 30
@@ -128,8 +128,10 @@ class EngineConfig:
     tensor_parallel_size: int = 1
     distributed_executor_backend: str | None = None
     # vLLM's name. "int8": weights in int8 per output channel, activations quantized per
-    # token at run time (CPU, fbgemm; every linear layer and the LM head, each tensor-
-    # parallel rank its own shard). None: weights in `dtype`. See layers/quantization.py.
+    # token at run time after SmoothQuant smoothing (CPU, fbgemm; every linear layer and
+    # the LM head, each tensor-parallel rank its own shard). None: weights in `dtype`.
+    # "auto" (like device and dtype; the server's default): "int8" where the engine runs
+    # on CPU with fp32 activations and torch has fbgemm, else None. layers/quantization.py.
     quantization: str | None = None
     # vLLM's dict, e.g. {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max":
     # 4, "prompt_lookup_min": 2}; kept as a validated SpeculativeConfig. None: no drafts.
@@ -181,10 +183,17 @@ class EngineConfig:
         _check(self.distributed_executor_backend != "uni" or self.tensor_parallel_size == 1,
                "distributed_executor_backend", "'mp' (or None) when tensor_parallel_size > 1",
                self.distributed_executor_backend)
-        _check(self.quantization in (None, *QUANTIZATION_METHODS), "quantization",
-               " or ".join(["None", *map(repr, QUANTIZATION_METHODS)]), self.quantization)
-        if self.quantization is not None:
+        _check(self.quantization in (None, "auto", *QUANTIZATION_METHODS), "quantization",
+               " or ".join(["None", "'auto'", *map(repr, QUANTIZATION_METHODS)]), self.quantization)
+        if self.quantization not in (None, "auto"):
             check_quantization(self.quantization, self.torch_device, self.torch_dtype)
+
+    @property
+    def quantization_method(self) -> str | None:
+        """The quantization the engine applies: `quantization` with "auto" resolved."""
+        if self.quantization == "auto":
+            return auto_quantization(self.torch_device, self.torch_dtype)
+        return self.quantization
 
     @property
     def torch_device(self) -> torch.device:

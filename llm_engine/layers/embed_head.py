@@ -51,8 +51,8 @@ class ParallelLMHead(VocabParallelEmbedding):
 
     int8: Int8Weight | None = None
 
-    def quantize_int8(self) -> None:
-        self.int8 = Int8Weight.quantize(self.weight, None)
+    def quantize_int8(self, act_max: torch.Tensor | None = None) -> None:
+        self.int8 = Int8Weight.quantize(self.weight, None, act_max)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor | None:  # type: ignore[override]
         logits = linear(hidden, self.weight, None) if self.int8 is None else self.int8(hidden)

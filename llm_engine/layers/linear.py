@@ -77,9 +77,9 @@ class _ShardedLinear(nn.Module):
         """The bias this rank adds."""
         return self.bias
 
-    def quantize_int8(self) -> None:
+    def quantize_int8(self, act_max: torch.Tensor | None = None) -> None:
         """Replace the fp32 weight by its int8 form (after loading; frees the fp32 copy)."""
-        self.int8 = Int8Weight.quantize(self.weight, self._local_bias())
+        self.int8 = Int8Weight.quantize(self.weight, self._local_bias(), act_max)
         self.weight = self.bias = None
 
     def _gemm(self, x: torch.Tensor) -> torch.Tensor:

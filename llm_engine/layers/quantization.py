@@ -8,6 +8,15 @@ in int8 with int32 accumulation, and the output rows are scaled back and the bia
 benchmarks/int8_linear.py measured it against the fp32 GEMM and torch's other int8 paths
 (weight-only `_weight_int8pack_mm`, per-token `_int_mm`) on this model's shapes: RESULTS.md, "Issue 13".
 
+Activations are quantized per token, yet within a token a few channels run far larger than
+the rest (the RMSNorm gains, the MLP's product), and those set the step for all of them:
+that, not the int8 weights, cost most of the perplexity (+3.1% activations alone, +0.5%
+weights alone). With `act_max` (each input channel's largest |x| over calibration text,
+layers/calibration.py) the weight is quantized as SmoothQuant does (Xiao et al., 2022):
+input channel j is divided by s_j = act_max_j^0.5 / max|W[:, j]|^0.5 and W's column j
+multiplied by it, which leaves x @ W.T unchanged and moves half of the outliers' range
+into the per-output-channel weight scales. RESULTS.md, "Issue 13", has the measurements.
+
 fbgemm keeps no per-shape state, so unlike oneDNN's primitive cache (layers/linear.py)
 memory does not grow with the number of distinct token counts.
 """
@@ -21,6 +30,9 @@ from pathlib import Path
 import torch
 
 QUANTIZATION_METHODS = ("int8",)
+# SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
+# range into the weights. 0.5 measured best of 0.3 / 0.5 / 0.7 on TAT-QA prose.
+SMOOTHING_ALPHA = 0.5
 
 
 @cache
@@ -46,22 +58,44 @@ def check_quantization(method: str, device: torch.device, dtype: torch.dtype) ->
                          "build lacks; leave quantization=None")
 
 
+def auto_quantization(device: torch.device, dtype: torch.dtype) -> str | None:
+    """quantization="auto": int8 where it runs (CPU, fp32 activations, fbgemm), else None.
+
+    On CPU int8 is the faster choice at no measured cost in answer quality (TAT-QA EM and F1
+    equal to fp32's, perplexity +1.0%: RESULTS.md, "Issue 13")."""
+    try:
+        check_quantization("int8", device, dtype)
+    except ValueError:
+        return None
+    return "int8"
+
+
 class Int8Weight:
     """One weight matrix (with its bias) in int8 per output channel, packed for fbgemm."""
 
     def __init__(self, packed: torch.ScriptObject, scales: torch.Tensor,
-                 bias: torch.Tensor | None) -> None:
+                 bias: torch.Tensor | None, inv_smooth: torch.Tensor | None = None) -> None:
         self.packed = packed
         self.scales = scales
         self.bias = bias
+        self.inv_smooth = inv_smooth  # 1 / s per input channel, or None without smoothing
         # Without VNNI fbgemm adds pairs of uint8 x int8 products in int16 (vpmaddubsw),
         # which saturates for 8-bit activations; 7-bit ones keep every pair in range, at
         # the cost of a bit of precision. VNNI (vpdpbusd) adds straight into int32.
         self.reduce_range = not _has_vnni()
 
     @classmethod
-    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> Int8Weight:
-        weight = weight.detach().float().contiguous()
+    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None,
+                 act_max: torch.Tensor | None = None) -> Int8Weight:
+        """`act_max`: each input channel's largest |x| seen in calibration (SmoothQuant)."""
+        weight = weight.detach().float()
+        inv_smooth = None
+        if act_max is not None:
+            smooth = (act_max.float().clamp(min=1e-5) ** SMOOTHING_ALPHA
+                      / weight.abs().amax(dim=0).clamp(min=1e-5) ** (1 - SMOOTHING_ALPHA))
+            weight = weight * smooth.clamp(min=1e-5)
+            inv_smooth = 1 / smooth.clamp(min=1e-5)
+        weight = weight.contiguous()
         scales = (weight.abs().amax(dim=1) / 127).clamp(min=1e-12)
         bias = None if bias is None else bias.detach().float().contiguous()
         engine = torch.backends.quantized.engine
@@ -80,14 +114,27 @@ class Int8Weight:
                 packed = torch.ops.quantized.linear_prepack(qweight, None)
             finally:
                 torch.backends.quantized.engine = engine
-        return cls(packed, scales, bias)
+        return cls(packed, scales, bias, inv_smooth)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         # Per-token activation scales through a per-tensor kernel: each row is divided by
         # its own max |x| first and the output rows multiplied back (the GEMM is linear in
         # each row), so a few tokens of huge norm (the first ones of a sequence) no longer
         # crush the resolution of all the others; per tensor, perplexity rose 57%.
-        row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
-        y = torch.ops.quantized.linear_dynamic(x / row_max, self.packed, self.reduce_range)
+        # The kernel takes its range from the data: one extra row holding -1 and 1 pins it
+        # to [-1, 1] whatever the other rows are, so a token's result does not depend on
+        # which tokens share its batch (greedy output alone = in a batch). The row's output
+        # is dropped; the integer GEMM keeps rows independent.
+        m = x.shape[0]
+        xs = torch.empty((m + 1, x.shape[1]), dtype=x.dtype)
+        if self.inv_smooth is not None:
+            torch.mul(x, self.inv_smooth, out=xs[:m])
+        else:
+            xs[:m] = x
+        row_max = xs[:m].abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
+        xs[:m].div_(row_max)
+        xs[m].zero_()
+        xs[m, 0], xs[m, 1] = 1.0, -1.0
+        y = torch.ops.quantized.linear_dynamic(xs, self.packed, self.reduce_range)[:m]
         y.mul_(row_max)
         return y if self.bias is None else y.add_(self.bias)

@@ -136,13 +136,16 @@ class LlamaForCausalLM(nn.Module):
         logits = self.lm_head(hidden)
         return None if logits is None else logits.float()
 
-    def quantize(self, method: str | None) -> None:
-        """Quantize every linear layer and the LM head in place, after loading."""
-        if method is None:
-            return
-        for module in self.modules():
-            if hasattr(module, "quantize_int8"):
-                module.quantize_int8()
+    def quantizable_layers(self) -> dict[str, nn.Module]:
+        """Every linear layer and the LM head, by name."""
+        return {name: m for name, m in self.named_modules() if hasattr(m, "quantize_int8")}
+
+    def quantize(self, method: str, act_max: dict[str, torch.Tensor] | None = None) -> None:
+        """Quantize every linear layer and the LM head in place, after loading; `act_max`
+        (calibration's largest |input| per channel, by layer name) smooths them."""
+        assert method == "int8", method  # EngineConfig admits no other
+        for name, module in self.quantizable_layers().items():
+            module.quantize_int8((act_max or {}).get(name))
 
     def attention_layers(self) -> list[PagedAttention]:
         return [layer.self_attn.attn for layer in self.model.layers]

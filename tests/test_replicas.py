@@ -36,6 +36,7 @@ REPLICA_PROC = "ServeReplica:finrag:FinragReplica"
 # Per replica at once, and again waiting at the ingress: 2 x 4 + 4 requests in all.
 MAX_QUEUED = 4
 HEADER = "x-finrag-replica"
+LONG_TOKENS = 128
 
 
 @dataclass
@@ -54,6 +55,13 @@ class Cluster:
     def ask(self, question: str, **extra) -> httpx.Response:
         return httpx.post(f"{self.base}/ask", json={"question": question, "max_tokens": 8, **extra},
                           timeout=HANG_GUARD_S)
+
+    def generate(self, prompt: str) -> httpx.Response:
+        """A request that holds its replica for LONG_TOKENS decode steps, whatever the
+        prompt: most /ask questions are answered without the model, too fast to overload
+        anything or to be caught in flight."""
+        return httpx.post(f"{self.base}/v1/completions", timeout=HANG_GUARD_S, json={
+            "model": "default", "prompt": prompt, "max_tokens": LONG_TOKENS, "ignore_eos": True})
 
 
 def _in_session(p: psutil.Process, sid: int) -> bool:
@@ -151,14 +159,14 @@ def test_past_every_replica_and_the_queue_the_answer_is_503_with_retry_after(
     capacity = 2 * MAX_QUEUED + MAX_QUEUED
     questions = cluster.questions[:capacity + 12]
     with ThreadPoolExecutor(len(questions)) as pool:
-        answers = list(pool.map(lambda q: cluster.ask(q, max_tokens=64), questions))
+        answers = list(pool.map(cluster.generate, questions))
     refused = [r for r in answers if r.status_code == 503]
     assert refused, "more requests than replicas and queue hold at once were all admitted"
     assert all(r.status_code == 200 for r in answers if r not in refused)
     for r in refused:  # from the ingress (the handle's queue) or a replica's admission
-        assert int(r.headers["retry-after"]) >= 1 and "busy" in r.json()["detail"]
-    assert any(r.headers[HEADER] == "none" and "every replica is full" in r.json()["detail"]
-               for r in refused)
+        assert int(r.headers["retry-after"]) >= 1 and "busy" in r.json()["error"]["message"]
+    assert any(r.headers[HEADER] == "none"
+               and "every replica is full" in r.json()["error"]["message"] for r in refused)
 
 
 def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: Cluster) -> None:
@@ -168,7 +176,7 @@ def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: C
                  .headers[HEADER].split(","))
     questions = cluster.questions[:40]
     with ThreadPoolExecutor(6) as pool:
-        load = [pool.submit(cluster.ask, q) for q in questions]
+        load = [pool.submit(cluster.generate, q) for q in questions]
         # Kill once both replicas are busy with this load (the first answers are back).
         done = 0
         while done < 4:

@@ -25,6 +25,10 @@ from live_server import dev_contexts, running_app
 N_CLIENTS = 200
 CONCURRENCY = 32
 FAULT = "injected fault"
+# Nothing in these reports answers it (no table row, no sentence): the model writes the
+# answer, so its request runs in the engine. Questions with a computed or quoted short
+# answer finish without generating.
+GENERATED_QUESTION = "What is the outlook for dividends next year?"
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +251,7 @@ async def sse_events(c: httpx.AsyncClient, path: str, body: dict) -> list[Any]:
 def test_a_failing_step_fails_only_its_requests(server) -> None:
     base, pipe = server
     engine = pipe.engine
-    question = "Why did total sales grow in 2019?"  # generated (a computed answer is not)
+    question = GENERATED_QUESTION
     long_cmpl = {"model": "default", "prompt": "Revenue grew because", "max_tokens": 400,
                  "temperature": 0, "ignore_eos": True}
     others = [{"model": "default", "prompt": p, "max_tokens": 12, "temperature": 0}
@@ -313,14 +317,16 @@ def test_a_dead_loop_turns_health_and_new_requests_503_at_once(server) -> None:
         async with httpx.AsyncClient(base_url=base, timeout=60) as c:
             in_flight = [
                 asyncio.create_task(sse_events(c, "/ask", {
-                    "question": "Why did total sales grow in 2019?", "stream": True,
+                    "question": GENERATED_QUESTION, "stream": True,
                     "max_tokens": 400})),
                 asyncio.create_task(c.post("/v1/completions", json={
                     "model": "default", "prompt": "Revenue", "max_tokens": 400,
                     "ignore_eos": True})),
             ]
+            deadline = time.monotonic() + 120  # a hang guard only
             while not any(s.num_output_tokens >= 1 and s.request_id.endswith("-gen")
                           for s in list(scheduler.running)):
+                assert time.monotonic() < deadline, "the /ask answer was never generated"
                 await asyncio.sleep(0.02)
             scheduler.schedule = broken_schedule
             # The loop dies at its next step; /health says so from then on (polled, with a

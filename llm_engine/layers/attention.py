@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from llm_engine.layers.prefill_attention_cpu import causal_prefill_attention
+
 
 @dataclass
 class PrefillSpan:
@@ -95,6 +97,11 @@ class PagedAttention(torch.nn.Module):
                                                scale=self.scale)
             out[group.start : group.end] = o.transpose(0, 1).reshape(rows, self.num_heads, d)
         for span in meta.prefills:
+            if span.block_table is None and q.device.type == "cpu":
+                out[span.start : span.end] = causal_prefill_attention(
+                    q[span.start : span.end], k[span.start : span.end], v[span.start : span.end],
+                    self.scale)
+                continue
             qs = q[span.start : span.end].transpose(0, 1).unsqueeze(0)  # [1, heads, n, d]
             mask = None
             if span.block_table is None:

@@ -1,0 +1,85 @@
+"""Time to first token of a 512-token prompt with each CPU prefill attention, side by side.
+
+The CPU prefill attention (layers/prefill_attention_cpu.py, query blocks of batched GEMMs)
+against the call it replaced, torch's causal `scaled_dot_product_attention` (its CPU flash
+kernel), swapped in and out of the same loaded engine, alternately, on distinct prompts of
+random token ids (no prefix cache). Also times the attention alone on the model's shapes.
+
+    OMP_NUM_THREADS=1 python benchmarks/prefill_attention.py
+    OMP_NUM_THREADS=1 python benchmarks/prefill_attention.py --quantization none --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shlex
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import llm_engine.layers.attention as attention
+from llm_engine import LLM, SamplingParams
+from llm_engine.layers.prefill_attention_cpu import causal_prefill_attention
+
+
+def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """The previous path, [T, heads, dim] in and out."""
+    o = F.scaled_dot_product_attention(
+        q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None],
+        is_causal=True, scale=scale, enable_gqa=q.shape[1] != k.shape[1])
+    return o[0].transpose(0, 1)
+
+
+PATHS = {"sdpa (before)": sdpa_prefill, "blocked (after)": causal_prefill_attention}
+
+
+def seconds(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quantization", default="int8", choices=["int8", "none"])
+    ap.add_argument("--prompt-tokens", type=int, default=512)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    llm = LLM("default", quantization=None if args.quantization == "none" else "int8",
+              enable_prefix_caching=False)
+    cfg = llm.llm_engine.model_config
+    rng = random.Random(0)
+    prompts = iter([[rng.randrange(100, 40_000) for _ in range(args.prompt_tokens)]
+                    for _ in range(2 * args.rounds + 1)])
+    params = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
+
+    def ttft(ids: list[int]) -> float:
+        return seconds(llm.generate, [{"prompt_token_ids": ids}], params, False)
+
+    ttft(next(prompts))  # warm-up
+    ttfts: dict[str, list[float]] = {name: [] for name in PATHS}
+    for _ in range(args.rounds):
+        for name, fn in PATHS.items():
+            attention.causal_prefill_attention = fn
+            ttfts[name].append(ttft(next(prompts)))
+    attention.causal_prefill_attention = causal_prefill_attention
+
+    heads, kv_heads, dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+    t = args.prompt_tokens
+    q, k, v = torch.randn(t, heads, dim), torch.randn(t, kv_heads, dim), torch.randn(t, kv_heads, dim)
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
+          f"quantization {args.quantization}, {t}-token prompts, {args.rounds} rounds")
+    for name, fn in PATHS.items():
+        fn(q, k, v, dim**-0.5)
+        kernel = min(seconds(fn, q, k, v, dim**-0.5) for _ in range(10))
+        runs = sorted(ttfts[name])
+        print(f"{name:16s} TTFT best {1e3 * runs[0]:6.0f} ms, median {1e3 * runs[len(runs) // 2]:6.0f} ms;"
+              f" one layer's attention {1e3 * kernel:.2f} ms")
+    print("reproduce: OMP_NUM_THREADS=1 python " + shlex.join(sys.argv))
+
+
+if __name__ == "__main__":
+    main()

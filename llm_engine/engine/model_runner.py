@@ -125,16 +125,24 @@ class ModelRunner:
                                       self.config.resolve_max_model_len(self.model_config))
         with record_input_maxima(self.model.quantizable_layers()) as maxima:
             for ids in windows:
-                n = len(ids)
-                self._bind_kv_cache(-(-n // self.block_size))
-                slots = torch.arange(n, device=self.device)
-                meta = AttentionMetadata(slot_blocks=slots // self.block_size,
-                                         slot_offsets=slots % self.block_size, decodes=[],
-                                         prefills=[PrefillSpan(0, n, 0, None)])
-                hidden = self.model(torch.tensor(ids, device=self.device), slots, meta)
+                hidden = self._scratch_prefill(torch.tensor(ids, device=self.device), len(ids))
                 self.model.compute_logits(hidden)
         self._bind_kv_cache(0)
         return maxima
+
+    def _scratch_prefill(self, input_ids: torch.Tensor, span: int) -> torch.Tensor:
+        """The hidden states of `input_ids` read as prompts of `span` tokens each (the last
+        one shorter), from position 0, on a scratch cache bound just big enough. Only before
+        the real cache exists: the caller unbinds it (`_bind_kv_cache(0)`)."""
+        tokens = input_ids.shape[0]
+        self._bind_kv_cache(-(-tokens // self.block_size))
+        starts = list(range(0, tokens, span))
+        positions = torch.cat([torch.arange(min(span, tokens - s)) for s in starts]).to(self.device)
+        slots = torch.arange(tokens, device=self.device)
+        meta = AttentionMetadata(
+            slot_blocks=slots // self.block_size, slot_offsets=slots % self.block_size,
+            decodes=[], prefills=[PrefillSpan(s, min(s + span, tokens), 0, None) for s in starts])
+        return self.model(input_ids, positions, meta)
 
     @torch.inference_mode()
     def _profile_forward(self) -> int:
@@ -148,23 +156,15 @@ class ModelRunner:
         cfg = self.config
         tokens = cfg.max_num_batched_tokens
         span = min(tokens, cfg.resolve_max_model_len(self.model_config))
-        scratch_blocks = -(-tokens // self.block_size)
-        self._bind_kv_cache(scratch_blocks)
-        starts = list(range(0, tokens, span))
-        positions = torch.cat([torch.arange(min(span, tokens - s)) for s in starts]).to(self.device)
-        slots = torch.arange(tokens, device=self.device)
-        meta = AttentionMetadata(
-            slot_blocks=slots // self.block_size, slot_offsets=slots % self.block_size,
-            decodes=[], prefills=[PrefillSpan(s, min(s + span, tokens), 0, None) for s in starts])
-        input_ids = torch.zeros(tokens, dtype=torch.long, device=self.device)
-        hidden = self.model(input_ids, positions, meta)
+        hidden = self._scratch_prefill(torch.zeros(tokens, dtype=torch.long, device=self.device),
+                                       span)
         drafts = cfg.speculative_config.num_speculative_tokens if cfg.speculative_config else 0
         rows = min(cfg.max_num_seqs * (1 + drafts), tokens)
         logits = self.model.compute_logits(hidden[-rows:])  # None on ranks other than 0
         if logits is not None:
             torch.softmax(logits.float(), dim=-1)
         self._bind_kv_cache(0)
-        return scratch_blocks * self.kv_bytes_per_block()
+        return -(-tokens // self.block_size) * self.kv_bytes_per_block()
 
     def _select_attention_backend(self) -> None:
         backend = self.config.attention_backend

@@ -50,6 +50,23 @@ def test_a_tokens_result_does_not_depend_on_its_batch() -> None:
             assert torch.equal(batch[i], q(x[i : i + 1])[0]), i
 
 
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_fixed_range_equals_the_dynamic_kernel_on_rows_spanning_minus_one_to_one(
+        reduce_range: bool) -> None:
+    """The kernel quantizes the normalised rows over [-1, 1] with a fixed step: bit for bit
+    what fbgemm's dynamic kernel does once a row holding -1 and 1 pins its range there."""
+    torch.manual_seed(0)
+    weight, bias = torch.randn(960, 576) * 0.05, torch.randn(960)
+    x = torch.randn(9, 576)
+    q = Int8Weight.quantize(weight, bias, act_max=x.abs().amax(0) * 3)
+    q = Int8Weight(q.packed, q.scales, q.bias, q.inv_smooth, reduce_range=reduce_range)
+    xs = x * q.inv_smooth
+    row_max = xs.abs().amax(dim=1, keepdim=True)
+    pinned = torch.cat([xs / row_max, torch.tensor([[1.0, -1.0] + [0.0] * 574])])
+    dynamic = torch.ops.quantized.linear_dynamic(pinned, q.packed, reduce_range)[:-1]
+    assert torch.equal(q(x), dynamic * row_max + bias)
+
+
 def test_smoothing_keeps_the_product_and_cuts_the_error_of_outlier_channels() -> None:
     torch.manual_seed(0)
     weight = torch.randn(576, 1536) * 0.05

@@ -2,9 +2,9 @@
 
 Each weight matrix is quantized symmetrically per output channel (scale = max |w| / 127
 per row) once, after loading, and prepacked for fbgemm, torch's x86 int8 GEMM. At run
-time each activation row is scaled to max |x| = 1, `quantized::linear_dynamic` quantizes
-them (asymmetric uint8, one scale for the call, which is then one per token), multiplies
-in int8 with int32 accumulation, and the output rows are scaled back and the bias added.
+time each activation row is scaled to max |x| = 1, fbgemm quantizes them over the fixed
+range [-1, 1] (uint8; one step for the call, which is then one per token), multiplies in
+int8 with int32 accumulation, and the output rows are scaled back and the bias added.
 benchmarks/int8_linear.py measured it against the fp32 GEMM and torch's other int8 paths
 (weight-only `_weight_int8pack_mm`, per-token `_int_mm`) on this model's shapes: RESULTS.md, "Issue 13".
 
@@ -74,7 +74,8 @@ class Int8Weight:
     """One weight matrix (with its bias) in int8 per output channel, packed for fbgemm."""
 
     def __init__(self, packed: torch.ScriptObject, scales: torch.Tensor,
-                 bias: torch.Tensor | None, inv_smooth: torch.Tensor | None = None) -> None:
+                 bias: torch.Tensor | None, inv_smooth: torch.Tensor | None = None,
+                 reduce_range: bool | None = None) -> None:
         self.packed = packed
         self.scales = scales
         self.bias = bias
@@ -82,7 +83,12 @@ class Int8Weight:
         # Without VNNI fbgemm adds pairs of uint8 x int8 products in int16 (vpmaddubsw),
         # which saturates for 8-bit activations; 7-bit ones keep every pair in range, at
         # the cost of a bit of precision. VNNI (vpdpbusd) adds straight into int32.
-        self.reduce_range = not _has_vnni()
+        # None: whichever this CPU needs.
+        self.reduce_range = not _has_vnni() if reduce_range is None else reduce_range
+        # [-1, 1] onto uint8 [0, 255] (zero at 128), or [0, 127] (zero at 64) for 7 bits.
+        levels = 127 if self.reduce_range else 255
+        self.input_scale = 2 / levels
+        self.input_zero_point = (levels + 1) // 2
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -121,20 +127,15 @@ class Int8Weight:
         # its own max |x| first and the output rows multiplied back (the GEMM is linear in
         # each row), so a few tokens of huge norm (the first ones of a sequence) no longer
         # crush the resolution of all the others; per tensor, perplexity rose 57%.
-        # The kernel takes its range from the data: one extra row holding -1 and 1 pins it
-        # to [-1, 1] whatever the other rows are, so a token's result does not depend on
-        # which tokens share its batch (greedy output alone = in a batch). The row's output
-        # is dropped; the integer GEMM keeps rows independent.
-        m = x.shape[0]
-        xs = torch.empty((m + 1, x.shape[1]), dtype=x.dtype)
+        # The rows then lie in [-1, 1], and they are quantized over exactly that range
+        # whatever the data, so a token's result does not depend on which tokens share
+        # its batch (greedy output alone = in a batch). This is the step and zero point
+        # `quantized::linear_dynamic` would choose for a batch spanning [-1, 1], so the
+        # results are bit for bit the same, without its pass that finds the range.
         if self.inv_smooth is not None:
-            torch.mul(x, self.inv_smooth, out=xs[:m])
-        else:
-            xs[:m] = x
-        row_max = xs[:m].abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
-        xs[:m].div_(row_max)
-        xs[m].zero_()
-        xs[m, 0], xs[m, 1] = 1.0, -1.0
-        y = torch.ops.quantized.linear_dynamic(xs, self.packed, self.reduce_range)[:m]
+            x = x * self.inv_smooth
+        row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
+        y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
+            x / row_max, self.input_scale, self.input_zero_point, self.packed)
         y.mul_(row_max)
         return y if self.bias is None else y.add_(self.bias)

@@ -1,12 +1,17 @@
-"""Perplexity of TAT-QA dev paragraphs under finrag's engine: fp32 against int8 weights.
+"""Perplexity of TAT-QA dev paragraphs under finrag's engine: fp32 against int8 weights,
+and the KV cache in the model's dtype against bf16 (kv_cache_dtype).
 
 The paragraphs (annual-report prose the model was not tuned on) are joined and cut into
 --windows windows of --window tokens, from the start of the file; each window is scored
-in one prefill through the engine's own model (paged attention, the same linears as
-serving), and perplexity is exp(mean negative log-likelihood of every next token).
+through the engine's own model (paged attention, the same linears as serving), and
+perplexity is exp(mean negative log-likelihood of every next token). A window is one
+prefill, or with --chunk C prefill chunks of C tokens: then every token attends to K/V read
+back from the cache, as decode and chunked prefill do when serving, which is what a
+narrower kv_cache_dtype changes (a single prefill attends to the fresh fp32 K/V).
 
     python benchmarks/perplexity.py                       # fp32 and int8, 40 x 512 tokens
     python benchmarks/perplexity.py --windows 8 --quantization int8
+    python benchmarks/perplexity.py --quantization int8 --kv-cache-dtype auto bfloat16 --chunk 32
 """
 
 from __future__ import annotations
@@ -33,35 +38,41 @@ def text_windows(tokenizer, windows: int, window: int) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def next_token_logits(llm: LLM, ids: list[int]) -> torch.Tensor:
+def next_token_logits(llm: LLM, ids: list[int], chunk: int = 0) -> torch.Tensor:
     """[len(ids) - 1, vocab]: the logits for ids[1:], each given what precedes it.
 
-    One prefill of the whole window into the idle engine's KV cache (its first blocks;
-    nothing else runs meanwhile, and nothing is cached under a hash).
+    Prefills of `chunk` tokens (0: the whole window at once) into the idle engine's KV
+    cache (its first blocks; nothing else runs meanwhile, and nothing is cached under a
+    hash); each chunk after the first attends to the earlier ones through the cache.
     """
     runner = llm.llm_engine.executor.driver
     n = len(ids)
-    if -(-n // runner.block_size) > runner.num_blocks:
+    blocks = -(-n // runner.block_size)
+    if blocks > runner.num_blocks:
         raise ValueError(f"a window of {n} tokens needs more than the {runner.num_blocks} KV blocks")
-    slots = torch.arange(n)
-    meta = AttentionMetadata(slot_blocks=slots // runner.block_size,
-                             slot_offsets=slots % runner.block_size, decodes=[],
-                             prefills=[PrefillSpan(0, n, 0, None)])
-    hidden = runner.model(torch.tensor(ids), torch.arange(n), meta)
-    return runner.model.compute_logits(hidden[:-1])
+    table = torch.arange(blocks)
+    hidden = []
+    for start in range(0, n, chunk or n):
+        end = min(start + (chunk or n), n)
+        slots = torch.arange(start, end)
+        meta = AttentionMetadata(
+            slot_blocks=slots // runner.block_size, slot_offsets=slots % runner.block_size,
+            decodes=[], prefills=[PrefillSpan(0, end - start, start, table if start else None)])
+        hidden.append(runner.model(torch.tensor(ids[start:end]), slots, meta))
+    return runner.model.compute_logits(torch.cat(hidden)[:-1])
 
 
-def window_nll(llm: LLM, ids: list[int]) -> tuple[float, int]:
+def window_nll(llm: LLM, ids: list[int], chunk: int = 0) -> tuple[float, int]:
     """Summed negative log-likelihood of ids[1:] given what precedes each, and its count."""
-    logits = next_token_logits(llm, ids)
+    logits = next_token_logits(llm, ids, chunk)
     nll = torch.nn.functional.cross_entropy(logits, torch.tensor(ids[1:]), reduction="sum")
     return nll.item(), len(ids) - 1
 
 
-def perplexity(llm: LLM, windows: list[list[int]]) -> float:
+def perplexity(llm: LLM, windows: list[list[int]], chunk: int = 0) -> float:
     total, count = 0.0, 0
     for ids in windows:
-        nll, n = window_nll(llm, ids)
+        nll, n = window_nll(llm, ids, chunk)
         total, count = total + nll, count + n
     return math.exp(total / count)
 
@@ -73,22 +84,29 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=512)
     ap.add_argument("--quantization", nargs="+", default=["none", "int8"],
                     help="'none' (fp32 weights) and/or 'int8'")
+    ap.add_argument("--kv-cache-dtype", nargs="+", default=["auto"], help="'auto' and/or 'bfloat16'")
+    ap.add_argument("--chunk", type=int, default=0,
+                    help="prefill chunk in tokens (0: one prefill a window); with a chunk, "
+                    "tokens attend to K/V read back from the cache")
     args = ap.parse_args()
     results = {}
     windows: list[list[int]] = []
     for method in args.quantization:
-        start = time.perf_counter()
-        llm = LLM(args.model, quantization=None if method == "none" else method,
-                  max_model_len=args.window, kv_cache_memory=128 << 20)
-        windows = windows or text_windows(llm.get_tokenizer(), args.windows, args.window)
-        results[method] = perplexity(llm, windows)
-        print(f"{method:5s} perplexity {results[method]:.4f} over {len(windows)} x {args.window} "
-              f"tokens ({time.perf_counter() - start:.0f} s)", flush=True)
-        del llm
-    if "none" in results:
-        for method, ppl in results.items():
-            if method != "none":
-                print(f"{method} vs fp32: {100 * (ppl / results['none'] - 1):+.2f}%")
+        for kv in args.kv_cache_dtype:
+            start = time.perf_counter()
+            llm = LLM(args.model, quantization=None if method == "none" else method,
+                      kv_cache_dtype=kv, max_model_len=args.window, kv_cache_memory=128 << 20)
+            windows = windows or text_windows(llm.get_tokenizer(), args.windows, args.window)
+            name = method if kv == "auto" else f"{method}+kv-{kv}"
+            results[name] = perplexity(llm, windows, args.chunk)
+            print(f"{name:18s} perplexity {results[name]:.4f} over {len(windows)} x {args.window} "
+                  f"tokens ({time.perf_counter() - start:.0f} s)", flush=True)
+            del llm
+    base = "none" if "none" in results else next(iter(results))
+    for name, ppl in results.items():
+        if name != base:
+            print(f"{name} vs {'fp32' if base == 'none' else base}: "
+                  f"{100 * (ppl / results[base] - 1):+.2f}%")
     print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
 
 

@@ -34,9 +34,11 @@ from workloads import standard_prompts  # noqa: E402
 
 from llm_engine import EngineConfig  # noqa: E402
 
-ENGINES = ("finrag-fp32", "finrag-int8", "finrag-int8-spec", "transformers", "ctranslate2-int8")
+ENGINES = ("finrag-fp32", "finrag-int8", "finrag-int8-kvbf16", "finrag-int8-spec",
+           "finrag-int8-spec-kvbf16", "transformers", "ctranslate2-int8")
 # finrag-int8-spec: int8 with the server's prompt-lookup drafts (pipeline/settings.py). The
 # workload's prompts are plain prose, so drafts pay only where the greedy text repeats it.
+# -kvbf16: kv_cache_dtype="bfloat16" (the KV cache in bf16, activations in fp32).
 SPEC = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
 
 
@@ -80,7 +82,8 @@ def make_peer(name: str, model_dir: str, args: argparse.Namespace, config: Engin
               has_tokenizer: bool):
     if name.startswith("finrag"):
         return FinragPeer(model_dir, quantization="int8" if "int8" in name else None,
-                          speculative_config=SPEC if name.endswith("-spec") else None,
+                          speculative_config=SPEC if "-spec" in name else None,
+                          kv_cache_dtype="bfloat16" if name.endswith("-kvbf16") else "auto",
                           # rounds repeat the same prompts: no cache may serve them again
                           enable_prefix_caching=args.rounds == 1,
                           # several engines at once: 2 GiB of KV each holds the standard workload

@@ -110,8 +110,13 @@ class EngineConfig:
     prefix_caching_hash_algo: str = "sha256"
     enable_chunked_prefill: bool = True
     device: str = "auto"
-    # Model weights and activations; the KV cache is allocated in this dtype too.
+    # Model weights and activations.
     dtype: str = "auto"
+    # vLLM's name. "auto": the KV cache in `dtype`. "bfloat16": K/V stored in bf16 while
+    # activations stay in `dtype` (every attention path widens what it reads): on CPU in
+    # fp32, half the bytes a decode step reads and half the memory a cached token takes,
+    # at bf16's 8-bit mantissa (RESULTS.md, "Issue 13"). On CUDA bf16 is `dtype`'s default.
+    kv_cache_dtype: str = "auto"
     seed: int = 0
     # "auto": on CUDA the Triton decode kernel where Triton imports and compiles; on CPU the
     # compiled kernel for fp32 decode attention where it builds; else torch (SDPA).
@@ -176,6 +181,8 @@ class EngineConfig:
                "CUDA)", self.attention_backend)
         _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
                "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
+        _check(self.kv_cache_dtype in ("auto", "bfloat16"), "kv_cache_dtype",
+               "'auto' or 'bfloat16'", self.kv_cache_dtype)
         _check(self.tensor_parallel_size >= 1, "tensor_parallel_size", ">= 1",
                self.tensor_parallel_size)
         _check(self.distributed_executor_backend in (None, "mp", "uni"),
@@ -207,6 +214,10 @@ class EngineConfig:
             return getattr(torch, self.dtype)
         # bf16 matmuls are ~50x slower than fp32 on these CPUs; on CUDA bf16 is the norm.
         return torch.bfloat16 if self.torch_device.type == "cuda" else torch.float32
+
+    @property
+    def torch_kv_cache_dtype(self) -> torch.dtype:
+        return self.torch_dtype if self.kv_cache_dtype == "auto" else getattr(torch, self.kv_cache_dtype)
 
     def _check_prefill_budget(self, max_model_len: int) -> None:
         # Without chunking a prompt is prefilled in one step: one longer than the step's

@@ -57,3 +57,20 @@ def test_decode_attention_matches_reference(backend: str) -> None:
     out = attn(q, k, v, meta)
     expected = _reference(attn, q, meta)  # after forward: the new K/V are in the cache
     torch.testing.assert_close(out, expected, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("backend", ["torch", "cpu_kernel"])
+def test_bf16_cache_attends_like_fp32_over_the_same_values(backend: str) -> None:
+    """kv_cache_dtype="bfloat16": K/V are rounded to bf16 once, when written; attention then
+    reads them widened, so it equals fp32 attention over the rounded values."""
+    if backend == "cpu_kernel" and load_kernel() is None:
+        missing("no C++ compiler for the CPU kernel", CXX)
+    attn, q, k, v, meta = _decode_case()
+    attn.k_cache, attn.v_cache = attn.k_cache.bfloat16(), attn.v_cache.bfloat16()
+    attn.decode_kernel = paged_decode if backend == "cpu_kernel" else None
+    out = attn(q, k, v, meta)
+    assert out.dtype == torch.float32
+    wide = PagedAttention(attn.num_heads, attn.num_kv_heads, attn.head_dim)
+    wide.k_cache, wide.v_cache = attn.k_cache.float(), attn.v_cache.float()
+    expected = _reference(wide, q, meta)
+    torch.testing.assert_close(out, expected, atol=2e-5, rtol=1e-4)

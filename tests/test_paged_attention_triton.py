@@ -19,9 +19,10 @@ from prereqs import DEV, missing
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# (heads, kv_heads, dim, block_size, max_len, num_blocks, KV dtype): GQA ratios 4, 3 (padded
-# to 4 in the kernel), 1 and 6; a head size that is no power of two; block sizes below, at
-# and above the kernel's 16-token tile; contexts that cross block boundaries.
+# (heads, kv_heads, dim, block_size, max_len, num_blocks, dtype[, cache dtype]): GQA ratios
+# 4, 3 (padded to 4 in the kernel), 1 and 6; a head size that is no power of two; block
+# sizes below, at and above the kernel's 16-token tile; contexts that cross block
+# boundaries; a bf16 cache under fp32 activations (kv_cache_dtype="bfloat16").
 CASES = [
     (8, 2, 64, 16, 90, 64, torch.float32),
     (9, 3, 64, 16, 150, 64, torch.bfloat16),
@@ -29,6 +30,7 @@ CASES = [
     (12, 2, 48, 32, 100, 32, torch.float32),
     (4, 1, 16, 1, 40, 64, torch.float32),
     (4, 1, 16, 128, 300, 8, torch.bfloat16),
+    (9, 3, 64, 16, 150, 64, torch.float32, torch.bfloat16),
 ]
 
 
@@ -40,10 +42,11 @@ def check_cases(cases: list[tuple], device: str = "cpu") -> None:
     from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PagedAttention
     from llm_engine.layers.paged_attention_triton import paged_decode
 
-    for heads, kv_heads, dim, block_size, max_len, num_blocks, dtype in cases:
+    for heads, kv_heads, dim, block_size, max_len, num_blocks, dtype, *cache in cases:
+        cache_dtype = cache[0] if cache else dtype
         attn, q, k, v, meta = _decode_case(8, heads, kv_heads, dim, block_size, num_blocks, max_len)
-        attn.k_cache = attn.k_cache.to(device, dtype)
-        attn.v_cache = attn.v_cache.to(device, dtype)
+        attn.k_cache = attn.k_cache.to(device, cache_dtype)
+        attn.v_cache = attn.v_cache.to(device, cache_dtype)
         q, k, v = q.to(device, dtype), k.to(device, dtype), v.to(device, dtype)
         g = meta.decodes[0]
         meta = AttentionMetadata(meta.slot_blocks.to(device), meta.slot_offsets.to(device), [
@@ -60,7 +63,8 @@ def check_cases(cases: list[tuple], device: str = "cpu") -> None:
         torch.testing.assert_close(out, expected.to(dtype), **tol)
         err = (out.float() - expected).abs().max().item()
         print(f"ok {device} heads={heads} kv_heads={kv_heads} dim={dim} block_size={block_size} "
-              f"lens={meta.decodes[0].lens.tolist()} {dtype}: max abs error {err:.2e}")
+              f"lens={meta.decodes[0].lens.tolist()} {dtype} (cache {cache_dtype}): max abs "
+              f"error {err:.2e}")
 
 
 def test_triton_decode_kernel_matches_reference_in_interpreter() -> None:

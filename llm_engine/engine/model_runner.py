@@ -46,6 +46,7 @@ class ModelRunner:
         self.tp = tp
         self.device = tp.device(config.torch_device)
         self.dtype = config.torch_dtype
+        self.kv_dtype = config.torch_kv_cache_dtype
         self.block_size = config.block_size
         torch.manual_seed(config.seed)
         with torch.device(self.device):
@@ -75,14 +76,14 @@ class ModelRunner:
 
     def kv_bytes_per_block(self) -> int:
         """Bytes of one block on this rank (its share of the K/V heads)."""
-        elem = torch.empty((), dtype=self.dtype).element_size()
+        elem = torch.empty((), dtype=self.kv_dtype).element_size()
         return elem * int(torch.Size(self._kv_block_shape()).numel())
 
     def _bind_kv_cache(self, num_blocks: int) -> None:
         """One tensor for the whole cache; each attention layer gets views of its K and V."""
         layers, _, kvh, slots = self._kv_block_shape()
         d = self.model.attention_layers()[0].head_dim
-        self.kv_cache = torch.zeros((layers, 2, kvh, num_blocks, slots), dtype=self.dtype,
+        self.kv_cache = torch.zeros((layers, 2, kvh, num_blocks, slots), dtype=self.kv_dtype,
                                     device=self.device)
         for i, attn in enumerate(self.model.attention_layers()):
             attn.k_cache = self.kv_cache[i, 0].view(kvh, num_blocks, d, self.block_size)
@@ -109,7 +110,7 @@ class ModelRunner:
             raise ValueError(f"preemption_mode='swap' but swap_space={self.config.swap_space} GiB "
                              f"holds no block of {per_block} bytes: raise swap_space")
         logger.info("swap space: %d blocks (%.2f GiB)", num, num * per_block / 2**30)
-        return SwapSpace(num, self._kv_block_shape(), self.dtype, allocator)
+        return SwapSpace(num, self._kv_block_shape(), self.kv_dtype, allocator)
 
     @torch.inference_mode()
     def _calibrate(self, model_dir: Path) -> dict[str, torch.Tensor]:

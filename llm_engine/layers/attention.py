@@ -78,8 +78,10 @@ class PagedAttention(torch.nn.Module):
         """q: [T, heads, dim]; k, v: [T, kv_heads, dim]. Returns [T, heads * dim]."""
         kvh, d = self.num_kv_heads, self.head_dim
         # Indices split by a slice index to the front ([T, kvh, d]); adjacent ones stay put.
-        self.k_cache[:, meta.slot_blocks, :, meta.slot_offsets] = k
-        self.v_cache[:, meta.slot_blocks, meta.slot_offsets] = v.transpose(0, 1)
+        # The cache may be narrower than the activations (kv_cache_dtype): rounded here,
+        # widened where it is read.
+        self.k_cache[:, meta.slot_blocks, :, meta.slot_offsets] = k.to(self.k_cache.dtype)
+        self.v_cache[:, meta.slot_blocks, meta.slot_offsets] = v.transpose(0, 1).to(self.v_cache.dtype)
 
         out = torch.empty_like(q)
         for group in meta.decodes:
@@ -89,8 +91,9 @@ class PagedAttention(torch.nn.Module):
                     group.lens, self.scale)
                 continue
             rows = group.end - group.start
-            keys = self._gather(self.k_cache, group.block_tables, keys=True)  # [kvh, rows, L, d]
-            values = self._gather(self.v_cache, group.block_tables)
+            # [kvh, rows, L, d]
+            keys = self._gather(self.k_cache, group.block_tables, q.dtype, keys=True)
+            values = self._gather(self.v_cache, group.block_tables, q.dtype)
             # The query heads that share a K/V head become that head's query rows.
             qs = q[group.start : group.end].view(rows, kvh, self.group, d).transpose(0, 1)
             o = F.scaled_dot_product_attention(qs, keys, values, attn_mask=group.mask[None],
@@ -109,9 +112,10 @@ class PagedAttention(torch.nn.Module):
                 values = v[span.start : span.end].transpose(0, 1).unsqueeze(0)
             else:
                 ctx = span.num_computed + span.end - span.start
-                keys = self._gather(self.k_cache, span.block_table[None], keys=True)
+                keys = self._gather(self.k_cache, span.block_table[None], q.dtype, keys=True)
                 keys = keys[:, :, :ctx].transpose(0, 1)
-                values = self._gather(self.v_cache, span.block_table[None])[:, :, :ctx].transpose(0, 1)
+                values = self._gather(self.v_cache, span.block_table[None], q.dtype)
+                values = values[:, :, :ctx].transpose(0, 1)
                 mask = _chunk_causal_mask(span.end - span.start, span.num_computed, q.device)
             o = F.scaled_dot_product_attention(
                 qs, keys, values, attn_mask=mask, is_causal=mask is None, scale=self.scale,
@@ -120,12 +124,13 @@ class PagedAttention(torch.nn.Module):
             out[span.start : span.end] = o.squeeze(0).transpose(0, 1)
         return out.flatten(1)
 
-    def _gather(self, cache: torch.Tensor, tables: torch.Tensor, keys: bool = False
-                ) -> torch.Tensor:
-        """[rows, max_blocks] block ids -> [kv_heads, rows, max_blocks * block_size, dim]."""
+    def _gather(self, cache: torch.Tensor, tables: torch.Tensor, dtype: torch.dtype,
+                keys: bool = False) -> torch.Tensor:
+        """[rows, max_blocks] block ids -> [kv_heads, rows, max_blocks * block_size, dim],
+        widened to the activations' `dtype`."""
         kvh, num_blocks, block_size, d = self.v_cache.shape
         rows, width = tables.shape
-        blocks = cache.view(kvh, num_blocks, -1).index_select(1, tables.flatten())
+        blocks = cache.view(kvh, num_blocks, -1).index_select(1, tables.flatten()).to(dtype)
         if keys:
             blocks = blocks.view(kvh, rows, width, d, block_size).transpose(-1, -2)
         return blocks.reshape(kvh, rows, width * block_size, d)

@@ -22,51 +22,60 @@ _SOURCE = r"""
 #include <ATen/Parallel.h>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
+// The cache holds fp32, or bf16 as its raw 16 bits: a bf16 value is the top half of the
+// fp32 with the same sign, exponent and leading mantissa bits, so widening it is a shift
+// that vectorizes on any x86 CPU.
+static inline float to_float(float x) { return x; }
+static inline float to_float(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 // Scores of one block's tokens for one query: keys are [D][BS_T]; a compile-time block
 // size keeps the BS_T partial sums in registers across the D loop.
-template <int BS_T>
-static inline void block_scores(const float* qq, const float* kb, int64_t D, float* pp) {
+template <int BS_T, typename T>
+static inline void block_scores(const float* qq, const T* kb, int64_t D, float* pp) {
   float s[BS_T] = {0.f};
   for (int64_t d = 0; d < D; ++d) {
     const float qd = qq[d];
-    const float* row = kb + d * BS_T;
+    const T* row = kb + d * BS_T;
 #pragma omp simd
-    for (int t = 0; t < BS_T; ++t) s[t] += qd * row[t];
+    for (int t = 0; t < BS_T; ++t) s[t] += qd * to_float(row[t]);
   }
   for (int t = 0; t < BS_T; ++t) pp[t] = s[t];
 }
 
-static inline void block_scores_any(const float* qq, const float* kb, int64_t D, int64_t BS,
+template <typename T>
+static inline void block_scores_any(const float* qq, const T* kb, int64_t D, int64_t BS,
                                     float* pp) {
   std::fill(pp, pp + BS, 0.f);
   for (int64_t d = 0; d < D; ++d) {
     const float qd = qq[d];
-    const float* row = kb + d * BS;
+    const T* row = kb + d * BS;
 #pragma omp simd
-    for (int64_t t = 0; t < BS; ++t) pp[t] += qd * row[t];
+    for (int64_t t = 0; t < BS; ++t) pp[t] += qd * to_float(row[t]);
   }
 }
 
 // q: [R, H, D]; k_cache: [KVH, NB, D, BS]; v_cache: [KVH, NB, BS, D];
 // tables: [R, MAXB] int64; lens: [R] int64.
-torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor v_cache,
-                           torch::Tensor tables, torch::Tensor lens, double scale) {
-  TORCH_CHECK(q.scalar_type() == torch::kFloat32 && q.is_contiguous(), "q: contiguous fp32");
-  TORCH_CHECK(k_cache.is_contiguous() && v_cache.is_contiguous(), "caches: contiguous");
+template <typename T>
+static void paged_decode_impl(const torch::Tensor& q, const T* kp, const T* vp,
+                              int64_t KVH, int64_t NB, int64_t BS, const torch::Tensor& tables,
+                              const torch::Tensor& lens, float sc, torch::Tensor& out) {
   const int64_t R = q.size(0), H = q.size(1), D = q.size(2);
-  const int64_t KVH = v_cache.size(0), NB = v_cache.size(1), BS = v_cache.size(2);
   const int64_t G = H / KVH, MAXB = tables.size(1);
-  auto out = torch::empty_like(q);
   const float* qp = q.data_ptr<float>();
-  const float* kp = k_cache.data_ptr<float>();
-  const float* vp = v_cache.data_ptr<float>();
   const int64_t* tp = tables.data_ptr<int64_t>();
   const int64_t* lp = lens.data_ptr<int64_t>();
   float* op = out.data_ptr<float>();
-  const float sc = static_cast<float>(scale);
   at::parallel_for(0, R * KVH, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
     std::vector<float> part(BS);
@@ -78,7 +87,7 @@ torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor
       // Keys are stored [D][BS] per block: one vector FMA per dimension scores every token
       // of the block at once, with no horizontal sums.
       for (int64_t b = 0; b * BS < L; ++b) {
-        const float* kb = kp + (kh * NB + bt[b]) * D * BS;
+        const T* kb = kp + (kh * NB + bt[b]) * D * BS;
         const int64_t n = std::min(BS, L - b * BS);
         for (int64_t g = 0; g < G; ++g) {
           const float* qq = qp + (r * H + kh * G + g) * D;
@@ -99,15 +108,35 @@ torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor
         std::fill(acc.begin(), acc.end(), 0.f);
         for (int64_t t = 0; t < L; ++t) {
           const float w = sg[t] * inv;
-          const float* vv = vp + ((kh * NB + bt[t / BS]) * BS + t % BS) * D;
+          const T* vv = vp + ((kh * NB + bt[t / BS]) * BS + t % BS) * D;
 #pragma omp simd
-          for (int64_t d = 0; d < D; ++d) acc[d] += w * vv[d];
+          for (int64_t d = 0; d < D; ++d) acc[d] += w * to_float(vv[d]);
         }
         float* o = op + (r * H + kh * G + g) * D;
         for (int64_t d = 0; d < D; ++d) o[d] = acc[d];
       }
     }
   });
+}
+
+torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor v_cache,
+                           torch::Tensor tables, torch::Tensor lens, double scale) {
+  TORCH_CHECK(q.scalar_type() == torch::kFloat32 && q.is_contiguous(), "q: contiguous fp32");
+  TORCH_CHECK(k_cache.is_contiguous() && v_cache.is_contiguous(), "caches: contiguous");
+  TORCH_CHECK(k_cache.scalar_type() == v_cache.scalar_type(), "caches: one dtype");
+  const int64_t KVH = v_cache.size(0), NB = v_cache.size(1), BS = v_cache.size(2);
+  auto out = torch::empty_like(q);
+  const float sc = static_cast<float>(scale);
+  if (k_cache.scalar_type() == torch::kFloat32) {
+    paged_decode_impl<float>(q, k_cache.data_ptr<float>(), v_cache.data_ptr<float>(), KVH, NB,
+                             BS, tables, lens, sc, out);
+  } else {
+    TORCH_CHECK(k_cache.scalar_type() == torch::kBFloat16, "caches: fp32 or bf16");
+    paged_decode_impl<uint16_t>(
+        q, reinterpret_cast<const uint16_t*>(k_cache.data_ptr<at::BFloat16>()),
+        reinterpret_cast<const uint16_t*>(v_cache.data_ptr<at::BFloat16>()), KVH, NB, BS,
+        tables, lens, sc, out);
+  }
   return out;
 }
 """
@@ -128,7 +157,7 @@ def load_kernel():
         print("llm_engine: loading the CPU paged-attention kernel (compiled once, ~30 s)",
               file=sys.stderr)
         module = load_inline(
-            name="finrag_paged_attention_cpu_v6",
+            name="finrag_paged_attention_cpu_v7",
             cpp_sources=[_SOURCE],
             functions=["paged_decode"],
             extra_cflags=["-O3", "-fopenmp-simd", "-march=native", "-ffast-math"],

@@ -24,11 +24,13 @@ def _replicas(**values):
 
 
 def test_fixed_replicas_and_back_pressure_from_the_admission_bound() -> None:
-    ingress, replicas = _replicas(num_replicas=3, max_queued_requests=16)
+    ingress, replicas = _replicas(num_replicas=3, max_queued_requests=16,
+                                  affinity_balance_factor=1.5)
     config = replicas._deployment_config
     assert replicas.num_replicas == 3 and config.autoscaling_config is None
     assert config.max_ongoing_requests == 16 and config.max_queued_requests == 16
     assert config.request_router_config.request_router_class.endswith("router.AffinityRouter")
+    assert config.request_router_config.request_router_kwargs == {"balance_factor": 1.5}
     assert ingress.ray_actor_options["num_cpus"] == 0
     assert ingress._deployment_config.max_ongoing_requests >= 3 * 16
 
@@ -48,12 +50,14 @@ def test_replica_settings_are_checked_and_are_serve_flags() -> None:
         load_settings(None, {"num_replicas": 3, "max_replicas": 2}, environ={})
     with pytest.raises(SettingsError, match="replica_router"):
         load_settings(None, {"replica_router": "random"}, environ={})
+    with pytest.raises(SettingsError, match="affinity_balance_factor"):  # below 1: all may be full
+        load_settings(None, {"affinity_balance_factor": 0.9}, environ={})
     args = _parser().parse_args(["serve", "--num-replicas", "2", "--ray-address", "auto",
                                  "--max-replicas", "4", "--target-ongoing-requests", "2.5",
-                                 "--replica-router", "power_of_two", "--affinity-imbalance", "8"])
+                                 "--replica-router", "power_of_two", "--affinity-balance-factor", "1.5"])
     assert (args.num_replicas, args.ray_address, args.max_replicas) == (2, "auto", 4)
-    assert (args.target_ongoing_requests, args.replica_router, args.affinity_imbalance) == \
-        (2.5, "power_of_two", 8)
+    assert (args.target_ongoing_requests, args.replica_router, args.affinity_balance_factor) == \
+        (2.5, "power_of_two", 1.5)
     env = load_settings(None, {}, environ={"FINRAG_NUM_REPLICAS": "2",
                                            "FINRAG_RAY_ADDRESS": "ray://head:10001"})
     assert (env.num_replicas, env.ray_address) == (2, "ray://head:10001")
@@ -71,3 +75,4 @@ def test_the_driver_hands_replicas_absolute_paths(tmp_path, monkeypatch,
     assert settings.audit_log == str(tmp_path / "audit.jsonl")
     assert settings.engine.engines_dir == str(engines_dir.resolve())
     assert (settings.model, settings.served_model_name) == ("default", "default")
+

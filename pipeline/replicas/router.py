@@ -36,8 +36,8 @@ class _Publish:
 class AffinityRouter(_Publish, RequestRouter):
     """Requests with the same affinity key go to the same replica, within a load bound."""
 
-    def initialize_state(self, imbalance: int = 4, **kwargs) -> None:
-        self.imbalance = imbalance
+    def initialize_state(self, balance_factor: float = 1.25, **kwargs) -> None:
+        self.balance_factor = balance_factor
 
     async def choose_replicas(self, candidate_replicas: list[RunningReplica],
                               pending_request: PendingRequest | None = None,
@@ -46,7 +46,7 @@ class AffinityRouter(_Publish, RequestRouter):
         by_name = {replica_name(r): r for r in candidate_replicas}
         cache = self.replica_queue_len_cache
         loads = {name: cache.get(r.replica_id) for name, r in by_name.items()}
-        return [[by_name[name] for name in tier] for tier in rank(key, loads, self.imbalance)]
+        return [[by_name[name] for name in tier] for tier in rank(key, loads, self.balance_factor)]
 
 
 class DefaultRouter(_Publish, PowerOfTwoChoicesRequestRouter):

@@ -1,6 +1,7 @@
 """Settings -> the Ray Serve application (pipeline/replicas/deployment.py), without a
-cluster: replica count or autoscaling on queue depth, back-pressure bounds, the router; and
-the artifacts the driver builds once, handed to replicas by absolute path."""
+cluster: replica count or autoscaling on queue depth, back-pressure bounds, the router and
+the loads it ranks on; and the artifacts the driver builds once, handed to replicas by
+absolute path."""
 
 from __future__ import annotations
 
@@ -76,3 +77,36 @@ def test_the_driver_hands_replicas_absolute_paths(tmp_path, monkeypatch,
     assert settings.engine.engines_dir == str(engines_dir.resolve())
     assert (settings.model, settings.served_model_name) == ("default", "default")
 
+
+def test_the_affinity_router_counts_what_it_placed_when_serves_cache_goes_stale() -> None:
+    """Serve's queue-length cache forgets a replica no request touched for 10 s (it reads
+    None, which would rank a replica busy with long requests as idle); the router's own
+    count of what it placed and has not seen complete does not."""
+    require_module("ray.serve", RAY)
+    from ray.serve._private.common import DeploymentHandleSource, DeploymentID, RequestMetadata
+    from ray.serve.request_router import PendingRequest, ReplicaID
+
+    from pipeline.replicas.router import AffinityRouter
+
+    now = [0.0]  # Serve's cache reads this clock: no sleeping
+    deployment = DeploymentID(name="FinragReplica", app_name="finrag")
+    router = AffinityRouter(deployment_id=deployment, handle_source=DeploymentHandleSource.UNKNOWN,
+                            use_replica_queue_len_cache=True, get_curr_time_s=lambda: now[0])
+    router.initialize_state(balance_factor=1.25)
+    a, b = (ReplicaID(unique_id=name, deployment_id=deployment) for name in "ab")
+    for i in range(3):
+        pending = PendingRequest(args=[], kwargs={}, metadata=RequestMetadata(
+            request_id=str(i), internal_request_id=f"id{i}"))
+        router.on_request_routed(pending, a, None)
+        router.on_new_queue_len_info(a, i + 1)  # what the replica answers on accepting it
+    assert router.loads([a, b]) == {a: 3, b: 0}
+    now[0] = 60.0
+    assert router.replica_queue_len_cache.get(a) is None
+    assert router.loads([a, b]) == {a: 3, b: 0}
+    router.on_request_completed(a, "id0")
+    router.on_request_completed(b, "rejected")  # completes, was never counted as placed
+    assert router.loads([a, b]) == {a: 2, b: 0}
+    router.on_new_queue_len_info(b, 5)  # requests other routers placed: only the cache knows
+    assert router.loads([a, b]) == {a: 2, b: 5}
+    router.on_replica_actor_died(a)
+    assert router.loads([a]) == {a: 0}

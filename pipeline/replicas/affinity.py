@@ -16,7 +16,7 @@ and Zadimoghaddam, 2018; HAProxy's and Envoy's hash balance factor): a replica t
 only while it holds fewer than ceil(c * (in flight + 1) / replicas) requests, else the next
 replica in the key's rendezvous order does. The bound is relative to the total in flight,
 so it holds at 4 requests as at 400: a hot key or an unlucky hash cannot pile a queue on one
-replica while others idle, and a key keeps its replica whenever that replica is not full.
+replica while others idle, and a key keeps its replica while that one is under the bound.
 """
 
 from __future__ import annotations

@@ -10,7 +10,12 @@ question and the passages retrieved for it); power of two choices sends it anywh
 
 Reports per router: the prefix-cache hit rate over the workload (vllm:prefix_cache_hits /
 queries, summed over the replicas' /metrics), p50/p99 latency, the requests each replica
-served (X-Finrag-Replica) and the failures.
+served (X-Finrag-Replica) and the failures; and, from each answer's usage, the share of the
+intent prompts (system prompt, question) found cached, how many answers were generated and
+the share of their generation prompts (system prompt, question, passages) found cached.
+Answers computed from a table or cut from the text run only the intent prompt, which holds
+a block or two past the system prompt: where few answers are generated, most hits are the
+system prompt's, the same whatever the router.
 
     python3 benchmarks/replica_routing.py                 # ~8 minutes on 2 busy CPU cores
     python3 benchmarks/replica_routing.py --reports 4 --repeats 3 --concurrency 4
@@ -108,8 +113,13 @@ async def drive(base: str, asked: list[str], args: argparse.Namespace) -> list[d
         async with gate:
             t0 = time.perf_counter()
             r = await client.post("/ask", json={"question": q, "max_tokens": args.max_tokens})
-            return {"status": r.status_code, "s": time.perf_counter() - t0,
-                    "replica": r.headers.get("x-finrag-replica")}
+            s = time.perf_counter() - t0
+            usage = r.json().get("usage", {}) if r.status_code == 200 else {}
+            return {"status": r.status_code, "s": s, "replica": r.headers.get("x-finrag-replica"),
+                    "intent_prompt": usage.get("intent_prompt_tokens", 0),
+                    "intent_cached": usage.get("intent_cached_tokens", 0),
+                    "gen_prompt": usage.get("generate_prompt_tokens", 0),
+                    "gen_cached": usage.get("generate_cached_tokens", 0)}
 
     async with httpx.AsyncClient(base_url=base, timeout=1800) as client:
         return await asyncio.gather(*(one(client, q) for q in asked))
@@ -128,7 +138,12 @@ def run(router: str, asked: list[str], args: argparse.Namespace) -> dict:
     finally:
         stop(proc)
     ok = [r["s"] for r in results if r["status"] == 200]
+    gen_prompt = sum(r["gen_prompt"] for r in results)
+    intent_prompt = sum(r["intent_prompt"] for r in results)
     return {"hit_rate": (hits1 - hits0) / max(1.0, queries1 - queries0),
+            "intent_cached": sum(r["intent_cached"] for r in results) / max(1, intent_prompt),
+            "generated": sum(r["gen_prompt"] > 0 for r in results),
+            "gen_cached": sum(r["gen_cached"] for r in results) / max(1, gen_prompt),
             "p50": float(np.percentile(ok, 50)), "p99": float(np.percentile(ok, 99)),
             "failed": len(results) - len(ok),
             "per_replica": sorted(collections.Counter(r["replica"] for r in results).values())}
@@ -150,10 +165,11 @@ def main() -> None:
           f"{args.replicas} replicas")
     results = {router: run(router, asked, args) for router in ROUTERS}
     print(f"{'router':<14}{'prefix hit rate':>16}{'p50 s':>8}{'p99 s':>8}{'failed':>8}"
-          "  requests per replica")
+          f"{'intent cached':>15}{'generated':>11}{'gen. cached':>13}  requests per replica")
     for router, r in results.items():
         print(f"{router:<14}{r['hit_rate']:>16.1%}{r['p50']:>8.2f}{r['p99']:>8.2f}"
-              f"{r['failed']:>8}  {r['per_replica']}")
+              f"{r['failed']:>8}{r['intent_cached']:>15.1%}{r['generated']:>11}{r['gen_cached']:>13.1%}"
+              f"  {r['per_replica']}")
     print("command:", shlex.join([sys.executable, *sys.argv]))
 
 

@@ -112,9 +112,11 @@ def _parser() -> argparse.ArgumentParser:
                           choices=["affinity", "power_of_two"],
                           help="affinity (default): same question or conversation to the "
                                "same replica; power_of_two: Ray Serve's default")
-    replicas.add_argument("--affinity-imbalance", dest="affinity_imbalance", type=int,
-                          help="requests a preferred replica may hold above the least "
-                               "loaded before load decides (default 4)")
+    replicas.add_argument("--affinity-balance-factor", dest="affinity_balance_factor",
+                          type=float,
+                          help="bounded-load affinity: a replica takes a question only while "
+                               "it holds under this times its share of the requests in "
+                               "flight, else the next replica does (default 1.25, at least 1)")
     replicas.add_argument("--max-replicas", dest="max_replicas", type=int,
                           help="autoscale between --num-replicas and this on queue depth")
     replicas.add_argument("--target-ongoing-requests", dest="target_ongoing_requests",

@@ -204,10 +204,11 @@ class Settings(BaseModel):
     num_replicas: int = Field(1, ge=1, le=1024)
     ray_address: str | None = None
     # affinity: same question or conversation to the same replica (its prefix cache);
-    # power_of_two: Ray Serve's default router. A preferred replica is passed over when it
-    # holds more than affinity_imbalance requests above the least-loaded one.
+    # power_of_two: Ray Serve's default router. Bounded loads: a replica takes a key only
+    # while it holds fewer than ceil(affinity_balance_factor * (in flight + 1) / replicas)
+    # requests, else the next in the key's order does (1.0: perfectly even, no slack).
     replica_router: str = Field("affinity", pattern="^(affinity|power_of_two)$")
-    affinity_imbalance: int = Field(4, ge=0, le=10000)
+    affinity_balance_factor: float = Field(1.25, ge=1.0, le=100.0)
     # Autoscaling on queue depth: None keeps num_replicas; else Serve scales between
     # num_replicas and max_replicas, aiming at target_ongoing_requests per replica.
     max_replicas: int | None = Field(None, ge=1, le=1024)

@@ -1,6 +1,7 @@
 """Settings -> the Ray Serve application (pipeline/replicas/deployment.py), without a
-cluster: replica count or autoscaling on queue depth, back-pressure bounds, the router; and
-the artifacts the driver builds once, handed to replicas by absolute path."""
+cluster: replica count or autoscaling on queue depth, back-pressure bounds, the router and
+the loads it ranks on; and the artifacts the driver builds once, handed to replicas by
+absolute path."""
 
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ def _replicas(**values):
 
 
 def test_fixed_replicas_and_back_pressure_from_the_admission_bound() -> None:
-    ingress, replicas = _replicas(num_replicas=3, max_queued_requests=16)
+    ingress, replicas = _replicas(num_replicas=3, max_queued_requests=16,
+                                  affinity_balance_factor=1.5)
     config = replicas._deployment_config
     assert replicas.num_replicas == 3 and config.autoscaling_config is None
     assert config.max_ongoing_requests == 16 and config.max_queued_requests == 16
     assert config.request_router_config.request_router_class.endswith("router.AffinityRouter")
+    assert config.request_router_config.request_router_kwargs == {"balance_factor": 1.5}
     assert ingress.ray_actor_options["num_cpus"] == 0
     assert ingress._deployment_config.max_ongoing_requests >= 3 * 16
 
@@ -48,12 +51,14 @@ def test_replica_settings_are_checked_and_are_serve_flags() -> None:
         load_settings(None, {"num_replicas": 3, "max_replicas": 2}, environ={})
     with pytest.raises(SettingsError, match="replica_router"):
         load_settings(None, {"replica_router": "random"}, environ={})
+    with pytest.raises(SettingsError, match="affinity_balance_factor"):  # below 1: all may be full
+        load_settings(None, {"affinity_balance_factor": 0.9}, environ={})
     args = _parser().parse_args(["serve", "--num-replicas", "2", "--ray-address", "auto",
                                  "--max-replicas", "4", "--target-ongoing-requests", "2.5",
-                                 "--replica-router", "power_of_two", "--affinity-imbalance", "8"])
+                                 "--replica-router", "power_of_two", "--affinity-balance-factor", "1.5"])
     assert (args.num_replicas, args.ray_address, args.max_replicas) == (2, "auto", 4)
-    assert (args.target_ongoing_requests, args.replica_router, args.affinity_imbalance) == \
-        (2.5, "power_of_two", 8)
+    assert (args.target_ongoing_requests, args.replica_router, args.affinity_balance_factor) == \
+        (2.5, "power_of_two", 1.5)
     env = load_settings(None, {}, environ={"FINRAG_NUM_REPLICAS": "2",
                                            "FINRAG_RAY_ADDRESS": "ray://head:10001"})
     assert (env.num_replicas, env.ray_address) == (2, "ray://head:10001")
@@ -71,3 +76,37 @@ def test_the_driver_hands_replicas_absolute_paths(tmp_path, monkeypatch,
     assert settings.audit_log == str(tmp_path / "audit.jsonl")
     assert settings.engine.engines_dir == str(engines_dir.resolve())
     assert (settings.model, settings.served_model_name) == ("default", "default")
+
+
+def test_the_affinity_router_counts_what_it_placed_when_serves_cache_goes_stale() -> None:
+    """Serve's queue-length cache forgets a replica no request touched for 10 s (it reads
+    None, which would rank a replica busy with long requests as idle); the router's own
+    count of what it placed and has not seen complete does not."""
+    require_module("ray.serve", RAY)
+    from ray.serve._private.common import DeploymentHandleSource, DeploymentID, RequestMetadata
+    from ray.serve.request_router import PendingRequest, ReplicaID
+
+    from pipeline.replicas.router import AffinityRouter
+
+    now = [0.0]  # Serve's cache reads this clock: no sleeping
+    deployment = DeploymentID(name="FinragReplica", app_name="finrag")
+    router = AffinityRouter(deployment_id=deployment, handle_source=DeploymentHandleSource.UNKNOWN,
+                            use_replica_queue_len_cache=True, get_curr_time_s=lambda: now[0])
+    router.initialize_state(balance_factor=1.25)
+    a, b = (ReplicaID(unique_id=name, deployment_id=deployment) for name in "ab")
+    for i in range(3):
+        pending = PendingRequest(args=[], kwargs={}, metadata=RequestMetadata(
+            request_id=str(i), internal_request_id=f"id{i}"))
+        router.on_request_routed(pending, a, None)
+        router.on_new_queue_len_info(a, i + 1)  # what the replica answers on accepting it
+    assert router.loads([a, b]) == {a: 3, b: 0}
+    now[0] = 60.0
+    assert router.replica_queue_len_cache.get(a) is None
+    assert router.loads([a, b]) == {a: 3, b: 0}
+    router.on_request_completed(a, "id0")
+    router.on_request_completed(b, "rejected")  # completes, was never counted as placed
+    assert router.loads([a, b]) == {a: 2, b: 0}
+    router.on_new_queue_len_info(b, 5)  # requests other routers placed: only the cache knows
+    assert router.loads([a, b]) == {a: 2, b: 5}
+    router.on_replica_actor_died(a)
+    assert router.loads([a]) == {a: 0}

@@ -11,14 +11,19 @@ and go to the least-loaded replica.
 
 The preferred replica for a key is chosen by rendezvous hashing (highest hash of key and
 replica id): stable while replicas come and go, and a replica's death moves only its own
-keys. Load breaks the choice when the preferred replica holds `imbalance` more requests than
-the least-loaded one: a hot key cannot pile a queue on one replica while others idle.
+keys. Load bounds the choice as in consistent hashing with bounded loads (Mirrokni, Thorup
+and Zadimoghaddam, 2018; HAProxy's and Envoy's hash balance factor): a replica takes a key
+only while it holds fewer than ceil(c * (in flight + 1) / replicas) requests, else the next
+replica in the key's rendezvous order does. The bound is relative to the total in flight,
+so it holds at 4 requests as at 400: a hot key or an unlucky hash cannot pile a queue on one
+replica while others idle, and a key keeps its replica while that one is under the bound.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,20 +67,26 @@ def preference(key: str, replica_ids: Sequence[str]) -> list[str]:
     return sorted(replica_ids, key=lambda rid: _digest(f"{key}|{rid}"), reverse=True)
 
 
-def rank(key: str | None, loads: Mapping[str, Any], imbalance: int) -> list[list[str]]:
+def capacity(in_flight: int, replicas: int, balance_factor: float) -> int:
+    """Most requests one replica may hold once the next one is placed:
+    ceil(balance_factor * (in_flight + 1) / replicas), at least 1 when balance_factor >= 1."""
+    # Rounded first: 1.1 * 10 / 11 is 1.0000000000000002 in floats, and its ceiling 2 would
+    # let one replica take twice its share.
+    return math.ceil(round(balance_factor * (in_flight + 1) / replicas, 9))
+
+
+def rank(key: str | None, loads: Mapping[str, Any], balance_factor: float) -> list[list[str]]:
     """Ranks of replica ids for the router, most preferred first.
 
     `loads` maps each candidate to its ongoing requests (None: unknown, taken as 0).
-    Without a key, or when the preferred replica is more than `imbalance` requests above
-    the least-loaded one, the least-loaded replicas come first; the preferred one next."""
+    Without a key, the least-loaded replicas come first. With one, the key's rendezvous
+    order, each replica its own rank: first those below `capacity`, then those at or past it
+    (the router reaches them only when every replica below it is full)."""
     if not loads:
         return []
     load = {rid: n or 0 for rid, n in loads.items()}
-    by_load = sorted(load, key=lambda rid: load[rid])
     if key is None:
-        return [by_load]
+        return [sorted(load, key=lambda rid: load[rid])]
     order = preference(key, list(load))
-    first = order[0]
-    if load[first] - load[by_load[0]] > imbalance:
-        return [[rid for rid in by_load if load[rid] == load[by_load[0]]], order]
-    return [[first], order[1:]] if len(order) > 1 else [[first]]
+    cap = capacity(sum(load.values()), len(load), balance_factor)
+    return [[rid] for rid in sorted(order, key=lambda rid: load[rid] >= cap)]

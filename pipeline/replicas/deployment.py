@@ -40,7 +40,7 @@ def build_app(settings: Settings) -> serve.Application:
         max_queued_requests=settings.max_queued_requests,
         request_router_config=RequestRouterConfig(
             request_router_class=router,
-            request_router_kwargs={"imbalance": settings.affinity_imbalance}
+            request_router_kwargs={"balance_factor": settings.affinity_balance_factor}
             if router is AffinityRouter else {},
             # how old the replicas' metrics a /metrics scrape sees may be (live.py)
             request_routing_stats_period_s=METRICS_PERIOD_S),

@@ -4,9 +4,12 @@ For each weight shape of the model (q/k/v, o, gate/up, down, LM head) and each t
 count M, times y = x @ W.T through:
   fp32-onednn   torch.ops.mkldnn._linear_pointwise (the engine's fp32 path)
   fp32-mkl      F.linear
-  int8-fbgemm   the engine's int8 path (layers/quantization.py): fbgemm's
-                quantized::linear_dynamic on int8 weights per output channel, each row
-                scaled to max |x| = 1 first so its activations are quantized per token
+  int8-fbgemm   the engine's int8 path (layers/quantization.py): int8 weights per output
+                channel, each row scaled to max |x| = 1 first so its activations are
+                quantized per token, over the fixed range [-1, 1] (fbgemm's q/dq linear)
+  int8-pinned   the same rows through fbgemm's quantized::linear_dynamic with one extra
+                row of -1 and 1 pinning its range (the engine's path before; bit for bit
+                the same result, one more pass to find the range)
   int8-pertensor  the same kernel with activations quantized per tensor
   int8-tok      activations quantized per token, torch._int_mm (oneDNN), dequantized
   int8-wo       torch._weight_int8pack_mm: int8 weights, fp32 activations
@@ -56,6 +59,17 @@ def per_token_int_mm(x: torch.Tensor, w_t: torch.Tensor, w_scales: torch.Tensor)
     return torch._int_mm(xq, w_t).float() * x_scales * w_scales
 
 
+def pinned_dynamic(x: torch.Tensor, q: Int8Weight) -> torch.Tensor:
+    m = x.shape[0]
+    xs = torch.empty((m + 1, x.shape[1]), dtype=x.dtype)
+    xs[:m] = x
+    row_max = xs[:m].abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
+    xs[:m].div_(row_max)
+    xs[m].zero_()
+    xs[m, 0], xs[m, 1] = 1.0, -1.0
+    return torch.ops.quantized.linear_dynamic(xs, q.packed, q.reduce_range)[:m].mul_(row_max)
+
+
 def kernels_for(x: torch.Tensor, w: torch.Tensor, q: Int8Weight,
                 w_int8: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
     w_int8_t = w_int8.t().contiguous()
@@ -63,6 +77,7 @@ def kernels_for(x: torch.Tensor, w: torch.Tensor, q: Int8Weight,
         "fp32-onednn": lambda: torch.ops.mkldnn._linear_pointwise(x, w, None, "none", [], ""),
         "fp32-mkl": lambda: F.linear(x, w),
         "int8-fbgemm": lambda: q(x),
+        "int8-pinned": lambda: pinned_dynamic(x, q),
         "int8-pertensor": lambda: torch.ops.quantized.linear_dynamic(x, q.packed, q.reduce_range),
         "int8-tok": lambda: per_token_int_mm(x, w_int8_t, q.scales),
         "int8-wo": lambda: torch._weight_int8pack_mm(x, w_int8, q.scales),

@@ -62,6 +62,13 @@ def next_token_logits(llm: LLM, ids: list[int], chunk: int = 0) -> torch.Tensor:
     return runner.model.compute_logits(torch.cat(hidden)[:-1])
 
 
+def greedy_picks(llm: LLM, prompt: list[int], continuation: list[int], chunk: int = 0
+                 ) -> torch.Tensor:
+    """The engine's argmax token for each position of `continuation`, teacher-forced: each
+    given the prompt and the continuation before it."""
+    return next_token_logits(llm, prompt + continuation, chunk)[len(prompt) - 1 :].argmax(dim=-1)
+
+
 def window_nll(llm: LLM, ids: list[int], chunk: int = 0) -> tuple[float, int]:
     """Summed negative log-likelihood of ids[1:] given what precedes each, and its count."""
     logits = next_token_logits(llm, ids, chunk)

@@ -18,7 +18,7 @@ from llm_engine.layers.linear import bucket_rows, linear
 from llm_engine.layers.quantization import Int8Weight
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from perplexity import next_token_logits, perplexity, text_windows  # noqa: E402
+from perplexity import greedy_picks, perplexity, text_windows  # noqa: E402
 
 LENGTHS = [12, 300, 40, 130, 75, 500]
 MAX_NEW = 32
@@ -139,8 +139,7 @@ def test_int8_greedy_output_agrees_with_fp32_on_most_tokens(engines) -> None:
     # breaks the other way sends the two engines down different texts for good.
     agreed = 0
     for prompt, out in zip(prompts, outs, strict=True):
-        seq = prompt + out.outputs[0].token_ids
-        picks = next_token_logits(int8, seq)[len(prompt) - 1 :].argmax(dim=-1)
+        picks = greedy_picks(int8, prompt, out.outputs[0].token_ids)
         agreed += int((picks == torch.tensor(out.outputs[0].token_ids)).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"int8 picks fp32's greedy token at {share:.3f} of positions")

@@ -16,7 +16,7 @@ from paths import REPO
 from llm_engine import LLM, EngineConfig, SamplingParams
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from perplexity import next_token_logits, perplexity, text_windows  # noqa: E402
+from perplexity import greedy_picks, perplexity, text_windows  # noqa: E402
 from test_engine_exactness import _tiny_model  # noqa: E402
 from test_swap_preemption import SMALL, assert_everything_returned, generate, swap_gib  # noqa: E402
 
@@ -60,8 +60,7 @@ def test_bf16_cache_picks_the_fp32_caches_greedy_tokens(engines) -> None:
     # flipped near-tie parts the texts for good).
     agreed = 0
     for prompt, out in zip(prompts, outs, strict=True):
-        seq = prompt + out.outputs[0].token_ids
-        picks = [next_token_logits(e, seq, CHUNK)[len(prompt) - 1 :].argmax(dim=-1) for e in engines]
+        picks = [greedy_picks(e, prompt, out.outputs[0].token_ids, CHUNK) for e in engines]
         agreed += int((picks[0] == picks[1]).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"the bf16 cache picks the fp32 cache's greedy token at {share:.3f} of positions")

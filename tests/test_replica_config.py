@@ -5,6 +5,7 @@ absolute path."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -88,25 +89,30 @@ def test_the_affinity_router_counts_what_it_placed_when_serves_cache_goes_stale(
 
     from pipeline.replicas.router import AffinityRouter
 
-    now = [0.0]  # Serve's cache reads this clock: no sleeping
-    deployment = DeploymentID(name="FinragReplica", app_name="finrag")
-    router = AffinityRouter(deployment_id=deployment, handle_source=DeploymentHandleSource.UNKNOWN,
-                            use_replica_queue_len_cache=True, get_curr_time_s=lambda: now[0])
-    router.initialize_state(balance_factor=1.25)
-    a, b = (ReplicaID(unique_id=name, deployment_id=deployment) for name in "ab")
-    for i in range(3):
-        pending = PendingRequest(args=[], kwargs={}, metadata=RequestMetadata(
-            request_id=str(i), internal_request_id=f"id{i}"))
-        router.on_request_routed(pending, a, None)
-        router.on_new_queue_len_info(a, i + 1)  # what the replica answers on accepting it
-    assert router.loads([a, b]) == {a: 3, b: 0}
-    now[0] = 60.0
-    assert router.replica_queue_len_cache.get(a) is None
-    assert router.loads([a, b]) == {a: 3, b: 0}
-    router.on_request_completed(a, "id0")
-    router.on_request_completed(b, "rejected")  # completes, was never counted as placed
-    assert router.loads([a, b]) == {a: 2, b: 0}
-    router.on_new_queue_len_info(b, 5)  # requests other routers placed: only the cache knows
-    assert router.loads([a, b]) == {a: 2, b: 5}
-    router.on_replica_actor_died(a)
-    assert router.loads([a]) == {a: 0}
+    # The router lives on Serve's event loop, and a PendingRequest makes its future on the
+    # running one: the scenario runs inside a loop of its own.
+    async def scenario() -> None:
+        now = [0.0]  # Serve's cache reads this clock: no sleeping
+        deployment = DeploymentID(name="FinragReplica", app_name="finrag")
+        router = AffinityRouter(deployment_id=deployment, handle_source=DeploymentHandleSource.UNKNOWN,
+                                use_replica_queue_len_cache=True, get_curr_time_s=lambda: now[0])
+        router.initialize_state(balance_factor=1.25)
+        a, b = (ReplicaID(unique_id=name, deployment_id=deployment) for name in "ab")
+        for i in range(3):
+            pending = PendingRequest(args=[], kwargs={}, metadata=RequestMetadata(
+                request_id=str(i), internal_request_id=f"id{i}"))
+            router.on_request_routed(pending, a, None)
+            router.on_new_queue_len_info(a, i + 1)  # what the replica answers on accepting it
+        assert router.loads([a, b]) == {a: 3, b: 0}
+        now[0] = 60.0
+        assert router.replica_queue_len_cache.get(a) is None
+        assert router.loads([a, b]) == {a: 3, b: 0}
+        router.on_request_completed(a, "id0")
+        router.on_request_completed(b, "rejected")  # completes, was never counted as placed
+        assert router.loads([a, b]) == {a: 2, b: 0}
+        router.on_new_queue_len_info(b, 5)  # requests other routers placed: only the cache knows
+        assert router.loads([a, b]) == {a: 2, b: 5}
+        router.on_replica_actor_died(a)
+        assert router.loads([a]) == {a: 0}
+
+    asyncio.run(scenario())

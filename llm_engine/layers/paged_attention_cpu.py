@@ -3,9 +3,11 @@
 The torch path must first gather every sequence's blocks into a contiguous tensor, which
 copies the whole context's K/V each step and then reads it again: on the standard workload
 that copy was a third of a decode step. This kernel walks each sequence's block table and
-reads the cache in place, one (sequence, K/V head) pair per task on ATen's thread pool.
-It is compiled once with torch's C++ extension loader; where no compiler is available the
-engine keeps the torch path.
+reads the cache in place, one (sequence, K/V head) pair per task on ATen's thread pool,
+from an fp32 cache or a bf16 one (kv_cache_dtype="bfloat16"), widened as it is read: at
+large batches the kernel is bound by the K/V bytes it reads. It is compiled once with
+torch's C++ extension loader; where no compiler is available the engine keeps the torch
+path.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ count M, times y = x @ W.T through:
   int8-fbgemm   the engine's int8 path (layers/quantization.py): int8 weights per output
                 channel, each row scaled to max |x| = 1 first so its activations are
                 quantized per token, over the fixed range [-1, 1] (fbgemm's q/dq linear)
+  int8-fewrows  the same, bit for bit, through the engine's kernel for calls of at most
+                8 rows (layers/int8_gemv_cpu.py; AVX-512 VNNI CPUs only)
   int8-pinned   the same rows through fbgemm's quantized::linear_dynamic with one extra
                 row of -1 and 1 pinning its range (the engine's path before; bit for bit
                 the same result, one more pass to find the range)
@@ -14,10 +16,13 @@ count M, times y = x @ W.T through:
   int8-tok      activations quantized per token, torch._int_mm (oneDNN), dequantized
   int8-wo       torch._weight_int8pack_mm: int8 weights, fp32 activations
 and prints the best time and each kernel's speed-up over fp32-onednn, plus the largest
-relative error of the int8 kernels against fp32.
+relative error of the int8 kernels against fp32. Those times are of one weight, which
+stays in cache; --layers N then times the four linears of N layers with N distinct weights
+each (as a decode step reads them, from memory) through fbgemm and the few-row kernel.
 
     python benchmarks/int8_linear.py
     python benchmarks/int8_linear.py --m 1 64 --repeats 20
+    python benchmarks/int8_linear.py --shapes --m 1 2 5 8 --layers 30
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from llm_engine.layers import int8_gemv_cpu  # noqa: E402
 from llm_engine.layers.quantization import Int8Weight  # noqa: E402
 
 # (name, out_features, in_features) for SmolLM2-135M
@@ -70,25 +76,62 @@ def pinned_dynamic(x: torch.Tensor, q: Int8Weight) -> torch.Tensor:
     return torch.ops.quantized.linear_dynamic(xs, q.packed, q.reduce_range)[:m].mul_(row_max)
 
 
+def fbgemm_only(q: Int8Weight) -> Int8Weight:
+    """The same weight with the few-row kernel off: every call goes to fbgemm."""
+    plain = Int8Weight(q.packed, q.scales, q.bias, q.inv_smooth, q.reduce_range)
+    plain.gemv = None
+    return plain
+
+
 def kernels_for(x: torch.Tensor, w: torch.Tensor, q: Int8Weight,
                 w_int8: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
     w_int8_t = w_int8.t().contiguous()
-    return {
+    plain = fbgemm_only(q)
+    kernels = {
         "fp32-onednn": lambda: torch.ops.mkldnn._linear_pointwise(x, w, None, "none", [], ""),
         "fp32-mkl": lambda: F.linear(x, w),
-        "int8-fbgemm": lambda: q(x),
+        "int8-fbgemm": lambda: plain(x),
         "int8-pinned": lambda: pinned_dynamic(x, q),
         "int8-pertensor": lambda: torch.ops.quantized.linear_dynamic(x, q.packed, q.reduce_range),
         "int8-tok": lambda: per_token_int_mm(x, w_int8_t, q.scales),
         "int8-wo": lambda: torch._weight_int8pack_mm(x, w_int8, q.scales),
     }
+    if q.gemv is not None and x.shape[0] <= int8_gemv_cpu.MAX_ROWS:
+        kernels["int8-fewrows"] = lambda: q(x)
+    return kernels
+
+
+def model_layers(ms: list[int], layers: int, repeats: int) -> None:
+    """The four linears of `layers` layers, distinct weights each: out of cache, as in a step."""
+    shapes = [(n, k) for name, n, k in SHAPES if name != "lm_head"]
+    weights = [[Int8Weight.quantize(torch.randn(n, k) * 0.05, None) for n, k in shapes]
+               for _ in range(layers)]
+    plain = [[fbgemm_only(q) for q in layer] for layer in weights]
+    print(f"\nthe four linears of {layers} layers, distinct weights: fbgemm against the few-row kernel")
+    for m in ms:
+        xs = {k: torch.randn(m, k) for _, k in shapes}
+        runs = {"int8-fbgemm": plain}
+        if weights[0][0].gemv is not None and m <= int8_gemv_cpu.MAX_ROWS:
+            runs["int8-fewrows"] = weights
+        base = None
+        for kname, layer_set in runs.items():
+            def step(ls=layer_set, xs=xs) -> None:
+                for layer in ls:
+                    for q, (_, k) in zip(layer, shapes, strict=True):
+                        q(xs[k])
+
+            ms_ = best_ms(step, repeats)
+            base = base or ms_
+            print(f"M={m:<4d} {kname:13s} {ms_:8.2f} ms {base / ms_:6.2f}x", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--m", type=int, nargs="+", default=[1, 16, 64, 512])
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--shapes", nargs="+", default=[s[0] for s in SHAPES])
+    ap.add_argument("--shapes", nargs="*", default=[s[0] for s in SHAPES])
+    ap.add_argument("--layers", type=int, default=0,
+                    help="also time the linears of this many layers with distinct weights")
     args = ap.parse_args()
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
@@ -116,6 +159,8 @@ def main() -> None:
                     err = f"{rel.item():.4f}"
                 print(f"{name:8s} {m:5d} {kname:13s} {ms:9.3f} {base / ms:14.2f}x {err:>12s}",
                       flush=True)
+    if args.layers:
+        model_layers(args.m, args.layers, args.repeats)
     print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
 
 

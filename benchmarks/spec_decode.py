@@ -29,7 +29,7 @@ from retriever_trt.ingest import render_table  # noqa: E402
 
 
 def rag_prompts(tokenizer, count: int) -> list[list[int]]:
-    from pipeline.rag.prompts import build_prompt_ids, passages_tail, system_text
+    from pipeline.rag.prompts import answer_tail, build_prompt_ids, system_text
     from pipeline.settings import Settings
 
     settings = Settings()
@@ -40,9 +40,11 @@ def rag_prompts(tokenizer, count: int) -> list[list[int]]:
         paragraphs = sorted(report["paragraphs"], key=lambda p: p["order"])[:2]
         passages = [SimpleNamespace(text="\n".join([head, *body]))] + \
             [SimpleNamespace(text=p["text"]) for p in paragraphs]
-        tail = passages_tail(passages, settings.answer_instruction, settings.max_passage_chars)
         # One question a report: questions on one report share every passage token.
-        prompts.append(build_prompt_ids(tokenizer, system, report["questions"][0]["question"], tail))
+        question = report["questions"][0]["question"]
+        tail = answer_tail(passages, settings.answer_instruction, settings.max_passage_chars,
+                           question)
+        prompts.append(build_prompt_ids(tokenizer, system, question, tail))
         if len(prompts) == count:
             return prompts
     raise SystemExit(f"{TATQA} holds fewer than {count} reports")

@@ -14,6 +14,7 @@ from engine_prompts import prompts_of_lengths
 from paths import REPO
 
 from llm_engine import LLM, EngineConfig, SamplingParams
+from llm_engine.layers import int8_gemv_cpu
 from llm_engine.layers.linear import bucket_rows, linear
 from llm_engine.layers.quantization import Int8Weight
 
@@ -65,6 +66,45 @@ def test_fixed_range_equals_the_dynamic_kernel_on_rows_spanning_minus_one_to_one
     pinned = torch.cat([xs / row_max, torch.tensor([[1.0, -1.0] + [0.0] * 574])])
     dynamic = torch.ops.quantized.linear_dynamic(pinned, q.packed, reduce_range)[:-1]
     assert torch.equal(q(x), dynamic * row_max + bias)
+
+
+def _cpu_has_avx512_vnni() -> bool:
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    return "avx512_vnni" in flags and "avx512bw" in flags
+
+
+@pytest.mark.parametrize("n, k", [(960, 576), (576, 1536), (100, 70)])
+@pytest.mark.parametrize("smoothed", [False, True])
+def test_the_few_row_kernel_equals_fbgemm_bit_for_bit(n: int, k: int, smoothed: bool) -> None:
+    """Rows go to layers/int8_gemv_cpu.py or to fbgemm by their call's row count; the two
+    must agree to the bit, or a token would change with the rows that share its step."""
+    if not _cpu_has_avx512_vnni():
+        pytest.skip("this CPU has no AVX-512 VNNI: fbgemm serves every row count")
+    assert int8_gemv_cpu.load_kernel() is not None, "the few-row kernel failed to build"
+    torch.manual_seed(0)
+    weight, bias = torch.randn(n, k) * 0.05, torch.randn(n)
+    # A row of values half a step apart, each nudged by at most one ulp: there the
+    # rounding of x / step + zero point decides, and only fbgemm's exact sequence agrees.
+    step = torch.tensor(2 / 255, dtype=torch.float32)
+    ties = (torch.randint(-127, 127, (k,)) + 0.5) * step
+    ties = torch.nextafter(ties, ties + torch.randint(-1, 2, (k,)).float())
+    ties[0] = 1.0  # the row's max: normalizing leaves it as it is
+    for use_bias in (False, True):
+        q = Int8Weight.quantize(weight, bias if use_bias else None,
+                                act_max=torch.rand(k) * 5 if smoothed else None)
+        assert q.gemv is not None
+        few_rows, q.gemv = q.gemv, None
+        for rows in range(1, int8_gemv_cpu.MAX_ROWS + 1):
+            x = torch.randn(rows, k)
+            x[0, 3] = 40.0  # one outlier sets its row's step
+            if rows > 1:
+                x[1] = ties
+            if rows > 2:
+                x[2] = 0.0  # an all-zero row (its max clamped)
+            q.gemv = None
+            reference = q(x)
+            q.gemv = few_rows
+            assert torch.equal(q(x), reference), (rows, use_bias)
 
 
 def test_smoothing_keeps_the_product_and_cuts_the_error_of_outlier_channels() -> None:

@@ -18,7 +18,10 @@ multiplied by it, which leaves x @ W.T unchanged and moves half of the outliers'
 into the per-output-channel weight scales. RESULTS.md, "Issue 13", has the measurements.
 
 fbgemm keeps no per-shape state, so unlike oneDNN's primitive cache (layers/linear.py)
-memory does not grow with the number of distinct token counts.
+memory does not grow with the number of distinct token counts. Calls of at most 8 rows
+(decode, draft verification) go to layers/int8_gemv_cpu.py where the CPU has AVX-512 VNNI:
+the same result bit for bit, from a kernel bound by the weight bytes rather than by
+fbgemm's per-call work; it keeps its own copy of the int8 weights.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from functools import cache
 from pathlib import Path
 
 import torch
+
+from llm_engine.layers import int8_gemv_cpu
 
 QUANTIZATION_METHODS = ("int8",)
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
@@ -89,6 +94,15 @@ class Int8Weight:
         levels = 127 if self.reduce_range else 255
         self.input_scale = 2 / levels
         self.input_zero_point = (levels + 1) // 2
+        # The same weights unpacked for the few-row kernel (layers/int8_gemv_cpu.py), where
+        # it runs: int8 rows, their sums and fbgemm's requantization multipliers.
+        self.gemv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        if not self.reduce_range and int8_gemv_cpu.load_kernel() is not None:
+            qweight = torch.ops.quantized.linear_unpack(packed)[0]
+            rows = qweight.int_repr().contiguous()
+            mult = torch.tensor(self.input_scale, dtype=torch.float32) \
+                * qweight.q_per_channel_scales().float()
+            self.gemv = (rows, rows.sum(dim=1, dtype=torch.int32), mult.contiguous())
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -132,6 +146,10 @@ class Int8Weight:
         # its batch (greedy output alone = in a batch). This is the step and zero point
         # `quantized::linear_dynamic` would choose for a batch spanning [-1, 1], so the
         # results are bit for bit the same, without its pass that finds the range.
+        if self.gemv is not None and x.shape[0] <= int8_gemv_cpu.MAX_ROWS:
+            return int8_gemv_cpu.load_kernel().int8_gemv(
+                x, *self.gemv, _or_empty(self.inv_smooth), _or_empty(self.bias),
+                self.input_scale, self.input_zero_point)
         if self.inv_smooth is not None:
             x = x * self.inv_smooth
         row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
@@ -139,3 +157,10 @@ class Int8Weight:
             x / row_max, self.input_scale, self.input_zero_point, self.packed)
         y.mul_(row_max)
         return y if self.bias is None else y.add_(self.bias)
+
+
+_EMPTY = torch.empty(0)
+
+
+def _or_empty(t: torch.Tensor | None) -> torch.Tensor:
+    return _EMPTY if t is None else t

@@ -18,7 +18,9 @@ compiled without -ffast-math, which would turn those divisions into reciprocals.
 from __future__ import annotations
 
 import logging
-import sys
+from functools import cache
+
+from llm_engine.utils import cpu_extension
 
 logger = logging.getLogger(__name__)
 
@@ -170,35 +172,16 @@ torch::Tensor int8_gemv(torch::Tensor x, torch::Tensor w, torch::Tensor col_sums
 }
 """
 
-_module = None
-_tried = False
-
-
+@cache
 def load_kernel():
     """The compiled `int8_gemv`, or None where it cannot be built or this CPU lacks VNNI."""
-    global _module, _tried
-    if _tried:
-        return _module
-    _tried = True
-    try:
-        from torch.utils.cpp_extension import load_inline
-
-        print("llm_engine: loading the CPU int8 GEMV kernel (compiled once, ~30 s)",
-              file=sys.stderr)
-        module = load_inline(
-            name="finrag_int8_gemv_cpu_v7",
-            cpp_sources=[_SOURCE],
-            functions=["int8_gemv", "has_vnni"],
-            # No -ffast-math and no fused multiply-adds the source does not ask for: either would
-            # change the roundings that keep the results fbgemm's. -fopenmp, or ATen's
-            # parallel_for runs on one thread (layers/paged_attention_cpu.py).
-            extra_cflags=["-O3", "-march=native", "-ffp-contract=off", "-fopenmp"],
-            verbose=False,
-        )
-        if module.has_vnni():
-            _module = module
-        else:
-            logger.info("CPU int8 GEMV kernel: no AVX-512 VNNI on this CPU; fbgemm serves all rows")
-    except Exception as exc:  # no compiler, no ninja, unsupported flags: fbgemm serves all
-        logger.warning("CPU int8 GEMV kernel unavailable (%s); using fbgemm", exc)
-    return _module
+    module = cpu_extension.build(
+        "finrag_int8_gemv_cpu_v7", _SOURCE, ["int8_gemv", "has_vnni"],
+        # No -ffast-math and no fused multiply-adds the source does not ask for: either
+        # would change the roundings that keep the results fbgemm's.
+        ["-O3", "-march=native", "-ffp-contract=off", "-fopenmp"], "int8 GEMV",
+        "using fbgemm")
+    if module is not None and not module.has_vnni():
+        logger.info("CPU int8 GEMV kernel: no AVX-512 VNNI on this CPU; fbgemm serves all rows")
+        return None
+    return module

@@ -12,12 +12,11 @@ path.
 
 from __future__ import annotations
 
-import logging
-import sys
+from functools import cache
 
 import torch
 
-logger = logging.getLogger(__name__)
+from llm_engine.utils import cpu_extension
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -143,35 +142,14 @@ torch::Tensor paged_decode(torch::Tensor q, torch::Tensor k_cache, torch::Tensor
 }
 """
 
-_kernel = None
-_tried = False
-
-
+@cache
 def load_kernel():
     """The compiled `paged_decode`, or None where it cannot be built (logged once)."""
-    global _kernel, _tried
-    if _tried:
-        return _kernel
-    _tried = True
-    try:
-        from torch.utils.cpp_extension import load_inline
-
-        print("llm_engine: loading the CPU paged-attention kernel (compiled once, ~30 s)",
-              file=sys.stderr)
-        module = load_inline(
-            name="finrag_paged_attention_cpu_v8",
-            cpp_sources=[_SOURCE],
-            functions=["paged_decode"],
-            # -fopenmp: ATen's parallel_for is a header template that runs the whole range
-            # on the calling thread unless the extension itself is built with OpenMP (it
-            # was, before: one thread, 2.0-2.4x slower at 64 rows on two cores).
-            extra_cflags=["-O3", "-fopenmp", "-march=native", "-ffast-math"],
-            verbose=False,
-        )
-        _kernel = module.paged_decode
-    except Exception as exc:  # no compiler, no ninja, unsupported flags: keep the torch path
-        logger.warning("CPU paged-attention kernel unavailable (%s); using the torch path", exc)
-    return _kernel
+    module = cpu_extension.build(
+        "finrag_paged_attention_cpu_v8", _SOURCE, ["paged_decode"],
+        ["-O3", "-fopenmp", "-march=native", "-ffast-math"], "paged-attention",
+        "using the torch path")
+    return None if module is None else module.paged_decode
 
 
 def paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,

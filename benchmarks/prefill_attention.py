@@ -1,11 +1,13 @@
 """Time to first token of a 512-token prompt with each CPU prefill attention, side by side.
 
-The CPU prefill attention (layers/prefill_attention_cpu.py, query blocks of batched GEMMs)
-against the call it replaced, torch's causal `scaled_dot_product_attention` (its CPU flash
-kernel), swapped in and out of the same loaded engine, alternately, on distinct prompts of
-random token ids (no prefix cache). Also times the attention alone on the model's shapes.
+The CPU prefill attention (layers/prefill_attention_cpu.py: query blocks of GEMMs, run as
+balanced tasks on ATen's thread pool) against its Python loop of batched GEMMs (the path
+before, and where no compiler is) and torch's causal `scaled_dot_product_attention` (its
+CPU flash kernel), swapped in and out of the same loaded engine, alternately, on distinct
+prompts of random token ids (no prefix cache). Also times the attention alone on the
+model's shapes.
 
-    OMP_NUM_THREADS=1 python benchmarks/prefill_attention.py
+    python benchmarks/prefill_attention.py
     OMP_NUM_THREADS=1 python benchmarks/prefill_attention.py --quantization none --rounds 3
 """
 
@@ -22,7 +24,7 @@ import torch.nn.functional as F
 
 import llm_engine.layers.attention as attention
 from llm_engine import LLM, SamplingParams
-from llm_engine.layers.prefill_attention_cpu import causal_prefill_attention
+from llm_engine.layers.prefill_attention_cpu import blocked_loop, causal_prefill_attention, load_kernel
 
 
 def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
@@ -33,7 +35,8 @@ def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
     return o[0].transpose(0, 1)
 
 
-PATHS = {"sdpa (before)": sdpa_prefill, "blocked (after)": causal_prefill_attention}
+PATHS = {"sdpa": sdpa_prefill, "blocked, bmm loop": blocked_loop,
+         "blocked, tasks": causal_prefill_attention}
 
 
 def seconds(fn, *args) -> float:
@@ -48,12 +51,14 @@ def main() -> None:
     ap.add_argument("--prompt-tokens", type=int, default=512)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
+    if load_kernel() is None:
+        raise SystemExit("the compiled prefill attention did not build (see the log above)")
     llm = LLM("default", quantization=None if args.quantization == "none" else "int8",
               enable_prefix_caching=False)
     cfg = llm.llm_engine.model_config
     rng = random.Random(0)
     prompts = iter([[rng.randrange(100, 40_000) for _ in range(args.prompt_tokens)]
-                    for _ in range(2 * args.rounds + 1)])
+                    for _ in range(len(PATHS) * args.rounds + 1)])
     params = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
 
     def ttft(ids: list[int]) -> float:
@@ -78,7 +83,7 @@ def main() -> None:
         runs = sorted(ttfts[name])
         print(f"{name:16s} TTFT best {1e3 * runs[0]:6.0f} ms, median {1e3 * runs[len(runs) // 2]:6.0f} ms;"
               f" one layer's attention {1e3 * kernel:.2f} ms")
-    print("reproduce: OMP_NUM_THREADS=1 python " + shlex.join(sys.argv))
+    print("reproduce: python " + shlex.join(sys.argv))
 
 
 if __name__ == "__main__":

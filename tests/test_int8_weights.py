@@ -16,7 +16,7 @@ from paths import REPO
 from llm_engine import LLM, EngineConfig, SamplingParams
 from llm_engine.layers import int8_gemv_cpu
 from llm_engine.layers.linear import bucket_rows, linear
-from llm_engine.layers.quantization import Int8Weight
+from llm_engine.layers.quantization import Int8Weight, cpu_has
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from perplexity import greedy_picks, perplexity, text_windows  # noqa: E402
@@ -68,17 +68,12 @@ def test_fixed_range_equals_the_dynamic_kernel_on_rows_spanning_minus_one_to_one
     assert torch.equal(q(x), dynamic * row_max + bias)
 
 
-def _cpu_has_avx512_vnni() -> bool:
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
-    return "avx512_vnni" in flags and "avx512bw" in flags
-
-
 @pytest.mark.parametrize("n, k", [(960, 576), (576, 1536), (100, 70)])
 @pytest.mark.parametrize("smoothed", [False, True])
 def test_the_few_row_kernel_equals_fbgemm_bit_for_bit(n: int, k: int, smoothed: bool) -> None:
     """Rows go to layers/int8_gemv_cpu.py or to fbgemm by their call's row count; the two
     must agree to the bit, or a token would change with the rows that share its step."""
-    if not _cpu_has_avx512_vnni():
+    if not cpu_has("avx512_vnni", "avx512bw"):
         pytest.skip("this CPU has no AVX-512 VNNI: fbgemm serves every row count")
     assert int8_gemv_cpu.load_kernel() is not None, "the few-row kernel failed to build"
     torch.manual_seed(0)

@@ -41,13 +41,21 @@ SMOOTHING_ALPHA = 0.5
 
 
 @cache
-def _has_vnni() -> bool:
-    """Whether the CPU has VNNI (int8 dot products that add into int32), from Linux's flags."""
+def _cpuinfo() -> str:
     try:
-        flags = Path("/proc/cpuinfo").read_text()
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
-        return False
-    return "avx512_vnni" in flags or "avx_vnni" in flags
+        return ""
+
+
+def cpu_has(*flags: str) -> bool:
+    """Whether Linux lists every one of `flags` for this CPU (False where it lists none)."""
+    return all(flag in _cpuinfo() for flag in flags)
+
+
+def _has_vnni() -> bool:
+    """Whether the CPU has VNNI (int8 dot products that add into int32)."""
+    return cpu_has("avx512_vnni") or cpu_has("avx_vnni")
 
 
 def check_quantization(method: str, device: torch.device, dtype: torch.dtype) -> None:
@@ -96,13 +104,18 @@ class Int8Weight:
         self.input_zero_point = (levels + 1) // 2
         # The same weights unpacked for the few-row kernel (layers/int8_gemv_cpu.py), where
         # it runs: int8 rows, their sums and fbgemm's requantization multipliers.
-        self.gemv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        # The kernel's tensor arguments, ready once: an empty tensor stands for no smoothing
+        # or no bias.
+        self.gemv: tuple[torch.Tensor, ...] | None = None
         if not self.reduce_range and int8_gemv_cpu.load_kernel() is not None:
             qweight = torch.ops.quantized.linear_unpack(packed)[0]
             rows = qweight.int_repr().contiguous()
             mult = torch.tensor(self.input_scale, dtype=torch.float32) \
                 * qweight.q_per_channel_scales().float()
-            self.gemv = (rows, rows.sum(dim=1, dtype=torch.int32), mult.contiguous())
+            none = torch.empty(0)
+            self.gemv = (rows, rows.sum(dim=1, dtype=torch.int32), mult.contiguous(),
+                         none if inv_smooth is None else inv_smooth,
+                         none if bias is None else bias)
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -148,8 +161,7 @@ class Int8Weight:
         # results are bit for bit the same, without its pass that finds the range.
         if self.gemv is not None and x.shape[0] <= int8_gemv_cpu.MAX_ROWS:
             return int8_gemv_cpu.load_kernel().int8_gemv(
-                x, *self.gemv, _or_empty(self.inv_smooth), _or_empty(self.bias),
-                self.input_scale, self.input_zero_point)
+                x, *self.gemv, self.input_scale, self.input_zero_point)
         if self.inv_smooth is not None:
             x = x * self.inv_smooth
         row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
@@ -157,10 +169,3 @@ class Int8Weight:
             x / row_max, self.input_scale, self.input_zero_point, self.packed)
         y.mul_(row_max)
         return y if self.bias is None else y.add_(self.bias)
-
-
-_EMPTY = torch.empty(0)
-
-
-def _or_empty(t: torch.Tensor | None) -> torch.Tensor:
-    return _EMPTY if t is None else t

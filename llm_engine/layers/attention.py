@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from llm_engine.layers import cpu_ops
 from llm_engine.layers.prefill_attention_cpu import causal_prefill_attention
 
 
@@ -80,8 +81,12 @@ class PagedAttention(torch.nn.Module):
         # Indices split by a slice index to the front ([T, kvh, d]); adjacent ones stay put.
         # The cache may be narrower than the activations (kv_cache_dtype): rounded here,
         # widened where it is read.
-        self.k_cache[:, meta.slot_blocks, :, meta.slot_offsets] = k.to(self.k_cache.dtype)
-        self.v_cache[:, meta.slot_blocks, meta.slot_offsets] = v.transpose(0, 1).to(self.v_cache.dtype)
+        if cpu_ops.runs_on(k, v):  # the same writes in one pass (layers/cpu_ops.py)
+            cpu_ops.load_kernel().write_kv_(self.k_cache, self.v_cache, k, v, meta.slot_blocks,
+                                            meta.slot_offsets)
+        else:
+            self.k_cache[:, meta.slot_blocks, :, meta.slot_offsets] = k.to(self.k_cache.dtype)
+            self.v_cache[:, meta.slot_blocks, meta.slot_offsets] = v.transpose(0, 1).to(self.v_cache.dtype)
 
         out = torch.empty_like(q)
         for group in meta.decodes:

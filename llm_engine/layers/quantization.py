@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from llm_engine.layers import int8_gemv_cpu
+from llm_engine.layers import cpu_ops, int8_gemv_cpu
 
 QUANTIZATION_METHODS = ("int8",)
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
@@ -102,20 +102,21 @@ class Int8Weight:
         levels = 127 if self.reduce_range else 255
         self.input_scale = 2 / levels
         self.input_zero_point = (levels + 1) // 2
+        # The compiled kernels' smoothing and bias arguments, ready once: an empty tensor
+        # stands for none.
+        none = torch.empty(0)
+        self.kernel_args = (none if inv_smooth is None else inv_smooth,
+                            none if bias is None else bias)
         # The same weights unpacked for the few-row kernel (layers/int8_gemv_cpu.py), where
         # it runs: int8 rows, their sums and fbgemm's requantization multipliers.
-        # The kernel's tensor arguments, ready once: an empty tensor stands for no smoothing
-        # or no bias.
         self.gemv: tuple[torch.Tensor, ...] | None = None
         if not self.reduce_range and int8_gemv_cpu.load_kernel() is not None:
             qweight = torch.ops.quantized.linear_unpack(packed)[0]
             rows = qweight.int_repr().contiguous()
             mult = torch.tensor(self.input_scale, dtype=torch.float32) \
                 * qweight.q_per_channel_scales().float()
-            none = torch.empty(0)
             self.gemv = (rows, rows.sum(dim=1, dtype=torch.int32), mult.contiguous(),
-                         none if inv_smooth is None else inv_smooth,
-                         none if bias is None else bias)
+                         *self.kernel_args)
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -162,6 +163,13 @@ class Int8Weight:
         if self.gemv is not None and x.shape[0] <= int8_gemv_cpu.MAX_ROWS:
             return int8_gemv_cpu.load_kernel().int8_gemv(
                 x, *self.gemv, self.input_scale, self.input_zero_point)
+        if cpu_ops.runs_on(x):  # the torch lines below, one pass each way (layers/cpu_ops.py)
+            smooth, bias = self.kernel_args
+            x, row_max = cpu_ops.load_kernel().int8_rows(x, smooth)
+            y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
+                x, self.input_scale, self.input_zero_point, self.packed)
+            cpu_ops.load_kernel().rescale_rows_(y, row_max, bias)
+            return y
         if self.inv_smooth is not None:
             x = x * self.inv_smooth
         row_max = x.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)

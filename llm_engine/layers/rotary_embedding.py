@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from llm_engine.layers import cpu_ops
+
 
 def _llama3_inv_freq(inv_freq: torch.Tensor, scaling: dict[str, Any]) -> torch.Tensor:
     """Llama 3.1's rescaling: long wavelengths are slowed by `factor`, short ones kept."""
@@ -45,7 +47,11 @@ class RotaryEmbedding(torch.nn.Module):
     def forward(
         self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """q: [T, heads, dim], k: [T, kv_heads, dim]."""
+        """q: [T, heads, dim], k: [T, kv_heads, dim]. On CPU in fp32 they are rotated in
+        place (layers/cpu_ops.py: one pass, the cos/sin rows read where they are)."""
+        if cpu_ops.runs_on(q, k, self.cos):
+            cpu_ops.load_kernel().rotary_(positions, q, k, self.cos, self.sin)
+            return q, k
         cos = self.cos[positions].unsqueeze(1).to(q.dtype)
         sin = self.sin[positions].unsqueeze(1).to(q.dtype)
         return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin

@@ -1,7 +1,8 @@
 """The Llama decoder (Llama 2/3, Mistral, SmolLM2; Qwen2 with q/k/v bias), paged.
 
 Read top to bottom it is the paper's block: RMSNorm -> attention with rotary positions
-and grouped K/V heads -> residual -> RMSNorm -> SwiGLU MLP -> residual. Parameter names
+and grouped K/V heads -> residual -> RMSNorm -> SwiGLU MLP -> residual (each residual add
+done by the norm after it, vLLM's form, so that the two are one pass). Parameter names
 follow Hugging Face so checkpoints load by name; q/k/v and gate/up are packed into one
 matrix each at load time (fewer, larger matmuls). Under tensor parallelism each rank
 builds the same module tree with its share of the heads, the MLP and the vocabulary
@@ -90,9 +91,17 @@ class LlamaDecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = LlamaMLP(cfg, tp)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata):
-        x = x + self.self_attn(self.input_layernorm(x), positions, meta)
-        return x + self.mlp(self.post_attention_layernorm(x))
+    def forward(self, x: torch.Tensor, residual: torch.Tensor | None, positions: torch.Tensor,
+                meta: AttentionMetadata) -> tuple[torch.Tensor, torch.Tensor]:
+        """The block's output as vLLM carries it: (what the MLP adds, the residual stream
+        before that); the next norm adds the two (RMSNorm's residual form: one pass)."""
+        if residual is None:
+            x, residual = self.input_layernorm(x), x
+        else:
+            x, residual = self.input_layernorm(x, residual)
+        x = self.self_attn(x, positions, meta)
+        x, residual = self.post_attention_layernorm(x, residual)
+        return self.mlp(x), residual
 
 
 class LlamaModel(nn.Module):
@@ -106,10 +115,10 @@ class LlamaModel(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata):
-        x = self.embed_tokens(input_ids)
+        x, residual = self.embed_tokens(input_ids), None
         for layer in self.layers:
-            x = layer(x, positions, meta)
-        return self.norm(x)
+            x, residual = layer(x, residual, positions, meta)
+        return self.norm(x, residual)[0]
 
 
 class LlamaForCausalLM(nn.Module):

@@ -1,0 +1,126 @@
+"""The engine with and without each of its compiled CPU kernels, side by side in one process.
+
+One engine is loaded; each round measures throughput.py's three figures (the standard
+workload's out tok/s, batch-1 decode tok/s, TTFT of a 512-token prompt) with every kernel
+on, then with each kernel in --without switched off in turn (its torch path, or fbgemm,
+taking over), in an order that rotates each round. The tokens are the same either way (the
+kernels are exact: tests/test_cpu_ops.py, test_int8_weights.py), so only time differs.
+Kernels:
+  cpu-ops   layers/cpu_ops.py: rotary, the int8 rows' scaling, the K/V writes, RMSNorm
+  few-row   layers/int8_gemv_cpu.py: int8 calls of at most 8 rows (else fbgemm)
+  prefill   layers/prefill_attention_cpu.py's tasks (else its Python loop of bmm)
+
+    python benchmarks/cpu_kernels.py                      # int8 + drafts, the server's engine
+    python benchmarks/cpu_kernels.py --no-spec --without cpu-ops --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import FinragPeer  # noqa: E402
+from throughput import SPEC, figures  # noqa: E402
+from workloads import standard_prompts  # noqa: E402
+
+import llm_engine.layers.attention as attention  # noqa: E402
+from llm_engine.layers import cpu_ops  # noqa: E402
+from llm_engine.layers.prefill_attention_cpu import blocked_loop  # noqa: E402
+from llm_engine.tokenizer import Tokenizer  # noqa: E402
+from llm_engine.utils.model_path import resolve_model  # noqa: E402
+
+
+@contextmanager
+def without_cpu_ops(peer: FinragPeer) -> Iterator[None]:
+    runs_on = cpu_ops.runs_on
+    cpu_ops.runs_on = lambda *tensors: False
+    try:
+        yield
+    finally:
+        cpu_ops.runs_on = runs_on
+
+
+@contextmanager
+def without_few_row(peer: FinragPeer) -> Iterator[None]:
+    model = peer.llm.llm_engine.executor.driver.model
+    weights = [m.int8 for m in model.quantizable_layers().values() if m.int8 is not None]
+    saved = [w.gemv for w in weights]
+    for w in weights:
+        w.gemv = None
+    try:
+        yield
+    finally:
+        for w, gemv in zip(weights, saved, strict=True):
+            w.gemv = gemv
+
+
+@contextmanager
+def without_prefill(peer: FinragPeer) -> Iterator[None]:
+    tasks = attention.causal_prefill_attention
+    attention.causal_prefill_attention = blocked_loop
+    try:
+        yield
+    finally:
+        attention.causal_prefill_attention = tasks
+
+
+@contextmanager
+def all_on(peer: FinragPeer) -> Iterator[None]:
+    yield
+
+
+SWITCHES: dict[str, Callable] = {"cpu-ops": without_cpu_ops, "few-row": without_few_row,
+                                 "prefill": without_prefill}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--without", nargs="+", default=list(SWITCHES), choices=list(SWITCHES))
+    ap.add_argument("--no-spec", action="store_true", help="int8 without prompt-lookup drafts")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--num-requests", type=int, default=64)
+    ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--decode-tokens", type=int, default=64)
+    args = ap.parse_args()
+
+    model_dir = str(resolve_model("default"))
+    tokenizer = Tokenizer.from_pretrained(model_dir)
+    prompts = standard_prompts(tokenizer, args.num_requests)
+    peer = FinragPeer(model_dir, quantization="int8", enable_prefix_caching=False,
+                      speculative_config=None if args.no_spec else SPEC, kv_cache_memory=2 << 30)
+    variants = {"all kernels": all_on} | {f"without {name}": SWITCHES[name] for name in args.without}
+    names = list(variants)
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
+    # The same probes for every variant (prefix caching is off, so none is served from an
+    # earlier run): with drafts the decode figure depends on the text.
+    probes = standard_prompts(tokenizer, 4, min_len=512, max_len=512, seed=1)
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            with variants[name](peer):
+                tps, decode, ttft = figures(peer, prompts, args.new_tokens, probes, args.decode_tokens)
+            results[name].append((tps, decode, ttft))
+            print(f"round {r + 1} {name}: {tps:.1f} out tok/s, batch-1 decode {decode:.1f} "
+                  f"tok/s, TTFT(512) {1e3 * ttft:.0f} ms", flush=True)
+
+    base = results["all kernels"]
+    print(f"\nengine: int8{'' if args.no_spec else ' + drafts'}, {args.rounds} rounds; best of "
+          "rounds, then the rounds in which all kernels did better (throughput, decode, TTFT)")
+    print(f"{'variant':22s} {'out tok/s':>10s} {'decode tok/s':>13s} {'TTFT 512 ms':>12s} "
+          f"{'all kernels better in':>22s}")
+    for name in names:
+        runs = results[name]
+        tps, decode, ttft = max(x[0] for x in runs), max(x[1] for x in runs), min(x[2] for x in runs)
+        wins = "" if name == "all kernels" else ", ".join(
+            f"{sum(cmp(b[i], o[i]) for b, o in zip(base, runs, strict=True))}/{len(runs)}"
+            for i, cmp in enumerate((float.__gt__, float.__gt__, float.__lt__)))
+        print(f"{name:22s} {tps:10.1f} {decode:13.1f} {1e3 * ttft:12.0f} {wins:>22s}")
+    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+
+
+if __name__ == "__main__":
+    main()

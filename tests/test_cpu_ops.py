@@ -9,6 +9,8 @@ import torch
 from prereqs import CXX, missing
 
 from llm_engine.layers import cpu_ops
+from llm_engine.layers.activation import SiluAndMul, torch_silu_and_mul
+from llm_engine.layers.activation import exact_kernel_lanes as silu_lanes
 from llm_engine.layers.attention import AttentionMetadata, PagedAttention
 from llm_engine.layers.layernorm import RMSNorm, exact_kernel_lanes, torch_rms_norm
 from llm_engine.layers.quantization import Int8Weight
@@ -142,3 +144,23 @@ def test_kv_writes_equal_the_indexed_assignment(cache_dtype: torch.dtype,
     fused = written(True)
     assert torch.equal(fused, written(False))
     assert not torch.equal(fused, cache)
+
+
+@pytest.mark.parametrize(("rows", "dim"), [(1, 1536), (7, 1536), (300, 1536), (4, 1000),
+                                          (20, 80), (20, 48)])
+def test_silu_and_mul_equals_torch(rows: int, dim: int) -> None:
+    assert silu_lanes() is not None, "the compiled silu_and_mul differs from torch's here"
+    x = torch.randn(rows, 2 * dim, generator=torch.Generator().manual_seed(rows)) * 4
+    assert torch.equal(SiluAndMul()(x), torch_silu_and_mul(x))
+
+
+def test_the_silu_check_catches_another_vector_width() -> None:
+    """Where the two widths' scalar tails differ, their results do: the check can tell."""
+    lanes = silu_lanes()
+    assert lanes is not None
+    x = torch.randn(64, 2 * 48, generator=torch.Generator().manual_seed(3)) * 4
+    try:
+        other = cpu_ops.load_kernel().silu_and_mul(x, 24 - lanes)
+    except RuntimeError:
+        pytest.skip(f"this build has no {24 - lanes}-lane vectors to compare with")
+    assert not torch.equal(other, torch_silu_and_mul(x))

@@ -1,18 +1,19 @@
 """Elementwise passes of the CPU forward, each fused into one pass over memory.
 
 torch runs `q * cos + rotate_half(q) * sin` as six kernels (and looks the cos/sin rows up
-again in each of the 30 layers), RMSNorm with its residual add as eight, the K/V writes as
-two indexed assignments, and the int8 linear's row normalization (smoothing, max |x|, the
-division) and rescaling (row max, bias) as six more: each reads and writes the whole
-activation, and at one row each is a dispatch of a few microseconds. Here each is one loop
-over the rows, split between the threads (benchmarks/cpu_kernels.py measures the engine
-with and without them).
+again in each of the 30 layers), RMSNorm with its residual add as eight, SwiGLU's
+silu(gate) * up as two, the K/V writes as two indexed assignments, and the int8 linear's
+row normalization (smoothing, max |x|, the division) and rescaling (row max, bias) as six
+more: each reads and writes the whole activation, and at one row each is a dispatch of a
+few microseconds. Here each is one loop over the rows, split between the threads
+(benchmarks/cpu_kernels.py measures the engine with and without them).
 
 They compute what the torch expressions compute, bit for bit: the same fp32 operations,
 one rounding each, in the same order (compiled with -ffp-contract=off and without
 -ffast-math, so no multiply-add is fused and no division becomes a reciprocal); a row max,
-exact in any order; and the RMSNorm's sum of squares in the order of torch's sum kernel
-(layers/layernorm.py checks that at first use). So the fp32 engine stays token-exact with
+exact in any order; the RMSNorm's sum of squares in the order of torch's sum kernel and
+silu's exp from the same Sleef function (layers/layernorm.py and layers/activation.py check
+each against torch at first use). So the fp32 engine stays token-exact with
 transformers and the int8 engine gives the tokens it gave before (tests/test_cpu_ops.py).
 """
 
@@ -27,6 +28,8 @@ from llm_engine.utils import cpu_extension
 _SOURCE = r"""
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
+#include <immintrin.h>
+#include <sleef.h>
 #include <algorithm>
 #include <cmath>
 
@@ -190,6 +193,64 @@ void write_kv_(torch::Tensor k_cache, torch::Tensor v_cache, torch::Tensor k, to
     write_kv<float>(k_cache, v_cache, k, v, blocks.data_ptr<int64_t>(), offsets.data_ptr<int64_t>());
 }
 
+// silu(x) = x / (1 + exp(-x)) on one vector of `lanes` floats, with the Sleef exp torch's
+// silu kernel calls at that width.
+template <int lanes>
+static inline void silu_mul_vec(const float* g, const float* u, float* o) {
+#if defined(__AVX512F__)
+  if constexpr (lanes == 16) {
+    const __m512 x = _mm512_loadu_ps(g);
+    const __m512 e = Sleef_expf16_u10(_mm512_xor_ps(_mm512_set1_ps(-0.f), x));
+    _mm512_storeu_ps(o, _mm512_mul_ps(_mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e)),
+                                      _mm512_loadu_ps(u)));
+    return;
+  }
+#endif
+#if defined(__AVX2__)
+  if constexpr (lanes == 8) {
+    const __m256 x = _mm256_loadu_ps(g);
+    const __m256 e = Sleef_expf8_u10(_mm256_xor_ps(_mm256_set1_ps(-0.f), x));
+    _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e)),
+                                      _mm256_loadu_ps(u)));
+    return;
+  }
+#endif
+  TORCH_CHECK(false, "silu_and_mul: this build has no ", lanes, "-lane vectors");
+}
+
+// x [T, 2D] (gate | up) -> silu(gate) * up [T, D], as F.silu(gate) * up computes it: silu's
+// vector loop (two vectors a step) and its scalar tail (std::exp), each row on its own;
+// layers/activation.py finds the width at which it equals torch, at first use.
+template <int lanes>
+static void silu_and_mul_rows(const float* xp, float* op, int64_t T, int64_t D) {
+  at::parallel_for(0, T, grain(2 * D), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* gate = xp + t * 2 * D;
+      const float* up = gate + D;
+      float* o = op + t * D;
+      int64_t d = 0;
+      for (; d + 2 * lanes <= D; d += 2 * lanes) {
+        silu_mul_vec<lanes>(gate + d, up + d, o + d);
+        silu_mul_vec<lanes>(gate + d + lanes, up + d + lanes, o + d + lanes);
+      }
+      for (; d < D; ++d) o[d] = gate[d] / (1.f + std::exp(-gate[d])) * up[d];
+    }
+  });
+}
+
+torch::Tensor silu_and_mul(torch::Tensor x, int64_t lanes) {
+  TORCH_CHECK(x.is_contiguous() && x.size(-1) % 2 == 0, "silu_and_mul: contiguous [T, 2D]");
+  const int64_t D = x.size(-1) / 2, T = x.numel() / (2 * D);
+  auto sizes = x.sizes().vec();
+  sizes.back() = D;
+  auto out = torch::empty(sizes, x.options());
+  if (lanes == 16)
+    silu_and_mul_rows<16>(x.data_ptr<float>(), out.data_ptr<float>(), T, D);
+  else
+    silu_and_mul_rows<8>(x.data_ptr<float>(), out.data_ptr<float>(), T, D);
+  return out;
+}
+
 // x [M, K] -> (x * inv_smooth / row_max, row_max [M, 1]) with row_max = max(max |x *
 // inv_smooth|, 1e-12) (no smoothing where inv_smooth is empty).
 std::vector<torch::Tensor> int8_rows(torch::Tensor x, torch::Tensor inv_smooth) {
@@ -254,8 +315,8 @@ void rescale_rows_(torch::Tensor y, torch::Tensor row_max, torch::Tensor bias) {
 def load_kernel():
     """The compiled ops, or None where they cannot be built (logged once)."""
     return cpu_extension.build(
-        "finrag_cpu_ops_v1", _SOURCE,
-        ["rotary_", "rms_norm", "write_kv_", "int8_rows", "rescale_rows_"],
+        "finrag_cpu_ops_v3", _SOURCE,
+        ["rotary_", "rms_norm", "silu_and_mul", "write_kv_", "int8_rows", "rescale_rows_"],
         # No -ffast-math and no fused multiply-adds: either would change the roundings.
         ["-O3", "-march=native", "-ffp-contract=off", "-fopenmp"], "elementwise",
         "using torch's elementwise ops")

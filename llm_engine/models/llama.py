@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.config import ModelConfig
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
+from llm_engine.layers.activation import SiluAndMul
 from llm_engine.layers.attention import AttentionMetadata, PagedAttention
 from llm_engine.layers.embed_head import ParallelLMHead, VocabParallelEmbedding
 from llm_engine.layers.layernorm import RMSNorm
@@ -76,11 +76,11 @@ class LlamaMLP(nn.Module):
         super().__init__()
         self.gate_up_proj = MergedColumnParallelLinear(cfg.hidden_size, [cfg.intermediate_size] * 2,
                                                        bias=False, tp=tp)
+        self.act = SiluAndMul()
         self.down_proj = RowParallelLinear(cfg.intermediate_size, cfg.hidden_size, bias=False, tp=tp)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-        return self.down_proj(F.silu(gate) * up)
+        return self.down_proj(self.act(self.gate_up_proj(x)))
 
 
 class LlamaDecoderLayer(nn.Module):

@@ -1,0 +1,57 @@
+"""SwiGLU's gate, vLLM's SiluAndMul: silu(gate) * up of a packed [T, 2 * D] (gate | up) input.
+
+On CPU in fp32 it is one pass (layers/cpu_ops.py) that computes what F.silu(gate) * up does,
+bit for bit: the same exp (Sleef's, at the vector width torch's kernel runs at) in the same
+loop. The width is found by checking against torch once, at first use; where neither
+width agrees (another torch, another CPU) torch's ops stay.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+
+import torch
+import torch.nn.functional as F
+
+from llm_engine.layers import cpu_ops
+
+logger = logging.getLogger(__name__)
+
+
+def torch_silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+    gate, up = x.chunk(2, dim=-1)
+    return F.silu(gate) * up
+
+
+@cache
+def exact_kernel_lanes() -> int | None:
+    """The vector width (16 or 8 lanes) with which the compiled op equals torch_silu_and_mul
+    here, or None (logged) where neither does. torch's silu runs at AVX-512's 16 lanes where
+    the CPU has them (its sum does not: layers/layernorm.py), so the width is found by trying."""
+    kernel = cpu_ops.load_kernel()
+    if kernel is None:
+        return None
+    gen = torch.Generator().manual_seed(0)
+    # Rows few enough that torch runs them on one thread (a split of its flat range mid-row
+    # would move where its vector loop ends); widths whose scalar tails differ by width
+    # (48: none at 8 lanes, 16 elements at 16), where std::exp and Sleef's exp disagree on
+    # some of them.
+    cases = [torch.randn(rows, 2 * dim, generator=gen) * 4
+             for rows, dim in ((1, 1536), (64, 48), (40, 112), (3, 1000), (2, 8192 + 5))]
+    for lanes in (16, 8):
+        try:
+            if all(torch.equal(kernel.silu_and_mul(x, lanes), torch_silu_and_mul(x)) for x in cases):
+                return lanes
+        except RuntimeError:  # no vectors of that width in this build
+            continue
+    logger.warning("compiled silu_and_mul differs from torch's at 16 and 8 lanes; using "
+                   "torch's ops")
+    return None
+
+
+class SiluAndMul(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if cpu_ops.runs_on(x) and x.is_contiguous() and exact_kernel_lanes():
+            return cpu_ops.load_kernel().silu_and_mul(x, exact_kernel_lanes())
+        return torch_silu_and_mul(x)

@@ -20,8 +20,9 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import FinragPeer  # noqa: E402
@@ -33,16 +34,6 @@ from llm_engine.layers import cpu_ops  # noqa: E402
 from llm_engine.layers.prefill_attention_cpu import blocked_loop  # noqa: E402
 from llm_engine.tokenizer import Tokenizer  # noqa: E402
 from llm_engine.utils.model_path import resolve_model  # noqa: E402
-
-
-@contextmanager
-def without_cpu_ops(peer: FinragPeer) -> Iterator[None]:
-    runs_on = cpu_ops.runs_on
-    cpu_ops.runs_on = lambda *tensors: False
-    try:
-        yield
-    finally:
-        cpu_ops.runs_on = runs_on
 
 
 @contextmanager
@@ -59,23 +50,12 @@ def without_few_row(peer: FinragPeer) -> Iterator[None]:
             w.gemv = gemv
 
 
-@contextmanager
-def without_prefill(peer: FinragPeer) -> Iterator[None]:
-    tasks = attention.causal_prefill_attention
-    attention.causal_prefill_attention = blocked_loop
-    try:
-        yield
-    finally:
-        attention.causal_prefill_attention = tasks
-
-
-@contextmanager
-def all_on(peer: FinragPeer) -> Iterator[None]:
-    yield
-
-
-SWITCHES: dict[str, Callable] = {"cpu-ops": without_cpu_ops, "few-row": without_few_row,
-                                 "prefill": without_prefill}
+# Each switch: the engine -> a context in which that kernel is off.
+SWITCHES: dict[str, Callable[[FinragPeer], AbstractContextManager]] = {
+    "cpu-ops": lambda peer: patch.object(cpu_ops, "runs_on", lambda *tensors: False),
+    "few-row": without_few_row,
+    "prefill": lambda peer: patch.object(attention, "causal_prefill_attention", blocked_loop),
+}
 
 
 def main() -> None:
@@ -93,7 +73,8 @@ def main() -> None:
     prompts = standard_prompts(tokenizer, args.num_requests)
     peer = FinragPeer(model_dir, quantization="int8", enable_prefix_caching=False,
                       speculative_config=None if args.no_spec else SPEC, kv_cache_memory=2 << 30)
-    variants = {"all kernels": all_on} | {f"without {name}": SWITCHES[name] for name in args.without}
+    variants = {"all kernels": lambda peer: nullcontext()} | {
+        f"without {name}": SWITCHES[name] for name in args.without}
     names = list(variants)
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
     # The same probes for every variant (prefix caching is off, so none is served from an

@@ -323,6 +323,6 @@ def load_kernel():
 
 
 def runs_on(*tensors: torch.Tensor) -> bool:
-    """Whether these tensors can take the compiled ops (fp32 on CPU, the kernel built)."""
-    return (all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
-            and load_kernel() is not None)
+    """Whether these tensors can take the compiled ops (fp32 on CPU, the kernel built).
+    Asked ~240 times a decode step, so plain attribute reads: `device.type` builds an object."""
+    return load_kernel() is not None and all(t.is_cpu and t.dtype is torch.float32 for t in tensors)

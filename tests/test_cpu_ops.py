@@ -62,7 +62,7 @@ def test_int8_rows_equal_the_torch_expressions(rows: int, n: int, k: int, smooth
     x[1] = 0.0  # an all-zero row: its max is clamped
     x[2] = torch.randn(k, generator=gen) * 1e-30  # a row below the clamp
     inv_smooth = torch.rand(k, generator=gen) + 0.5
-    scaled, row_max = cpu_ops.load_kernel().int8_rows(x, inv_smooth if smoothed else torch.empty(0))
+    scaled, row_max = cpu_ops.load_kernel().int8_rows(x, inv_smooth if smoothed else cpu_ops.NONE)
     smooth = x * inv_smooth if smoothed else x
     expected_max = smooth.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
     assert torch.equal(row_max, expected_max) and torch.equal(scaled, smooth / expected_max)
@@ -114,7 +114,7 @@ def test_the_norm_check_catches_another_summation_order() -> None:
     assert lanes is not None
     gen = torch.Generator().manual_seed(1)
     x, w = torch.randn(64, 576, generator=gen) * 3, torch.randn(576, generator=gen)
-    other = cpu_ops.load_kernel().rms_norm(x, torch.empty(0), w, 1e-5, 24 - lanes)
+    other = cpu_ops.load_kernel().rms_norm(x, cpu_ops.NONE, w, 1e-5, 24 - lanes)
     assert not torch.equal(other, torch_rms_norm(x, w, 1e-5))
 
 

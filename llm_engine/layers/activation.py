@@ -8,15 +8,12 @@ width agrees (another torch, another CPU) torch's ops stay.
 
 from __future__ import annotations
 
-import logging
 from functools import cache
 
 import torch
 import torch.nn.functional as F
 
 from llm_engine.layers import cpu_ops
-
-logger = logging.getLogger(__name__)
 
 
 def torch_silu_and_mul(x: torch.Tensor) -> torch.Tensor:
@@ -37,21 +34,15 @@ def exact_kernel_lanes() -> int | None:
     # would move where its vector loop ends); widths whose scalar tails differ by width
     # (48: none at 8 lanes, 16 elements at 16), where std::exp and Sleef's exp disagree on
     # some of them.
-    cases = [torch.randn(rows, 2 * dim, generator=gen) * 4
+    cases = [(torch.randn(rows, 2 * dim, generator=gen) * 4,)
              for rows, dim in ((1, 1536), (64, 48), (40, 112), (3, 1000), (2, 8192 + 5))]
-    for lanes in (16, 8):
-        try:
-            if all(torch.equal(kernel.silu_and_mul(x, lanes), torch_silu_and_mul(x)) for x in cases):
-                return lanes
-        except RuntimeError:  # no vectors of that width in this build
-            continue
-    logger.warning("compiled silu_and_mul differs from torch's at 16 and 8 lanes; using "
-                   "torch's ops")
-    return None
+    return cpu_ops.exact_width("silu_and_mul", kernel.silu_and_mul, torch_silu_and_mul, cases,
+                               (16, 8))
 
 
 class SiluAndMul(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if cpu_ops.runs_on(x) and x.is_contiguous() and exact_kernel_lanes():
-            return cpu_ops.load_kernel().silu_and_mul(x, exact_kernel_lanes())
+        lanes = exact_kernel_lanes() if cpu_ops.runs_on(x) else None
+        if lanes and x.is_contiguous():
+            return cpu_ops.load_kernel().silu_and_mul(x, lanes)
         return torch_silu_and_mul(x)

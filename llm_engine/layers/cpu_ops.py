@@ -19,11 +19,18 @@ transformers and the int8 engine gives the tokens it gave before (tests/test_cpu
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import torch
 
 from llm_engine.utils import cpu_extension
+
+logger = logging.getLogger(__name__)
+
+# What the ops take for "no tensor" (no residual, no smoothing, no bias).
+NONE = torch.empty(0)
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -326,3 +333,23 @@ def runs_on(*tensors: torch.Tensor) -> bool:
     """Whether these tensors can take the compiled ops (fp32 on CPU, the kernel built).
     Asked ~240 times a decode step, so plain attribute reads: `device.type` builds an object."""
     return load_kernel() is not None and all(t.is_cpu and t.dtype is torch.float32 for t in tensors)
+
+
+def exact_width(what: str, compiled: Callable[..., torch.Tensor],
+                reference: Callable[..., torch.Tensor], cases: Sequence[tuple],
+                widths: Sequence[int]) -> int | None:
+    """The first vector width in `widths` at which `compiled(*case, width)` equals
+    `reference(*case)` on every case, bit for bit; None (logged) where none does.
+
+    For the ops whose result depends on how torch runs its own kernel (the order of its
+    sum, where its vector loop ends), which can change with the torch build and the CPU."""
+    for lanes in widths:
+        try:
+            if all(torch.equal(compiled(*case, lanes), reference(*case)) for case in cases):
+                return lanes
+        except RuntimeError:  # no vectors of that width in this build
+            continue
+    logger.warning("compiled %s differs from torch's at %s lanes (CPU capability %s); using "
+                   "torch's ops", what, " and ".join(map(str, widths)),
+                   torch.backends.cpu.get_cpu_capability())
+    return None

@@ -9,14 +9,12 @@ use, and where it differs (another torch, another vector width) torch's ops stay
 
 from __future__ import annotations
 
-import logging
 from functools import cache
 
 import torch
 
 from llm_engine.layers import cpu_ops
 
-logger = logging.getLogger(__name__)
 
 def torch_rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     dtype = x.dtype
@@ -41,13 +39,9 @@ def exact_kernel_lanes() -> int | None:
     # torch's serial-reduction size (32,768 elements a row), as hidden sizes are.
     cases = [(torch.randn(rows, dim, generator=gen) * 3, torch.randn(dim, generator=gen))
              for rows, dim in ((1, 576), (3, 960), (300, 576), (2, 4100), (1, 16_384 + 8))]
-    for lanes in (8, 16):
-        if all(torch.equal(kernel.rms_norm(x, torch.empty(0), w, 1e-5, lanes),
-                           torch_rms_norm(x, w, 1e-5)) for x, w in cases):
-            return lanes
-    logger.warning("compiled RMSNorm differs from torch's at 8 and 16 lanes (CPU capability "
-                   "%s); using torch's ops", torch.backends.cpu.get_cpu_capability())
-    return None
+    return cpu_ops.exact_width(
+        "RMSNorm", lambda x, w, lanes: kernel.rms_norm(x, cpu_ops.NONE, w, 1e-5, lanes),
+        lambda x, w: torch_rms_norm(x, w, 1e-5), cases, (8, 16))
 
 
 class RMSNorm(torch.nn.Module):
@@ -58,13 +52,13 @@ class RMSNorm(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None
                 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        if cpu_ops.runs_on(x, self.weight) and x.is_contiguous() and exact_kernel_lanes():
+        lanes = exact_kernel_lanes() if cpu_ops.runs_on(x, self.weight) else None
+        if lanes and x.is_contiguous() and (residual is None or residual.is_contiguous()):
             kernel = cpu_ops.load_kernel()
             if residual is None:
-                return kernel.rms_norm(x, torch.empty(0), self.weight, self.eps, exact_kernel_lanes())
-            if residual.is_contiguous():
-                kernel.rms_norm(x, residual, self.weight, self.eps, exact_kernel_lanes())
-                return x, residual
+                return kernel.rms_norm(x, cpu_ops.NONE, self.weight, self.eps, lanes)
+            kernel.rms_norm(x, residual, self.weight, self.eps, lanes)
+            return x, residual
         if residual is None:
             return torch_rms_norm(x, self.weight, self.eps)
         residual = x + residual

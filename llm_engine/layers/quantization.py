@@ -102,11 +102,9 @@ class Int8Weight:
         levels = 127 if self.reduce_range else 255
         self.input_scale = 2 / levels
         self.input_zero_point = (levels + 1) // 2
-        # The compiled kernels' smoothing and bias arguments, ready once: an empty tensor
-        # stands for none.
-        none = torch.empty(0)
-        self.kernel_args = (none if inv_smooth is None else inv_smooth,
-                            none if bias is None else bias)
+        # The compiled kernels' smoothing and bias arguments, ready once.
+        self.kernel_args = (cpu_ops.NONE if inv_smooth is None else inv_smooth,
+                            cpu_ops.NONE if bias is None else bias)
         # The same weights unpacked for the few-row kernel (layers/int8_gemv_cpu.py), where
         # it runs: int8 rows, their sums and fbgemm's requantization multipliers.
         self.gemv: tuple[torch.Tensor, ...] | None = None
@@ -164,11 +162,11 @@ class Int8Weight:
             return int8_gemv_cpu.load_kernel().int8_gemv(
                 x, *self.gemv, self.input_scale, self.input_zero_point)
         if cpu_ops.runs_on(x):  # the torch lines below, one pass each way (layers/cpu_ops.py)
-            smooth, bias = self.kernel_args
-            x, row_max = cpu_ops.load_kernel().int8_rows(x, smooth)
+            ops, (smooth, bias) = cpu_ops.load_kernel(), self.kernel_args
+            x, row_max = ops.int8_rows(x, smooth)
             y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
                 x, self.input_scale, self.input_zero_point, self.packed)
-            cpu_ops.load_kernel().rescale_rows_(y, row_max, bias)
+            ops.rescale_rows_(y, row_max, bias)
             return y
         if self.inv_smooth is not None:
             x = x * self.inv_smooth

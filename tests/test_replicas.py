@@ -2,10 +2,11 @@
 loopback (real model, real FAISS), one cluster shared by the module's tests.
 
 Checks: every route answers through the ingress, X-Finrag-Replica names both replicas, the
-same question goes to the same replica (affinity), /metrics labels each replica; past every
-replica and the ingress queue the answer is 503 + Retry-After; and a replica killed under
-load loses no request (the ingress retries what had not started) and is replaced. No
-wall-clock bounds: the timeouts only guard against hangs.
+same question goes to the same replica (affinity), /metrics labels each replica; the load
+bound moves a hot key's requests to the other replica, and streams the client drops are
+aborted without an error; past every replica and the ingress queue the answer is 503 +
+Retry-After; and a replica killed under load loses no request (the ingress retries what had
+not started) and is replaced. No wall-clock bounds: the timeouts only guard against hangs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +39,12 @@ REPLICA_PROC = "ServeReplica:finrag:FinragReplica"
 MAX_QUEUED = 4
 HEADER = "x-finrag-replica"
 LONG_TOKENS = 128
+# What one of the 2 replicas may hold once the k-th request of one key is placed is
+# ceil(BALANCE_FACTOR * k / 2): 1, 2, 2, 3 for k = 1 .. 4.
+BALANCE_FACTOR = "1.25"
+# Streams far longer than placing four requests takes, so all four overlap (they are
+# dropped once placed); with a short prompt, within max_model_len (2048).
+HELD_TOKENS = 1500
 
 
 @dataclass
@@ -97,7 +105,8 @@ def cluster(prepared_default: Path, engines_dir: Path,
     # Relative artifact paths from another directory: the driver hands replicas absolute ones.
     cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--num-replicas", "2",
            "--port", str(port), "--engines-dir", str(engines_dir), "--corpus", "corpus.json",
-           "--index", "index", "--kv-cache-memory", str(128 << 20), "--shutdown-timeout", "5"]
+           "--index", "index", "--affinity-balance-factor", BALANCE_FACTOR,
+           "--kv-cache-memory", str(128 << 20), "--shutdown-timeout", "5"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0",
            "FINRAG_MAX_QUEUED_REQUESTS": str(MAX_QUEUED)}
     with log.open("wb") as out:
@@ -152,6 +161,50 @@ def test_every_route_answers_and_both_replicas_serve(cluster: Cluster) -> None:
     for name in set(served.values()):
         assert f'replica="{name}"' in metrics.text
         assert name in metrics.headers[HEADER]
+
+
+def _ongoing(cluster: Cluster) -> tuple[float, str]:
+    """Requests in the engines of all replicas (running, waiting or swapped out), from
+    /metrics, and its text. The figures may be one stats period old (live.py)."""
+    text = httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S).text
+    states = ("vllm:num_requests_running{", "vllm:num_requests_waiting{",
+              "vllm:num_requests_swapped{")
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(states)), text
+
+
+def _wait_ongoing(cluster: Cluster, wanted: int) -> str:
+    deadline = time.monotonic() + HANG_GUARD_S
+    while (ongoing := _ongoing(cluster))[0] != wanted and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert ongoing[0] == wanted, f"{ongoing[0]} requests in the engines, not {wanted}"
+    return ongoing[1]
+
+
+def test_the_load_bound_spills_a_hot_key_and_dropped_streams_are_aborted(
+        cluster: Cluster) -> None:
+    # One prompt, so one affinity key; each request is sent once the one before streams
+    # (it was placed and counted). By the bound the key's first replica takes requests 1,
+    # 2 and 4 and the other replica request 3, where affinity alone would send all four to
+    # one replica.
+    served = []
+    with httpx.Client(timeout=HANG_GUARD_S) as client, ExitStack() as streams:
+        for _ in range(4):
+            r = streams.enter_context(client.stream("POST", f"{cluster.base}/v1/completions", json={
+                "model": "default", "prompt": "Quarterly revenue of the segment",
+                "max_tokens": HELD_TOKENS, "ignore_eos": True, "stream": True}))
+            events = r.iter_lines()
+            assert r.status_code == 200 and next(events).startswith("data:")
+            # Held: httpx closes a response whose line iterator is collected.
+            streams.callback(events.close)
+            served.append(r.headers[HEADER])
+        # All four at once in the engines: none had ended when the last was placed.
+        _wait_ongoing(cluster, 4)
+    assert served[0] == served[1] == served[3] != served[2], served
+    # The four clients left mid-stream: the replicas abort their requests, and a client
+    # that left is not a server error.
+    text = _wait_ongoing(cluster, 0)
+    assert 'status="500"' not in text, [line for line in text.splitlines() if 'status="500"' in line]
 
 
 def test_past_every_replica_and_the_queue_the_answer_is_503_with_retry_after(

@@ -87,6 +87,13 @@ def wait_idle(pipe: Any, timeout: float = 10.0) -> float:
 
 # -- disconnects --------------------------------------------------------------------------
 
+def server_errors(base: str) -> float:
+    """The server's count of requests answered 500, from /metrics."""
+    text = httpx.get(f"{base}/metrics", timeout=120).text
+    m = re.search(r'^finrag:request_errors_total\{status="500"\} (\S+)$', text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
 def client_request(i: int, dev: list[dict]) -> tuple[str, dict]:
     """Request i: /ask (one in four) or /v1/completions, streamed but for one in eight,
     tagged "ref i" to find it in the engine."""
@@ -143,6 +150,7 @@ def test_disconnects_under_load_abort_and_free_every_block(server) -> None:
     steady = {"model": "default", "prompt": "The balance sheet shows", "max_tokens": 12,
               "temperature": 0}
     reference = httpx.post(f"{base}/v1/completions", json=steady, timeout=120).json()
+    errors_before = server_errors(base)
     stop = threading.Event()
 
     async def steady_client(c: httpx.AsyncClient) -> int:
@@ -212,6 +220,8 @@ def test_disconnects_under_load_abort_and_free_every_block(server) -> None:
     assert len(cut_streams) >= 30
     assert all(reason == "abort" and n_out < 24 for _, reason, n_out in cut_streams), cut_streams
     assert sum(steady_done) >= 2
+    # A client that left is not a server error (a dropped stream's cleanup once raised).
+    assert server_errors(base) == errors_before
 
 
 # -- a failing step -----------------------------------------------------------------------

@@ -253,6 +253,9 @@ async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str,
         finally:
             for task in tasks:
                 task.cancel()
+            # A pump may still be inside its child's `rest`; closing that generator before
+            # the pump has unwound raises "already running" (a 500 for a client that left).
+            await asyncio.gather(*tasks, return_exceptions=True)
             for c in children:
                 await c.rest.aclose()
         u = await finish([c.last for c in children if c.last is not None], t_first)

@@ -6,7 +6,8 @@ same question goes to the same replica (affinity), /metrics labels each replica;
 bound moves a hot key's requests to the other replica, and streams the client drops are
 aborted without an error; past every replica and the ingress queue the answer is 503 +
 Retry-After; and a replica killed under load loses no request (the ingress retries what had
-not started) and is replaced. No wall-clock bounds: the timeouts only guard against hangs.
+not started), ends the stream it was writing with an error event while the other replica's
+goes on, and is replaced. No wall-clock bounds: the timeouts only guard against hangs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -222,13 +224,51 @@ def test_past_every_replica_and_the_queue_the_answer_is_503_with_retry_after(
                and "every replica is full" in r.json()["error"]["message"] for r in refused)
 
 
+def _held_stream_on_each_replica(client: httpx.Client, streams: ExitStack,
+                                 base: str) -> dict[str, Iterator[str]]:
+    """One long completion stream on each of the 2 replicas, by replica name: prompts are
+    tried until both replicas serve one (each prompt is its own affinity key)."""
+    held: dict[str, Iterator[str]] = {}
+    for i in range(64):
+        if len(held) == 2:
+            return held
+        with ExitStack() as attempt:
+            r = attempt.enter_context(client.stream("POST", f"{base}/v1/completions", json={
+                "model": "default", "prompt": f"Held stream {i}: the revenue of the segment",
+                "max_tokens": HELD_TOKENS, "ignore_eos": True, "stream": True}))
+            events = r.iter_lines()
+            assert r.status_code == 200 and next(events).startswith("data:")
+            if r.headers[HEADER] not in held:
+                held[r.headers[HEADER]] = events
+                streams.push(attempt.pop_all())
+                streams.callback(events.close)
+    pytest.fail(f"64 prompts did not reach both replicas: {sorted(held)}")
+
+
+def _follow(events: Iterator[str], cut: threading.Event) -> str:
+    """How a held stream went on after the kill: "error" when it ended with an error event
+    (its replica died), "streaming" when it still streamed after another stream's error."""
+    for line in events:
+        if line.startswith("data: {") and "error" in json.loads(line[6:]):
+            cut.set()
+            return "error"
+        if cut.is_set():
+            return "streaming"
+    return "ended"
+
+
 def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: Cluster) -> None:
     victims = cluster.replica_pids()
     assert len(victims) == 2, victims
     before = set(httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
                  .headers[HEADER].split(","))
     questions = cluster.questions[:40]
-    with ThreadPoolExecutor(6) as pool:
+    with httpx.Client(timeout=HANG_GUARD_S) as client, ExitStack() as streams, \
+            ThreadPoolExecutor(5) as pool, ThreadPoolExecutor(2) as followers:
+        # Mid-answer on both replicas when one dies: its stream must end with an error
+        # event, never hang; the other's goes on. With these two, the load (5 at once) fits
+        # in the survivor and the ingress queue (4 + 4) after the kill.
+        held = _held_stream_on_each_replica(client, streams, cluster.base)
         load = [pool.submit(cluster.generate, q) for q in questions]
         # Kill once both replicas are busy with this load (the first answers are back).
         done = 0
@@ -236,7 +276,12 @@ def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: C
             done = sum(f.done() for f in load)
             time.sleep(0.2)
         os.kill(victims[0], signal.SIGKILL)
+        cut = threading.Event()
+        followed = {name: followers.submit(_follow, events, cut) for name, events in held.items()}
+        outcomes = sorted(f.result() for f in followed.values())
+        streams.close()  # the surviving stream: its client leaves
         answers = [f.result() for f in load]  # an exception (a hang past the guard) fails
+    assert outcomes == ["error", "streaming"], {n: f.result() for n, f in followed.items()}
     in_flight_or_later = answers[done:]
     assert in_flight_or_later, "the load ended before the kill"
     # Nothing had been streamed (non-streamed answers arrive whole), so none is lost.

@@ -19,6 +19,7 @@ system prompt's, the same whatever the router.
 
     python3 benchmarks/replica_routing.py                 # ~8 minutes on 2 busy CPU cores
     python3 benchmarks/replica_routing.py --reports 4 --repeats 3 --concurrency 4
+    python3 benchmarks/replica_routing.py --rounds 3      # medians of 3 alternating rounds
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -64,12 +66,14 @@ def workload(reports: int, repeats: int, seed: int) -> list[str]:
     return asked
 
 
-def start(router: str, port: int, args: argparse.Namespace) -> subprocess.Popen:
+def start(router: str, port: int, args: argparse.Namespace,
+          extra: Sequence[str] = ()) -> subprocess.Popen:
+    """`finrag serve` with args.replicas replicas (and `extra` flags), once it is ready."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--num-replicas", str(args.replicas),
            "--replica-router", router, "--port", str(port), "--corpus", str(CORPUS),
-           "--kv-cache-memory", str(args.kv_cache_mib << 20), "--shutdown-timeout", "5"]
+           "--kv-cache-memory", str(args.kv_cache_mib << 20), "--shutdown-timeout", "5", *extra]
     log = open(Path(tempfile.gettempdir()) / f"replica_routing-{router}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -158,18 +162,36 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=16)
     p.add_argument("--kv-cache-mib", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="runs of both routers, in alternating order, each from cold")
     args = p.parse_args()
     asked = workload(args.reports, args.repeats, args.seed)
     print(f"workload: {len(asked)} /ask requests, {len(set(q.lower().strip() for q in asked))} "
           f"distinct questions on {args.reports} reports, concurrency {args.concurrency}, "
           f"{args.replicas} replicas")
-    results = {router: run(router, asked, args) for router in ROUTERS}
-    print(f"{'router':<14}{'prefix hit rate':>16}{'p50 s':>8}{'p99 s':>8}{'failed':>8}"
-          f"{'intent cached':>15}{'generated':>11}{'gen. cached':>13}  requests per replica")
-    for router, r in results.items():
-        print(f"{router:<14}{r['hit_rate']:>16.1%}{r['p50']:>8.2f}{r['p99']:>8.2f}"
-              f"{r['failed']:>8}{r['intent_cached']:>15.1%}{r['generated']:>11}{r['gen_cached']:>13.1%}"
-              f"  {r['per_replica']}")
+    header = (f"{'round':<7}{'router':<14}{'prefix hit rate':>16}{'p50 s':>8}{'p99 s':>8}"
+              f"{'failed':>8}{'intent cached':>15}{'generated':>11}{'gen. cached':>13}"
+              "  requests per replica")
+    rounds: list[dict[str, dict]] = []
+    for k in range(args.rounds):
+        # Alternated, so neither router always runs on the later (warmer, or busier) machine.
+        order = ROUTERS if k % 2 == 0 else ROUTERS[::-1]
+        rounds.append({router: run(router, asked, args) for router in order})
+        if k == 0:
+            print(header)
+        for router in ROUTERS:
+            r = rounds[-1][router]
+            print(f"{k + 1:<7}{router:<14}{r['hit_rate']:>16.1%}{r['p50']:>8.2f}{r['p99']:>8.2f}"
+                  f"{r['failed']:>8}{r['intent_cached']:>15.1%}{r['generated']:>11}"
+                  f"{r['gen_cached']:>13.1%}  {r['per_replica']}", flush=True)
+    if args.rounds > 1:
+        for router in ROUTERS:
+            print(f"{'median':<7}{router:<14}{np.median([r[router]['hit_rate'] for r in rounds]):>16.1%}"
+                  f"{np.median([r[router]['p50'] for r in rounds]):>8.2f}"
+                  f"{np.median([r[router]['p99'] for r in rounds]):>8.2f}")
+        better = sum(r["affinity"]["hit_rate"] > r["power_of_two"]["hit_rate"]
+                     and r["affinity"]["p50"] < r["power_of_two"]["p50"] for r in rounds)
+        print(f"affinity better on both hit rate and p50 in {better} of {args.rounds} rounds")
     print("command:", shlex.join([sys.executable, *sys.argv]))
 
 

@@ -24,23 +24,17 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from replica_failover import one  # noqa: E402
+from replica_failover import closed_loop  # noqa: E402
 from replica_routing import start, stop  # noqa: E402
 from serving import free_port  # noqa: E402
 
 
 async def load(base: str, args: argparse.Namespace) -> tuple[list[dict], float]:
     results: list[dict] = []
-    counter = iter(range(10**9))
     t_start = time.monotonic()
-    t_end = t_start + args.seconds
-
-    async def client_loop(client: httpx.AsyncClient) -> None:
-        while time.monotonic() < t_end:
-            results.append(await one(client, next(counter), args.max_tokens))
-
     async with httpx.AsyncClient(base_url=base, timeout=600) as client:
-        await asyncio.gather(*(client_loop(client) for _ in range(args.clients)))
+        await asyncio.gather(*closed_loop(client, args.clients, args.seconds, args.max_tokens,
+                                          results))
     return results, t_start
 
 

@@ -79,18 +79,26 @@ async def one(client: httpx.AsyncClient, i: int, max_tokens: int) -> dict:
             "outcome": outcome, "replica": replica}
 
 
+def closed_loop(client: httpx.AsyncClient, clients: int, seconds: float, max_tokens: int,
+                results: list[dict]) -> list[asyncio.Task]:
+    """`clients` tasks, each sending requests one after another (into `results`) until
+    `seconds` from now."""
+    counter = iter(range(10**9))
+    t_end = time.monotonic() + seconds
+
+    async def client_loop() -> None:
+        while time.monotonic() < t_end:
+            results.append(await one(client, next(counter), max_tokens))
+
+    return [asyncio.create_task(client_loop()) for _ in range(clients)]
+
+
 async def load(base: str, args: argparse.Namespace, session: int) -> tuple[list[dict], float,
                                                                            set[str]]:
     results: list[dict] = []
-    counter = iter(range(10**9))
-    t_end = time.monotonic() + args.before + args.after
-
-    async def client_loop(client: httpx.AsyncClient) -> None:
-        while time.monotonic() < t_end:
-            results.append(await one(client, next(counter), args.max_tokens))
-
     async with httpx.AsyncClient(base_url=base, timeout=600) as client:
-        loops = [asyncio.create_task(client_loop(client)) for _ in range(args.clients)]
+        loops = closed_loop(client, args.clients, args.before + args.after, args.max_tokens,
+                            results)
         await asyncio.sleep(args.before)
         before = {r["replica"] for r in results if r["outcome"] == "answered"}
         victims = replica_pids(session)

@@ -44,9 +44,9 @@ LONG_TOKENS = 128
 # What one of the 2 replicas may hold once the k-th request of one key is placed is
 # ceil(BALANCE_FACTOR * k / 2): 1, 2, 2, 3 for k = 1 .. 4.
 BALANCE_FACTOR = "1.25"
-# Streams far longer than placing four requests takes, so all four overlap (they are
-# dropped once placed); with a short prompt, within max_model_len (2048).
-HELD_TOKENS = 1500
+# Streams far longer than placing four requests and seeing them in /metrics takes, so all
+# four overlap (they are dropped once seen); with a short prompt, within max_model_len (2048).
+HELD_TOKENS = 2000
 
 
 @dataclass
@@ -262,7 +262,7 @@ def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: C
     assert len(victims) == 2, victims
     before = set(httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
                  .headers[HEADER].split(","))
-    questions = cluster.questions[:40]
+    questions = cluster.questions[:24]
     with httpx.Client(timeout=HANG_GUARD_S) as client, ExitStack() as streams, \
             ThreadPoolExecutor(5) as pool, ThreadPoolExecutor(2) as followers:
         # Mid-answer on both replicas when one dies: its stream must end with an error

@@ -21,6 +21,15 @@ def dev_contexts(n: int) -> list[dict]:
     return json.loads(TATQA.read_text())[:n]
 
 
+def metric_values(text: str, name: str, **labels: str) -> list[float]:
+    """The values of the samples named `name` in a /metrics text whose labels include
+    `labels` (an empty list where there is none)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return [s.value for family in text_string_to_metric_families(text) for s in family.samples
+            if s.name == name and labels.items() <= s.labels.items()]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

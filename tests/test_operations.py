@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import dev_contexts, free_port, running_app
+from live_server import dev_contexts, free_port, metric_values, running_app
 from prereqs import DEV, require_module
 
 from pipeline.cli import main
@@ -196,8 +196,7 @@ def test_metrics_have_vllm_request_timelines_without_the_warm_up(ops) -> None:
                          headers={"Authorization": f"Bearer {KEY}"}).text
 
     def count(text: str, name: str) -> float:
-        return sum(float(m) for m in re.findall(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$",
-                                                 text, re.M))
+        return sum(metric_values(text, name))
 
     before = scrape()
     _ask(ops["base"], "What was the net income in 2019?")

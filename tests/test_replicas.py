@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from live_server import free_port
+from live_server import free_port, metric_values
 from paths import REPO, TATQA
 from prereqs import RAY, require_module
 
@@ -169,10 +169,23 @@ def _ongoing(cluster: Cluster) -> tuple[float, str]:
     """Requests in the engines of all replicas (running, waiting or swapped out), from
     /metrics, and its text. The figures may be one stats period old (live.py)."""
     text = httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S).text
-    states = ("vllm:num_requests_running{", "vllm:num_requests_waiting{",
-              "vllm:num_requests_swapped{")
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(states)), text
+    states = ("vllm:num_requests_running", "vllm:num_requests_waiting",
+              "vllm:num_requests_swapped")
+    return sum(sum(metric_values(text, state)) for state in states), text
+
+
+def _open_stream(client: httpx.Client, stack: ExitStack, base: str,
+                 prompt: str) -> tuple[str, Iterator[str]]:
+    """A completion stream of HELD_TOKENS, open in `stack` once its first event came (it was
+    placed and counted): the replica that serves it, and its event lines."""
+    r = stack.enter_context(client.stream("POST", f"{base}/v1/completions", json={
+        "model": "default", "prompt": prompt, "max_tokens": HELD_TOKENS, "ignore_eos": True,
+        "stream": True}))
+    events = r.iter_lines()
+    assert r.status_code == 200 and next(events).startswith("data:")
+    # Held: httpx closes a response whose line iterator is collected.
+    stack.callback(events.close)
+    return r.headers[HEADER], events
 
 
 def _wait_ongoing(cluster: Cluster, wanted: int) -> str:
@@ -192,21 +205,16 @@ def test_the_load_bound_spills_a_hot_key_and_dropped_streams_are_aborted(
     served = []
     with httpx.Client(timeout=HANG_GUARD_S) as client, ExitStack() as streams:
         for _ in range(4):
-            r = streams.enter_context(client.stream("POST", f"{cluster.base}/v1/completions", json={
-                "model": "default", "prompt": "Quarterly revenue of the segment",
-                "max_tokens": HELD_TOKENS, "ignore_eos": True, "stream": True}))
-            events = r.iter_lines()
-            assert r.status_code == 200 and next(events).startswith("data:")
-            # Held: httpx closes a response whose line iterator is collected.
-            streams.callback(events.close)
-            served.append(r.headers[HEADER])
+            served.append(_open_stream(client, streams, cluster.base,
+                                       "Quarterly revenue of the segment")[0])
         # All four at once in the engines: none had ended when the last was placed.
         _wait_ongoing(cluster, 4)
     assert served[0] == served[1] == served[3] != served[2], served
     # The four clients left mid-stream: the replicas abort their requests, and a client
     # that left is not a server error.
     text = _wait_ongoing(cluster, 0)
-    assert 'status="500"' not in text, [line for line in text.splitlines() if 'status="500"' in line]
+    assert not metric_values(text, "finrag:request_errors_total", status="500"), [
+        line for line in text.splitlines() if 'status="500"' in line]
 
 
 def test_past_every_replica_and_the_queue_the_answer_is_503_with_retry_after(
@@ -233,15 +241,11 @@ def _held_stream_on_each_replica(client: httpx.Client, streams: ExitStack,
         if len(held) == 2:
             return held
         with ExitStack() as attempt:
-            r = attempt.enter_context(client.stream("POST", f"{base}/v1/completions", json={
-                "model": "default", "prompt": f"Held stream {i}: the revenue of the segment",
-                "max_tokens": HELD_TOKENS, "ignore_eos": True, "stream": True}))
-            events = r.iter_lines()
-            assert r.status_code == 200 and next(events).startswith("data:")
-            if r.headers[HEADER] not in held:
-                held[r.headers[HEADER]] = events
+            name, events = _open_stream(client, attempt, base,
+                                        f"Held stream {i}: the revenue of the segment")
+            if name not in held:  # kept open; else closed here (its client leaves)
+                held[name] = events
                 streams.push(attempt.pop_all())
-                streams.callback(events.close)
     pytest.fail(f"64 prompts did not reach both replicas: {sorted(held)}")
 
 

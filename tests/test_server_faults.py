@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from live_server import dev_contexts, running_app
+from live_server import dev_contexts, metric_values, running_app
 
 N_CLIENTS = 200
 CONCURRENCY = 32
@@ -90,8 +90,7 @@ def wait_idle(pipe: Any, timeout: float = 10.0) -> float:
 def server_errors(base: str) -> float:
     """The server's count of requests answered 500, from /metrics."""
     text = httpx.get(f"{base}/metrics", timeout=120).text
-    m = re.search(r'^finrag:request_errors_total\{status="500"\} (\S+)$', text, re.M)
-    return float(m.group(1)) if m else 0.0
+    return sum(metric_values(text, "finrag:request_errors_total", status="500"))
 
 
 def client_request(i: int, dev: list[dict]) -> tuple[str, dict]:

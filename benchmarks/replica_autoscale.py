@@ -24,7 +24,7 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from replica_failover import closed_loop  # noqa: E402
+from replica_failover import closed_loop, outcomes  # noqa: E402
 from replica_routing import start, stop  # noqa: E402
 from serving import free_port  # noqa: E402
 
@@ -47,11 +47,9 @@ def report(results: list[dict], t_start: float) -> None:
     for phase, rows in (("done before", [r for r in results if r["t1"] < t_join]),
                         ("in flight at", [r for r in results if r["t0"] <= t_join <= r["t1"]]),
                         ("sent after", [r for r in results if r["t0"] > t_join])):
-        counts = collections.Counter(r["outcome"] for r in rows)
         ok = [r["t1"] - r["t0"] for r in rows if r["outcome"] == "answered"]
         p50 = f"p50 {np.median(ok):.2f} s" if ok else "no answers"
-        print(f"{phase} it: {', '.join(f'{n} {k}' for k, n in sorted(counts.items())) or 'none'}; "
-              f"{p50}")
+        print(f"{phase} it: {outcomes(rows)}; {p50}")
     served = collections.Counter(r["replica"] for r in results if r["outcome"] == "answered")
     print(f"answers per replica: {sorted(served.values(), reverse=True)}")
 

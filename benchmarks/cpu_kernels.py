@@ -7,7 +7,8 @@ taking over), in an order that rotates each round. The tokens are the same eithe
 kernels are exact: tests/test_cpu_ops.py, test_int8_weights.py), so only time differs.
 Kernels:
   cpu-ops   layers/cpu_ops.py: rotary, the int8 rows' scaling, the K/V writes, RMSNorm
-  few-row   layers/int8_gemv_cpu.py: int8 calls of at most 8 rows (else fbgemm)
+  vnni      layers/int8_vnni_cpu.py: every int8 call (else fbgemm)
+  onednn    its oneDNN GEMM for int8 calls of more than 8 rows (else fbgemm for those)
   prefill   layers/prefill_attention_cpu.py's tasks (else its Python loop of bmm)
 
     python benchmarks/cpu_kernels.py                      # int8 + drafts, the server's engine
@@ -30,30 +31,31 @@ from throughput import SPEC, figures  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
 import llm_engine.layers.attention as attention  # noqa: E402
-from llm_engine.layers import cpu_ops  # noqa: E402
+from llm_engine.layers import cpu_ops, int8_vnni_cpu  # noqa: E402
 from llm_engine.layers.prefill_attention_cpu import blocked_loop  # noqa: E402
 from llm_engine.tokenizer import Tokenizer  # noqa: E402
 from llm_engine.utils.model_path import resolve_model  # noqa: E402
 
 
 @contextmanager
-def without_few_row(peer: FinragPeer) -> Iterator[None]:
+def without_vnni(peer: FinragPeer) -> Iterator[None]:
     model = peer.llm.llm_engine.executor.driver.model
     weights = [m.int8 for m in model.quantizable_layers().values() if m.int8 is not None]
-    saved = [w.gemv for w in weights]
+    saved = [w.vnni for w in weights]
     for w in weights:
-        w.gemv = None
+        w.vnni = None
     try:
         yield
     finally:
-        for w, gemv in zip(weights, saved, strict=True):
-            w.gemv = gemv
+        for w, vnni in zip(weights, saved, strict=True):
+            w.vnni = vnni
 
 
 # Each switch: the engine -> a context in which that kernel is off.
 SWITCHES: dict[str, Callable[[FinragPeer], AbstractContextManager]] = {
     "cpu-ops": lambda peer: patch.object(cpu_ops, "runs_on", lambda *tensors: False),
-    "few-row": without_few_row,
+    "vnni": without_vnni,
+    "onednn": lambda peer: patch.object(int8_vnni_cpu, "ONEDNN_GEMM", False),
     "prefill": lambda peer: patch.object(attention, "causal_prefill_attention", blocked_loop),
 }
 

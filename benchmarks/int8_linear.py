@@ -7,8 +7,9 @@ count M, times y = x @ W.T through:
   int8-fbgemm   the engine's int8 path (layers/quantization.py): int8 weights per output
                 channel, each row scaled to max |x| = 1 first so its activations are
                 quantized per token, over the fixed range [-1, 1] (fbgemm's q/dq linear)
-  int8-fewrows  the same, bit for bit, through the engine's kernel for calls of at most
-                8 rows (layers/int8_gemv_cpu.py; AVX-512 VNNI CPUs only)
+  int8-vnni     the same, bit for bit, through the engine's path on AVX-512 VNNI CPUs
+                (layers/int8_vnni_cpu.py): its kernel for calls of at most 8 rows, oneDNN's
+                int8 GEMM between its quantization and requantization for more
   int8-pinned   the same rows through fbgemm's quantized::linear_dynamic with one extra
                 row of -1 and 1 pinning its range (the engine's path before; bit for bit
                 the same result, one more pass to find the range)
@@ -18,7 +19,7 @@ count M, times y = x @ W.T through:
 and prints the best time and each kernel's speed-up over fp32-onednn, plus the largest
 relative error of the int8 kernels against fp32. Those times are of one weight, which
 stays in cache; --layers N then times the four linears of N layers with N distinct weights
-each (as a decode step reads them, from memory) through fbgemm and the few-row kernel.
+each (as a decode step reads them, from memory) through fbgemm and the VNNI path.
 
     python benchmarks/int8_linear.py
     python benchmarks/int8_linear.py --m 1 64 --repeats 20
@@ -38,7 +39,6 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from llm_engine.layers import int8_gemv_cpu  # noqa: E402
 from llm_engine.layers.quantization import Int8Weight  # noqa: E402
 
 # (name, out_features, in_features) for SmolLM2-135M
@@ -77,9 +77,9 @@ def pinned_dynamic(x: torch.Tensor, q: Int8Weight) -> torch.Tensor:
 
 
 def fbgemm_only(q: Int8Weight) -> Int8Weight:
-    """The same weight with the few-row kernel off: every call goes to fbgemm."""
+    """The same weight with the VNNI path off: every call goes to fbgemm."""
     plain = Int8Weight(q.packed, q.scales, q.bias, q.inv_smooth, q.reduce_range)
-    plain.gemv = None
+    plain.vnni = None
     return plain
 
 
@@ -96,8 +96,8 @@ def kernels_for(x: torch.Tensor, w: torch.Tensor, q: Int8Weight,
         "int8-tok": lambda: per_token_int_mm(x, w_int8_t, q.scales),
         "int8-wo": lambda: torch._weight_int8pack_mm(x, w_int8, q.scales),
     }
-    if q.gemv is not None and x.shape[0] <= int8_gemv_cpu.MAX_ROWS:
-        kernels["int8-fewrows"] = lambda: q(x)
+    if q.vnni is not None:
+        kernels["int8-vnni"] = lambda: q(x)
     return kernels
 
 
@@ -108,12 +108,12 @@ def model_layers(ms: list[int], layers: int, repeats: int) -> None:
     weights = [[Int8Weight.quantize(torch.randn(n, k) * 0.05, None, act_max=torch.rand(k) * 5)
                 for n, k in shapes] for _ in range(layers)]
     plain = [[fbgemm_only(q) for q in layer] for layer in weights]
-    print(f"\nthe four linears of {layers} layers, distinct weights: fbgemm against the few-row kernel")
+    print(f"\nthe four linears of {layers} layers, distinct weights: fbgemm against the VNNI path")
     for m in ms:
         xs = {k: torch.randn(m, k) for _, k in shapes}
         runs = {"int8-fbgemm": plain}
-        if weights[0][0].gemv is not None and m <= int8_gemv_cpu.MAX_ROWS:
-            runs["int8-fewrows"] = weights
+        if weights[0][0].vnni is not None:
+            runs["int8-vnni"] = weights
         base = None
         for kname, layer_set in runs.items():
             def step(ls=layer_set, xs=xs) -> None:

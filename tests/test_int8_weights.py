@@ -14,7 +14,7 @@ from engine_prompts import prompts_of_lengths
 from paths import REPO
 
 from llm_engine import LLM, EngineConfig, SamplingParams
-from llm_engine.layers import int8_gemv_cpu
+from llm_engine.layers import int8_vnni_cpu
 from llm_engine.layers.linear import bucket_rows, linear
 from llm_engine.layers.quantization import Int8Weight, cpu_has
 
@@ -70,12 +70,14 @@ def test_fixed_range_equals_the_dynamic_kernel_on_rows_spanning_minus_one_to_one
 
 @pytest.mark.parametrize("n, k", [(960, 576), (576, 1536), (100, 70)])
 @pytest.mark.parametrize("smoothed", [False, True])
-def test_the_few_row_kernel_equals_fbgemm_bit_for_bit(n: int, k: int, smoothed: bool) -> None:
-    """Rows go to layers/int8_gemv_cpu.py or to fbgemm by their call's row count; the two
-    must agree to the bit, or a token would change with the rows that share its step."""
+def test_the_vnni_kernels_equal_fbgemm_bit_for_bit(n: int, k: int, smoothed: bool) -> None:
+    """Rows go to layers/int8_vnni_cpu.py (the few-row kernel up to MAX_ROWS, oneDNN's GEMM
+    beyond) or to fbgemm; they must agree to the bit, or a token would change with the rows
+    that share its step."""
     if not cpu_has("avx512_vnni", "avx512bw"):
         pytest.skip("this CPU has no AVX-512 VNNI: fbgemm serves every row count")
-    assert int8_gemv_cpu.load_kernel() is not None, "the few-row kernel failed to build"
+    assert int8_vnni_cpu.load_kernel() is not None, "the VNNI kernels failed to build"
+    assert int8_vnni_cpu.ONEDNN_GEMM
     torch.manual_seed(0)
     weight, bias = torch.randn(n, k) * 0.05, torch.randn(n)
     # A row of values half a step apart, each nudged by at most one ulp: there the
@@ -84,21 +86,22 @@ def test_the_few_row_kernel_equals_fbgemm_bit_for_bit(n: int, k: int, smoothed: 
     ties = (torch.randint(-127, 127, (k,)) + 0.5) * step
     ties = torch.nextafter(ties, ties + torch.randint(-1, 2, (k,)).float())
     ties[0] = 1.0  # the row's max: normalizing leaves it as it is
+    many_rows = (int8_vnni_cpu.MAX_ROWS + 1, 17, 64, 301)
     for use_bias in (False, True):
         q = Int8Weight.quantize(weight, bias if use_bias else None,
                                 act_max=torch.rand(k) * 5 if smoothed else None)
-        assert q.gemv is not None
-        few_rows, q.gemv = q.gemv, None
-        for rows in range(1, int8_gemv_cpu.MAX_ROWS + 1):
+        assert q.vnni is not None
+        vnni = q.vnni
+        for rows in (*range(1, int8_vnni_cpu.MAX_ROWS + 1), *many_rows):
             x = torch.randn(rows, k)
             x[0, 3] = 40.0  # one outlier sets its row's step
             if rows > 1:
                 x[1] = ties
             if rows > 2:
                 x[2] = 0.0  # an all-zero row (its max clamped)
-            q.gemv = None
+            q.vnni = None
             reference = q(x)
-            q.gemv = few_rows
+            q.vnni = vnni
             assert torch.equal(q(x), reference), (rows, use_bias)
 
 

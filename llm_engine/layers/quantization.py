@@ -17,11 +17,11 @@ input channel j is divided by s_j = act_max_j^0.5 / max|W[:, j]|^0.5 and W's col
 multiplied by it, which leaves x @ W.T unchanged and moves half of the outliers' range
 into the per-output-channel weight scales. RESULTS.md, "Issue 13", has the measurements.
 
-fbgemm keeps no per-shape state, so unlike oneDNN's primitive cache (layers/linear.py)
-memory does not grow with the number of distinct token counts. Calls of at most 8 rows
-(decode, draft verification) go to layers/int8_gemv_cpu.py where the CPU has AVX-512 VNNI:
-the same result bit for bit, from a kernel bound by the weight bytes rather than by
-fbgemm's per-call work; it keeps its own copy of the int8 weights.
+Where the CPU has AVX-512 VNNI, layers/int8_vnni_cpu.py takes every call instead, with the
+same result bit for bit: calls of at most 8 rows (decode, draft verification) through a
+kernel bound by the weight bytes rather than by fbgemm's per-call work, larger ones through
+oneDNN's int8 GEMM between its own quantization and requantization. It keeps its own copy of
+the int8 weights.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from llm_engine.layers import cpu_ops, int8_gemv_cpu
+from llm_engine.layers import cpu_ops, int8_vnni_cpu
 
 QUANTIZATION_METHODS = ("int8",)
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
@@ -105,15 +105,15 @@ class Int8Weight:
         # The compiled kernels' smoothing and bias arguments, ready once.
         self.kernel_args = (cpu_ops.NONE if inv_smooth is None else inv_smooth,
                             cpu_ops.NONE if bias is None else bias)
-        # The same weights unpacked for the few-row kernel (layers/int8_gemv_cpu.py), where
-        # it runs: int8 rows, their sums and fbgemm's requantization multipliers.
-        self.gemv: tuple[torch.Tensor, ...] | None = None
-        if not self.reduce_range and int8_gemv_cpu.load_kernel() is not None:
+        # The same weights unpacked for the VNNI kernels (layers/int8_vnni_cpu.py), where
+        # they run: int8 rows, their sums and fbgemm's requantization multipliers.
+        self.vnni: tuple[torch.Tensor, ...] | None = None
+        if not self.reduce_range and int8_vnni_cpu.load_kernel() is not None:
             qweight = torch.ops.quantized.linear_unpack(packed)[0]
             rows = qweight.int_repr().contiguous()
             mult = torch.tensor(self.input_scale, dtype=torch.float32) \
                 * qweight.q_per_channel_scales().float()
-            self.gemv = (rows, rows.sum(dim=1, dtype=torch.int32), mult.contiguous(),
+            self.vnni = (rows, rows.sum(dim=1, dtype=torch.int32), mult.contiguous(),
                          *self.kernel_args)
 
     @classmethod
@@ -158,9 +158,8 @@ class Int8Weight:
         # its batch (greedy output alone = in a batch). This is the step and zero point
         # `quantized::linear_dynamic` would choose for a batch spanning [-1, 1], so the
         # results are bit for bit the same, without its pass that finds the range.
-        if self.gemv is not None and x.shape[0] <= int8_gemv_cpu.MAX_ROWS:
-            return int8_gemv_cpu.load_kernel().int8_gemv(
-                x, *self.gemv, self.input_scale, self.input_zero_point)
+        if self.vnni is not None and int8_vnni_cpu.takes(x.shape[0]):
+            return int8_vnni_cpu.linear(x, self.vnni, self.input_scale, self.input_zero_point)
         if cpu_ops.runs_on(x):  # the torch lines below, one pass each way (layers/cpu_ops.py)
             ops, (smooth, bias) = cpu_ops.load_kernel(), self.kernel_args
             x, row_max = ops.int8_rows(x, smooth)

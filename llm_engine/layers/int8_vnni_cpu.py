@@ -1,16 +1,25 @@
-"""An int8 GEMM for a few rows (decode, draft verification), on CPUs with AVX-512 VNNI.
+"""The int8 linear on CPUs with AVX-512 VNNI, bit for bit fbgemm's result.
 
-At one to a few rows fbgemm's int8 GEMM is bound by its per-call work (packing the
-activations, requantization set-up, its thread pool), not by the weight bytes: the four
-linears of SmolLM2's 30 layers took 9.2 ms a decode step at one row with the weights out of
-cache, 11.5 GB/s against the 32 GB/s this machine reads (benchmarks/int8_linear.py). Here each
-weight row is read once for all the rows of the call and dotted with them by `vpdpbusd`
-(uint8 x int8 into int32), one contiguous share of the output channels per thread.
+Two paths, by the number of rows in the call:
+- **At most `MAX_ROWS` rows** (decode at small batches, the verification of prompt-lookup
+  drafts at batch 1): `int8_gemv`. There fbgemm's int8 GEMM is bound by its per-call work
+  (packing the activations, requantization set-up, its thread pool), not by the weight bytes:
+  the four linears of SmolLM2's 30 layers took 9.2 ms a decode step at one row with the
+  weights out of cache, 11.5 GB/s against the 32 GB/s this machine reads
+  (benchmarks/int8_linear.py). Here each weight row is read once for all the rows of the
+  call and dotted with them by `vpdpbusd` (uint8 x int8 into int32), one contiguous share of
+  the output channels per thread.
+- **More rows** (prefill, decode of many sequences): the rows are quantized here, oneDNN's
+  int8 GEMM (`torch._int_mm`, int8 x int8 into int32) multiplies them, and the output is
+  requantized here. On this model's shapes that ran 1.1x (512 rows) to 1.5x (64 rows) the
+  speed of fbgemm's whole call (RESULTS.md, "Issue 13, sixth pass"). fbgemm's uint8
+  activation q with zero point 128 goes in as the int8 q - 128, so the int32 sums are
+  fbgemm's `acc - 128 * colsum` exactly.
 
-The results are bit for bit fbgemm's (`tests/test_int8_weights.py` checks it): the
+The results are bit for bit fbgemm's (`tests/test_int8_weights.py` checks both paths): the
 activations are normalized and quantized with the same fp32 operations in the same order,
 the int32 sums are exact, and the requantization is fbgemm's, `float(acc - zp * colsum) *
-(input_scale * weight_scale)`. So which kernel a row goes through, and so which rows share
+(input_scale * weight_scale)`. So which path a row goes through, and so which rows share
 its call, does not change a token (greedy output alone = in a batch = with drafts). It is
 compiled without -ffast-math, which would turn those divisions into reciprocals.
 """
@@ -20,12 +29,17 @@ from __future__ import annotations
 import logging
 from functools import cache
 
+import torch
+
 from llm_engine.utils import cpu_extension
 
 logger = logging.getLogger(__name__)
 
-# Rows of one call up to which this kernel beats fbgemm on this model's shapes (int8_linear.py).
+# Rows of one call up to which `int8_gemv` beats the GEMMs on this model's shapes (int8_linear.py).
 MAX_ROWS = 8
+# Calls of more rows go to oneDNN's int8 GEMM; False sends them to fbgemm (the caller's path),
+# which benchmarks/cpu_kernels.py compares.
+ONEDNN_GEMM = True
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -170,18 +184,97 @@ torch::Tensor int8_gemv(torch::Tensor x, torch::Tensor w, torch::Tensor col_sums
 #endif
   return out;
 }
+
+// x [M, K] fp32 -> (q [M, K] int8, row_max [M]): each row quantized as quantize_row does
+// it, to fbgemm's uint8 with zero point 128, stored as q - 128.
+std::vector<torch::Tensor> int8_quantize(torch::Tensor x, torch::Tensor inv_smooth,
+                                         double input_scale, int64_t zero_point) {
+  TORCH_CHECK(has_vnni(), "int8_quantize: this build has no AVX-512 VNNI");
+  TORCH_CHECK(zero_point == 128, "int8_quantize: 8-bit activations (zero point 128) only");
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32 && x.dim() == 2, "x: 2-d fp32");
+  x = x.contiguous();
+  const int64_t M = x.size(0), K = x.size(1);
+  auto q = torch::empty({M, K}, x.options().dtype(torch::kInt8));
+  auto row_max = torch::empty({M}, x.options());
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+  const float* xp = x.data_ptr<float>();
+  const float* inv = inv_smooth.numel() ? inv_smooth.data_ptr<float>() : nullptr;
+  const float inv_scale = 1.f / static_cast<float>(input_scale);
+  int8_t* qp = q.data_ptr<int8_t>();
+  float* rp = row_max.data_ptr<float>();
+  at::parallel_for(0, M, 16, [&](int64_t m0, int64_t m1) {
+    std::vector<float> xs(K);
+    std::vector<uint8_t> qu(K);
+    for (int64_t m = m0; m < m1; ++m) {
+      rp[m] = quantize_row(xp + m * K, inv, K, inv_scale, 128.f, xs.data(), qu.data());
+      int8_t* dst = qp + m * K;
+#pragma omp simd
+      for (int64_t k = 0; k < K; ++k) dst[k] = static_cast<int8_t>(qu[k] - 128);
+    }
+  });
+#endif
+  return {q, row_max};
+}
+
+// acc [M, N] int32 -> fp32 acc * mult[n], then * row_max[m], then + bias[n] (none where
+// bias is empty): int8_gemv's requantization, each step its own fp32 rounding.
+torch::Tensor int8_requantize(torch::Tensor acc, torch::Tensor mult, torch::Tensor row_max,
+                              torch::Tensor bias) {
+  TORCH_CHECK(acc.scalar_type() == torch::kInt32 && acc.is_contiguous(), "acc: contiguous int32");
+  const int64_t M = acc.size(0), N = acc.size(1);
+  auto out = torch::empty({M, N}, row_max.options());
+  const int32_t* ap = acc.data_ptr<int32_t>();
+  const float* mu = mult.data_ptr<float>();
+  const float* rp = row_max.data_ptr<float>();
+  const float* bp = bias.numel() ? bias.data_ptr<float>() : nullptr;
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, M, std::max<int64_t>(1, 16384 / N), [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const int32_t* a = ap + m * N;
+      float* o = op + m * N;
+      const float r = rp[m];
+      if (bp) {
+#pragma omp simd
+        for (int64_t n = 0; n < N; ++n) o[n] = static_cast<float>(a[n]) * mu[n] * r + bp[n];
+      } else {
+#pragma omp simd
+        for (int64_t n = 0; n < N; ++n) o[n] = static_cast<float>(a[n]) * mu[n] * r;
+      }
+    }
+  });
+  return out;
+}
 """
 
 @cache
 def load_kernel():
-    """The compiled `int8_gemv`, or None where it cannot be built or this CPU lacks VNNI."""
+    """The compiled kernels, or None where they cannot be built or this CPU lacks VNNI."""
     module = cpu_extension.build(
-        "finrag_int8_gemv_cpu_v7", _SOURCE, ["int8_gemv", "has_vnni"],
+        "finrag_int8_vnni_cpu_v1", _SOURCE,
+        ["int8_gemv", "int8_quantize", "int8_requantize", "has_vnni"],
         # No -ffast-math and no fused multiply-adds the source does not ask for: either
         # would change the roundings that keep the results fbgemm's.
-        ["-O3", "-march=native", "-ffp-contract=off", "-fopenmp"], "int8 GEMV",
+        ["-O3", "-march=native", "-ffp-contract=off", "-fopenmp"], "int8 VNNI",
         "using fbgemm")
     if module is not None and not module.has_vnni():
-        logger.info("CPU int8 GEMV kernel: no AVX-512 VNNI on this CPU; fbgemm serves all rows")
+        logger.info("CPU int8 VNNI kernels: no AVX-512 VNNI on this CPU; fbgemm serves all rows")
         return None
     return module
+
+
+def takes(rows: int) -> bool:
+    """Whether a call of this many rows comes here (else it goes to fbgemm)."""
+    return rows <= MAX_ROWS or ONEDNN_GEMM
+
+
+def linear(x: torch.Tensor, weights: tuple[torch.Tensor, ...], input_scale: float,
+           zero_point: int) -> torch.Tensor:
+    """x [M, K] fp32 -> [M, N] fp32, as fbgemm's linear over rows normalized to max |x| = 1.
+    weights: (int8 rows [N, K], their int32 sums, the requantization multipliers, 1 / the
+    smoothing or an empty tensor, the bias or an empty tensor), as Int8Weight keeps them."""
+    kernel = load_kernel()
+    if x.shape[0] <= MAX_ROWS:
+        return kernel.int8_gemv(x, *weights, input_scale, zero_point)
+    rows, _, mult, inv_smooth, bias = weights
+    q, row_max = kernel.int8_quantize(x, inv_smooth, input_scale, zero_point)
+    return kernel.int8_requantize(torch._int_mm(q, rows.t()), mult, row_max, bias)

@@ -43,14 +43,17 @@ torch::Tensor causal_prefill(torch::Tensor q, torch::Tensor k, torch::Tensor v,
   auto keys_t = k.permute({1, 2, 0}).contiguous();  // [KVH, D, T]
   auto values = v.transpose(0, 1).contiguous();     // [KVH, T, D]
   auto out = torch::empty({T, KVH, G, D}, q.options());
-  auto above = torch::ones({block, block}, q.options().dtype(torch::kBool)).triu_(1);
   const int64_t nb = (T + block - 1) / block, pairs = (nb + 1) / 2;
   auto attend = [&](int64_t kh, int64_t b) {
     const int64_t start = b * block, end = std::min(T, start + block), rows = end - start;
     auto scores = at::mm(qh[kh].narrow(0, start * G, rows * G), keys_t[kh].narrow(1, 0, end));
-    scores.view({rows, G, end}).narrow(2, start, rows).masked_fill_(
-        above.narrow(0, 0, rows).narrow(1, 0, rows).unsqueeze(1),
-        -std::numeric_limits<float>::infinity());
+    // The causal mask of the diagonal block, written in place: a masked_fill_ of a strided
+    // view with a broadcast mask cost as much as the softmax (RESULTS.md, "sixth pass").
+    float* sp = scores.data_ptr<float>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t g = 0; g < G; ++g)
+        std::fill(sp + (i * G + g) * end + start + i + 1, sp + (i * G + g) * end + end,
+                  -std::numeric_limits<float>::infinity());
     auto probs = at::softmax(scores, -1);
     out.narrow(0, start, rows).select(1, kh).copy_(
         at::mm(probs, values[kh].narrow(0, 0, end)).view({rows, G, D}));
@@ -75,7 +78,7 @@ torch::Tensor causal_prefill(torch::Tensor q, torch::Tensor k, torch::Tensor v,
 def load_kernel():
     """The compiled `causal_prefill`, or None where it cannot be built (logged once)."""
     module = cpu_extension.build(
-        "finrag_prefill_attention_cpu_v1", _SOURCE, ["causal_prefill"],
+        "finrag_prefill_attention_cpu_v2", _SOURCE, ["causal_prefill"],
         ["-O3", "-fopenmp"], "prefill-attention", "using the Python loop")
     return None if module is None else module.causal_prefill
 

@@ -3,8 +3,9 @@
 One decode step's attention for --rows sequences of --context tokens each, SmolLM2-135M's
 heads (9 query heads over 3 K/V heads of 64), blocks of 16 tokens scattered at random in
 the cache as the block manager hands them out; best of --repeats, per layer and for the
-model's 30 layers. At large batches the kernel is bound by the K/V bytes it reads, which
-kv_cache_dtype="bfloat16" halves (llm_engine/layers/paged_attention_cpu.py).
+model's 30 layers; through the kernel's grouped path (the engine's) and its per-head loop
+(the same result bit for bit), alternating. kv_cache_dtype="bfloat16" halves the K/V bytes
+read (llm_engine/layers/paged_attention_cpu.py).
 
     python benchmarks/decode_attention.py
     python benchmarks/decode_attention.py --rows 1 --context 512
@@ -41,19 +42,26 @@ def main() -> None:
     k = torch.randn(KV_HEADS, num_blocks, HEAD_DIM, BLOCK, generator=gen)
     v = torch.randn(KV_HEADS, num_blocks, BLOCK, HEAD_DIM, generator=gen)
     print(f"{args.rows} rows x {args.context} tokens, threads {torch.get_num_threads()}")
-    best = {}
+    best: dict[tuple[torch.dtype, bool], float] = {}
     for dtype in (torch.float32, torch.bfloat16):
         kc, vc = k.to(dtype), v.to(dtype)
-        paged_decode(q, kc, vc, tables, lens, HEAD_DIM**-0.5)
-        times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            paged_decode(q, kc, vc, tables, lens, HEAD_DIM**-0.5)
-            times.append(time.perf_counter() - start)
-        best[dtype] = min(times) * 1e3
-        print(f"{str(dtype):15s} cache: {best[dtype]:.2f} ms a layer, {LAYERS * best[dtype]:.0f} ms "
-              f"a step ({kc.element_size() * 2 * kc.numel() / 2**20:.1f} MiB of K/V)")
-    print(f"bf16 / fp32: {best[torch.float32] / best[torch.bfloat16]:.2f}x faster")
+        times: dict[bool, list[float]] = {True: [], False: []}
+        # The two paths alternate, so a change of machine load falls on both alike.
+        for _ in range(args.repeats + 1):
+            for grouped in (True, False):
+                start = time.perf_counter()
+                paged_decode(q, kc, vc, tables, lens, HEAD_DIM**-0.5, grouped)
+                times[grouped].append(time.perf_counter() - start)
+        for grouped in (True, False):
+            best[dtype, grouped] = min(times[grouped][1:]) * 1e3  # the first is a warm-up
+        print(f"{str(dtype):15s} cache: {kc.element_size() * 2 * kc.numel() / 2**20:.1f} MiB of K/V")
+    for dtype in (torch.float32, torch.bfloat16):
+        for grouped in (True, False):
+            ms = best[dtype, grouped]
+            print(f"{str(dtype):15s} cache, {'grouped heads' if grouped else 'per-head loop'}: "
+                  f"{ms:.2f} ms a layer, {LAYERS * ms:.0f} ms a step")
+        print(f"  grouped / per-head: {best[dtype, False] / best[dtype, True]:.2f}x faster")
+    print(f"bf16 / fp32 (grouped): {best[torch.float32, True] / best[torch.bfloat16, True]:.2f}x faster")
     print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
 
 

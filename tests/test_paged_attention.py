@@ -74,3 +74,22 @@ def test_bf16_cache_attends_like_fp32_over_the_same_values(backend: str) -> None
     wide.k_cache, wide.v_cache = attn.k_cache.float(), attn.v_cache.float()
     expected = _reference(wide, q, meta)
     torch.testing.assert_close(out, expected, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("cache_dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("heads, kv_heads, block_size", [(9, 3, 16), (8, 2, 32), (4, 4, 16)])
+def test_grouped_heads_equal_the_per_head_loop_bit_for_bit(cache_dtype: torch.dtype, heads: int,
+                                                           kv_heads: int, block_size: int) -> None:
+    """The model's shapes take the grouped path (the query heads of a K/V head together, the
+    next block prefetched); its sums run in the per-head loop's order, so a token cannot
+    depend on which path ran. Lengths cover one token, partial blocks and many blocks."""
+    if load_kernel() is None:
+        missing("no C++ compiler for the CPU kernel", CXX)
+    for max_len in (2, 40, 600):
+        attn, q, _, _, meta = _decode_case(heads=heads, kv_heads=kv_heads,
+                                           block_size=block_size, num_blocks=64 * 40 // block_size,
+                                           max_len=max_len)
+        group = meta.decodes[0]
+        caches = attn.k_cache.to(cache_dtype), attn.v_cache.to(cache_dtype)
+        args = (q, *caches, group.block_tables, group.lens, attn.scale)
+        assert torch.equal(paged_decode(*args, grouped=True), paged_decode(*args, grouped=False))

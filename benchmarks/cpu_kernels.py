@@ -10,28 +10,37 @@ Kernels:
   vnni      layers/int8_vnni_cpu.py: every int8 call (else fbgemm)
   onednn    its oneDNN GEMM for int8 calls of more than 8 rows (else fbgemm for those)
   prefill   layers/prefill_attention_cpu.py's tasks (else its Python loop of bmm)
+  grouped   layers/paged_attention_cpu.py's grouped heads (else its per-head loop)
 
     python benchmarks/cpu_kernels.py                      # int8 + drafts, the server's engine
     python benchmarks/cpu_kernels.py --no-spec --without cpu-ops --rounds 5
+    python benchmarks/cpu_kernels.py --ttft-pairs 20   # TTFT only, in alternating pairs
+
+--ttft-pairs N times only the TTFT of a 512-token prompt, N pairs per kernel (all kernels,
+then that kernel off, the order swapped every pair, each a prompt of its own): on a host
+whose speed drifts by tens of percent between rounds, pairs taken seconds apart compare.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
+import statistics
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import FinragPeer  # noqa: E402
-from throughput import SPEC, figures  # noqa: E402
+from throughput import SPEC, figures, timed  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
 import llm_engine.layers.attention as attention  # noqa: E402
 from llm_engine.layers import cpu_ops, int8_vnni_cpu  # noqa: E402
+from llm_engine.layers.paged_attention_cpu import paged_decode  # noqa: E402
 from llm_engine.layers.prefill_attention_cpu import blocked_loop  # noqa: E402
 from llm_engine.tokenizer import Tokenizer  # noqa: E402
 from llm_engine.utils.model_path import resolve_model  # noqa: E402
@@ -51,12 +60,26 @@ def without_vnni(peer: FinragPeer) -> Iterator[None]:
             w.vnni = vnni
 
 
+@contextmanager
+def without_grouped(peer: FinragPeer) -> Iterator[None]:
+    layers = peer.llm.llm_engine.executor.driver.model.attention_layers()
+    saved = [attn.decode_kernel for attn in layers]
+    for attn in layers:
+        attn.decode_kernel = partial(paged_decode, grouped=False)
+    try:
+        yield
+    finally:
+        for attn, kernel in zip(layers, saved, strict=True):
+            attn.decode_kernel = kernel
+
+
 # Each switch: the engine -> a context in which that kernel is off.
 SWITCHES: dict[str, Callable[[FinragPeer], AbstractContextManager]] = {
     "cpu-ops": lambda peer: patch.object(cpu_ops, "runs_on", lambda *tensors: False),
     "vnni": without_vnni,
     "onednn": lambda peer: patch.object(int8_vnni_cpu, "ONEDNN_GEMM", False),
     "prefill": lambda peer: patch.object(attention, "causal_prefill_attention", blocked_loop),
+    "grouped": without_grouped,
 }
 
 
@@ -68,6 +91,8 @@ def main() -> None:
     ap.add_argument("--num-requests", type=int, default=64)
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--decode-tokens", type=int, default=64)
+    ap.add_argument("--ttft-pairs", type=int, default=0, metavar="N",
+                    help="only the TTFT, in N alternating pairs per kernel (see above)")
     args = ap.parse_args()
 
     model_dir = str(resolve_model("default"))
@@ -78,6 +103,9 @@ def main() -> None:
     variants = {"all kernels": lambda peer: nullcontext()} | {
         f"without {name}": SWITCHES[name] for name in args.without}
     names = list(variants)
+    if args.ttft_pairs:
+        ttft_pairs(peer, tokenizer, {name: variants[name] for name in names[1:]}, args.ttft_pairs)
+        return
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
     # The same probes for every variant (prefix caching is off, so none is served from an
     # earlier run): with drafts the decode figure depends on the text.
@@ -102,6 +130,29 @@ def main() -> None:
             f"{sum(cmp(b[i], o[i]) for b, o in zip(base, runs, strict=True))}/{len(runs)}"
             for i, cmp in enumerate((float.__gt__, float.__gt__, float.__lt__)))
         print(f"{name:22s} {tps:10.1f} {decode:13.1f} {1e3 * ttft:12.0f} {wins:>22s}")
+    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+
+
+def ttft_pairs(peer: FinragPeer, tokenizer: Tokenizer,
+               switches: dict[str, Callable[[FinragPeer], AbstractContextManager]], n: int) -> None:
+    """TTFT of 512-token prompts, all kernels against each switch in `switches`, n pairs each."""
+    prompts = iter(standard_prompts(tokenizer, 2 * n * len(switches) + 1, min_len=512,
+                                    max_len=512, seed=2))
+    timed(peer, [next(prompts)], 1)  # warm-up
+    print(f"{'variant':22s} {'TTFT median':>12s} {'best':>8s} {'all kernels faster in':>22s}")
+    for name, switch in switches.items():
+        times: dict[bool, list[float]] = {True: [], False: []}
+        wins = 0
+        for i in range(n):
+            pair = {}
+            for on in (True, False) if i % 2 == 0 else (False, True):
+                with nullcontext() if on else switch(peer):
+                    pair[on] = timed(peer, [next(prompts)], 1)[0]
+                times[on].append(pair[on])
+            wins += pair[True] < pair[False]
+        for on, label in ((True, "all kernels"), (False, name)):
+            print(f"{label:22s} {1e3 * statistics.median(times[on]):10.0f} ms "
+                  f"{1e3 * min(times[on]):5.0f} ms {'' if on else f'{wins}/{n} pairs':>22s}")
     print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
 
 

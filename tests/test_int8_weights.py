@@ -87,6 +87,7 @@ def test_the_vnni_kernels_equal_fbgemm_bit_for_bit(n: int, k: int, smoothed: boo
     ties = torch.nextafter(ties, ties + torch.randint(-1, 2, (k,)).float())
     ties[0] = 1.0  # the row's max: normalizing leaves it as it is
     many_rows = (int8_vnni_cpu.MAX_ROWS + 1, 17, 64, 301)
+    assert all(int8_vnni_cpu.takes(rows, n) for rows in many_rows)
     for use_bias in (False, True):
         q = Int8Weight.quantize(weight, bias if use_bias else None,
                                 act_max=torch.rand(k) * 5 if smoothed else None)

@@ -11,8 +11,10 @@ Two paths, by the number of rows in the call:
   the output channels per thread.
 - **More rows** (prefill, decode of many sequences): the rows are quantized here, oneDNN's
   int8 GEMM (`torch._int_mm`, int8 x int8 into int32) multiplies them, and the output is
-  requantized here. On this model's shapes that ran 1.1x (512 rows) to 1.5x (64 rows) the
-  speed of fbgemm's whole call (RESULTS.md, "Issue 13, sixth pass"). fbgemm's uint8
+  requantized here. On q/k/v, o and down that ran 1.2-1.7x the speed of fbgemm's whole
+  call from 24 rows on, gate/up as fast up to 64 rows and 1.2x at 512, and a 512-token
+  prefill 11% faster (RESULTS.md, "Issue 13, sixth pass"); the LM head keeps fbgemm below
+  64 rows (`WIDE_OUTPUT`). fbgemm's uint8
   activation q with zero point 128 goes in as the int8 q - 128, so the int32 sums are
   fbgemm's `acc - 128 * colsum` exactly.
 
@@ -40,6 +42,13 @@ MAX_ROWS = 8
 # Calls of more rows go to oneDNN's int8 GEMM; False sends them to fbgemm (the caller's path),
 # which benchmarks/cpu_kernels.py compares.
 ONEDNN_GEMM = True
+# Except for weights of at least WIDE_OUTPUT output channels (the LM head's 49,152) below
+# WIDE_MIN_ROWS rows: there oneDNN writes an int32 output as wide as the vocabulary, which the
+# requantization reads back, and the call ran up to 2x fbgemm's time (9 to 48 rows; even at
+# 64). The model's other weights (960, 576, 3,072 and 576 columns) were as fast or faster
+# from 9 rows on (RESULTS.md, "Issue 13, sixth pass").
+WIDE_OUTPUT = 8192
+WIDE_MIN_ROWS = 64
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -262,9 +271,12 @@ def load_kernel():
     return module
 
 
-def takes(rows: int) -> bool:
-    """Whether a call of this many rows comes here (else it goes to fbgemm)."""
-    return rows <= MAX_ROWS or ONEDNN_GEMM
+def takes(rows: int, out_features: int) -> bool:
+    """Whether a call of this many rows, to a weight of this many output channels, comes
+    here (else it goes to fbgemm)."""
+    if rows <= MAX_ROWS:
+        return True
+    return ONEDNN_GEMM and (out_features < WIDE_OUTPUT or rows >= WIDE_MIN_ROWS)
 
 
 def linear(x: torch.Tensor, weights: tuple[torch.Tensor, ...], input_scale: float,

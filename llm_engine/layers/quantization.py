@@ -158,7 +158,7 @@ class Int8Weight:
         # its batch (greedy output alone = in a batch). This is the step and zero point
         # `quantized::linear_dynamic` would choose for a batch spanning [-1, 1], so the
         # results are bit for bit the same, without its pass that finds the range.
-        if self.vnni is not None and int8_vnni_cpu.takes(x.shape[0]):
+        if self.vnni is not None and int8_vnni_cpu.takes(x.shape[0], self.vnni[0].shape[0]):
             return int8_vnni_cpu.linear(x, self.vnni, self.input_scale, self.input_zero_point)
         if cpu_ops.runs_on(x):  # the torch lines below, one pass each way (layers/cpu_ops.py)
             ops, (smooth, bias) = cpu_ops.load_kernel(), self.kernel_args

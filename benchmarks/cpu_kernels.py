@@ -47,30 +47,27 @@ from llm_engine.utils.model_path import resolve_model  # noqa: E402
 
 
 @contextmanager
-def without_vnni(peer: FinragPeer) -> Iterator[None]:
+def swapped(objects: list, attr: str, value: object) -> Iterator[None]:
+    """Each object's `attr` set to `value` inside the context, and put back after it."""
+    saved = [getattr(obj, attr) for obj in objects]
+    for obj in objects:
+        setattr(obj, attr, value)
+    try:
+        yield
+    finally:
+        for obj, old in zip(objects, saved, strict=True):
+            setattr(obj, attr, old)
+
+
+def without_vnni(peer: FinragPeer) -> AbstractContextManager:
     model = peer.llm.llm_engine.executor.driver.model
     weights = [m.int8 for m in model.quantizable_layers().values() if m.int8 is not None]
-    saved = [w.vnni for w in weights]
-    for w in weights:
-        w.vnni = None
-    try:
-        yield
-    finally:
-        for w, vnni in zip(weights, saved, strict=True):
-            w.vnni = vnni
+    return swapped(weights, "vnni", None)
 
 
-@contextmanager
-def without_grouped(peer: FinragPeer) -> Iterator[None]:
+def without_grouped(peer: FinragPeer) -> AbstractContextManager:
     layers = peer.llm.llm_engine.executor.driver.model.attention_layers()
-    saved = [attn.decode_kernel for attn in layers]
-    for attn in layers:
-        attn.decode_kernel = partial(paged_decode, grouped=False)
-    try:
-        yield
-    finally:
-        for attn, kernel in zip(layers, saved, strict=True):
-            attn.decode_kernel = kernel
+    return swapped(layers, "decode_kernel", partial(paged_decode, grouped=False))
 
 
 # Each switch: the engine -> a context in which that kernel is off.

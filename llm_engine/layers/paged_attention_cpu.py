@@ -14,7 +14,8 @@ row is read once for all of them, the heads' sums are independent chains the CPU
 and the next block is prefetched (blocks lie anywhere in the cache: each new block's first
 loads stalled the loop). Every head's sums run in the order the per-head loop runs them, so
 the result is that loop's bit for bit (tests/test_paged_attention.py). 64 rows of 450
-tokens: 1.55x (fp32 cache) and 2.3x (bf16) the per-head loop; RESULTS.md, "sixth pass".
+tokens: 1.6x (fp32 cache) and 2.4x (bf16) the per-head loop (benchmarks/decode_attention.py;
+RESULTS.md, "Issue 13, sixth pass").
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ template <int BS_T, int G_T, int D_T, typename T>
 static void grouped_task(const float* qq, const T* kp, const T* vp, int64_t kh, int64_t NB,
                          const int64_t* bt, int64_t L, float sc, std::vector<float>& scores,
                          float* o) {
-  scores.assign(G_T * L, 0.f);
+  scores.resize(G_T * L);  // every entry is written below
   float part[G_T * BS_T];
   for (int64_t b = 0; b * BS_T < L; ++b) {
     const T* kb = kp + (kh * NB + bt[b]) * D_T * BS_T;

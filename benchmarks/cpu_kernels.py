@@ -9,10 +9,11 @@ Kernels:
   cpu-ops   layers/cpu_ops.py: rotary, the int8 rows' scaling, the K/V writes, RMSNorm
   vnni      layers/int8_vnni_cpu.py: every int8 call (else fbgemm)
   onednn    its oneDNN GEMM for int8 calls of more than 8 rows (else fbgemm for those)
-  prefill   layers/prefill_attention_cpu.py's tasks (else its Python loop of bmm)
+  prefill   layers/prefill_attention_cpu.py's tasks, or with a bf16 KV cache its bf16 twin's
+            (else its fp32 Python loop of bmm)
   grouped   layers/paged_attention_cpu.py's grouped heads (else its per-head loop)
 
-    python benchmarks/cpu_kernels.py                      # int8 + drafts, the server's engine
+    python benchmarks/cpu_kernels.py                      # int8 + drafts + bf16 KV: the server's
     python benchmarks/cpu_kernels.py --no-spec --without cpu-ops --rounds 5
     python benchmarks/cpu_kernels.py --ttft-pairs 20   # TTFT only, in alternating pairs
 
@@ -75,7 +76,8 @@ SWITCHES: dict[str, Callable[[FinragPeer], AbstractContextManager]] = {
     "cpu-ops": lambda peer: patch.object(cpu_ops, "runs_on", lambda *tensors: False),
     "vnni": without_vnni,
     "onednn": lambda peer: patch.object(int8_vnni_cpu, "ONEDNN_GEMM", False),
-    "prefill": lambda peer: patch.object(attention, "causal_prefill_attention", blocked_loop),
+    "prefill": lambda peer: patch.object(attention, "causal_prefill_attention",
+                                         lambda q, k, v, scale, bf16: blocked_loop(q, k, v, scale)),
     "grouped": without_grouped,
 }
 
@@ -84,6 +86,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--without", nargs="+", default=list(SWITCHES), choices=list(SWITCHES))
     ap.add_argument("--no-spec", action="store_true", help="int8 without prompt-lookup drafts")
+    ap.add_argument("--kv-cache-dtype", default="bfloat16", choices=["auto", "bfloat16"],
+                    help="the KV cache (default: the server's, bfloat16)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--num-requests", type=int, default=64)
     ap.add_argument("--new-tokens", type=int, default=128)
@@ -96,7 +100,8 @@ def main() -> None:
     tokenizer = Tokenizer.from_pretrained(model_dir)
     prompts = standard_prompts(tokenizer, args.num_requests)
     peer = FinragPeer(model_dir, quantization="int8", enable_prefix_caching=False,
-                      speculative_config=None if args.no_spec else SPEC, kv_cache_memory=2 << 30)
+                      speculative_config=None if args.no_spec else SPEC, kv_cache_memory=2 << 30,
+                      kv_cache_dtype=args.kv_cache_dtype)
     variants = {"all kernels": lambda peer: nullcontext()} | {
         f"without {name}": SWITCHES[name] for name in args.without}
     names = list(variants)
@@ -116,7 +121,8 @@ def main() -> None:
                   f"tok/s, TTFT(512) {1e3 * ttft:.0f} ms", flush=True)
 
     base = results["all kernels"]
-    print(f"\nengine: int8{'' if args.no_spec else ' + drafts'}, {args.rounds} rounds; best of "
+    print(f"\nengine: int8{'' if args.no_spec else ' + drafts'}, KV cache {args.kv_cache_dtype}, "
+          f"{args.rounds} rounds; best of "
           "rounds, then the rounds in which all kernels did better (throughput, decode, TTFT)")
     print(f"{'variant':22s} {'out tok/s':>10s} {'decode tok/s':>13s} {'TTFT 512 ms':>12s} "
           f"{'all kernels better in':>22s}")

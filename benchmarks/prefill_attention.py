@@ -2,10 +2,11 @@
 
 The CPU prefill attention (layers/prefill_attention_cpu.py: query blocks of GEMMs, run as
 balanced tasks on ATen's thread pool) against its Python loop of batched GEMMs (the path
-before, and where no compiler is) and torch's causal `scaled_dot_product_attention` (its
-CPU flash kernel), swapped in and out of the same loaded engine, alternately, on distinct
-prompts of random token ids (no prefix cache). Also times the attention alone on the
-model's shapes.
+before, and where no compiler is), torch's causal `scaled_dot_product_attention` (its CPU
+flash kernel) and the bf16 kernel a bf16 KV cache brings (layers/prefill_attention_bf16_cpu.py,
+on CPUs with AVX-512 BF16), swapped in and out of the same loaded engine, alternately, on
+distinct prompts of random token ids (no prefix cache). Also times the attention alone on
+the model's shapes.
 
     python benchmarks/prefill_attention.py
     OMP_NUM_THREADS=1 python benchmarks/prefill_attention.py --quantization none --rounds 3
@@ -24,19 +25,26 @@ import torch.nn.functional as F
 
 import llm_engine.layers.attention as attention
 from llm_engine import LLM, SamplingParams
+from llm_engine.layers import prefill_attention_bf16_cpu
 from llm_engine.layers.prefill_attention_cpu import blocked_loop, causal_prefill_attention, load_kernel
 
 
-def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
-    """The previous path, [T, heads, dim] in and out."""
+def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float,
+                 bf16: bool = False) -> torch.Tensor:
+    """The previous path, [T, heads, dim] in and out; k, v: [past + T, kv_heads, dim]."""
+    t, past = q.shape[0], k.shape[0] - q.shape[0]
+    mask = None if past == 0 else torch.arange(past + t)[None, :] <= torch.arange(t)[:, None] + past
     o = F.scaled_dot_product_attention(
-        q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None],
-        is_causal=True, scale=scale, enable_gqa=q.shape[1] != k.shape[1])
+        q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None], attn_mask=mask,
+        is_causal=mask is None, scale=scale, enable_gqa=q.shape[1] != k.shape[1])
     return o[0].transpose(0, 1)
 
 
-PATHS = {"sdpa": sdpa_prefill, "blocked, bmm loop": blocked_loop,
-         "blocked, tasks": causal_prefill_attention}
+# Each as the engine calls it: (q, k, v, scale, bf16: whether the KV cache is bf16).
+PATHS = {"sdpa": sdpa_prefill,
+         "blocked, bmm loop": lambda q, k, v, scale, bf16=False: blocked_loop(q, k, v, scale),
+         "blocked, tasks": causal_prefill_attention,
+         "bf16 tasks": lambda q, k, v, scale, bf16=False: causal_prefill_attention(q, k, v, scale, True)}
 
 
 def seconds(fn, *args) -> float:
@@ -50,9 +58,14 @@ def main() -> None:
     ap.add_argument("--quantization", default="int8", choices=["int8", "none"])
     ap.add_argument("--prompt-tokens", type=int, default=512)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--contexts", type=int, nargs="*", default=[128, 256, 480], metavar="C",
+                    help="also time one layer's attention of the prompt's last T - C tokens "
+                         "after C tokens of context (a prefix-cache hit, a later chunk)")
     args = ap.parse_args()
     if load_kernel() is None:
         raise SystemExit("the compiled prefill attention did not build (see the log above)")
+    if prefill_attention_bf16_cpu.load_kernel() is None:
+        print("no bf16 prefill kernel on this CPU (AVX-512 BF16): 'bf16 tasks' times the fp32 one")
     llm = LLM("default", quantization=None if args.quantization == "none" else "int8",
               enable_prefix_caching=False)
     cfg = llm.llm_engine.model_config
@@ -81,8 +94,14 @@ def main() -> None:
         fn(q, k, v, dim**-0.5)
         kernel = min(seconds(fn, q, k, v, dim**-0.5) for _ in range(10))
         runs = sorted(ttfts[name])
-        print(f"{name:16s} TTFT best {1e3 * runs[0]:6.0f} ms, median {1e3 * runs[len(runs) // 2]:6.0f} ms;"
+        print(f"{name:17s} TTFT best {1e3 * runs[0]:6.0f} ms, median {1e3 * runs[len(runs) // 2]:6.0f} ms;"
               f" one layer's attention {1e3 * kernel:.2f} ms")
+    for c in args.contexts:
+        chunk = q[c:]
+        times = {name: min(seconds(fn, chunk, k, v, dim**-0.5) for _ in range(10))
+                 for name, fn in PATHS.items()}
+        print(f"after {c} tokens of context, {t - c} new: one layer's attention "
+              + ", ".join(f"{name} {1e3 * sec:.2f} ms" for name, sec in times.items()))
     print("reproduce: python " + shlex.join(sys.argv))
 
 

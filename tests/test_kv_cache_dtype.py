@@ -1,6 +1,7 @@
 """kv_cache_dtype="bfloat16": K/V stored in bf16 under fp32 activations. The cache takes
 half the bytes a block (so twice the blocks in the same memory), swapping and prefix hits
-keep working, and what the model reads back is close to the fp32 cache's: teacher-forced
+keep working, and what the model computes with it (its prompts attending at bf16 too, on a
+CPU with AVX-512 BF16) is close to what it computes with the fp32 cache: teacher-forced
 greedy picks and chunked-prefill perplexity on real SmolLM2 weights."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def test_auto_is_the_activations_dtype() -> None:
 
 @pytest.fixture(scope="module")
 def engines(prepared_default: Path):
-    args = {"max_model_len": 1024, "kv_cache_memory": 96 << 20, "quantization": "int8"}
+    args = {"max_model_len": 1024, "kv_cache_memory": 96 << 20}
     return LLM(str(prepared_default), **args), LLM(str(prepared_default), kv_cache_dtype="bfloat16", **args)
 
 
@@ -64,18 +65,20 @@ def test_bf16_cache_picks_the_fp32_caches_greedy_tokens(engines) -> None:
         agreed += int((picks[0] == picks[1]).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"the bf16 cache picks the fp32 cache's greedy token at {share:.3f} of positions")
-    # Measured 0.932 (int8 weights against fp32 ones: 0.885, test_int8_weights): the flips
-    # are near-ties, and perplexity does not rise (below).
-    assert share >= 0.9, share
+    # Measured 0.984 (fp32 weights, so that what moves is the cache's rounding and the bf16
+    # prefill attention it brings, not int8's quantization of their roundings: with int8
+    # weights 0.896; int8 weights against fp32 ones: 0.885, test_int8_weights). The flips are
+    # near-ties, and perplexity does not rise (below).
+    assert share >= 0.95, share
 
 
-def test_bf16_cache_perplexity_is_within_half_a_percent(engines) -> None:
+def test_bf16_cache_perplexity_is_within_a_fifth_of_a_percent(engines) -> None:
     fp32, bf16 = engines
     windows = text_windows(fp32.get_tokenizer(), 2, 512)
     base, narrow = perplexity(fp32, windows, CHUNK), perplexity(bf16, windows, CHUNK)
     print(f"chunked perplexity: fp32 cache {base:.4f}, bf16 cache {narrow:.4f}")
     assert narrow != base  # the cache really is read back rounded
-    assert abs(narrow / base - 1) < 0.005, (base, narrow)
+    assert abs(narrow / base - 1) < 0.002, (base, narrow)  # measured +0.04%
 
 
 def test_bf16_blocks_swap_out_and_back_bit_for_bit(tmp_path: Path) -> None:

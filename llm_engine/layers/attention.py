@@ -104,29 +104,30 @@ class PagedAttention(torch.nn.Module):
             o = F.scaled_dot_product_attention(qs, keys, values, attn_mask=group.mask[None],
                                                scale=self.scale)
             out[group.start : group.end] = o.transpose(0, 1).reshape(rows, self.num_heads, d)
+        bf16 = self.k_cache.dtype == torch.bfloat16
         for span in meta.prefills:
-            if span.block_table is None and q.device.type == "cpu":
-                out[span.start : span.end] = causal_prefill_attention(
-                    q[span.start : span.end], k[span.start : span.end], v[span.start : span.end],
-                    self.scale)
-                continue
-            qs = q[span.start : span.end].transpose(0, 1).unsqueeze(0)  # [1, heads, n, d]
-            mask = None
+            qs = q[span.start : span.end]
             if span.block_table is None:
-                keys = k[span.start : span.end].transpose(0, 1).unsqueeze(0)
-                values = v[span.start : span.end].transpose(0, 1).unsqueeze(0)
-            else:
+                keys, values = k[span.start : span.end], v[span.start : span.end]
+            else:  # the context cached before the chunk, then the chunk, read back: [ctx, kvh, d]
                 ctx = span.num_computed + span.end - span.start
-                keys = self._gather(self.k_cache, span.block_table[None], q.dtype, keys=True)
-                keys = keys[:, :, :ctx].transpose(0, 1)
-                values = self._gather(self.v_cache, span.block_table[None], q.dtype)
-                values = values[:, :, :ctx].transpose(0, 1)
+                table = span.block_table[None]
+                keys = self._gather(self.k_cache, table, q.dtype, keys=True)[:, 0, :ctx].transpose(0, 1)
+                values = self._gather(self.v_cache, table, q.dtype)[:, 0, :ctx].transpose(0, 1)
+            # On CPU the blocked kernels, but for fp32 after a context, which stays on torch's
+            # SDPA and so computes what it did (the fp32 kernel was 1.1-1.5x as fast there on
+            # long chunks, slower on 32 tokens: RESULTS.md, "Issue 13, seventh pass").
+            if q.device.type == "cpu" and (span.block_table is None or bf16):
+                out[span.start : span.end] = causal_prefill_attention(qs, keys, values, self.scale, bf16)
+                continue
+            mask = None
+            if span.block_table is not None:
                 mask = _chunk_causal_mask(span.end - span.start, span.num_computed, q.device)
             o = F.scaled_dot_product_attention(
-                qs, keys, values, attn_mask=mask, is_causal=mask is None, scale=self.scale,
-                enable_gqa=self.group > 1,
+                qs.transpose(0, 1)[None], keys.transpose(0, 1)[None], values.transpose(0, 1)[None],
+                attn_mask=mask, is_causal=mask is None, scale=self.scale, enable_gqa=self.group > 1,
             )
-            out[span.start : span.end] = o.squeeze(0).transpose(0, 1)
+            out[span.start : span.end] = o[0].transpose(0, 1)
         return out.flatten(1)
 
     def _gather(self, cache: torch.Tensor, tables: torch.Tensor, dtype: torch.dtype,

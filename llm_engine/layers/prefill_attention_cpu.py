@@ -1,5 +1,11 @@
 """Causal self-attention of one prefill chunk on CPU, as query blocks of GEMMs.
 
+The chunk may follow a context already in the cache (a prefix-cache hit, an earlier chunk):
+its keys and values then come first, and query i sits at position past + i. With a bf16 KV
+cache the engine calls this kernel's bf16 twin (prefill_attention_bf16_cpu.py); with an fp32
+one it calls this kernel for a chunk without context only, torch's SDPA for the others
+(attention.py says why).
+
 torch's CPU flash-attention kernel (`scaled_dot_product_attention`) ran a 512-token
 SmolLM2 prefill at about half the GEMM rate of the CPU: 45% of the int8 engine's time to
 first token. Here the queries go in blocks of `QUERY_BLOCK` rows, each block scored
@@ -23,6 +29,7 @@ from functools import cache
 
 import torch
 
+from llm_engine.layers import prefill_attention_bf16_cpu
 from llm_engine.utils import cpu_extension
 
 # 32-96 measured alike on a 512-token chunk (9 heads of 64, 3 K/V heads); 128 and up pay
@@ -35,9 +42,10 @@ _SOURCE = r"""
 #include <algorithm>
 #include <limits>
 
-// q: [T, H, D] (scaled); k, v: [T, KVH, D]. Returns [T, H, D].
+// q: [T, H, D] (scaled), at positions past .. past + T - 1; k, v: [past + T, KVH, D].
+// Returns [T, H, D].
 torch::Tensor causal_prefill(torch::Tensor q, torch::Tensor k, torch::Tensor v,
-                             int64_t block) {
+                             int64_t block, int64_t past) {
   const int64_t T = q.size(0), H = q.size(1), D = q.size(2), KVH = k.size(1), G = H / KVH;
   auto qh = q.view({T, KVH, G, D}).transpose(0, 1).reshape({KVH, T * G, D});
   auto keys_t = k.permute({1, 2, 0}).contiguous();  // [KVH, D, T]
@@ -46,17 +54,18 @@ torch::Tensor causal_prefill(torch::Tensor q, torch::Tensor k, torch::Tensor v,
   const int64_t nb = (T + block - 1) / block, pairs = (nb + 1) / 2;
   auto attend = [&](int64_t kh, int64_t b) {
     const int64_t start = b * block, end = std::min(T, start + block), rows = end - start;
-    auto scores = at::mm(qh[kh].narrow(0, start * G, rows * G), keys_t[kh].narrow(1, 0, end));
+    const int64_t seen = past + end;  // keys of the block's last row
+    auto scores = at::mm(qh[kh].narrow(0, start * G, rows * G), keys_t[kh].narrow(1, 0, seen));
     // The causal mask of the diagonal block, written in place: a masked_fill_ of a strided
     // view with a broadcast mask cost as much as the softmax (RESULTS.md, "sixth pass").
     float* sp = scores.data_ptr<float>();
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t g = 0; g < G; ++g)
-        std::fill(sp + (i * G + g) * end + start + i + 1, sp + (i * G + g) * end + end,
+        std::fill(sp + (i * G + g) * seen + past + start + i + 1, sp + (i * G + g + 1) * seen,
                   -std::numeric_limits<float>::infinity());
     auto probs = at::softmax(scores, -1);
     out.narrow(0, start, rows).select(1, kh).copy_(
-        at::mm(probs, values[kh].narrow(0, 0, end)).view({rows, G, D}));
+        at::mm(probs, values[kh].narrow(0, 0, seen)).view({rows, G, D}));
   };
   // The pool's threads do not inherit the caller's inference mode, and in-place writes to
   // an inference tensor (out) are refused outside it.
@@ -78,18 +87,23 @@ torch::Tensor causal_prefill(torch::Tensor q, torch::Tensor k, torch::Tensor v,
 def load_kernel():
     """The compiled `causal_prefill`, or None where it cannot be built (logged once)."""
     module = cpu_extension.build(
-        "finrag_prefill_attention_cpu_v2", _SOURCE, ["causal_prefill"],
+        "finrag_prefill_attention_cpu_v3", _SOURCE, ["causal_prefill"],
         ["-O3", "-fopenmp"], "prefill-attention", "using the Python loop")
     return None if module is None else module.causal_prefill
 
 
-def causal_prefill_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
-                             ) -> torch.Tensor:
-    """q: [T, heads, dim]; k, v: [T, kv_heads, dim], with no context before them.
-    Returns [T, heads, dim]."""
-    kernel = load_kernel()
-    if kernel is not None and q.dtype == torch.float32:
-        return kernel(q * scale, k, v, QUERY_BLOCK)
+def causal_prefill_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float,
+                             bf16: bool = False) -> torch.Tensor:
+    """q: [T, heads, dim], the last T of the keys' positions; k, v: [past + T, kv_heads, dim]
+    (past: the context cached before the chunk). Returns [T, heads, dim]. bf16: at bf16
+    where the CPU has AVX-512 BF16 (the KV cache is bf16: prefill_attention_bf16_cpu.py),
+    else as without it."""
+    past = k.shape[0] - q.shape[0]
+    if q.dtype == torch.float32:
+        if bf16 and q.shape[-1] in (64, 128) and (kernel := prefill_attention_bf16_cpu.load_kernel()):
+            return kernel(q * scale, k, v, QUERY_BLOCK, past)
+        if (kernel := load_kernel()) is not None:
+            return kernel(q * scale, k, v, QUERY_BLOCK, past)
     return blocked_loop(q, k, v, scale)
 
 
@@ -98,6 +112,7 @@ def blocked_loop(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
     t, heads, d = q.shape
     kvh = k.shape[1]
     group = heads // kvh
+    past = k.shape[0] - t
     # [kvh, T * group, dim]: row (i, g) is token i's query head g of this K/V head.
     qs = (q * scale).view(t, kvh, group, d).transpose(0, 1).reshape(kvh, t * group, d)
     keys_t = k.permute(1, 2, 0).contiguous()  # [kvh, dim, T]
@@ -107,9 +122,10 @@ def blocked_loop(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
     for start in range(0, t, QUERY_BLOCK):
         end = min(start + QUERY_BLOCK, t)
         rows = end - start
-        scores = torch.bmm(qs[:, start * group : end * group], keys_t[:, :, :end])
-        diagonal = scores.view(kvh, rows, group, end)[..., start:]
+        seen = past + end
+        scores = torch.bmm(qs[:, start * group : end * group], keys_t[:, :, :seen])
+        diagonal = scores.view(kvh, rows, group, seen)[..., past + start :]
         diagonal.masked_fill_(above[:rows, None, :rows], float("-inf"))
         probs = torch.softmax(scores, dim=-1)
-        out[start:end] = torch.bmm(probs, values[:, :end]).view(kvh, rows, group, d).transpose(0, 1)
+        out[start:end] = torch.bmm(probs, values[:, :seen]).view(kvh, rows, group, d).transpose(0, 1)
     return out.view(t, heads, d)

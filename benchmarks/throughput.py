@@ -38,7 +38,8 @@ ENGINES = ("finrag-fp32", "finrag-int8", "finrag-int8-kvbf16", "finrag-int8-spec
            "finrag-int8-spec-kvbf16", "transformers", "ctranslate2-int8")
 # finrag-int8-spec: int8 with the server's prompt-lookup drafts (pipeline/settings.py). The
 # workload's prompts are plain prose, so drafts pay only where the greedy text repeats it.
-# -kvbf16: kv_cache_dtype="bfloat16" (the KV cache in bf16, activations in fp32).
+# -kvbf16: kv_cache_dtype="bfloat16" (the KV cache in bf16, activations in fp32; prompts
+# attend at bf16 on CPUs with AVX-512 BF16). finrag-int8-spec-kvbf16 is the server's engine.
 SPEC = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
 
 

@@ -49,8 +49,8 @@ _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
 # no disable_by_batch_size up to this max_num_seqs. Weights are int8 where the engine runs
 # on CPU ("auto"): faster at equal TAT-QA answer quality (RESULTS.md, "Issue 13"). The KV
 # cache is bf16 (on CUDA the activations' dtype already): on CPU twice the blocks in the
-# same memory, decode reading half the bytes, and prompts attending at bf16, a 512-token
-# prompt's first token 20-26% sooner, at equal EM and F1 on all of TAT-QA dev (RESULTS.md,
+# same memory, decode reading half the bytes, and prompts attending at bf16: a 512-token
+# prompt's first token 14-34% sooner, at equal EM and F1 on all of TAT-QA dev (RESULTS.md,
 # "Issue 13, seventh pass").
 SERVER_ENGINE_DEFAULTS: dict[str, Any] = {
     "max_model_len": 2048, "max_num_seqs": 32, "max_num_batched_tokens": 1024,

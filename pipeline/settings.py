@@ -50,7 +50,7 @@ _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
 # on CPU ("auto"): faster at equal TAT-QA answer quality (RESULTS.md, "Issue 13"). The KV
 # cache is bf16 (on CUDA the activations' dtype already): on CPU twice the blocks in the
 # same memory, decode reading half the bytes, and prompts attending at bf16: a 512-token
-# prompt's first token 14-34% sooner, at equal EM and F1 on all of TAT-QA dev (RESULTS.md,
+# prompt's first token 19% sooner (median), at equal EM and F1 on all of TAT-QA dev (RESULTS.md,
 # "Issue 13, seventh pass").
 SERVER_ENGINE_DEFAULTS: dict[str, Any] = {
     "max_model_len": 2048, "max_num_seqs": 32, "max_num_batched_tokens": 1024,

@@ -1,5 +1,8 @@
 """Causal self-attention of one prefill chunk on CPU at bf16, with AVX-512 BF16's `vdpbf16ps`.
 
+The chunk may follow a context in the cache (a prefix-cache hit, an earlier chunk), as in
+prefill_attention_cpu.py; the same row gives the same result whichever chunk it is in.
+
 The bf16 twin of prefill_attention_cpu.py's fp32 kernel, taken when the KV cache is bf16
 (kv_cache_dtype="bfloat16"): the K/V are stored rounded to bf16 anyway, and the queries and
 the softmax's probabilities are rounded to bf16 too, as a bf16 model's attention on a GPU

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 import llm_engine.layers.attention as attention
 from llm_engine import LLM, SamplingParams
 from llm_engine.layers import prefill_attention_bf16_cpu
+from llm_engine.layers.attention import chunk_causal_mask
 from llm_engine.layers.prefill_attention_cpu import blocked_loop, causal_prefill_attention, load_kernel
 
 
@@ -33,7 +34,7 @@ def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
                  bf16: bool = False) -> torch.Tensor:
     """The previous path, [T, heads, dim] in and out; k, v: [past + T, kv_heads, dim]."""
     t, past = q.shape[0], k.shape[0] - q.shape[0]
-    mask = None if past == 0 else torch.arange(past + t)[None, :] <= torch.arange(t)[:, None] + past
+    mask = None if past == 0 else chunk_causal_mask(t, past, q.device)
     o = F.scaled_dot_product_attention(
         q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None], attn_mask=mask,
         is_causal=mask is None, scale=scale, enable_gqa=q.shape[1] != k.shape[1])

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from prereqs import CXX, missing
 
 from llm_engine.layers import prefill_attention_bf16_cpu
+from llm_engine.layers.attention import chunk_causal_mask
 from llm_engine.layers.prefill_attention_cpu import (
     QUERY_BLOCK,
     blocked_loop,
@@ -34,7 +35,8 @@ def test_matches_causal_sdpa(path: str, tokens: int, heads: int, kv_heads: int, 
     v = torch.randn(past + tokens, kv_heads, 64, generator=gen)
     ref = F.scaled_dot_product_attention(
         q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None],
-        attn_mask=sees(tokens, past), scale=0.125, enable_gqa=heads != kv_heads)[0].transpose(0, 1)
+        attn_mask=chunk_causal_mask(tokens, past, q.device), scale=0.125,
+        enable_gqa=heads != kv_heads)[0].transpose(0, 1)
     with torch.inference_mode():  # as the engine calls it: the pool's threads must follow
         out = attend(q, k, v, 0.125)
     assert out.shape == (tokens, heads, 64)
@@ -42,10 +44,6 @@ def test_matches_causal_sdpa(path: str, tokens: int, heads: int, kv_heads: int, 
     if past == 0:  # token 0 sees only itself: its output is its own value, whatever follows
         torch.testing.assert_close(out[0], v[0].repeat_interleave(heads // kv_heads, dim=0))
 
-
-def sees(tokens: int, past: int) -> torch.Tensor:
-    """[tokens, past + tokens]: True where query i (at position past + i) sees the key."""
-    return torch.arange(past + tokens)[None, :] <= torch.arange(tokens)[:, None] + past
 
 
 def bf16_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
@@ -60,7 +58,7 @@ def bf16_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: flo
     qs = rounded(q * scale).transpose(0, 1)  # [heads, T, d]
     ks = rounded(k).repeat_interleave(group, dim=1).transpose(0, 1)
     vs = rounded(v).repeat_interleave(group, dim=1).transpose(0, 1)
-    scores = (qs @ ks.transpose(1, 2)).masked_fill(~sees(t, past), float("-inf"))
+    scores = (qs @ ks.transpose(1, 2)).masked_fill(~chunk_causal_mask(t, past, q.device), float("-inf"))
     e = torch.exp(scores - scores.amax(-1, keepdim=True))
     return ((rounded(e.float()) @ vs) / e.sum(-1, keepdim=True)).transpose(0, 1).float()
 

@@ -122,7 +122,7 @@ class PagedAttention(torch.nn.Module):
                 continue
             mask = None
             if span.block_table is not None:
-                mask = _chunk_causal_mask(span.end - span.start, span.num_computed, q.device)
+                mask = chunk_causal_mask(span.end - span.start, span.num_computed, q.device)
             o = F.scaled_dot_product_attention(
                 qs.transpose(0, 1)[None], keys.transpose(0, 1)[None], values.transpose(0, 1)[None],
                 attn_mask=mask, is_causal=mask is None, scale=self.scale, enable_gqa=self.group > 1,
@@ -142,7 +142,7 @@ class PagedAttention(torch.nn.Module):
         return blocks.reshape(kvh, rows, width * block_size, d)
 
 
-def _chunk_causal_mask(num_new: int, num_computed: int, device: torch.device) -> torch.Tensor:
+def chunk_causal_mask(num_new: int, num_computed: int, device: torch.device) -> torch.Tensor:
     """Query i (at position num_computed + i) sees keys 0 .. num_computed + i."""
     rows = torch.arange(num_new, device=device)[:, None] + num_computed
     cols = torch.arange(num_computed + num_new, device=device)[None, :]

@@ -143,19 +143,24 @@ static void value_tile(const uint16_t* p, int64_t ldp, const uint16_t* vp, int64
   }
 }
 
-// R (at most 6; 3 at head_dim 128, for the registers) query rows of one K/V head, rows r
-// seeing keys [0, n[r]), n ascending: scores into s, probabilities into p (R x 32 * chunks,
-// in L1), then the output rows.
+// Query rows a tile holds: value_tile keeps R x NV accumulators and NV value vectors in
+// the 32 registers (6 x 4 + 4 at head_dim 64, 3 x 8 + 8 at 128).
+static constexpr int tile_rows(int64_t nv) { return nv <= 4 ? 6 : 3; }
+constexpr int MAX_TILE_ROWS = 6;
+
+// R (at most tile_rows) query rows of one K/V head, rows r seeing keys [0, n[r]), n
+// ascending: scores into s, probabilities into p (R x 32 * chunks, in L1), then the output
+// rows.
 template <int NV>
 static void attend_rows(int R, const uint16_t* q, int64_t D, const uint16_t* kp,
                         const uint16_t* vp, int64_t Tp, int64_t chunks, float* s, uint16_t* p,
                         int64_t ld, const int64_t* n, float* o, const int64_t* ldo) {
-  constexpr int MAXR = NV <= 4 ? 6 : 3;
   switch (R) {
 #define SCORE(r) case r: score_tile<r>(q, D, kp, Tp, chunks, s, ld); break;
     SCORE(1) SCORE(2) SCORE(3) SCORE(4) SCORE(5) SCORE(6)
+#undef SCORE
   }
-  float inv[6];
+  float inv[MAX_TILE_ROWS];
   int64_t nmax = 0;
   for (int r = 0; r < R; ++r) {
     softmax_row(s + r * ld, n[r], chunks * 32, p + r * ld, inv + r);
@@ -164,8 +169,9 @@ static void attend_rows(int R, const uint16_t* q, int64_t D, const uint16_t* kp,
   const int64_t pairs = (nmax + 1) / 2;
   switch (R) {
 #define VALUE(r) \
-  case r: if constexpr (r <= MAXR) value_tile<r, NV>(p, ld, vp, pairs, inv, o, ldo); break;
+  case r: if constexpr (r <= tile_rows(NV)) value_tile<r, NV>(p, ld, vp, pairs, inv, o, ldo); break;
     VALUE(1) VALUE(2) VALUE(3) VALUE(4) VALUE(5) VALUE(6)
+#undef VALUE
   }
 }
 
@@ -197,15 +203,15 @@ torch::Tensor causal_prefill_bf16(torch::Tensor q, torch::Tensor k, torch::Tenso
   const uint16_t* vpp = reinterpret_cast<const uint16_t*>(vp.data_ptr<at::BFloat16>());
   float* op = out.data_ptr<float>();
   const int64_t nb = (T + block - 1) / block, pairs = (nb + 1) / 2;
-  const int maxr = D == 64 ? 6 : 3;
+  const int maxr = tile_rows(D / 16);
   at::parallel_for(0, KVH * pairs, 1, [&](int64_t first, int64_t last) {
-    std::vector<float> s(6 * Tp);  // one tile's scores and probabilities
-    std::vector<uint16_t> p(6 * Tp);
+    std::vector<float> s(maxr * Tp);  // one tile's scores and probabilities
+    std::vector<uint16_t> p(maxr * Tp);
     auto attend = [&](int64_t kh, int64_t b) {
       const int64_t start = b * block, end = std::min(T, start + block);
       for (int64_t r0 = start * G; r0 < end * G; r0 += maxr) {
         const int R = static_cast<int>(std::min<int64_t>(maxr, end * G - r0));
-        int64_t n[6], ldo[6];
+        int64_t n[MAX_TILE_ROWS], ldo[MAX_TILE_ROWS];
         for (int r = 0; r < R; ++r) {
           const int64_t i = (r0 + r) / G, g = (r0 + r) % G;
           n[r] = past + i + 1;
@@ -240,7 +246,7 @@ def load_kernel():
     """The compiled `causal_prefill_bf16`, or None where it cannot be built or this CPU has no
     AVX-512 BF16 (logged once)."""
     module = cpu_extension.build(
-        "finrag_prefill_attention_bf16_cpu_v2", _SOURCE, ["causal_prefill_bf16", "has_bf16"],
+        "finrag_prefill_attention_bf16_cpu_v3", _SOURCE, ["causal_prefill_bf16", "has_bf16"],
         ["-O3", "-march=native", "-fopenmp"], "bf16 prefill-attention", "using the fp32 kernel")
     if module is None or not module.has_bf16():
         return None

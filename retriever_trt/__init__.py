@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from retriever_trt.documents import Chunk, DocumentStore
+from retriever_trt.store import Chunk, DocumentStore
 from retriever_trt.embedder import Embedder
 from retriever_trt.index import VectorIndex
 from retriever_trt.ingest import load_corpus

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from retriever_trt.documents import Chunk, DocumentStore
+from retriever_trt.store import Chunk, DocumentStore
 
 TokenCounter = Callable[[list[str]], list[int]]
 

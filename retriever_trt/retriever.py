@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from retriever_trt.documents import DocumentStore
+from retriever_trt.store import DocumentStore
 from retriever_trt.embedder import Embedder
 from retriever_trt.index import VectorIndex, check_embedder
 from retriever_trt.ingest import (

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retriever_trt.documents import DocumentStore
+from retriever_trt.store import DocumentStore
 from retriever_trt.ingest import (
     CorpusError,
     approx_token_counts,

@@ -1,0 +1,141 @@
+"""What a loader makes of a file: a `Document` of paragraphs and tables in reading order, the
+tagged facts it carries (inline XBRL), and its metadata (company, form, fiscal year).
+
+Loaders (one a format, `loaders.py` picks by suffix) only read; chunking (`chunking.py`)
+and stores (`store.py`) are apart, and the answer rules read `Table`s and `Fact`s, never a
+loader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from enum import Enum
+from pathlib import Path
+
+
+class DocumentError(ValueError):
+    """A file that cannot be read as a document; the message names the file and the problem."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path, self.problem = str(path), problem
+
+
+class Form(str, Enum):
+    """The kind of filing or report a document is; OTHER for anything else."""
+
+    TEN_K = "10-K"
+    TEN_Q = "10-Q"
+    EIGHT_K = "8-K"
+    TWENTY_F = "20-F"
+    FORTY_F = "40-F"
+    EARNINGS = "earnings"
+    ANNUAL_REPORT = "annual report"
+    OTHER = "other"
+
+    @classmethod
+    def parse(cls, text: str) -> Form:
+        """"10-K", "10-K/A", "10K", "Form 10-Q" and the like; OTHER when unknown."""
+        t = text.upper().replace("FORM", "").replace(" ", "").split("/")[0].strip()
+        for form in cls:
+            if t == form.value.upper().replace(" ", "") or t == form.value.upper().replace("-", ""):
+                return form
+        return cls.OTHER
+
+
+@dataclass
+class DocumentMetadata:
+    """Who and which period a document is about. `company` is the registrant's name as the
+    filing writes it ("Apple Inc."); `fiscal_period` is "FY", "Q1".."Q4" or ""."""
+
+    company: str = ""
+    ticker: str = ""
+    form: Form = Form.OTHER
+    fiscal_year: int | None = None
+    fiscal_period: str = ""
+    period_end: date | None = None
+    pages: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"company": self.company, "ticker": self.ticker, "form": self.form.value,
+                "fiscal_year": self.fiscal_year, "fiscal_period": self.fiscal_period,
+                "period_end": self.period_end.isoformat() if self.period_end else None,
+                "pages": self.pages}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, object]) -> DocumentMetadata:
+        end = d.get("period_end")
+        return cls(str(d.get("company") or ""), str(d.get("ticker") or ""),
+                   Form(d.get("form") or Form.OTHER.value),
+                   int(d["fiscal_year"]) if d.get("fiscal_year") is not None else None,
+                   str(d.get("fiscal_period") or ""),
+                   date.fromisoformat(str(end)) if end else None,
+                   int(d["pages"]) if d.get("pages") is not None else None)
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A run of prose; `page` is 1-based where the format has pages (PDF), else None."""
+
+    text: str
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    """A table as laid out: rows of cell texts (header rows first, a row label in column 0),
+    the caption or heading above it ("Consolidated Statements of Operations (in millions)"),
+    and, for inline XBRL, the id of the fact each cell shows (same shape as `rows`, None
+    where a cell shows none)."""
+
+    rows: list[list[str]]
+    caption: str = ""
+    page: int | None = None
+    fact_ids: list[list[str | None]] | None = None
+
+
+Block = Paragraph | TableBlock
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A tagged number (inline XBRL `ix:nonFraction`): `value` is signed and in the unit
+    (dollars, not millions: `scale` and `sign` already applied); `shown` is the text the
+    page shows. A duration has `start` and `end`; an instant has `end` only."""
+
+    fact_id: str
+    concept: str                 # "us-gaap:Revenues"
+    value: Decimal
+    unit: str                    # "USD", "shares", "USD/shares", "pure"
+    end: date
+    start: date | None = None
+    dimensions: tuple[tuple[str, str], ...] = ()
+    decimals: int | None = None  # as tagged: -6 is "to the million"
+    scale: int = 0               # the page shows value / 10**scale
+    shown: str = ""
+
+    @property
+    def months(self) -> int:
+        """The length of a duration in whole months (0 for an instant)."""
+        if self.start is None:
+            return 0
+        return round((self.end - self.start).days / 30.44)
+
+
+@dataclass
+class Document:
+    """One file read: `doc_id` is its path relative to the corpus folder."""
+
+    doc_id: str
+    title: str
+    metadata: DocumentMetadata = field(default_factory=DocumentMetadata)
+    blocks: list[Block] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+
+    def tables(self) -> list[TableBlock]:
+        return [b for b in self.blocks if isinstance(b, TableBlock)]
+
+    def paragraphs(self) -> list[Paragraph]:
+        return [b for b in self.blocks if isinstance(b, Paragraph)]

@@ -208,8 +208,12 @@ def _index(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     r = build_index(settings, args.corpus, args.out)
-    print(f"finrag: indexed {len(r.store)} chunks of {args.corpus} into {args.out}")
-    return 0
+    report = r.ingest_report
+    print(f"finrag: indexed {len(r.store)} chunks of {args.corpus} into {args.out}; "
+          f"{report.summary()}")
+    # The index holds what could be read; a failed file still fails the command, so a
+    # script that builds a shelf's index notices it.
+    return 1 if report.failed else 0
 
 
 def _prepare(args: argparse.Namespace) -> int:

@@ -100,13 +100,19 @@ class BM25:
             np.float32
         )
 
-    def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, ids), each (n, k), best first; chunks scoring 0 are left out (id -1)."""
+    def search(self, queries: Sequence[str], k: int,
+               subset: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, ids), each (n, k), best first; chunks scoring 0 are left out (id -1).
+        `subset`: score only these chunks (a metadata filter's rows)."""
         k_eff = min(k, len(self))
         out_scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
         out_ids = np.full((len(queries), k), -1, dtype=np.int64)
         for row, query in enumerate(queries):
             s = self.scores(query)
+            if subset is not None:
+                allowed = np.zeros(len(s), dtype=bool)
+                allowed[subset] = True
+                s = np.where(allowed, s, 0)
             if k_eff == 0:
                 continue
             top = np.argpartition(-s, k_eff - 1)[:k_eff]

@@ -151,12 +151,34 @@ class VectorIndex:
         if hnsw is not None:
             hnsw.efSearch = max(self.ef_search, k)
 
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, ids), each (n, k), best first; ids are -1 where fewer than k exist."""
+    def search(self, queries: np.ndarray, k: int,
+               subset: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, ids), each (n, k), best first; ids are -1 where fewer than k exist.
+        `subset`: search only these ids (a metadata filter's rows)."""
         queries = self._check(queries, "queries")
         self._set_search_params(k)
-        scores, ids = self._index.search(queries, k)
-        return scores, ids
+        if subset is None:
+            return self._index.search(queries, k)
+        if self.on_gpu:  # GPU indexes take no selector: rank all, keep the subset's
+            scores, ids = self._index.search(queries, len(self))
+            keep = np.isin(ids, subset)
+            out_s = np.full((len(queries), k), -np.inf, dtype=np.float32)
+            out_i = np.full((len(queries), k), -1, dtype=np.int64)
+            for row in range(len(queries)):
+                got_s, got_i = scores[row][keep[row]][:k], ids[row][keep[row]][:k]
+                out_s[row, : len(got_s)], out_i[row, : len(got_i)] = got_s, got_i
+            return out_s, out_i
+        return self._index.search(queries, k, params=self._selector_params(subset, k))
+
+    def _selector_params(self, subset: np.ndarray, k: int) -> Any:
+        """FAISS search parameters restricted to `subset`, keeping nprobe / efSearch."""
+        sel = faiss.IDSelectorBatch(np.ascontiguousarray(subset, dtype=np.int64))
+        ivf = faiss.try_extract_index_ivf(self._index)
+        if ivf is not None:
+            return faiss.SearchParametersIVF(sel=sel, nprobe=min(self.nprobe, ivf.nlist))
+        if getattr(faiss.downcast_index(self._index), "hnsw", None) is not None:
+            return faiss.SearchParametersHNSW(sel=sel, efSearch=max(self.ef_search, k))
+        return faiss.SearchParameters(sel=sel)
 
     def manifest_fields(self) -> dict[str, Any]:
         return {

@@ -1,119 +1,57 @@
-"""Corpus ingestion: TAT-QA JSON, JSONL `{id, title, text}` or a folder of .txt/.md files,
-cut into chunks that fit the encoder (all-MiniLM-L6-v2 truncates at 256 tokens).
+"""Corpus ingestion: a folder of documents (SEC inline-XBRL HTML, PDF, .xlsx, .csv, .docx,
+.txt, .md: `retriever_trt.documents` reads each), TAT-QA JSON, or JSONL `{id, title, text}`,
+cut into chunks (`chunking.py`) into a `DocumentStore` with each document's metadata and
+tagged facts.
+
+A file that cannot be read is reported in one line naming it and skipped; the others are
+indexed, and the `IngestReport` counts what failed so `finrag index` can exit non-zero.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterator
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retriever_trt.store import Chunk, DocumentStore
+from tqdm.auto import tqdm
 
-TokenCounter = Callable[[list[str]], list[int]]
-
-# Defaults leave room for the title line and the [CLS]/[SEP] tokens under 256.
-DEFAULT_CHUNK_TOKENS = 200
-DEFAULT_OVERLAP = 40
-
-_PIECE = re.compile(r"\w+|[^\w\s]")
+from retriever_trt.chunking import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP,
+    TokenCounter,
+    approx_token_counts,
+    chunk_document,
+    document_title,
+    pack_table,
+    render_table,
+    split_words,
+)
+from retriever_trt.documents import SUFFIXES, DocumentError, load_document
+from retriever_trt.store import Chunk, DocumentInfo, DocumentStore
 
 
 class CorpusError(ValueError):
-    """A corpus file that cannot be read; the message names the file and the problem."""
+    """A corpus that cannot be read; the message names the file and the problem."""
 
 
-def approx_token_counts(words: list[str]) -> list[int]:
-    """BERT-like count without a tokenizer: punctuation splits, long words split in pieces."""
-    return [sum(1 + len(p) // 8 for p in _PIECE.findall(w)) or 1 for w in words]
+@dataclass
+class IngestReport:
+    """What one ingestion read: counts for the summary line, and each failed file."""
 
+    files: int = 0
+    pages: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    failed: list[str] = field(default_factory=list)   # one line each: "path: problem"
 
-def tokenizer_counter(tokenizer: Any) -> TokenCounter:
-    """Exact counts from a `tokenizers.Tokenizer` (e.g. an embedder's `.tokenizer`)."""
-
-    def count(words: list[str]) -> list[int]:
-        encodings = tokenizer.encode_batch(words, add_special_tokens=False)
-        return [max(1, len(e.ids)) for e in encodings]
-
-    return count
-
-
-def split_words(
-    text: str, max_tokens: int, overlap: int, count: TokenCounter = approx_token_counts
-) -> list[str]:
-    """Cut `text` at word boundaries into windows of <= max_tokens tokens; consecutive
-    windows share about `overlap` tokens so a sentence cut in two is whole in one of them.
-    Each window is a slice of `text`, so line breaks (Markdown lists, tables) survive."""
-    if overlap >= max_tokens:
-        raise ValueError(f"overlap ({overlap}) must be smaller than chunk size ({max_tokens})")
-    spans = [m.span() for m in re.finditer(r"\S+", text)]
-    if not spans:
-        return []
-    costs = count([text[a:b] for a, b in spans])
-    chunks = []
-    start = 0
-    while start < len(spans):
-        end, used = start, 0
-        while end < len(spans) and (used + costs[end] <= max_tokens or end == start):
-            used += costs[end]
-            end += 1
-        chunks.append(text[spans[start][0] : spans[end - 1][1]])
-        if end == len(spans):
-            break
-        # Step back from `end` until `overlap` tokens are repeated, but always move forward.
-        back, carried = end, 0
-        while back - 1 > start and carried + costs[back - 1] <= overlap:
-            back -= 1
-            carried += costs[back]
-        start = back
-    return chunks
-
-
-def render_table(rows: list[list[str]]) -> tuple[str, list[str]]:
-    """(header lines, body lines): each row's non-empty cells joined by " | ".
-
-    Plain rows measured best on TAT-QA dev (BM25 recall@5 0.805 against 0.782 for
-    "label | 2019: value | 2018: value" rows, dense equal): repeating the column header
-    beside every value lengthens table chunks, which BM25's length norm then penalises,
-    while years match in nearly every chunk anyway. The header lines are repeated on
-    every piece of a split table so each piece still says which column is which year.
-    """
-    rows = [[" ".join(str(c).split()) for c in r] for r in rows]
-    rows = [r for r in rows if any(r)]
-    if not rows:
-        return "", []
-    # TAT-QA headers are the leading rows without a row label, at least the first row.
-    n_head = 1
-    while n_head < min(len(rows) - 1, 3) and not rows[n_head][0]:
-        n_head += 1
-    lines = [" | ".join(c for c in r if c) for r in rows]
-    return "\n".join(lines[:n_head]), lines[n_head:]
-
-
-def pack_table(head: str, body: list[str], max_tokens: int, count: TokenCounter) -> list[str]:
-    """Split a rendered table between rows, each piece repeating the header lines.
-
-    Rows are never cut: a single row over `max_tokens` stays whole (the encoder truncates
-    it) because half a row's numbers without its label are useless to retrieve.
-    """
-
-    def cost(line: str) -> int:
-        return sum(count(line.split())) if line.strip() else 0
-
-    pieces: list[str] = []
-    current: list[str] = []
-    used = cost(head)
-    for line in body:
-        if current and used + cost(line) > max_tokens:
-            pieces.append("\n".join([head, *current] if head else current))
-            current, used = [], cost(head)
-        current.append(line)
-        used += cost(line)
-    if current or head:
-        pieces.append("\n".join([head, *current] if head else current))
-    return pieces
+    def summary(self) -> str:
+        rate = self.pages / self.seconds if self.seconds else 0.0
+        return (f"read {self.files} files ({self.pages} pages, {self.chunks} chunks) in "
+                f"{self.seconds:.1f} s, {rate:.1f} pages/s; {len(self.failed)} failed")
 
 
 def _read_json(path: Path) -> Any:
@@ -164,20 +102,37 @@ def iter_jsonl(path: Path, max_tokens: int, overlap: int, count: TokenCounter) -
                 yield Chunk(f"{doc_id}#{i}", doc_id, title, text, dict(src))
 
 
-def iter_folder(root: Path, max_tokens: int, overlap: int, count: TokenCounter) -> Iterator[Chunk]:
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".md") and p.is_file())
-    if not files:
-        raise CorpusError(f"{root}: no .txt or .md files in this folder")
-    for file in files:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise CorpusError(f"{file}: not UTF-8 text ({exc})") from None
+def corpus_files(root: Path) -> list[Path]:
+    """The files of a folder that a loader reads, in path order; hidden files and folders
+    (".git", editors' temporary files) are not documents."""
+    return sorted(p for p in root.rglob("*")
+                  if p.suffix.lower() in SUFFIXES and p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def read_documents(root: Path, files: list[Path], max_tokens: int, overlap: int,
+                   count: TokenCounter, report: IngestReport,
+                   progress: bool = True) -> tuple[list[Chunk], list[DocumentInfo]]:
+    """Every readable one of `files` (doc ids relative to `root`); the ones that fail are
+    reported and skipped."""
+    chunks: list[Chunk] = []
+    infos: list[DocumentInfo] = []
+    bar = tqdm(files, desc="reading", unit="file", disable=not progress)
+    for file in bar:
         doc_id = file.relative_to(root).as_posix()
-        heading = re.search(r"^#\s+(.+)$", text, re.M) if file.suffix == ".md" else None
-        title = heading.group(1).strip() if heading else file.stem
-        for i, chunk in enumerate(split_words(text, max_tokens, overlap, count)):
-            yield Chunk(f"{doc_id}#{i}", doc_id, title, chunk, {"file": doc_id})
+        try:
+            doc = load_document(file, doc_id)
+        except DocumentError as exc:
+            report.failed.append(str(exc))
+            print(f"finrag: skipped {exc}", file=sys.stderr)
+            continue
+        pieces, cells = chunk_document(doc, max_tokens, overlap, count)
+        chunks += pieces
+        infos.append(DocumentInfo(doc_id, document_title(doc), doc.metadata, doc.facts, cells))
+        report.files += 1
+        report.pages += doc.metadata.pages or 1
+        bar.set_postfix(pages=report.pages, chunks=len(chunks), refresh=False)
+    return chunks, infos
 
 
 def detect_format(path: Path) -> str:
@@ -187,30 +142,58 @@ def detect_format(path: Path) -> str:
         return "jsonl"
     if path.suffix == ".json":
         return "tatqa"
-    raise CorpusError(f"{path}: unknown corpus format (use a TAT-QA .json, a .jsonl of "
-                      '{"id", "title", "text"}, or a folder of .txt/.md files)')
+    if path.suffix.lower() in SUFFIXES:
+        return "file"
+    raise CorpusError(f"{path}: unknown corpus format (use a folder of documents "
+                      f"({', '.join(SUFFIXES)}), one such file, a TAT-QA .json, or a .jsonl of "
+                      '{"id", "title", "text"})')
 
 
-def load_corpus(
+def ingest(
     path: str | Path,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     overlap: int = DEFAULT_OVERLAP,
     token_counter: TokenCounter | None = None,
     fmt: str | None = None,
-) -> DocumentStore:
-    """Read a corpus into a DocumentStore; `fmt` is "tatqa", "jsonl" or "folder"."""
+    progress: bool = False,
+) -> tuple[DocumentStore, IngestReport]:
+    """Read a corpus into a DocumentStore; `fmt` is "folder", "file", "tatqa" or "jsonl"."""
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
-    readers = {"tatqa": iter_tatqa, "jsonl": iter_jsonl, "folder": iter_folder}
     fmt = fmt or detect_format(path)
-    if fmt not in readers:
-        raise CorpusError(f"{path}: unknown format {fmt!r}; choose one of {sorted(readers)}")
-    chunks = list(readers[fmt](path, chunk_tokens, overlap, token_counter or approx_token_counts))
+    count = token_counter or approx_token_counts
+    report, infos = IngestReport(), []
+    t0 = time.perf_counter()
+    if fmt in ("folder", "file"):
+        root = path if fmt == "folder" else path.parent
+        files = corpus_files(path) if fmt == "folder" else [path]
+        if not files:
+            raise CorpusError(f"{path}: no documents in this folder (looked for "
+                              f"{', '.join(SUFFIXES)})")
+        chunks, infos = read_documents(root, files, chunk_tokens, overlap, count, report, progress)
+    elif fmt in ("tatqa", "jsonl"):
+        reader = iter_tatqa if fmt == "tatqa" else iter_jsonl
+        chunks = list(reader(path, chunk_tokens, overlap, count))
+        report.files = 1
+    else:
+        raise CorpusError(f"{path}: unknown format {fmt!r}; choose one of folder, file, tatqa, jsonl")
+    report.seconds, report.chunks = time.perf_counter() - t0, len(chunks)
     if not chunks:
+        if report.failed:
+            raise CorpusError(f"{path}: no document could be read: {'; '.join(report.failed[:3])}")
         raise CorpusError(f"{path}: no text found")
     try:
         # TAT-QA titles are context ids, kept for citations but not worth indexing.
-        return DocumentStore(chunks, corpus=str(path), index_titles=fmt != "tatqa")
+        store = DocumentStore(chunks, corpus=str(path), index_titles=fmt != "tatqa",
+                              documents=infos)
     except ValueError as exc:  # duplicate ids: the message names the corpus
         raise CorpusError(str(exc)) from None
+    return store, report
+
+
+def load_corpus(path: str | Path, chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+                overlap: int = DEFAULT_OVERLAP, token_counter: TokenCounter | None = None,
+                fmt: str | None = None) -> DocumentStore:
+    """`ingest` without its report."""
+    return ingest(path, chunk_tokens, overlap, token_counter, fmt)[0]

@@ -8,6 +8,7 @@ Saved layout of `Retriever.save(dir)` (one atomic swap for the whole folder):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,15 +17,11 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from retriever_trt.store import DocumentStore
+from retriever_trt.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP, tokenizer_counter
 from retriever_trt.embedder import Embedder
+from retriever_trt.filters import MetadataFilter
 from retriever_trt.index import VectorIndex, check_embedder
-from retriever_trt.ingest import (
-    DEFAULT_CHUNK_TOKENS,
-    DEFAULT_OVERLAP,
-    load_corpus,
-    tokenizer_counter,
-)
+from retriever_trt.ingest import IngestReport, ingest
 from retriever_trt.storage import (
     IndexFileError,
     atomic_directory,
@@ -33,6 +30,7 @@ from retriever_trt.storage import (
     resolve_dir,
     write_manifest,
 )
+from retriever_trt.store import DocumentStore
 
 MODES = ("hybrid", "dense", "bm25")
 KIND = "retriever"
@@ -105,35 +103,44 @@ class Retriever:
             store.build_bm25()
         self.embedder, self.index, self.store = embedder, index, store
         self.mode, self.rrf_k, self.bm25_weight = mode, rrf_k, bm25_weight
+        # What building from a corpus read (None for a loaded index): `finrag index`'s summary.
+        self.ingest_report: IngestReport | None = None
 
     def retrieve(
-        self, questions: Sequence[str], k: int = 5, mode: str | None = None
+        self, questions: Sequence[str], k: int = 5, mode: str | None = None,
+        filters: Sequence[MetadataFilter | None] | None = None,
     ) -> list[list[Passage]]:
-        """Top-k passages per question; all questions go through one `encode` call."""
+        """Top-k passages per question; all questions go through one `encode` call.
+        `filters[i]` limits question i to the chunks of the documents it passes."""
         mode = mode or self.mode
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {MODES}")
         questions = list(questions)
         if not questions:
             return []
+        subsets = [None if f is None else self.store.rows_where(f)
+                   for f in (filters or [None] * len(questions))]
         # Fusion needs each list deeper than k: a chunk ranked 30th by both can beat one
         # ranked 3rd by only one of them.
         depth = k if mode != "hybrid" else max(50, 4 * k)
         depth = min(depth, len(self.store))
-        dense = bm25 = None
-        if mode != "bm25":
-            dense_scores, dense = self.index.search(self.embedder.encode(questions), depth)
-        if mode != "dense":
-            bm25_scores, bm25 = self.store.bm25.search(questions, depth)
+        vectors = self.embedder.encode(questions) if mode != "bm25" else None
         results = []
-        for row in range(len(questions)):
+        for row, question in enumerate(questions):
+            subset = subsets[row]
+            if subset is not None and len(subset) == 0:
+                results.append([])
+                continue
+            rankings = []
+            if mode != "bm25":
+                rankings.append(self.index.search(vectors[row : row + 1], depth, subset))
+            if mode != "dense":
+                rankings.append(self.store.bm25.search([question], depth, subset))
             if mode == "hybrid":
-                scores, ids = rrf_fuse([dense[row], bm25[row]], self.rrf_k,
+                scores, ids = rrf_fuse([rankings[0][1][0], rankings[1][1][0]], self.rrf_k,
                                        (1.0, self.bm25_weight))
-            elif mode == "dense":
-                scores, ids = dense_scores[row], dense[row]
             else:
-                scores, ids = bm25_scores[row], bm25[row]
+                scores, ids = rankings[0][0][0], rankings[0][1][0]
             keep = ids >= 0
             results.append(self._passages(ids[keep][:k], scores[keep][:k]))
         return results
@@ -162,13 +169,17 @@ class Retriever:
         # Count chunk sizes with the embedder's own tokenizer when it exposes one.
         tokenizer = getattr(embedder, "tokenizer", None)
         counter = tokenizer_counter(tokenizer) if hasattr(tokenizer, "encode_batch") else None
-        store = load_corpus(corpus_path, chunk_tokens, overlap, counter)
+        store, report = ingest(corpus_path, chunk_tokens, overlap, counter, progress=progress)
+        if progress:
+            print(f"finrag: {report.summary()}", file=sys.stderr)
         store.build_bm25(k1, b)
         vectors = encode_corpus(embedder, [store.index_text(i) for i in range(len(store))],
                                 progress=progress)
         index = VectorIndex.for_embedder(embedder, factory, corpus_hash=store.corpus_hash)
         index.build(vectors, progress=progress)
-        return cls(embedder, index, store, **kwargs)
+        retriever = cls(embedder, index, store, **kwargs)
+        retriever.ingest_report = report
+        return retriever
 
     @classmethod
     def build(

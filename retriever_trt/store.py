@@ -10,10 +10,16 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from retriever_trt.bm25 import BM25
+from retriever_trt.documents.model import DocumentMetadata, Fact
+from retriever_trt.filters import MetadataFilter
 from retriever_trt.storage import (
     IndexFileError,
     atomic_directory,
@@ -24,6 +30,8 @@ from retriever_trt.storage import (
 )
 
 CHUNKS_FILE = "chunks.jsonl"
+DOCUMENTS_FILE = "documents.jsonl"
+FACTS_FILE = "facts.jsonl"
 KIND = "document-store"
 
 
@@ -45,6 +53,66 @@ class Chunk:
     table: list[list[str]] | None = None
 
 
+@dataclass
+class DocumentInfo:
+    """What the store keeps of a document besides its chunks: its human title, metadata, and
+    its tagged facts with the table cell each is shown in (chunk id, row, column)."""
+
+    doc_id: str
+    title: str
+    metadata: DocumentMetadata = field(default_factory=DocumentMetadata)
+    facts: list[Fact] = field(default_factory=list)
+    fact_cells: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+
+    def header(self) -> dict[str, Any]:
+        """The document as /ask's `filing` and the documents API show it."""
+        return {"doc_id": self.doc_id, "title": self.title, **self.metadata.to_dict()}
+
+
+def _fact_record(doc_id: str, f: Fact, cell: tuple[str, int, int] | None) -> dict[str, Any]:
+    return {"doc": doc_id, "id": f.fact_id, "concept": f.concept, "value": str(f.value),
+            "unit": f.unit, "end": f.end.isoformat(),
+            "start": f.start.isoformat() if f.start else None,
+            "dims": [list(d) for d in f.dimensions], "decimals": f.decimals, "scale": f.scale,
+            "shown": f.shown, "cell": list(cell) if cell else None}
+
+
+def write_facts(path: Path, documents: Iterable[DocumentInfo]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for d in documents:
+            for f in d.facts:
+                fh.write(json.dumps(_fact_record(d.doc_id, f, d.fact_cells.get(f.fact_id)),
+                                    ensure_ascii=False) + "\n")
+
+
+def read_documents(folder: Path, hint: str) -> list[DocumentInfo]:
+    """The documents and their facts; a store saved before documents were kept has none."""
+    docs: dict[str, DocumentInfo] = {}
+    path = folder / DOCUMENTS_FILE
+    if not path.is_file():
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                rec = json.loads(line)
+                docs[rec["doc_id"]] = DocumentInfo(rec["doc_id"], rec["title"],
+                                                   DocumentMetadata.from_dict(rec["metadata"]))
+        with open(folder / FACTS_FILE, encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                info = docs[r["doc"]]
+                info.facts.append(Fact(
+                    r["id"], r["concept"], Decimal(r["value"]), r["unit"],
+                    date.fromisoformat(r["end"]),
+                    date.fromisoformat(r["start"]) if r["start"] else None,
+                    tuple(tuple(d) for d in r["dims"]), r["decimals"], r["scale"], r["shown"]))
+                if r["cell"]:
+                    info.fact_cells[r["id"]] = tuple(r["cell"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexFileError(f"{folder}: bad document records ({exc}); {hint}") from None
+    return list(docs.values())
+
+
 class DocumentStore:
     def __init__(
         self,
@@ -52,6 +120,7 @@ class DocumentStore:
         corpus: str = "",
         bm25: BM25 | None = None,
         index_titles: bool = True,
+        documents: Iterable[DocumentInfo] = (),
     ) -> None:
         self.chunks = list(chunks)
         ids = [c.chunk_id for c in self.chunks]
@@ -61,7 +130,9 @@ class DocumentStore:
         self.corpus = corpus
         self.bm25 = bm25
         self.index_titles = index_titles
+        self.info: dict[str, DocumentInfo] = {d.doc_id: d for d in documents}
         self._documents: dict[str, list[Chunk]] | None = None
+        self._rows: dict[str, list[int]] | None = None
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -79,6 +150,16 @@ class DocumentStore:
             for c in self.chunks:
                 self._documents.setdefault(c.doc_id, []).append(c)
         return self._documents.get(doc_id, [])
+
+    def rows_where(self, filt: MetadataFilter) -> np.ndarray:
+        """The rows (chunk indices) of the documents `filt` passes."""
+        if self._rows is None:
+            self._rows = {}
+            for i, c in enumerate(self.chunks):
+                self._rows.setdefault(c.doc_id, []).append(i)
+        rows = [i for doc_id, ids in self._rows.items()
+                if filt.matches(doc_id, self.info.get(doc_id)) for i in ids]
+        return np.asarray(sorted(rows), dtype=np.int64)
 
     @property
     def corpus_hash(self) -> str:
@@ -103,6 +184,11 @@ class DocumentStore:
         with open(folder / CHUNKS_FILE, "w", encoding="utf-8") as fh:
             for c in self.chunks:
                 fh.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
+        with open(folder / DOCUMENTS_FILE, "w", encoding="utf-8") as fh:
+            for d in self.info.values():
+                fh.write(json.dumps({"doc_id": d.doc_id, "title": d.title,
+                                     "metadata": d.metadata.to_dict()}, ensure_ascii=False) + "\n")
+        write_facts(folder / FACTS_FILE, self.info.values())
         if self.bm25 is not None:
             self.bm25.write(folder)
         write_manifest(folder, KIND, self.manifest_fields())
@@ -134,7 +220,8 @@ class DocumentStore:
                 except (json.JSONDecodeError, TypeError) as exc:
                     raise IndexFileError(f"{path}:{lineno}: bad chunk ({exc}); {hint}") from None
         bm25 = BM25.read(folder) if manifest.get("bm25") else None
-        store = cls(chunks, manifest.get("corpus", ""), bm25, manifest["index_titles"])
+        documents = read_documents(folder, hint)
+        store = cls(chunks, manifest.get("corpus", ""), bm25, manifest["index_titles"], documents)
         if store.corpus_hash != manifest["corpus_hash"] or (bm25 and len(bm25) != len(store)):
             raise IndexFileError(f"{folder}: chunks disagree with the manifest; {hint}")
         return store

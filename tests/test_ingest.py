@@ -6,17 +6,16 @@ import json
 
 import pytest
 
-from retriever_trt.store import DocumentStore
-from retriever_trt.ingest import (
-    CorpusError,
+from retriever_trt.chunking import (
     approx_token_counts,
-    load_corpus,
     pack_table,
     render_table,
     split_words,
     tokenizer_counter,
 )
+from retriever_trt.ingest import CorpusError, load_corpus
 from retriever_trt.storage import IndexFileError
+from retriever_trt.store import DocumentStore
 
 
 def test_split_words_sizes_and_overlap():
@@ -117,7 +116,7 @@ def test_jsonl_and_folder(tmp_path):
     ("bad.json", '{"table": {}}', r"bad.json: a TAT-QA file is a JSON list"),
     ("bad.json", '[{"table": {"uid": "u"}}]', r"bad.json: context 0 lacks 'table'"),
     ("bad.json", "[1, 2", r"bad.json: not valid JSON"),
-    ("bad.csv", "a,b", r"bad.csv: unknown corpus format"),
+    ("bad.xyz", "a,b", r"bad.xyz: unknown corpus format"),
     ("dup.jsonl", '{"id": 1, "text": "a"}\n{"id": 1, "text": "b"}\n', r"duplicate chunk id '1#0'"),
 ])
 def test_bad_files_name_file_and_problem(tmp_path, name, content, message):
@@ -127,7 +126,7 @@ def test_bad_files_name_file_and_problem(tmp_path, name, content, message):
 
 
 def test_bad_folders(tmp_path):
-    with pytest.raises(CorpusError, match="no .txt or .md files"):
+    with pytest.raises(CorpusError, match="no documents in this folder"):
         load_corpus(tmp_path)
     (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     with pytest.raises(CorpusError, match="latin1.txt: not UTF-8"):

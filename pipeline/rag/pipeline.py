@@ -13,6 +13,7 @@ from typing import Any
 from llm_engine import AsyncLLMEngine, LLMEngine
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.rag.batcher import MicroBatcher
+from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.short_answer import (
     ShortAnswer,
@@ -23,6 +24,7 @@ from pipeline.rag.short_answer import (
 )
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
+from retriever_trt.filters import MetadataFilter
 
 _ids = itertools.count()
 
@@ -36,6 +38,8 @@ class AskOptions:
     # intent stage's fixed replies and the computed-answer prose, which follow no schema,
     # are skipped; the computed fields are still filled.
     structured_outputs: StructuredOutputsParams | None = None
+    # The caller's metadata filter (`filters` of /ask): only these documents are searched.
+    filters: MetadataFilter | None = None
 
 
 @dataclass
@@ -54,6 +58,8 @@ class Answer:
     answer_type: str | None = None
     derivation: str | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)
+    # The filing (or document) the answer used: doc_id, title, company, form, fiscal year.
+    filing: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +97,7 @@ def answer_sources(passages: list[Any], short: ShortAnswer,
     when it is not among them (found deeper, or a paragraph of its document was shown)."""
     sources = []
     for p in passages:
-        found = tables.table_of(p.doc_id) if tables else None
+        found = tables.table_of(p.doc_id, p.chunk_id) if tables else None
         rows = found[1].rows if found and tables.is_table_chunk(p.doc_id, p.chunk_id) else None
         sources.append(source_dict(p, rows))
     cited = short.cited
@@ -176,6 +182,7 @@ class RAGPipeline:
                                        settings.repeat_ngram)
         store = getattr(retriever, "store", None)
         self.tables = TableSource(store) if hasattr(store, "document") else None
+        self.filings = FilingAnswerer(store)
         self.model_name = settings.served_model_name or settings.model
         self.embedder_name = getattr(inner, "model_id", "embedder")
         self.metrics = None  # set by the app
@@ -191,12 +198,15 @@ class RAGPipeline:
         engine = AsyncLLMEngine(LLMEngine(settings.engine, host_memory.allocator("kv swap")))
         return cls(engine, retriever, settings, host_memory)
 
-    def _retrieve_batch(self, questions: list[str], k: int) -> list[list[Any]]:
-        return self.retriever.retrieve(questions, k)
+    def _retrieve_batch(self, queries: list[tuple[str, MetadataFilter | None]],
+                        k: int) -> list[list[Any]]:
+        return self.retriever.retrieve([q for q, _ in queries], k,
+                                       filters=[f for _, f in queries])
 
     # -- public API ---------------------------------------------------------------------
-    async def search(self, query: str, k: int | None = None) -> list[Any]:
-        return await self.batcher.submit(query, k or self.settings.top_k)
+    async def search(self, query: str, k: int | None = None,
+                     filters: MetadataFilter | None = None) -> list[Any]:
+        return await self.batcher.submit((query, filters), k or self.settings.top_k)
 
     async def embed(self, texts: list[str]) -> Any:
         return await self.batcher.run(self.embedder.encode, texts)
@@ -248,19 +258,26 @@ class RAGPipeline:
             return
 
         top_k = opts.top_k or s.top_k
-        retrieved = await self.batcher.submit(question, max(top_k, s.table_top_k))
+        query = self.filings.parse(question)
+        scope = self.filings.scope(query, opts.filters)
+        retrieved = await self.batcher.submit((question, scope.filter),
+                                              max(top_k, s.table_top_k))
         passages = retrieved[:top_k]
         t_retr = time.perf_counter()
-        short = ShortAnswer()
-        if self.tables is not None and s.table_top_k:
-            short = short_answer_for(question, retrieved[:s.table_top_k], self.tables)
+        short = self.filings.answer(query, scope)
+        if short.short_answer is None and self.tables is not None and s.table_top_k:
+            table = short_answer_for(query.question, retrieved[:s.table_top_k], self.tables)
             store = self.tables.store
-            short = choose(question, short, text_short_answer(question, passages, store),
+            table = choose(query.question, table, text_short_answer(question, passages, store),
                            retrieved, store)
+            short = table if table.short_answer is not None or not short.missing else short
+        filing = self.filings.filing_of(short, passages, scope)
         computed = {"short_answer": short.short_answer, "scale": short.scale,
                     "answer_type": short.answer_type, "derivation": short.derivation,
-                    "citations": short.citations}
+                    "citations": short.citations, "filing": filing}
         stated = short.prose() if opts.structured_outputs is None else ""
+        if stated and filing:
+            stated = f"{stated} (Source: {filing['title']}.)"
         if stated:  # the number is computed, not generated: the prose states it
             yield TokenEvent(stated)
             t_end = time.perf_counter()

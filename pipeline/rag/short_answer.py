@@ -93,10 +93,14 @@ class ShortAnswer:
     match: float = 0.0         # how well the question named the operand row(s), 0..~1.2
     wanted_arithmetic: bool = False
     quote: str | None = None   # the sentence an answer from the text is cut from
+    missing: str | None = None  # what had no figure, when a computation could not be made
 
     def prose(self) -> str:
         """A sentence stating the answer and how it was computed, or that nothing was found."""
         if self.short_answer is None:
+            if self.missing:
+                return (f"I cannot give a number: the filing has no figure for {self.missing}, "
+                        "so nothing was computed.")
             if self.wanted_arithmetic:
                 return ("I could not find the figures needed to compute this in the retrieved "
                         "tables, so I cannot give a number.")
@@ -124,37 +128,49 @@ class ShortAnswer:
 
 
 class TableSource:
-    """Tables of retrieved documents, parsed once per document."""
+    """Tables of retrieved passages, each parsed once.
+
+    A table chunk is read as its own table (a filing has hundreds); a paragraph brings its
+    document's table only where the document has one table (a TAT-QA report)."""
 
     def __init__(self, store: Any, cache_size: int = 256) -> None:
         self.store, self.cache_size = store, cache_size
-        self._parsed: dict[str, tuple[Any, Table] | None] = {}
+        self._parsed: dict[tuple[str, str], tuple[Any, Table]] = {}
 
     def is_table_chunk(self, doc_id: str, chunk_id: str) -> bool:
         return any(c.chunk_id == chunk_id and c.table for c in self.store.document(doc_id))
 
-    def table_of(self, doc_id: str) -> tuple[Any, Table] | None:
-        """(the document's first table chunk, its parsed table), or None without one."""
-        if doc_id not in self._parsed:
-            chunks = self.store.document(doc_id)
-            first = next((c for c in chunks if c.table), None)
+    def table_of(self, doc_id: str, chunk_id: str | None = None) -> tuple[Any, Table] | None:
+        """(the first chunk of the table, its parsed table), or None without one."""
+        chunks = self.store.document(doc_id)
+        hit = next((c for c in chunks if c.chunk_id == chunk_id and c.table), None)
+        if hit is None:
+            tables = {c.sources.get("table", "") for c in chunks if c.table}
+            if len(tables) != 1:
+                return None
+            hit = next(c for c in chunks if c.table)
+        key = (doc_id, hit.sources.get("table", ""))
+        if key not in self._parsed:
+            first = next(c for c in chunks if c.table and c.sources.get("table", "") == key[1])
             if len(self._parsed) >= self.cache_size:
                 self._parsed.pop(next(iter(self._parsed)))
-            if first is None:
-                self._parsed[doc_id] = None
-            else:
-                paragraphs = [c.text for c in chunks if not c.table]
-                self._parsed[doc_id] = (first, parse_table(first.table, paragraphs))
-        return self._parsed[doc_id]
+            # A report of one table reads its scale from its paragraphs too; a filing's
+            # table from its caption ("in millions"), not from a hundred pages of prose.
+            paragraphs = [c.text for c in chunks if not c.table] if chunk_id is None or \
+                len({c.sources.get("table", "") for c in chunks if c.table}) == 1 else \
+                [first.sources.get("caption", "")]
+            self._parsed[key] = (first, parse_table(first.table, paragraphs))
+        return self._parsed[key]
 
 
-def short_answer_for(question: str, passages: Sequence[Any], tables: TableSource) -> ShortAnswer:
+def short_answer_for(question: str | Question, passages: Sequence[Any],
+                     tables: TableSource) -> ShortAnswer:
     """Compute or look up the answer from the tables of `passages`' documents."""
-    q = operation(question)
+    q = operation(question) if isinstance(question, str) else question
     docs: list[tuple[Any, Table]] = []
     for p in passages:
-        found = tables.table_of(p.doc_id)
-        if found is not None and all(found[0].doc_id != d[0].doc_id for d in docs):
+        found = tables.table_of(p.doc_id, p.chunk_id)
+        if found is not None and all(found[0].chunk_id != d[0].chunk_id for d in docs):
             docs.append(found)
     out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS)
     got = answer_question(q, [t for _, t in docs])
@@ -162,8 +178,8 @@ def short_answer_for(question: str, passages: Sequence[Any], tables: TableSource
         return out
     chunk, table = docs[got.table_index]
     # Cite the first retrieved piece of that table, else the table's first chunk.
-    out.cited = next((p for p in passages if p.doc_id == chunk.doc_id and
-                      tables.is_table_chunk(p.doc_id, p.chunk_id)), chunk)
+    out.cited = next((p for p in passages if tables.is_table_chunk(p.doc_id, p.chunk_id) and
+                      tables.table_of(p.doc_id, p.chunk_id)[0].chunk_id == chunk.chunk_id), chunk)
     out.cited_rows = table.rows
     out.cited_score = max(float(p.score) for p in passages if p.doc_id == chunk.doc_id)
     out.short_answer, out.scale, out.match = got.short_answer, got.scale, got.score
@@ -181,12 +197,12 @@ def text_short_answer(question: str, passages: Sequence[Any], store: Any) -> Tex
     return answer_from_text(question, paragraphs)
 
 
-def choose(question: str, table: ShortAnswer, text: TextAnswer | None,
+def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None,
            passages: Sequence[Any], store: Any) -> ShortAnswer:
     """The table's answer, or the text's when the evidence says the answer is in the text."""
     if text is None:
         return table
-    q = operation(question)
+    q = operation(question) if isinstance(question, str) else question
     op = q.operation
     # "The increase in X in 2019" is computed from 2018 when no sentence states it: a
     # sentence that does is read like one for a lookup.

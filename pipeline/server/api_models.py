@@ -14,6 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
 from pipeline.server.openai_models import ResponseFormat
+from retriever_trt.filters import FILTER_FIELDS, MetadataFilter
+
+FILTERS_DESCRIPTION = (
+    f"a metadata filter, as a vector database has: {{{', '.join(FILTER_FIELDS)}}}, each a "
+    "value or a list (fiscal_year an integer; form e.g. \"10-K\"); only documents matching "
+    "every field given are searched and cited. A question that names a company and period "
+    "is further scoped to that filing, never outside this filter")
+
+
+def _check_filters(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    MetadataFilter.from_dict(value)  # a ValueError names the field to fix
+    return value
 
 MAX_QUESTION_CHARS = 4000
 
@@ -42,6 +54,7 @@ class AskRequest(BaseModel):
     temperature: Temperature | None = temperature(None)
     stream: bool = Field(False, description="answer as server-sent events: token deltas, "
                                             "then one final event")
+    filters: dict[str, Any] | None = Field(None, description=FILTERS_DESCRIPTION)
     response_format: ResponseFormat | None = Field(
         None, description="OpenAI's shape. text (default): the answer below. json_object: the "
         "body is the typed answer object (AskObject: value, scale, answer_type, derivation, "
@@ -53,6 +66,10 @@ class AskRequest(BaseModel):
         "and the final event is {type: final, object}")
 
     _not_blank = field_validator("question")(lambda value: require_text(value, "question"))
+    _filters = field_validator("filters")(_check_filters)
+
+    def metadata_filter(self) -> MetadataFilter | None:
+        return MetadataFilter.from_dict(self.filters)
 
     @model_validator(mode="after")
     def _check_format(self) -> AskRequest:
@@ -78,8 +95,13 @@ class SearchRequest(BaseModel):
                        json_schema_extra={"pattern": NOT_BLANK},
                        description=f"1 to {MAX_QUESTION_CHARS} characters, not only whitespace")
     top_k: int | None = Field(None, ge=1, le=100, description="passages, 1 to 100")
+    filters: dict[str, Any] | None = Field(None, description=FILTERS_DESCRIPTION)
 
     _not_blank = field_validator("query")(lambda value: require_text(value, "query"))
+    _filters = field_validator("filters")(_check_filters)
+
+    def metadata_filter(self) -> MetadataFilter | None:
+        return MetadataFilter.from_dict(self.filters)
 
 
 # -- answers (documentation; the routes build plain dicts) --------------------------------
@@ -98,11 +120,41 @@ class Source(BaseModel):
                                                         "of) a table")
 
 
-class Citation(BaseModel):
-    """A table cell the short answer uses, or (`quote`) the sentence it was cut from."""
+class FactCitation(BaseModel):
+    """A tagged (inline XBRL) fact an answer is computed from."""
 
-    source_id: str = Field(description="the `id` of the entry of `sources` holding the cell "
-                                       "or the sentence")
+    id: str = Field(description="the fact's id in the filing")
+    concept: str = Field(description="its XBRL concept, e.g. us-gaap:Revenues")
+    value: str = Field(description="its value in its unit (dollars, not millions)")
+    unit: str
+    start: str | None = Field(None, description="the period's first day; null for a balance")
+    end: str = Field(description="the period's last day, or the balance's date")
+
+
+class Filing(BaseModel):
+    """The document an answer used, with its metadata."""
+
+    doc_id: str
+    title: str = Field(description='e.g. "Apple Inc. 10-K FY2024"')
+    company: str
+    ticker: str
+    form: str
+    fiscal_year: int | None
+    fiscal_period: str
+    period_end: str | None
+    pages: int | None
+
+
+class Citation(BaseModel):
+    """A table cell the short answer uses, a tagged fact (with the cell showing it), or
+    (`quote`) the sentence it was cut from."""
+
+    source_id: str | None = Field(None, description="the `id` of the entry of `sources` "
+                                  "holding the cell or the sentence; null for a fact no "
+                                  "table shows")
+    doc_id: str | None = Field(None, description="the document of a fact")
+    fact: FactCitation | None = Field(None, description="the tagged fact, for an answer "
+                                                        "computed from a filing's facts")
     row: str | None = Field(None, description="the cell's row header")
     column: str | None = Field(None, description="the cell's column header")
     value: str | None = Field(None, description="the cell as written in the table")
@@ -133,6 +185,8 @@ class AskResult(BaseModel):
         default_factory=list, description="the table cells the short answer uses, or the "
                                           "sentence it is cut from")
     sources: list[Source]
+    filing: Filing | None = Field(None, description="the filing the answer used; null for "
+                                                    "documents without metadata")
     usage: dict[str, int]
     timings: dict[str, float | None]
     intent_scores: dict[str, float]

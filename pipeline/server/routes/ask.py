@@ -45,7 +45,8 @@ async def ask(body: AskRequest, request: Request) -> Any:
     if structured is not None:  # a bad schema is refused before any stage runs
         await check_schema(pipe.engine, structured)
     admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
-    opts = AskOptions(body.top_k, body.max_tokens, body.temperature, structured)
+    opts = AskOptions(body.top_k, body.max_tokens, body.temperature, structured,
+                      body.metadata_filter())
     kind, max_tokens = body.format_kind, body.max_tokens or pipe.settings.max_tokens
     if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
         raise pipe.engine.dead_error()
@@ -91,6 +92,6 @@ async def search(body: SearchRequest, request: Request) -> Any:
     pipe = pipe_of(request)
     admit(request, 0)
     t0 = time.perf_counter()
-    passages = await pipe.search(body.query, body.top_k)
+    passages = await pipe.search(body.query, body.top_k, body.metadata_filter())
     return {"sources": [source_dict(p) for p in passages],
             "timings": {"retrieve_ms": round((time.perf_counter() - t0) * 1000, 3)}}

@@ -1,0 +1,96 @@
+"""The filing side of /ask: parse the question once, scope it to its company's filing for
+its period (within what the caller's filter allows), and answer from that filing's tagged
+facts, each cited with the table cell that shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.rag.fact_answer import FactResult, answer_from_facts
+from pipeline.rag.metrics import Metric
+from pipeline.rag.query import Query, company_aliases, parse_query
+from pipeline.rag.scope import choose_filings
+from pipeline.rag.short_answer import ShortAnswer
+from retriever_trt.filters import MetadataFilter
+from retriever_trt.tables import parse_table
+
+
+@dataclass
+class Scope:
+    """What retrieval searches (`filter`) and the filings that fit the question, best first."""
+
+    filter: MetadataFilter | None = None
+    doc_ids: list[str] = field(default_factory=list)
+
+
+class FilingAnswerer:
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.info = dict(getattr(store, "info", {}) or {})
+        self.aliases = company_aliases((d.metadata.company, d.metadata.ticker)
+                                       for d in self.info.values())
+        self._chunks = {c.chunk_id: c for c in store} if self.info else {}
+
+    def parse(self, question: str) -> Query:
+        return parse_query(question, self.aliases)
+
+    def scope(self, query: Query, caller: MetadataFilter | None) -> Scope:
+        """The caller's filter narrowed to the question's filing(s) where it names them;
+        never wider than what the caller allowed."""
+        allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
+        chosen = choose_filings(query, allowed)
+        if not chosen:
+            return Scope(caller)
+        return Scope(MetadataFilter(doc_id=tuple(chosen)), chosen)
+
+    def answer(self, query: Query, scope: Scope) -> ShortAnswer:
+        """The computed answer from the best filing's facts; empty when the question names
+        no measure or no filing, with `missing` set when an operand has no fact."""
+        if not scope.doc_ids or query.measure is None:
+            return ShortAnswer()
+        info = self.info[scope.doc_ids[0]]
+        if not info.facts:
+            return ShortAnswer()
+        result = answer_from_facts(query, info)
+        computed = isinstance(query.measure, Metric) or query.operation in (
+            "change", "percent_change", "average", "sum")
+        if result is None or result.value is None:
+            return ShortAnswer(wanted_arithmetic=computed,
+                               missing=result.missing if result else None)
+        return self._short(result, info, computed)
+
+    def _short(self, result: FactResult, info: Any, computed: bool) -> ShortAnswer:
+        citations, cited = [], None
+        for fact in result.facts:
+            period = f"{fact.start.isoformat()} to " if fact.start else "at "
+            cite = {"doc_id": info.doc_id, "value": fact.shown, "row": fact.concept,
+                    "column": period + fact.end.isoformat(),
+                    "fact": {"id": fact.fact_id, "concept": fact.concept,
+                             "value": f"{fact.value:f}", "unit": fact.unit,
+                             "start": fact.start.isoformat() if fact.start else None,
+                             "end": fact.end.isoformat()}}
+            where = info.fact_cells.get(fact.fact_id)
+            chunk = self._chunks.get(where[0]) if where else None
+            if chunk is not None and chunk.table:
+                cell = parse_table(chunk.table).cell(where[1], where[2])
+                cite.update(source_id=chunk.chunk_id, row_index=where[1], column_index=where[2],
+                            row=cell.row if cell else chunk.table[where[1]][0],
+                            column=cell.column if cell else "")
+                cited = cited or chunk
+            citations.append(cite)
+        value = f"{result.value:f}"
+        derivation = result.derivation if computed else None
+        return ShortAnswer(value, result.scale, "arithmetic" if computed else "span", derivation,
+                           citations, cited, cited.table if cited else None, 0.0, 1.0, computed)
+
+    def filing_of(self, short: ShortAnswer, passages: Sequence[Any], scope: Scope) -> dict | None:
+        """The filing the answer used: the cited one, else the question's, else the top
+        passage's; None for documents without metadata."""
+        cited = short.cited.doc_id if short.cited is not None else None
+        for doc_id in (cited, *scope.doc_ids[:1], *(p.doc_id for p in passages[:1])):
+            if doc_id in self.info:
+                return self.info[doc_id].header()
+        return None

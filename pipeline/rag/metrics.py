@@ -1,0 +1,118 @@
+"""Financial metrics by definition, computed from line items (`line_items.py`).
+
+A metric is a sum of signed line items, optionally over a denominator line item (a
+balance averaged over the period's start and end where `average` says so), scaled to a
+percent or to days. A question that gives its own definition ("defined as revenue /
+average PP&E") is parsed into the same shape (`defined_metric`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from pipeline.rag.line_items import BY_NAME, LINE_ITEMS, LineItem
+
+DAYS_IN_YEAR = 365
+
+
+class Scale(Enum):
+    AMOUNT = "amount"      # dollars: free cash flow
+    RATIO = "ratio"        # 1.07
+    PERCENT = "percent"    # 46.2
+    DAYS = "days"          # 62.3
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    numerator: tuple[tuple[str, int], ...]   # (line item, +1 or -1)
+    denominator: str | None = None
+    scale: Scale = Scale.RATIO
+    average: bool = False                    # the denominator averaged over start and end
+    synonyms: tuple[str, ...] = ()
+
+    @property
+    def phrases(self) -> tuple[str, ...]:
+        return (self.name, *self.synonyms)
+
+    def items(self) -> list[LineItem]:
+        names = [n for n, _ in self.numerator] + ([self.denominator] if self.denominator else [])
+        return [BY_NAME[n] for n in names]
+
+
+P, R, D, A = Scale.PERCENT, Scale.RATIO, Scale.DAYS, Scale.AMOUNT
+METRICS: tuple[Metric, ...] = (
+    Metric("gross margin", (("gross profit", 1),), "revenue", P,
+           synonyms=("gross profit margin", "gross margin percentage")),
+    Metric("operating margin", (("operating income", 1),), "revenue", P,
+           synonyms=("operating profit margin", "operating income margin")),
+    Metric("net margin", (("net income", 1),), "revenue", P,
+           synonyms=("net profit margin", "net income margin", "profit margin")),
+    Metric("ebitda margin", (("operating income", 1), ("depreciation and amortization", 1)),
+           "revenue", P, synonyms=("unadjusted ebitda margin",)),
+    Metric("ebitda", (("operating income", 1), ("depreciation and amortization", 1)), None, A,
+           synonyms=("unadjusted ebitda",)),
+    Metric("free cash flow", (("operating cash flow", 1), ("capital expenditures", -1)), None, A,
+           synonyms=("fcf",)),
+    Metric("current ratio", (("total current assets", 1),), "total current liabilities", R),
+    Metric("effective tax rate", (("income tax expense", 1),), "pretax income", P),
+    Metric("fixed asset turnover", (("revenue", 1),), "property, plant and equipment", R, True,
+           ("fixed asset turnover ratio",)),
+    Metric("asset turnover", (("revenue", 1),), "total assets", R, True,
+           ("total asset turnover",)),
+    Metric("return on assets", (("net income", 1),), "total assets", P, True, ("roa",)),
+    Metric("return on equity", (("net income", 1),), "total shareholders' equity", P, True,
+           ("roe",)),
+    Metric("inventory turnover", (("cost of revenue", 1),), "inventory", R, True),
+    Metric("debt to equity", (("total liabilities", 1),), "total shareholders' equity", R,
+           synonyms=("liabilities to equity", "debt-to-equity")),
+    Metric("dividend payout ratio", (("dividends paid", 1),), "net income", P,
+           synonyms=("payout ratio",)),
+    Metric("capex as a percentage of revenue", (("capital expenditures", 1),), "revenue", P,
+           synonyms=("capex as % of revenue", "capital expenditures as a percentage of revenue",
+                     "capex to revenue", "capex as a percent of revenue")),
+    Metric("r&d as a percentage of revenue", (("research and development expense", 1),),
+           "revenue", P, synonyms=("r&d as % of revenue", "r&d intensity")),
+)
+# "Days X outstanding": the balance over its year's flow, times the days in a year.
+DAYS_METRICS: tuple[Metric, ...] = (
+    Metric("days payable outstanding", (("accounts payable", 1),), "cost of revenue", D,
+           synonyms=("dpo",)),
+    Metric("days sales outstanding", (("accounts receivable", 1),), "revenue", D,
+           synonyms=("dso",)),
+    Metric("days inventory outstanding", (("inventory", 1),), "cost of revenue", D,
+           synonyms=("dio", "days of inventory")),
+)
+ALL_METRICS = METRICS + DAYS_METRICS
+
+_DEFINED = re.compile(r"\bdefined as\b(.+?)(?:[.?;]|$)|\bcalculated as\b(.+?)(?:[.?;]|$)", re.I)
+_OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b)\s*", re.I)
+
+
+def item_in(phrase: str) -> tuple[LineItem, bool] | None:
+    """The line item a phrase names (longest synonym first), and whether it is averaged."""
+    low = " ".join(phrase.lower().replace("’", "'").split())
+    best: tuple[int, LineItem] | None = None
+    for item in LINE_ITEMS:
+        for p in item.phrases:
+            if re.search(rf"(?<![\w&]){re.escape(p)}(?![\w&])", low) and (best is None or len(p) > best[0]):
+                best = (len(p), item)
+    return (best[1], "average" in low) if best else None
+
+
+def defined_metric(question: str) -> Metric | None:
+    """"... defined as revenue / average PP&E" as a metric of those line items."""
+    m = _DEFINED.search(question)
+    if not m:
+        return None
+    parts = _OVER.split((m.group(1) or m.group(2)).strip(), maxsplit=1)
+    if len(parts) != 2:
+        return None
+    top, bottom = item_in(parts[0]), item_in(parts[1])
+    if top is None or bottom is None:
+        return None
+    percent = bool(re.search(r"percent|%", question, re.I))
+    return Metric("defined ratio", ((top[0].name, 1),), bottom[0].name,
+                  Scale.PERCENT if percent else Scale.RATIO, bottom[1])

@@ -1,0 +1,174 @@
+"""A question parsed once into what it asks: the company, the period, the measure, the
+operation, the unit and the rounding. Retrieval (its metadata filter), the choice of filing
+and the answer rules all read this `Query`; none parses the question again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+from enum import Enum
+
+from pipeline.rag.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.metrics import ALL_METRICS, Metric, defined_metric
+from pipeline.rag.question import Question, operation
+from retriever_trt.filters import company_key
+
+_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
+                  "3rd": 3, "4th": 4}
+_QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
+                      re.I)
+_MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?ended\b", re.I)
+_MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
+_DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
+                   re.I)
+_FISCAL_YEAR = re.compile(r"\b(?:fiscal(?: year)?|fy)\s*['’]?((?:19|20)?\d{2})\b", re.I)
+_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
+_INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
+_UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
+                   r"\bin (?:usd|us\$|\$) ?(thousands|millions|billions)\b", re.I)
+_DECIMALS = re.compile(r"\b(one|two|three|zero|no|\d) decimals?(?: places?)?\b|"
+                       r"\bnearest (whole number|tenth|hundredth|million|billion)\b|\bround(?:ed)? to (?:a )?"
+                       r"(whole number|integer)\b", re.I)
+_DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole number": 0,
+                  "integer": 0, "tenth": 1, "hundredth": 2}
+
+
+class PeriodKind(Enum):
+    YEAR = "year"          # a fiscal year: "fiscal 2024", "FY2024", "in 2024"
+    QUARTER = "quarter"    # "Q2 2025", "the quarter ended June 30, 2025"
+    MONTHS = "months"      # "the six months ended June 30, 2025"
+    INSTANT = "instant"    # "as of December 31, 2024"
+
+
+@dataclass(frozen=True)
+class Period:
+    kind: PeriodKind
+    year: int | None = None
+    quarter: int | None = None
+    end: date | None = None
+    months: int | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    question: Question                 # the operation and its operand phrases
+    company: str | None = None         # the company key (filters.company_key) named
+    periods: tuple[Period, ...] = ()   # in the question's order
+    measure: LineItem | Metric | None = None
+    unit: str | None = None            # "thousand", "million", "billion" when asked
+    decimals: int | None = None        # the rounding asked
+
+    @property
+    def operation(self) -> str:
+        return self.question.operation
+
+
+def _date(text: str) -> date | None:
+    t = text.replace(".", "").replace(",", "")
+    for fmt in ("%B %d %Y", "%b %d %Y"):
+        try:
+            return datetime.strptime(t, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _year(text: str) -> int:
+    y = int(text)
+    return 2000 + y if y < 100 else y
+
+
+def parse_periods(text: str) -> tuple[Period, ...]:
+    """The periods a question names, in order; a date with "months ended" or a quarter
+    makes a period of months, "as of" a date a balance date."""
+    dates = [d for d in (_date(m) for m in _DATE.findall(text)) if d]
+    months = _MONTHS_ENDED.search(text)
+    quarter = _QUARTER.search(text)
+    if months and dates:
+        n = _MONTHS[months.group(1).lower()]
+        kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
+        return tuple(Period(kind, d.year, None, d, n) for d in dates)
+    if quarter:
+        q = int(quarter.group(1)) if quarter.group(1) else _QUARTER_WORDS[quarter.group(2).lower()]
+        years = [_year(y) for y in _FISCAL_YEAR.findall(text)] or [int(y) for y in _YEAR.findall(text)]
+        if dates:
+            return tuple(Period(PeriodKind.QUARTER, d.year, q, d, 3) for d in dates)
+        return tuple(Period(PeriodKind.QUARTER, y, q, None, 3) for y in dict.fromkeys(years)) or \
+            (Period(PeriodKind.QUARTER, None, q, None, 3),)
+    if dates:
+        kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
+        return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
+                     for d in dates)
+    years = [_year(y) for y in _FISCAL_YEAR.findall(text)] + [int(y) for y in _YEAR.findall(text)]
+    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
+
+
+def _phrase_at(low: str, phrase: str) -> bool:
+    return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low) is not None
+
+
+def parse_measure(text: str) -> LineItem | Metric | None:
+    """The metric or line item named, the longest name first ("operating margin" is a
+    metric, not "operating income"); a definition in the question wins."""
+    defined = defined_metric(text)
+    if defined is not None:
+        return defined
+    low = " ".join(text.lower().replace("’", "'").split())
+    best: tuple[int, LineItem | Metric] | None = None
+    for candidate in (*ALL_METRICS, *LINE_ITEMS):
+        for p in candidate.phrases:
+            if _phrase_at(low, p) and (best is None or len(p) > best[0]):
+                best = (len(p), candidate)
+    return best[1] if best else None
+
+
+def find_company(text: str, aliases: dict[str, str]) -> str | None:
+    """The company key of the longest alias the question names as whole words."""
+    words = f" {company_key(text)} "
+    found = [a for a in aliases if f" {a} " in words]
+    return aliases[max(found, key=len)] if found else None
+
+
+def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
+    unit = _UNIT.search(text)
+    dec = _DECIMALS.search(text)
+    decimals = None
+    if dec:
+        word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
+        decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
+    return Query(text, operation(text), find_company(text, aliases or {}), parse_periods(text),
+                 parse_measure(text),
+                 (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals)
+
+
+def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """alias -> company key, from (registrant name, ticker) pairs: the name without legal
+    words ("apple"), its first word when that is distinctive ("meta" of "meta platforms"),
+    and a ticker of two letters or more ("aapl")."""
+    out: dict[str, str] = {}
+    firsts: dict[str, set[str]] = {}
+    for name, ticker in names:
+        key = company_key(name)
+        if not key:
+            continue
+        out[key] = key
+        if len(ticker) >= 2:
+            out.setdefault(ticker.lower(), key)
+        words = key.split()
+        if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
+            out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
+        first = words[0]
+        firsts.setdefault(first, set()).add(key)
+    for first, keys in firsts.items():
+        # "home" of "home depot" or "united" of two companies would name the wrong one.
+        if len(keys) == 1 and len(first) >= 4 and first not in _COMMON_FIRST_WORDS:
+            out.setdefault(first, next(iter(keys)))
+    return out
+
+
+_COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
+                       "national", "bank", "union", "wells", "procter", "johnson", "coca"}

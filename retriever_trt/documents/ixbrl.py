@@ -1,0 +1,142 @@
+"""Inline XBRL: the tagged facts of an SEC filing and its `dei:` cover facts.
+
+Every number of the statements is an `ix:nonFraction` with a concept (`name`), a context
+(`contextRef` -> `xbrli:context`: the period and any dimensions), a unit, a `scale` (the
+page shows value / 10**scale), a `sign` ("-" for a negative shown without one) and a
+`format` (how the shown text reads). The cover facts (`dei:EntityRegistrantName`,
+`dei:DocumentType`, `dei:DocumentFiscalYearFocus`, ...) are `ix:nonNumeric`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from retriever_trt.documents.model import DocumentMetadata, Fact, Form
+
+IX = "http://www.xbrl.org/2013/inlineXBRL"
+XBRLI = "http://www.xbrl.org/2003/instance"
+XBRLDI = "http://xbrl.org/2006/xbrldi"
+_NONFRACTION = f"{{{IX}}}nonFraction"
+_NONNUMERIC = f"{{{IX}}}nonNumeric"
+# Shown texts that mean zero (ixt:fixed-zero, or a dash under num-dot-decimal).
+_ZERO_TEXTS = {"", "-", "—", "–", "--"}
+_DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%Y-%m-%d", "%m/%d/%Y", "%d %B %Y")
+
+
+def _text(el: Any) -> str:
+    return " ".join("".join(el.itertext()).split())
+
+
+def _date(text: str) -> date | None:
+    t = " ".join(text.replace("\u00a0", " ").split()).replace(" ,", ",")
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(t, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def contexts(root: Any) -> dict[str, tuple[date | None, date, tuple[tuple[str, str], ...]]]:
+    """context id -> (start or None for an instant, end, dimensions)."""
+    out = {}
+    for ctx in root.iter(f"{{{XBRLI}}}context"):
+        period = ctx.find(f"{{{XBRLI}}}period")
+        if period is None:
+            continue
+        instant = period.findtext(f"{{{XBRLI}}}instant")
+        start = period.findtext(f"{{{XBRLI}}}startDate")
+        end = instant or period.findtext(f"{{{XBRLI}}}endDate")
+        if not end:
+            continue
+        dims = tuple(sorted((m.get("dimension", ""), (m.text or "").strip())
+                            for m in ctx.iter(f"{{{XBRLDI}}}explicitMember",
+                                              f"{{{XBRLDI}}}typedMember")))
+        try:
+            out[ctx.get("id")] = (None if instant or not start else date.fromisoformat(start.strip()),
+                                  date.fromisoformat(end.strip()), dims)
+        except ValueError:
+            continue
+    return out
+
+
+def units(root: Any) -> dict[str, str]:
+    """unit id -> "USD", "shares", "USD/shares", "pure"."""
+    def local(el: Any) -> str:
+        return "*".join((m.text or "").split(":")[-1].strip() for m in el.iter(f"{{{XBRLI}}}measure"))
+
+    out = {}
+    for unit in root.iter(f"{{{XBRLI}}}unit"):
+        divide = unit.find(f"{{{XBRLI}}}divide")
+        if divide is not None:
+            num = divide.find(f"{{{XBRLI}}}unitNumerator")
+            den = divide.find(f"{{{XBRLI}}}unitDenominator")
+            out[unit.get("id")] = f"{local(num)}/{local(den)}" if num is not None and den is not None else ""
+        else:
+            out[unit.get("id")] = local(unit)
+    return out
+
+
+def _number(shown: str, fmt: str) -> Decimal | None:
+    """The number a shown text stands for under its ixt format, before scale and sign."""
+    t = shown.strip()
+    fmt = fmt.split(":")[-1].lower()
+    if fmt in ("fixed-zero", "fixedzero") or t in _ZERO_TEXTS:
+        return Decimal(0)
+    if "comma-decimal" in fmt or "numcommadecimal" in fmt:
+        t = t.replace(".", "").replace(" ", "").replace(",", ".")
+    else:
+        t = t.replace(",", "").replace(" ", "")
+    t = re.sub(r"[^\d.]", "", t)
+    try:
+        return Decimal(t) if t else None
+    except InvalidOperation:
+        return None
+
+
+def facts(root: Any) -> list[Fact]:
+    """Every `ix:nonFraction` whose context, unit and number read; ids kept for citing."""
+    ctxs, unit_of = contexts(root), units(root)
+    out = []
+    for n, el in enumerate(root.iter(_NONFRACTION)):
+        ctx = ctxs.get(el.get("contextRef", ""))
+        shown = _text(el)
+        number = _number(shown, el.get("format", ""))
+        if ctx is None or number is None:
+            continue
+        try:
+            scale = int(el.get("scale", "0") or 0)
+            decimals = None if el.get("decimals", "INF") == "INF" else int(el.get("decimals"))
+        except ValueError:
+            continue
+        value = number.scaleb(scale) * (-1 if el.get("sign") == "-" else 1)
+        start, end, dims = ctx
+        out.append(Fact(el.get("id") or f"fact-{n}", el.get("name", ""), value,
+                        unit_of.get(el.get("unitRef", ""), ""), end, start, dims, decimals,
+                        scale, shown))
+    return out
+
+
+def cover_facts(root: Any) -> dict[str, str]:
+    """The first value of each `dei:` fact: {"EntityRegistrantName": "Apple Inc.", ...}."""
+    out: dict[str, str] = {}
+    for el in root.iter(_NONNUMERIC):
+        name = el.get("name", "")
+        if name.startswith("dei:"):
+            out.setdefault(name[4:], _text(el))
+    return out
+
+
+def metadata_from_cover(cover: dict[str, str]) -> DocumentMetadata:
+    """Metadata from the dei facts; fields the filing does not tag stay empty."""
+    year = cover.get("DocumentFiscalYearFocus", "")
+    return DocumentMetadata(
+        company=cover.get("EntityRegistrantName", ""),
+        ticker=cover.get("TradingSymbol", "").upper(),
+        form=Form.parse(cover.get("DocumentType", "")),
+        fiscal_year=int(year) if year.isdigit() else None,
+        fiscal_period=cover.get("DocumentFiscalPeriodFocus", "").upper(),
+        period_end=_date(cover.get("DocumentPeriodEndDate", "")))

@@ -195,8 +195,8 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
 
 def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:
     places = asked if asked is not None else default
-    if places is None:
-        return value.normalize() if value == value.to_integral_value() else value.quantize(Decimal("0.01"))
+    if places is None:  # an amount converted exactly: as many places as it has
+        return value.normalize()
     return value.quantize(Decimal(1).scaleb(-places))
 
 

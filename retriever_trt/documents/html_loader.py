@@ -123,7 +123,11 @@ def load(path: Path, doc_id: str) -> Document:
     cover = ixbrl.cover_facts(root)
     meta = ixbrl.metadata_from_cover(cover)
     meta.pages = walker.page
-    doc = Document(doc_id, _title(root, path), meta, walker.blocks, ixbrl.facts(root))
+    facts = ixbrl.facts(root)
+    if meta.period_end is None and facts:
+        # No dei:DocumentPeriodEndDate: the latest period the statements report.
+        meta.period_end = max(f.end for f in facts if not f.dimensions)
+    doc = Document(doc_id, _title(root, path), meta, walker.blocks, facts)
     if not any(isinstance(b, (Paragraph, TableBlock)) for b in doc.blocks):
         raise DocumentError(path, "HTML with no text in its body")
     return doc

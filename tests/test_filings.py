@@ -1,0 +1,126 @@
+"""Filings in, right numbers out: an inline-XBRL filing's tables, facts and metadata, the
+question's scope (company, period), metadata filters, and answers computed from facts."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from ixbrl_sample import write_filing
+from paths import FILINGS, require_filings
+
+from pipeline.rag.fact_answer import answer_from_facts
+from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.query import PeriodKind, parse_query
+from retriever_trt.documents import DocumentError, Form, load_document
+from retriever_trt.filters import MetadataFilter
+from retriever_trt.ingest import ingest
+
+
+@pytest.fixture
+def shelf(tmp_path):
+    write_filing(tmp_path, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35)
+    write_filing(tmp_path, "Gadget Holdings, Inc.", "GDGT", 2024, 5000, 4000, 900, 10)
+    write_filing(tmp_path, "Gadget Holdings, Inc.", "GDGT", 2023, 4000, 3500, 800, 5)
+    return ingest(tmp_path)[0]
+
+
+def test_inline_xbrl_table_facts_and_metadata(tmp_path):
+    doc = load_document(write_filing(tmp_path, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35))
+    m = doc.metadata
+    assert (m.company, m.ticker, m.form, m.fiscal_year, m.fiscal_period) == \
+        ("Widget Corp", "WDGT", Form.TEN_K, 2024, "FY")
+    assert m.period_end.isoformat() == "2024-12-31"  # from the facts: no dei period end
+    table = doc.tables()[0]
+    # "$" and ")" cells join their numbers; spacer columns are gone.
+    assert table.rows[2:] == [["Revenue", "$1,234", "$1,000"], ["Cloud revenue", "7", "—"],
+                              ["Operating income (loss)", "200", "(35)"]]
+    assert table.fact_ids[4] == [None, "oi-1", "oi-0"]
+    assert "(In millions)" in table.caption and table.page == 2
+    facts = {f.fact_id: f for f in doc.facts}
+    assert facts["rev-1"].value == Decimal("1234000000")
+    assert facts["oi-0"].value == Decimal("-35000000")  # sign="-"
+    assert facts["cloud-1"].dimensions and facts["rev-0"].months == 12
+
+
+def test_bad_html_names_the_file(tmp_path):
+    empty = tmp_path / "empty.html"
+    empty.write_text("")
+    with pytest.raises(DocumentError, match="empty.html: empty file"):
+        load_document(empty)
+    nobody = tmp_path / "nobody.html"
+    nobody.write_text("<html><head><title>x</title></head></html>")
+    with pytest.raises(DocumentError, match="nobody.html: "):
+        load_document(nobody)
+
+
+def test_question_scoped_to_company_and_period(shelf):
+    answerer = FilingAnswerer(shelf)
+    q = answerer.parse("What was Gadget's operating income in fiscal 2023?")
+    assert q.company == "gadget" and q.periods[0].kind is PeriodKind.YEAR
+    scope = answerer.scope(q, None)
+    assert scope.doc_ids[0] == "gdgt-10-k-2024-02-01.htm"  # its own year's report first
+    short = answerer.answer(q, scope)
+    assert (short.short_answer, short.scale) == ("800", "million")
+    assert short.citations[0]["row"] == "Operating income (loss)"
+    # A caller's filter bounds the scope: the 2024 report alone still shows 2023 (there,
+    # as the sample writes it, a loss of 10).
+    only = MetadataFilter.from_dict({"fiscal_year": 2024})
+    scope = answerer.scope(q, only)
+    assert scope.doc_ids == ["gdgt-10-k-2025-02-01.htm"]
+    assert answerer.answer(q, scope).short_answer == "-10"
+
+
+def test_computed_from_facts_with_derivation(shelf):
+    answerer = FilingAnswerer(shelf)
+    for question, value, scale in [
+        ("What was Widget Corp's operating margin in 2024?", "16.21", "percent"),
+        ("What was the percentage change in Widget revenue from 2023 to 2024?", "23.40", "percent"),
+        ("How much did Widget's operating income change from 2023 to 2024, in millions?", "235",
+         "million"),
+        ("What was WDGT revenue in fiscal 2024 in billions?", "1.234", "billion"),
+    ]:
+        q = answerer.parse(question)
+        short = answerer.answer(q, answerer.scope(q, None))
+        assert (short.short_answer, short.scale) == (value, scale), question
+    q = answerer.parse("What was Widget's operating margin in 2024, to one decimal?")
+    assert answerer.answer(q, answerer.scope(q, None)).short_answer == "16.2"
+
+
+def test_missing_operand_gives_no_number(shelf):
+    answerer = FilingAnswerer(shelf)
+    q = answerer.parse("What was Widget Corp's free cash flow in 2024?")
+    short = answerer.answer(q, answerer.scope(q, None))
+    assert short.short_answer is None
+    assert "operating cash flow" in short.prose() and "cannot give a number" in short.prose()
+    # A year the filing does not show is missing, not the nearest year's value.
+    q = answerer.parse("What was Widget Corp's revenue in fiscal 2019?")
+    assert answerer.answer(q, answerer.scope(q, None)).short_answer is None
+
+
+def test_metadata_filter_validation_and_rows(shelf):
+    with pytest.raises(ValueError, match="filters: unknown field 'year'"):
+        MetadataFilter.from_dict({"year": 2024})
+    with pytest.raises(ValueError, match="filters.fiscal_year"):
+        MetadataFilter.from_dict({"fiscal_year": "2024"})
+    with pytest.raises(ValueError, match="filters.form: unknown form"):
+        MetadataFilter.from_dict({"form": "10-X"})
+    rows = shelf.rows_where(MetadataFilter.from_dict({"company": "GDGT", "fiscal_year": [2023]}))
+    assert {shelf[i].doc_id for i in rows} == {"gdgt-10-k-2024-02-01.htm"}
+    scores, ids = shelf.build_bm25().search(["widgets revenue"], 5, rows)
+    assert {shelf[i].doc_id for i in ids[0] if i >= 0} <= {"gdgt-10-k-2024-02-01.htm"}
+
+
+def test_real_filing_lookup_matches_cell_and_fact():
+    require_filings()
+    store = ingest(FILINGS / "aapl-10-k-2024-11-01.html")[0]
+    info = store.info["aapl-10-k-2024-11-01.html"]
+    assert info.title == "Apple Inc. 10-K FY2024"
+    answerer = FilingAnswerer(store)
+    q = parse_query("What were Apple's total net sales in fiscal 2023?", answerer.aliases)
+    result = answer_from_facts(q, info)
+    assert (result.value, result.scale) == (Decimal("383285"), "million")
+    short = answerer.answer(q, answerer.scope(q, None))
+    cite = short.citations[0]
+    assert cite["row"] == "Total net sales" and cite["value"] == "383,285"
+    assert "2023" in cite["column"]

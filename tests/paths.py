@@ -11,3 +11,5 @@ SHARED_TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.js
 # format: tests that take fewer contexts see the same data either way.
 DEMO_CORPUS = REPO / "pipeline" / "data" / "demo_corpus.json"
 TATQA = SHARED_TATQA if SHARED_TATQA.is_file() else DEMO_CORPUS
+# The shared SEC filings (inline-XBRL HTML, and pdf/ twins) the filings question set asks about.
+FILINGS = REPO.parent / "shared" / "data" / "filings"

@@ -1,0 +1,228 @@
+"""The filings question set's oracle and scoring: the inline-XBRL fact parser on a snippet
+written here, the gold checks, the scoring of /ask responses, and the committed jsonl
+verified against the real filings in ../shared/data/filings."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.paths import FILINGS, REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from filings_check import Unverified, check_record, evaluate, resolve  # noqa: E402
+from filings_facts import cell_number, cell_of, parse_filing  # noqa: E402
+from filings_gold import load_questions  # noqa: E402
+from filings_periods import Kind, Period  # noqa: E402
+from filings_score import (  # noqa: E402
+    is_right,
+    normalize_text,
+    numeric_right,
+    parse_number,
+    same_filing,
+    text_right,
+    used_filing,
+)
+from filings_vocab import ITEMS  # noqa: E402
+
+SNIPPET = """<?xml version="1.0" encoding="utf-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL"
+ xmlns:xbrli="http://www.xbrl.org/2003/instance" xmlns:xbrldi="http://xbrl.org/2006/xbrldi"
+ xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<body><div style="display:none"><ix:header><ix:hidden>
+ <ix:nonNumeric name="dei:DocumentType" contextRef="fy">10-K</ix:nonNumeric>
+ <ix:nonNumeric name="dei:DocumentFiscalYearFocus" contextRef="fy">2024</ix:nonNumeric>
+ <ix:nonFraction name="us-gaap:Revenues" contextRef="fy" unitRef="usd" scale="6"
+  decimals="-6" format="ixt:num-dot-decimal">1,500</ix:nonFraction>
+</ix:hidden><ix:resources>
+ <xbrli:context id="fy"><xbrli:entity><xbrli:identifier scheme="x">1</xbrli:identifier>
+  </xbrli:entity><xbrli:period><xbrli:startDate>2024-01-01</xbrli:startDate>
+  <xbrli:endDate>2024-12-31</xbrli:endDate></xbrli:period></xbrli:context>
+ <xbrli:context id="end"><xbrli:entity><xbrli:identifier scheme="x">1</xbrli:identifier>
+  </xbrli:entity><xbrli:period><xbrli:instant>2024-12-31</xbrli:instant></xbrli:period>
+ </xbrli:context>
+ <xbrli:context id="seg"><xbrli:entity><xbrli:identifier scheme="x">1</xbrli:identifier>
+  <xbrli:segment><xbrldi:explicitMember dimension="srt:ProductOrServiceAxis">x:CarsMember
+  </xbrldi:explicitMember></xbrli:segment></xbrli:entity><xbrli:period>
+  <xbrli:startDate>2024-01-01</xbrli:startDate><xbrli:endDate>2024-12-31</xbrli:endDate>
+  </xbrli:period></xbrli:context>
+ <xbrli:unit id="usd"><xbrli:measure>iso4217:USD</xbrli:measure></xbrli:unit>
+ <xbrli:unit id="usdps"><xbrli:divide><xbrli:unitNumerator><xbrli:measure>iso4217:USD
+  </xbrli:measure></xbrli:unitNumerator><xbrli:unitDenominator><xbrli:measure>xbrli:shares
+  </xbrli:measure></xbrli:unitDenominator></xbrli:divide></xbrli:unit>
+</ix:resources></ix:header></div>
+<p>CONSOLIDATED STATEMENTS OF OPERATIONS (In millions, except number of shares, which are
+reflected in thousands, and per-share amounts)</p>
+<table>
+ <tr><td>Year ended</td><td>2024</td></tr>
+ <tr><td>Total net sales</td><td>$</td><td><ix:nonFraction name="us-gaap:Revenues"
+  contextRef="fy" unitRef="usd" scale="6" decimals="-6"
+  format="ixt:num-dot-decimal">1,500</ix:nonFraction></td></tr>
+ <tr><td>Cars</td><td><ix:nonFraction name="us-gaap:Revenues" contextRef="seg" unitRef="usd"
+  scale="6" decimals="-6" format="ixt:num-dot-decimal">900</ix:nonFraction></td></tr>
+ <tr><td>Loss from operations</td><td>(<ix:nonFraction name="us-gaap:OperatingIncomeLoss"
+  contextRef="fy" unitRef="usd" scale="6" decimals="-6" sign="-"
+  format="ixt:num-dot-decimal">12.5</ix:nonFraction></td><td>)</td></tr>
+ <tr><td>Impairments</td><td><ix:nonFraction name="us-gaap:GoodwillImpairmentLoss"
+  contextRef="fy" unitRef="usd" scale="6" decimals="-6" format="ixt:fixed-zero">—</ix:nonFraction>
+  </td></tr>
+ <tr><td>Commitments</td><td><ix:nonFraction name="us-gaap:CommitmentsAndContingencies"
+  contextRef="end" unitRef="usd" xsi:nil="true"/></td></tr>
+ <tr><td>Diluted</td><td><ix:nonFraction name="us-gaap:EarningsPerShareDiluted" contextRef="fy"
+  unitRef="usdps" decimals="2" format="ixt:num-dot-decimal">6.08</ix:nonFraction></td></tr>
+</table>
+<table><tr><td>(in thousands)</td></tr>
+ <tr><td>Total assets</td><td><ix:nonFraction name="us-gaap:Assets" contextRef="end"
+  unitRef="usd" scale="6" decimals="-6" format="ixt:num-dot-decimal">2,000</ix:nonFraction>
+ </td></tr></table>
+</body></html>
+"""
+
+YEAR = Period("FY", Kind.YEAR, date(2024, 1, 1), date(2024, 12, 31), 2024, None, True)
+END = Period("END", Kind.INSTANT, None, date(2024, 12, 31), 2024, None, True)
+
+
+@pytest.fixture(scope="module")
+def filing(tmp_path_factory):
+    path = tmp_path_factory.mktemp("filing") / "acme-10-k-2025-02-01.html"
+    path.write_text(SNIPPET, encoding="utf-8")
+    return parse_filing(path)
+
+
+def _one(filing, concept, dims=False):
+    found = [f for f in filing.numeric(concept) if bool(f.context.dims) == dims]
+    assert len(found) >= 1
+    return found
+
+
+def test_facts_read_scale_sign_formats_and_dimensions(filing):
+    revenue = _one(filing, "us-gaap:Revenues")
+    assert {f.value for f in revenue} == {Decimal(1_500_000_000)}
+    assert _one(filing, "us-gaap:Revenues", dims=True)[0].context.dims == (
+        ("srt:ProductOrServiceAxis", "x:CarsMember"),)
+    assert _one(filing, "us-gaap:OperatingIncomeLoss")[0].value == Decimal(-12_500_000)
+    assert _one(filing, "us-gaap:GoodwillImpairmentLoss")[0].value == 0
+    assert _one(filing, "us-gaap:CommitmentsAndContingencies")[0].value is None
+    eps = _one(filing, "us-gaap:EarningsPerShareDiluted")[0]
+    assert (eps.value, eps.unit) == (Decimal("6.08"), "iso4217:USD/xbrli:shares")
+    assert filing.dei("DocumentType") == "10-K"
+    assert filing.contexts["end"].start is None and filing.contexts["fy"].days == 366
+
+
+def test_cells_show_label_text_and_caption_scale(filing):
+    hidden, shown = sorted(_one(filing, "us-gaap:Revenues"), key=lambda f: cell_of(f) is not None)
+    assert cell_of(hidden) is None  # in ix:hidden: tagged, not shown
+    cell = cell_of(shown)
+    # The caption's first scale counts: shares "in thousands" is an exception within it.
+    assert (cell.label, cell.text, cell.caption_scale) == ("Total net sales", "1,500", 6)
+    loss = cell_of(_one(filing, "us-gaap:OperatingIncomeLoss")[0])
+    assert loss.render() == "Loss from operations | (12.5)"
+    assert cell_number(loss.text) == Decimal("-12.5")
+    assert cell_number("—") == 0 and cell_number("$ 1,234") == 1234 and cell_number("n/a") is None
+
+
+def test_resolve_checks_fact_row_and_caption(filing):
+    r = resolve(filing, ITEMS["revenue"], YEAR)
+    assert (r.value, r.cell.label) == (Decimal(1500), "Total net sales")
+    assert resolve(filing, ITEMS["operating_income"], YEAR).value == Decimal("-12.5")
+    with pytest.raises(Unverified, match="caption scale 3 != fact scale 6"):
+        resolve(filing, ITEMS["total_assets"], END)  # the table says thousands, the fact millions
+    with pytest.raises(Unverified, match="no tagged fact"):
+        resolve(filing, ITEMS["net_income"], YEAR)
+
+
+def test_evaluate_is_exact_and_refuses_anything_but_arithmetic():
+    assert evaluate("(391035 - 383285) / 383285 * 100").quantize(Decimal("0.1")) == Decimal("2.0")
+    assert evaluate("-3 - -1.5") == Decimal("-1.5")
+    with pytest.raises(Unverified):
+        evaluate("__import__('os')")
+
+
+@pytest.mark.parametrize("short, scale, gold, unit, decimals, right", [
+    ("391035", "million", "391035", "USD millions", 0, True),
+    ("391,035,000,000", "", "391035", "USD millions", 0, True),
+    ("391.035", "billion", "391035", "USD millions", 0, True),
+    ("391.0", "billion", "391035", "USD millions", 0, False),   # not to the asked precision
+    ("391035", "", "391035", "USD millions", 0, False),         # 391,035 dollars
+    ("-10707", "million", "-10707", "USD millions", 0, True),
+    ("(10,707)", "million", "-10707", "USD millions", 0, True),
+    ("10707", "million", "-10707", "USD millions", 0, False),   # the sign matters
+    ("3774694", "thousand", "3774694", "USD thousands", 0, True),
+    ("3774.694", "million", "3774694", "USD thousands", 0, True),
+    ("2.04", "", "2.0", "percent", 1, True),                    # within half a unit of 0.1
+    ("2.06", "percent", "2.0", "percent", 1, False),
+    ("24.0", "percent", "24.0", "percent", 1, True),
+    ("1.07", "", "1.07", "ratio", 2, True),
+    ("107", "percent", "1.07", "ratio", 2, True),
+    ("6.08", "", "6.08", "USD per share", 2, True),
+    (["6.08"], "", "6.08", "USD per share", 2, True),
+    (["6.08", "6.13"], "", "6.08", "USD per share", 2, False),
+    ("12.3", "percent", "12", "USD millions", 0, False),
+    (None, "", "1", "USD millions", 0, False),
+    ("about 5", "", "5", "USD millions", 0, False),
+])
+def test_numeric_scoring(short, scale, gold, unit, decimals, right):
+    assert numeric_right(short, scale, gold, unit, decimals) is right
+
+
+def test_parse_number():
+    assert parse_number("−5") == -5 and parse_number("$6.08") == Decimal("6.08")
+    assert parse_number("12.3%") == Decimal("12.3") and parse_number("1 2") == 12
+    assert parse_number("5 million") is None and parse_number("") is None
+
+
+def test_text_scoring():
+    assert normalize_text("The Nasdaq Stock Market LLC") == "nasdaq stock market llc"
+    assert text_right("nasdaq stock market, LLC", "The Nasdaq Stock Market LLC")
+    assert text_right(["Delaware"], "Delaware") and not text_right("Del.", "Delaware")
+    assert text_right("june 30, 2025", "JUNE 30, 2025") and not text_right(None, "Delaware")
+    record = {"type": "text", "answer": "Delaware"}
+    assert is_right(record, {"short_answer": "delaware", "scale": ""})
+
+
+def test_filing_used_and_pdf_twins():
+    assert used_filing({"filing": {"doc_id": "a.html"}, "sources": [{"doc_id": "b.html"}]}) == "a.html"
+    by_citation = {"filing": None, "citations": [{"source_id": "s2"}],
+                   "sources": [{"id": "s1", "doc_id": "b.html"}, {"id": "s2", "doc_id": "c.html"}]}
+    assert used_filing(by_citation) == "c.html"
+    assert used_filing({"citations": [{"source_id": "s9", "doc_id": "d.html"}],
+                        "sources": []}) == "d.html"
+    assert used_filing({"sources": [{"id": "s1", "doc_id": "b.html"}]}) == "b.html"
+    assert used_filing({"sources": []}) is None
+    assert same_filing("aapl-10-k-2024-11-01.pdf", "aapl-10-k-2024-11-01.html")
+    assert not same_filing("aapl-10-q-2025-08-01.html", "aapl-10-k-2024-11-01.html")
+    assert not same_filing(None, "aapl-10-k-2024-11-01.html")
+
+
+FIELDS = {"id", "question", "type", "doc_id", "company", "form", "fiscal_year", "answer", "unit",
+          "decimals", "facts", "derivation", "cells", "half"}
+TYPES = {"lookup", "change", "margin", "ratio", "text"}
+
+
+def test_committed_question_set_is_complete_and_verified():
+    if not FILINGS.is_dir():
+        pytest.fail(f"{FILINGS}: the shared SEC filings are missing; the question set is verified "
+                    "against them (put the shared data folder beside the repository: "
+                    "../shared/data/filings)", pytrace=False)
+    records = load_questions()
+    assert len(records) >= 100
+    assert len({r["id"] for r in records}) == len(records)
+    counts = Counter(r["type"] for r in records)
+    assert set(counts) == TYPES, counts
+    assert set(Counter(r["half"] for r in records)) == {"a", "b"}
+    for r in records:
+        assert FIELDS <= set(r), r["id"]
+        assert (FILINGS / r["doc_id"]).is_file(), r["doc_id"]
+        assert r["company"].split()[0].lower().replace("&", "") in r["question"].lower().replace(
+            "&", "") or r["company"] in ("Johnson & Johnson", "Procter & Gamble"), r["id"]
+        assert len(r["facts"]) == len(r["cells"]) >= 1, r["id"]
+        if r["type"] != "text":
+            Decimal(r["answer"])
+            assert r["unit"] and isinstance(r["decimals"], int), r["id"]
+    problems = [p for r in records for p in check_record(r, Path(FILINGS))]
+    assert problems == []

@@ -19,7 +19,13 @@ import pypdfium2 as pdfium
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
 from retriever_trt.documents.pdf_layout import Line, page_chars, page_lines
-from retriever_trt.documents.pdf_tables import FoundTable, caption_lines, find_tables
+from retriever_trt.documents.pdf_tables import (
+    FoundTable,
+    caption_lines,
+    caption_text,
+    find_tables,
+    line_pitch,
+)
 
 # Pages whose text metadata is read from: the cover, and a 10-Q's statements, whose
 # "six/nine months ended" headers give its quarter.
@@ -87,7 +93,8 @@ def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
             _is_text(line) for line in lines[:t.start])))
         taken = t.end
     _paragraphs(lines[taken:], page, state.blocks)
-    state.tail_caption = " ".join(lines[k].text for k in caption_lines(lines, taken))
+    tail = caption_lines(lines, taken)
+    state.tail_caption = caption_text(lines[tail.start:tail.stop])
 
 
 def _is_text(line: Line) -> bool:
@@ -108,6 +115,8 @@ def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> Table
         caption = caption or state.last_caption
     elif at_top and not caption:
         caption = state.tail_caption
+    if not caption and state.blocks and isinstance(state.blocks[-1], TableBlock):
+        caption = state.blocks[-1].caption  # the same statement's next period, stacked
     state.last_table, state.last_caption = t, caption
     return TableBlock(rows, caption, page)
 
@@ -122,8 +131,7 @@ def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:
     lines = [line for line in lines if not _running(line)]
     if not lines:
         return
-    pitches = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
-    pitch = pitches[len(pitches) // 2] if pitches else 0.0
+    pitch = line_pitch(lines)
     current: list[str] = []
     for k, line in enumerate(lines):
         breaks = k > 0 and (lines[k - 1].y - line.y > PARAGRAPH_GAP * pitch

@@ -28,10 +28,11 @@ PROSE_WIDTH = 0.75
 # A table runs on over at most this many lines without amounts (section headings,
 # labels wrapped onto two lines).
 MAX_LINES_WITHOUT_AMOUNTS = 3
-# Vertical gaps (in line heights) past which a table, its header or its caption stops.
-MAX_ROW_GAP = 4.5
-MAX_HEADER_GAP = 3.5
-MAX_CAPTION_GAP = 7.0
+# Vertical gaps, in the page's usual line pitch, past which a table, its header or its
+# caption stops: a header's lines sit tight over the first row, a title further up.
+MAX_ROW_GAP = 3.0
+MAX_HEADER_GAP = 1.5
+MAX_CAPTION_GAP = 4.5
 MAX_HEADER_LINES = 6
 MAX_CAPTION_LINES = 4
 # An amount wider than this (points) is not used to find columns (it would join two).
@@ -41,6 +42,10 @@ MAX_CELL_WIDTH = 150.0
 HEADER_INDENT = 40.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
+# A label that stops mid-phrase goes on on the next line.
+_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per))$", re.I)
+# Where a caption's prose starts: after the last sentence that ends within a line.
+_SENTENCE_END = re.compile(r"[.;]\s+(?=[A-Z(])")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A page's last line ending in its number ("Apple Inc. | 2024 Form 10-K | 31", "5").
@@ -84,23 +89,42 @@ def cells(line: Line) -> list[Segment]:
     return out
 
 
+class _Page:
+    """A page's lines with what the search needs of each: its cells, whether it has
+    amounts (a row) or is prose, and the page's usual line pitch (the unit of gaps)."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self.split = [cells(line) for line in lines]
+        width = max(line.x1 for line in lines) - min(line.x0 for line in lines) if lines else 0.0
+        self.numeric = [_has_amounts(segs) for segs in self.split]
+        self.prose = [not self.numeric[i] and any(s.x1 - s.x0 > PROSE_WIDTH * width
+                                                  for s in self.split[i])
+                      for i in range(len(lines))]
+        self.pitch = line_pitch(lines)
+
+    def gap(self, k: int) -> float:
+        """Vertical distance from line k-1 down to line k, in line pitches."""
+        return (self.lines[k - 1].y - self.lines[k].y) / self.pitch
+
+
+def line_pitch(lines: list[Line]) -> float:
+    """The median distance between consecutive lines (1.0 for a page of one line)."""
+    gaps = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
+    return gaps[len(gaps) // 2] if gaps else 1.0
+
+
 def find_tables(lines: list[Line]) -> list[FoundTable]:
     """The tables among a page's lines, top to bottom."""
-    if not lines:
-        return []
-    split = [cells(line) for line in lines]
-    width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
-    numeric = [_has_amounts(segs) for segs in split]
-    prose = [not numeric[i] and any(s.x1 - s.x0 > PROSE_WIDTH * width for s in split[i])
-             for i in range(len(lines))]
+    page = _Page(lines)
     found: list[FoundTable] = []
     i = 0
     while i < len(lines):
-        if not numeric[i]:
+        if not page.numeric[i]:
             i += 1
             continue
-        last = _body_end(lines, split, numeric, prose, i)
-        table = _build(lines, split, numeric, prose, i, last, found[-1].end if found else 0)
+        last = _body_end(page, i)
+        table = _build(page, i, last, found[-1].end if found else 0)
         if table is not None:
             found.append(table)
         i = last + 1
@@ -117,29 +141,24 @@ def _years_only(segs: list[Segment]) -> bool:
     return all(_YEAR.match(s.text) for s in segs if is_amount(s.text))
 
 
-def _body_end(lines: list[Line], split: list[list[Segment]], numeric: list[bool],
-              prose: list[bool], first: int) -> int:
+def _body_end(page: _Page, first: int) -> int:
     """The last line with amounts of the table whose first such line is `first`: it stops
     at prose, a wide gap, too many lines without amounts, or a line over the amounts that
     names a year (the header of the next table) or a page footer with its number."""
+    split, numeric = page.split, page.numeric
     amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
     last = first
-    for k in range(first + 1, len(lines)):
-        if prose[k] or _gap(lines, k) > MAX_ROW_GAP * lines[k].height:
+    for k in range(first + 1, len(page.lines)):
+        if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
         starts_over_amounts = split[k][0].x0 >= amounts_x and not is_amount(split[k][0].text)
-        if starts_over_amounts and (numeric[k] or years_in(lines[k].text)):
+        if starts_over_amounts and (numeric[k] or years_in(page.lines[k].text)):
             break  # the next table's header, or a page footer ("Form 10-Q   1")
         if numeric[k]:
             last = k
         elif k - last > MAX_LINES_WITHOUT_AMOUNTS:
             break
     return last
-
-
-def _gap(lines: list[Line], k: int) -> float:
-    """Vertical distance from line k-1 down to line k."""
-    return lines[k - 1].y - lines[k].y
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
@@ -155,30 +174,31 @@ def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> li
     return columns
 
 
-def _build(lines: list[Line], split: list[list[Segment]], numeric: list[bool], prose: list[bool],
-           first: int, last: int, floor: int) -> FoundTable | None:
-    columns = _columns(split, range(first, last + 1), numeric)
-    n_numeric = sum(numeric[first:last + 1])
+def _build(page: _Page, first: int, last: int, floor: int) -> FoundTable | None:
+    columns = _columns(page.split, range(first, last + 1), page.numeric)
+    n_numeric = sum(page.numeric[first:last + 1])
     if not columns or n_numeric < MIN_ROWS or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN):
         return None
     label_end = columns[0][0] - SLACK
-    first, top = _header_start(lines, split, numeric, prose, first, floor, label_end)
-    cap = _caption_start(lines, numeric, top, floor)
-    header = [_place(split[k], columns, label_end, spanning=True) for k in range(top, first)]
-    body = [_place(split[k], columns, label_end, spanning=False) for k in range(first, last + 1)]
-    caption = " ".join(lines[k].text for k in range(cap, top))
+    first, top = _header_start(page, first, floor, label_end)
+    cap = _caption_start(page, top, floor)
+    header = [_place(page.split[k], columns, label_end, spanning=True) for k in range(top, first)]
+    body = [_place(page.split[k], columns, label_end, spanning=False)
+            for k in range(first, last + 1)]
+    caption = caption_text(page.lines[cap:top])
     return FoundTable(header + _join_wrapped(body), len(header), caption, cap, last + 1,
                       tuple((c[0], c[1]) for c in columns))
 
 
-def _header_start(lines: list[Line], split: list[list[Segment]], numeric: list[bool],
-                  prose: list[bool], first: int, floor: int, label_end: float) -> tuple[int, int]:
+def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:
     """(first body line, first header line) of the table whose first amounts are on line
     `first`: header lines sit over the columns; section labels between the header and the
     first amounts ("Assets", "Current assets:") are body rows."""
+    split = page.split
+
     def fits(k: int) -> bool:
-        return k >= floor and not numeric[k] and not prose[k] and not _RUNNING_HEADS.match(
-            lines[k].text) and _gap(lines, k + 1) <= MAX_HEADER_GAP * lines[k + 1].height
+        return k >= floor and not page.numeric[k] and not page.prose[k] and \
+            not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= MAX_HEADER_GAP
 
     body = first
     while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1) and \
@@ -191,6 +211,14 @@ def _header_start(lines: list[Line], split: list[list[Segment]], numeric: list[b
     return (body, top) if top < body else (first, first)
 
 
+def caption_text(lines: list[Line]) -> str:
+    """Caption lines as one text, from the last sentence start: lines above an intro
+    ("The following table ... (in millions):") can end another paragraph's sentences."""
+    text = " ".join(line.text for line in lines)
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[ends[-1].end():] if ends else text
+
+
 def caption_lines(lines: list[Line], floor: int) -> range:
     """The title lines that end a page, above its footer (a statement's title printed at
     the foot of the page before its table); empty when the page ends in prose."""
@@ -198,16 +226,15 @@ def caption_lines(lines: list[Line], floor: int) -> range:
     while end > floor and (_FOOTER.search(lines[end - 1].text)
                            or _RUNNING_HEADS.match(lines[end - 1].text)):
         end -= 1
-    numeric = [bool(lines) and k >= floor and _has_amounts(cells(lines[k])) for k in range(end)]
-    return range(_caption_start(lines, numeric, end, floor), end)
+    return range(_caption_start(_Page(lines), end, floor), end)
 
 
-def _caption_start(lines: list[Line], numeric: list[bool], top: int, floor: int) -> int:
+def _caption_start(page: _Page, top: int, floor: int) -> int:
     """The first of the short lines just above a table (line `top`) that title it."""
     cap = top
-    while cap - 1 >= floor and top - cap < MAX_CAPTION_LINES and not numeric[cap - 1] and (
-            cap == len(lines) or _gap(lines, cap) <= MAX_CAPTION_GAP * lines[cap].height):
-        text = lines[cap - 1].text
+    while cap - 1 >= floor and top - cap < MAX_CAPTION_LINES and not page.numeric[cap - 1] and (
+            cap == len(page.lines) or page.gap(cap) <= MAX_CAPTION_GAP):
+        text = page.lines[cap - 1].text
         if _RUNNING_HEADS.match(text) or text.endswith("."):  # a sentence ends the prose above
             break
         cap -= 1
@@ -236,19 +263,33 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
 
 
 def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
-    """Join a row label wrapped onto two lines: a label-only line followed by one that
-    goes on in lower case, or a label-only line that finishes the row above (lower case,
-    or an open parenthesis above)."""
+    """Join a row wrapped onto two lines: a label-only line followed by one that goes on
+    (in lower case, or after a label that stops mid-phrase: "Balance as of March 31," /
+    "2025"), a label-only line that finishes the row above (lower case, or an open
+    parenthesis above), and amounts printed a line below their label (a label with a
+    footnote mark, or a lone "$" above its "—")."""
     out: list[list[str]] = []
     for row in rows:
-        label, has_cells = row[0], any(row[1:])
-        if out and label:
-            prev = out[-1]
-            goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")")
-            prev_label_only = not any(prev[1:])
-            if goes_on and (not has_cells or prev_label_only) and not prev[0].endswith(":"):
-                merged = f"{prev[0]} {label}"
-                out[-1] = [merged] + (row[1:] if has_cells else prev[1:])
+        if out and not out[-1][0].endswith(":"):
+            merged = _joined(out[-1], row)
+            if merged is not None:
+                out[-1] = merged
                 continue
         out.append(list(row))
     return out
+
+
+def _joined(prev: list[str], row: list[str]) -> list[str] | None:
+    label, has_cells = row[0], any(row[1:])
+    prev_label_only = not any(prev[1:])
+    if not label:
+        fits = has_cells and all(not p or (p in CURRENCY_SIGNS and c) or not c
+                                 for p, c in zip(prev[1:], row[1:], strict=True))
+        if fits and (prev_label_only or any(p in CURRENCY_SIGNS for p in prev[1:])):
+            return [prev[0]] + [f"{p} {c}".strip() for p, c in zip(prev[1:], row[1:], strict=True)]
+        return None
+    goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")") or (
+        prev_label_only and _OPEN_END.search(prev[0]) is not None)
+    if goes_on and (not has_cells or prev_label_only):
+        return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
+    return None

@@ -11,3 +11,6 @@ SHARED_TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.js
 # format: tests that take fewer contexts see the same data either way.
 DEMO_CORPUS = REPO / "pipeline" / "data" / "demo_corpus.json"
 TATQA = SHARED_TATQA if SHARED_TATQA.is_file() else DEMO_CORPUS
+# Real SEC filings (inline-XBRL HTML, and four printed to PDF under pdf/): beside the repo,
+# never copied into it; tests that read them fail under CI when it is missing.
+FILINGS = REPO.parent / "shared" / "data" / "filings"

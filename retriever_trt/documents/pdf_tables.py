@@ -45,7 +45,8 @@ SLACK = 2.0
 # A label that stops mid-phrase goes on on the next line.
 _OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per))$", re.I)
 # Where a caption's prose starts: after the last sentence that ends within a line.
-_SENTENCE_END = re.compile(r"[.;]\s+(?=[A-Z(])")
+# (a lower-case word or a number ends it, so "U.S. Treasury" does not).
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A page's last line ending in its number ("Apple Inc. | 2024 Form 10-K | 31", "5").
@@ -74,7 +75,7 @@ def cells(line: Line) -> list[Segment]:
     """The line's segments with a lone currency sign joined to the amount after it and a
     lone "%" to the amount before it ("$" and "391,035" are one cell)."""
     out: list[Segment] = []
-    segs = list(line.segments)
+    segs = [_without_trailing_sign(s) for s in line.segments]
     i = 0
     while i < len(segs):
         s = segs[i]
@@ -112,6 +113,14 @@ def line_pitch(lines: list[Line]) -> float:
     """The median distance between consecutive lines (1.0 for a page of one line)."""
     gaps = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
     return gaps[len(gaps) // 2] if gaps else 1.0
+
+
+def _without_trailing_sign(s: Segment) -> Segment:
+    """An amount drawn touching the next cell's currency sign ("391,035$") without it:
+    the sign belongs to the amount after it, and amounts read the same without it."""
+    if s.text[-1:] in CURRENCY_SIGNS and is_amount(s.text[:-1].strip()):
+        return Segment(s.text[:-1].strip(), s.x0, s.x1)
+    return s
 
 
 def find_tables(lines: list[Line]) -> list[FoundTable]:

@@ -1,0 +1,187 @@
+"""A PDF page's text as lines of positioned segments, from PDFium's character boxes.
+
+A printed filing draws each table cell as its own run of text at its own x position, with
+no ruling lines, so a table can only be recovered from where its text sits. We read each
+character's box once (one PDFium call a character: the cost that sets the loader's speed),
+join characters drawn one after the other on the same baseline into runs, split a run
+where a gap wider than a word space opens (a new cell), and group runs into lines by
+their vertical centre. PDFium's own spaces (drawn or inferred) separate words.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import statistics
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+# A gap between two characters wider than this many font sizes starts a new segment (a
+# table cell): word spaces are ~0.25-0.5 em, justified prose stays under 1 em, and the
+# gaps between a filing's table columns are several em.
+CELL_GAP_EM = 1.1
+# Gaps under this many points never split a segment: a cheap test before asking PDFium
+# for the font size.
+MIN_CELL_GAP = 4.0
+CURRENCY_SIGNS = frozenset({"$", "€", "£", "¥"})
+# Characters whose box centres differ by more than this fraction of the taller one's
+# height are on different lines (commas and descenders sit lower but stay within it).
+SAME_LINE_FRACTION = 0.6
+MIN_SAME_LINE = 2.0
+# Touching runs further apart than this are separate words.
+WORD_GAP = 1.0
+# Runs whose vertical centres are within this many points share a line.
+LINE_TOLERANCE = 3.0
+# A character drawn this far left of the previous one's right edge starts a new run.
+BACKTRACK = 1.0
+
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of text on one line: a table cell or a stretch of prose."""
+
+    text: str
+    x0: float
+    x1: float
+
+    @property
+    def center(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+
+@dataclass(frozen=True)
+class Line:
+    """Segments left to right on one baseline; `y` is the vertical centre (PDF points,
+    from the bottom of the page), `height` the tallest segment's."""
+
+    y: float
+    height: float
+    segments: tuple[Segment, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.segments)
+
+    @property
+    def x0(self) -> float:
+        return self.segments[0].x0
+
+    @property
+    def x1(self) -> float:
+        return self.segments[-1].x1
+
+
+@dataclass
+class _Run:
+    text: str
+    x0: float
+    x1: float
+    bottom: float
+    top: float
+    centers: list[float]
+
+
+def page_chars(page: pdfium.PdfPage) -> int:
+    """How many characters a page's text layer holds (0 for a scanned page)."""
+    textpage = page.get_textpage()
+    try:
+        return pdfium_c.FPDFText_CountChars(textpage.raw)
+    finally:
+        textpage.close()
+
+
+def page_lines(page: pdfium.PdfPage) -> list[Line]:
+    """The page's lines, top to bottom."""
+    textpage = page.get_textpage()
+    try:
+        runs = _runs(textpage)
+    finally:
+        textpage.close()
+    return _group_lines(runs)
+
+
+def _runs(textpage: pdfium.PdfTextPage) -> list[_Run]:
+    """Words (PDFium puts a space or line break between any two characters drawn apart)
+    joined into runs. Only a word's first and last characters are measured: the gaps that
+    split cells are between words, and it keeps the PDFium calls to two a word."""
+    raw = textpage.raw
+    n = pdfium_c.FPDFText_CountChars(raw)
+    # PDFium writes U+FFFE for a hyphen where a word broke across lines
+    text = textpage.get_text_range(0, n).replace("\ufffe", "-") if n else ""
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    get_box = pdfium_c.FPDFText_GetCharBox
+    runs: list[_Run] = []
+    run: _Run | None = None
+    prev = (0.0, 0.0, 0.0, 0.0)
+    for word in _WORD.finditer(text):
+        first, last = word.start(), word.end() - 1
+        get_box(raw, first, left, right, bottom, top)
+        x0, b0, t0 = left.value, bottom.value, top.value
+        if last != first:
+            get_box(raw, last, left, right, bottom, top)
+        box = (x0, right.value, min(b0, bottom.value), max(t0, top.value))
+        center = (box[2] + box[3]) / 2
+        if run is not None and _continues(raw, first, prev, box, word.group()):
+            run.text += " " + word.group()
+            run.x1 = box[1] if box[1] > run.x1 else run.x1
+            run.bottom, run.top = min(run.bottom, box[2]), max(run.top, box[3])
+            run.centers.append(center)
+        else:
+            if run is not None:
+                runs.append(run)
+            run = _Run(word.group(), box[0], box[1], box[2], box[3], [center])
+        prev = box
+    if run is not None:
+        runs.append(run)
+    return runs
+
+
+def _continues(raw: object, k: int, prev: tuple[float, ...], box: tuple[float, ...],
+               word: str) -> bool:
+    """Whether `word`, starting at character `k` (box `box`), goes on the run whose last
+    word has box `prev`. A currency sign set apart starts a cell: it leads an amount."""
+    gap = box[0] - prev[1]
+    if gap < -BACKTRACK or (word in CURRENCY_SIGNS and gap >= MIN_CELL_GAP):
+        return False
+    height = max(prev[3] - prev[2], box[3] - box[2])
+    if abs((box[2] + box[3]) / 2 - (prev[2] + prev[3]) / 2) > max(height * SAME_LINE_FRACTION,
+                                                                   MIN_SAME_LINE):
+        return False
+    if gap < MIN_CELL_GAP:
+        return True
+    return gap < CELL_GAP_EM * pdfium_c.FPDFText_GetFontSize(raw, k)
+
+
+def _group_lines(runs: list[_Run]) -> list[Line]:
+    placed = sorted(((statistics.median(r.centers), r) for r in runs), key=lambda p: -p[0])
+    groups: list[list[tuple[float, _Run]]] = []
+    for y, run in placed:
+        if groups and abs(groups[-1][0][0] - y) <= LINE_TOLERANCE:
+            groups[-1].append((y, run))
+        else:
+            groups.append([(y, run)])
+    lines = []
+    for group in groups:
+        group.sort(key=lambda p: p[1].x0)
+        lines.append(Line(group[0][0], max(r.top - r.bottom for _, r in group),
+                          _join_touching([r for _, r in group])))
+    return lines
+
+
+def _join_touching(runs: list[_Run]) -> tuple[Segment, ...]:
+    """Segments of a line's runs, left to right; runs that PDFium drew apart but that touch
+    (a quote mark, a footnote mark) join the segment before them."""
+    segments: list[Segment] = []
+    for r in runs:
+        if segments and r.x0 - segments[-1].x1 < MIN_CELL_GAP:
+            last = segments[-1]
+            sep = " " if r.x0 - last.x1 > WORD_GAP else ""
+            segments[-1] = Segment(last.text + sep + r.text, last.x0, max(last.x1, r.x1))
+        else:
+            segments.append(Segment(r.text, r.x0, r.x1))
+    return tuple(segments)

@@ -1,0 +1,152 @@
+"""PDF: paragraphs and tables, each with its 1-based page number, via PDFium (pypdfium2).
+
+Text comes from PDFium's text layer with character positions (`pdf_layout.py`); tables
+are found only where lines of amounts line up (`pdf_tables.py`), so prose pages cost no
+table work. A table that runs onto the next page without a header of its own gets the
+header and caption of the part before it; a table at the top of a page with no title
+above it takes the title lines that ended the page before (a statement's title printed
+at the foot of the page before its table). Metadata comes from the cover page
+(`metadata.py`). A scanned PDF (no text layer) is refused: OCR is out of scope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pypdfium2 as pdfium
+
+from retriever_trt.documents.metadata import infer_metadata, title
+from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
+from retriever_trt.documents.pdf_layout import Line, page_chars, page_lines
+from retriever_trt.documents.pdf_tables import (
+    FoundTable,
+    caption_lines,
+    caption_text,
+    find_tables,
+    line_pitch,
+)
+
+# Pages whose text metadata is read from: the cover, and a 10-Q's statements, whose
+# "six/nine months ended" headers give its quarter.
+METADATA_PAGES = 15
+# A vertical gap wider than this many times the page's usual line spacing starts a
+# new paragraph.
+PARAGRAPH_GAP = 1.35
+# Column x ranges of a table and of its continuation agree within this many points.
+SAME_COLUMN = 12.0
+_BULLETS = ("•", "●", "◦", "▪", "-")
+# PDFium's error code for a document that needs a password.
+_PASSWORD_ERROR = 4
+
+
+@dataclass
+class _Pages:
+    """What carries from one page to the next: the last table (for its continuation) and
+    the title lines that ended the page."""
+
+    blocks: list[Block] = field(default_factory=list)
+    last_table: FoundTable | None = None
+    last_caption: str = ""
+    tail_caption: str = ""
+
+
+def load(path: Path, doc_id: str) -> Document:
+    pdf = _open(path)
+    try:
+        n_pages = len(pdf)
+        if n_pages == 0:
+            raise DocumentError(path, "PDF with no pages")
+        if not any(page_chars(pdf[i]) for i in range(n_pages)):
+            raise DocumentError(path, f"no text layer in its {n_pages} page(s): a scanned PDF? "
+                                      "OCR it first (e.g. ocrmypdf)")
+        state = _Pages()
+        cover: list[str] = []
+        for i in range(n_pages):
+            lines = page_lines(pdf[i])
+            if i < METADATA_PAGES:
+                cover.extend(line.text for line in lines)
+            _read_page(lines, i + 1, state)
+    finally:
+        pdf.close()
+    meta = infer_metadata("\n".join(cover), path.name)
+    meta.pages = n_pages
+    return Document(doc_id, title(meta, path.stem), meta, state.blocks)
+
+
+def _open(path: Path) -> pdfium.PdfDocument:
+    try:
+        return pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == _PASSWORD_ERROR:
+            raise DocumentError(path, "encrypted PDF (needs a password); "
+                                      "save an unencrypted copy") from None
+        raise DocumentError(path, f"not a readable PDF ({exc})") from None
+
+
+def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
+    tables = find_tables(lines)
+    taken = 0
+    for t in tables:
+        _paragraphs(lines[taken:t.start], page, state.blocks)
+        state.blocks.append(_table_block(t, page, state, at_top=not any(
+            _is_text(line) for line in lines[:t.start])))
+        taken = t.end
+    _paragraphs(lines[taken:], page, state.blocks)
+    tail = caption_lines(lines, taken)
+    state.tail_caption = caption_text(lines[tail.start:tail.stop])
+
+
+def _is_text(line: Line) -> bool:
+    """A line that is more than a running head ("Table of Contents") or page number."""
+    return not _running(line)
+
+
+def _running(line: Line) -> bool:
+    text = line.text.strip()
+    return text.isdigit() or text.lower() in ("table of contents", "index")
+
+
+def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:
+    rows, caption = t.rows, t.caption
+    prev = state.last_table
+    if at_top and t.n_header == 0 and prev is not None and _same_columns(prev, t):
+        rows = prev.rows[:prev.n_header] + rows
+        caption = caption or state.last_caption
+    elif at_top and not caption:
+        caption = state.tail_caption
+    if not caption and state.blocks and isinstance(state.blocks[-1], TableBlock):
+        caption = state.blocks[-1].caption  # the same statement's next period, stacked
+    state.last_table, state.last_caption = t, caption
+    return TableBlock(rows, caption, page)
+
+
+def _same_columns(a: FoundTable, b: FoundTable) -> bool:
+    return len(a.columns) == len(b.columns) and all(
+        abs(x[1] - y[1]) <= SAME_COLUMN for x, y in zip(a.columns, b.columns, strict=True))
+
+
+def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:
+    """Lines joined into paragraphs at wide vertical gaps and bullets."""
+    lines = [line for line in lines if not _running(line)]
+    if not lines:
+        return
+    pitch = line_pitch(lines)
+    current: list[str] = []
+    for k, line in enumerate(lines):
+        breaks = k > 0 and (lines[k - 1].y - line.y > PARAGRAPH_GAP * pitch
+                            or line.text.startswith(_BULLETS))
+        if breaks and current:
+            out.append(Paragraph(_join(current), page))
+            current = []
+        current.append(line.text)
+    if current:
+        out.append(Paragraph(_join(current), page))
+
+
+def _join(texts: list[str]) -> str:
+    """Lines of a paragraph as one text; a word broken at a hyphen is joined again."""
+    out = texts[0]
+    for text in texts[1:]:
+        out = out + text if out.endswith("-") and not out.endswith(" -") else f"{out} {text}"
+    return out

@@ -1,0 +1,304 @@
+"""Tables found among a PDF page's lines: rows of cells by x position, header rows, caption.
+
+A printed filing's table has no rules: it is lines whose label sits at the left and whose
+amounts sit in right-aligned columns. A page is looked at as a table only where lines with
+a label and one or more amounts follow each other; the amounts' x ranges, overlapping from
+row to row, give the columns. The lines just above that sit over the columns ("Years
+ended" / "September 28," / "2024") are header rows, and the short lines above those (a
+statement's title and "(In millions, except per-share amounts)") are the caption. Rows
+come out as `tables.parse_table` reads them: a row label in column 0, a label spanning
+several columns written once in its first column, "(1,234)" and "—" kept as written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
+from retriever_trt.tables import parse_value, years_in
+
+DASHES = frozenset({"—", "–", "-", "--"})
+# Fewest lines with amounts that make a table: two when they share two or more columns,
+# three when there is one column of amounts.
+MIN_ROWS = 2
+MIN_ROWS_ONE_COLUMN = 3
+# A line without amounts wider than this share of the page's text is prose: a table ends.
+PROSE_WIDTH = 0.75
+# A table runs on over at most this many lines without amounts (section headings,
+# labels wrapped onto two lines).
+MAX_LINES_WITHOUT_AMOUNTS = 3
+# Vertical gaps, in the page's usual line pitch, past which a table, its header or its
+# caption stops: a header's lines sit tight over the first row, a title further up.
+MAX_ROW_GAP = 3.0
+MAX_HEADER_GAP = 1.5
+MAX_CAPTION_GAP = 4.5
+MAX_HEADER_LINES = 6
+MAX_CAPTION_LINES = 4
+# An amount wider than this (points) is not used to find columns (it would join two).
+MAX_CELL_WIDTH = 150.0
+# A line without amounts that starts no further left than this (points) of a table's first
+# amount, and names a year, heads the next table.
+HEADER_INDENT = 40.0
+# Points of slack when a cell is placed against a column's x range.
+SLACK = 2.0
+# A label that stops mid-phrase goes on on the next line.
+_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per))$", re.I)
+# Where a caption's prose starts: after the last sentence that ends within a line.
+# (a lower-case word or a number ends it, so "U.S. Treasury" does not).
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
+# A page's last line ending in its number ("Apple Inc. | 2024 Form 10-K | 31", "5").
+_FOOTER = re.compile(r"(^|\s)\d{1,3}$")
+
+
+@dataclass(frozen=True)
+class FoundTable:
+    """A table on a page: `rows` as laid out (`n_header` header rows first), the lines it
+    takes (`start` the first caption line, `end` one past its last row) and its columns'
+    x ranges, for joining it to its continuation on the next page."""
+
+    rows: list[list[str]]
+    n_header: int
+    caption: str
+    start: int
+    end: int
+    columns: tuple[tuple[float, float], ...]
+
+
+def is_amount(text: str) -> bool:
+    return text in DASHES or parse_value(text) is not None
+
+
+def cells(line: Line) -> list[Segment]:
+    """The line's segments with a lone currency sign joined to the amount after it and a
+    lone "%" to the amount before it ("$" and "391,035" are one cell)."""
+    out: list[Segment] = []
+    segs = [_without_trailing_sign(s) for s in line.segments]
+    i = 0
+    while i < len(segs):
+        s = segs[i]
+        if s.text in CURRENCY_SIGNS and i + 1 < len(segs) and is_amount(segs[i + 1].text):
+            nxt = segs[i + 1]
+            s, i = Segment(f"{s.text} {nxt.text}", s.x0, nxt.x1), i + 1
+        elif s.text == "%" and out and is_amount(out[-1].text):
+            last = out.pop()
+            s = Segment(last.text + "%", last.x0, s.x1)
+        out.append(s)
+        i += 1
+    return out
+
+
+class _Page:
+    """A page's lines with what the search needs of each: its cells, whether it has
+    amounts (a row) or is prose, and the page's usual line pitch (the unit of gaps)."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self.split = [cells(line) for line in lines]
+        width = max(line.x1 for line in lines) - min(line.x0 for line in lines) if lines else 0.0
+        self.numeric = [_has_amounts(segs) for segs in self.split]
+        self.prose = [not self.numeric[i] and any(s.x1 - s.x0 > PROSE_WIDTH * width
+                                                  for s in self.split[i])
+                      for i in range(len(lines))]
+        self.pitch = line_pitch(lines)
+
+    def gap(self, k: int) -> float:
+        """Vertical distance from line k-1 down to line k, in line pitches."""
+        return (self.lines[k - 1].y - self.lines[k].y) / self.pitch
+
+
+def line_pitch(lines: list[Line]) -> float:
+    """The median distance between consecutive lines (1.0 for a page of one line)."""
+    gaps = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
+    return gaps[len(gaps) // 2] if gaps else 1.0
+
+
+def _without_trailing_sign(s: Segment) -> Segment:
+    """An amount drawn touching the next cell's currency sign ("391,035$") without it:
+    the sign belongs to the amount after it, and amounts read the same without it."""
+    if s.text[-1:] in CURRENCY_SIGNS and is_amount(s.text[:-1].strip()):
+        return Segment(s.text[:-1].strip(), s.x0, s.x1)
+    return s
+
+
+def find_tables(lines: list[Line]) -> list[FoundTable]:
+    """The tables among a page's lines, top to bottom."""
+    page = _Page(lines)
+    found: list[FoundTable] = []
+    i = 0
+    while i < len(lines):
+        if not page.numeric[i]:
+            i += 1
+            continue
+        last = _body_end(page, i)
+        table = _build(page, i, last, found[-1].end if found else 0)
+        if table is not None:
+            found.append(table)
+        i = last + 1
+    return found
+
+
+def _has_amounts(segs: list[Segment]) -> bool:
+    """A table row: amounts after its first cell, and not only years (a header line)."""
+    return any(is_amount(s.text) for s in segs[1:]) and not _years_only(segs)
+
+
+def _years_only(segs: list[Segment]) -> bool:
+    """A header line of years ("2024  2023  2022"): its amounts are all bare years."""
+    return all(_YEAR.match(s.text) for s in segs if is_amount(s.text))
+
+
+def _body_end(page: _Page, first: int) -> int:
+    """The last line with amounts of the table whose first such line is `first`: it stops
+    at prose, a wide gap, too many lines without amounts, or a line over the amounts that
+    names a year (the header of the next table) or a page footer with its number."""
+    split, numeric = page.split, page.numeric
+    amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
+    last = first
+    for k in range(first + 1, len(page.lines)):
+        if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
+            break
+        starts_over_amounts = split[k][0].x0 >= amounts_x and not is_amount(split[k][0].text)
+        if starts_over_amounts and (numeric[k] or years_in(page.lines[k].text)):
+            break  # the next table's header, or a page footer ("Form 10-Q   1")
+        if numeric[k]:
+            last = k
+        elif k - last > MAX_LINES_WITHOUT_AMOUNTS:
+            break
+    return last
+
+
+def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
+    """Column x ranges: amounts of the rows whose ranges overlap belong to one column."""
+    spans = sorted((s.x0, s.x1) for i in rows if numeric[i] for s in split[i][1:]
+                   if is_amount(s.text) and s.x1 - s.x0 <= MAX_CELL_WIDTH)
+    columns: list[list[float]] = []
+    for x0, x1 in spans:
+        if columns and x0 <= columns[-1][1]:
+            columns[-1][1] = max(columns[-1][1], x1)
+        else:
+            columns.append([x0, x1])
+    return columns
+
+
+def _build(page: _Page, first: int, last: int, floor: int) -> FoundTable | None:
+    columns = _columns(page.split, range(first, last + 1), page.numeric)
+    n_numeric = sum(page.numeric[first:last + 1])
+    if not columns or n_numeric < MIN_ROWS or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN):
+        return None
+    label_end = columns[0][0] - SLACK
+    first, top = _header_start(page, first, floor, label_end)
+    cap = _caption_start(page, top, floor)
+    header = [_place(page.split[k], columns, label_end, spanning=True) for k in range(top, first)]
+    body = [_place(page.split[k], columns, label_end, spanning=False)
+            for k in range(first, last + 1)]
+    caption = caption_text(page.lines[cap:top])
+    return FoundTable(header + _join_wrapped(body), len(header), caption, cap, last + 1,
+                      tuple((c[0], c[1]) for c in columns))
+
+
+def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:
+    """(first body line, first header line) of the table whose first amounts are on line
+    `first`: header lines sit over the columns; section labels between the header and the
+    first amounts ("Assets", "Current assets:") are body rows."""
+    split = page.split
+
+    def fits(k: int) -> bool:
+        return k >= floor and not page.numeric[k] and not page.prose[k] and \
+            not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= MAX_HEADER_GAP
+
+    body = first
+    while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1) and \
+            all(s.center <= label_end for s in split[body - 1]):
+        body -= 1
+    top = body
+    while body - top < MAX_HEADER_LINES and fits(top - 1) and \
+            any(s.center > label_end for s in split[top - 1]):
+        top -= 1
+    return (body, top) if top < body else (first, first)
+
+
+def caption_text(lines: list[Line]) -> str:
+    """Caption lines as one text, from the last sentence start: lines above an intro
+    ("The following table ... (in millions):") can end another paragraph's sentences."""
+    text = " ".join(line.text for line in lines)
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[ends[-1].end():] if ends else text
+
+
+def caption_lines(lines: list[Line], floor: int) -> range:
+    """The title lines that end a page, above its footer (a statement's title printed at
+    the foot of the page before its table); empty when the page ends in prose."""
+    end = len(lines)
+    while end > floor and (_FOOTER.search(lines[end - 1].text)
+                           or _RUNNING_HEADS.match(lines[end - 1].text)):
+        end -= 1
+    return range(_caption_start(_Page(lines), end, floor), end)
+
+
+def _caption_start(page: _Page, top: int, floor: int) -> int:
+    """The first of the short lines just above a table (line `top`) that title it."""
+    cap = top
+    while cap - 1 >= floor and top - cap < MAX_CAPTION_LINES and not page.numeric[cap - 1] and (
+            cap == len(page.lines) or page.gap(cap) <= MAX_CAPTION_GAP):
+        text = page.lines[cap - 1].text
+        if _RUNNING_HEADS.match(text) or text.endswith("."):  # a sentence ends the prose above
+            break
+        cap -= 1
+    return cap
+
+
+def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
+           spanning: bool) -> list[str]:
+    """A line's cells in a row: left of the first column is the label; a cell goes in the
+    column it overlaps most (a header spanning several columns: the first it overlaps),
+    else the nearest."""
+    row = [""] * (len(columns) + 1)
+    for s in segs:
+        if s.x1 <= label_end or s.center < label_end:
+            j = 0
+        else:
+            overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
+            if max(overlaps) > 0:
+                j = 1 + (next(k for k, o in enumerate(overlaps) if o > 0) if spanning
+                         else overlaps.index(max(overlaps)))
+            else:
+                j = 1 + min(range(len(columns)),
+                            key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
+        row[j] = f"{row[j]} {s.text}".strip()
+    return row
+
+
+def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
+    """Join a row wrapped onto two lines: a label-only line followed by one that goes on
+    (in lower case, or after a label that stops mid-phrase: "Balance as of March 31," /
+    "2025"), a label-only line that finishes the row above (lower case, or an open
+    parenthesis above), and amounts printed a line below their label (a label with a
+    footnote mark, or a lone "$" above its "—")."""
+    out: list[list[str]] = []
+    for row in rows:
+        if out and not out[-1][0].endswith(":"):
+            merged = _joined(out[-1], row)
+            if merged is not None:
+                out[-1] = merged
+                continue
+        out.append(list(row))
+    return out
+
+
+def _joined(prev: list[str], row: list[str]) -> list[str] | None:
+    label, has_cells = row[0], any(row[1:])
+    prev_label_only = not any(prev[1:])
+    if not label:
+        fits = has_cells and all(not p or (p in CURRENCY_SIGNS and c) or not c
+                                 for p, c in zip(prev[1:], row[1:], strict=True))
+        if fits and (prev_label_only or any(p in CURRENCY_SIGNS for p in prev[1:])):
+            return [prev[0]] + [f"{p} {c}".strip() for p, c in zip(prev[1:], row[1:], strict=True)]
+        return None
+    goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")") or (
+        prev_label_only and _OPEN_END.search(prev[0]) is not None)
+    if goes_on and (not has_cells or prev_label_only):
+        return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
+    return None

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (an HTML document, written as the SEC lays it out)
 """A small inline-XBRL filing written by the tests: one company, one income statement with
 two fiscal years, "$" and ")" in cells of their own as SEC filings lay them out."""
 

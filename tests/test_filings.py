@@ -124,3 +124,17 @@ def test_real_filing_lookup_matches_cell_and_fact():
     cite = short.citations[0]
     assert cite["row"] == "Total net sales" and cite["value"] == "383,285"
     assert "2023" in cite["column"]
+
+
+def test_query_periods_definitions_and_percent_change():
+    q = parse_query("What was X's basic EPS in the first half of 2025?")
+    assert (q.periods[0].kind, q.periods[0].months) == (PeriodKind.MONTHS, 6)
+    q = parse_query("X's R&D expense for the quarter ended June 28, 2025, in millions?")
+    assert (q.periods[0].months, q.periods[0].end.isoformat(), q.unit) == (3, "2025-06-28", "million")
+    q = parse_query("X's current ratio (current assets / current liabilities) at the end of 2024?")
+    assert (q.measure.numerator, q.measure.denominator) == \
+        ((("total current assets", 1),), "total current liabilities")
+    q = parse_query("X's research and development expense as a percentage of revenue in 2024?")
+    assert q.measure.denominator == "revenue" and q.measure.scale.value == "percent"
+    assert parse_query("By what percentage did X's gross profit change in 2025?").operation == \
+        "percent_change"

@@ -65,8 +65,9 @@ def targets(query: Query, info: DocumentInfo) -> list[Target]:
     for p in query.periods or ():
         if p.end is not None:
             out.append(Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own))
-        elif p.kind is PeriodKind.QUARTER and m.fiscal_year is not None and p.year is not None:
-            out.append(Target(_years_back(m.period_end, m.fiscal_year - p.year), 3))
+        elif p.kind in (PeriodKind.QUARTER, PeriodKind.MONTHS) and m.fiscal_year is not None \
+                and p.year is not None:
+            out.append(Target(_years_back(m.period_end, m.fiscal_year - p.year), p.months or 3))
         elif p.year is not None and m.fiscal_year is not None and annual:
             out.append(Target(_years_back(m.period_end, m.fiscal_year - p.year), 12))
     if not out:

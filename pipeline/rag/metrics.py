@@ -87,8 +87,12 @@ DAYS_METRICS: tuple[Metric, ...] = (
 )
 ALL_METRICS = METRICS + DAYS_METRICS
 
-_DEFINED = re.compile(r"\bdefined as\b(.+?)(?:[.?;]|$)|\bcalculated as\b(.+?)(?:[.?;]|$)", re.I)
-_OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b)\s*", re.I)
+# A definition the question gives: "defined as A / B", "(A / B)", "A as a percentage of B".
+_DEFINED = re.compile(r"\b(?:defined|calculated|computed) as\b(.+?)(?:[.?;]|$)|\(([^()]+/[^()]+)\)|"
+                      r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
+                      r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
+_OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
+                   re.I)
 
 
 def item_in(phrase: str) -> tuple[LineItem, bool] | None:
@@ -107,7 +111,7 @@ def defined_metric(question: str) -> Metric | None:
     m = _DEFINED.search(question)
     if not m:
         return None
-    parts = _OVER.split((m.group(1) or m.group(2)).strip(), maxsplit=1)
+    parts = _OVER.split(next(g for g in m.groups() if g).strip(), maxsplit=1)
     if len(parts) != 2:
         return None
     top, bottom = item_in(parts[0]), item_in(parts[1])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from enum import Enum
 
@@ -22,6 +22,14 @@ _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4t
                       re.I)
 _MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?ended\b", re.I)
 _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
+# "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
+_YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
+_YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9}
+_QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
+# "By what percentage did X change", "X growth ... in percent": a percent change.
+_PERCENT_CHANGE = re.compile(
+    r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
+    r"\b(?:growth|change|increase|decrease)\b.*\b(?:in|as a) percent", re.I)
 _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
                    re.I)
 _FISCAL_YEAR = re.compile(r"\b(?:fiscal(?: year)?|fy)\s*['’]?((?:19|20)?\d{2})\b", re.I)
@@ -88,6 +96,15 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     dates = [d for d in (_date(m) for m in _DATE.findall(text)) if d]
     months = _MONTHS_ENDED.search(text)
     quarter = _QUARTER.search(text)
+    ytd = _YEAR_TO_DATE.search(text)
+    if ytd:
+        n = _YTD_MONTHS[ytd.group(1).lower()]
+        years = [_year(y) for y in _FISCAL_YEAR.findall(text)] + [int(y) for y in _YEAR.findall(text)]
+        if dates:
+            return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
+        return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in dict.fromkeys(years))
+    if _QUARTER_ENDED.search(text) and dates:
+        return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
     if months and dates:
         n = _MONTHS[months.group(1).lower()]
         kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
@@ -118,12 +135,17 @@ def parse_measure(text: str) -> LineItem | Metric | None:
     if defined is not None:
         return defined
     low = " ".join(text.lower().replace("’", "'").split())
-    best: tuple[int, LineItem | Metric] | None = None
-    for candidate in (*ALL_METRICS, *LINE_ITEMS):
-        for p in candidate.phrases:
-            if _phrase_at(low, p) and (best is None or len(p) > best[0]):
-                best = (len(p), candidate)
-    return best[1] if best else None
+    # A metric named wins over the line items its definition names ("current ratio
+    # (current assets / current liabilities)" was handled above as a definition).
+    for group in (ALL_METRICS, LINE_ITEMS):
+        best: tuple[int, LineItem | Metric] | None = None
+        for candidate in group:
+            for p in candidate.phrases:
+                if _phrase_at(low, p) and (best is None or len(p) > best[0]):
+                    best = (len(p), candidate)
+        if best:
+            return best[1]
+    return None
 
 
 def find_company(text: str, aliases: dict[str, str]) -> str | None:
@@ -140,7 +162,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     if dec:
         word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
         decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
-    return Query(text, operation(text), find_company(text, aliases or {}), parse_periods(text),
+    question = operation(text)
+    if _PERCENT_CHANGE.search(text) and question.operation != "percent_change":
+        question = replace(question, operation="percent_change")
+    return Query(text, question, find_company(text, aliases or {}), parse_periods(text),
                  parse_measure(text),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals)
 

@@ -43,10 +43,15 @@ HEADER_INDENT = 40.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
 # A label that stops mid-phrase goes on on the next line.
-_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per))$", re.I)
+_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per|january|february|"
+                       r"march|april|may|june|july|august|september|october|november|december))$",
+                       re.I)
 # Where a caption's prose starts: after the last sentence that ends within a line.
 # (a lower-case word or a number ends it, so "U.S. Treasury" does not).
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
+# A word that is an amount on its own: digits with separators, maybe in parentheses or
+# signed, or a dash for nil (but not "$" or "%" alone, which go with an amount).
+_AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A page's last line ending in its number ("Apple Inc. | 2024 Form 10-K | 31", "5").
@@ -75,7 +80,7 @@ def cells(line: Line) -> list[Segment]:
     """The line's segments with a lone currency sign joined to the amount after it and a
     lone "%" to the amount before it ("$" and "391,035" are one cell)."""
     out: list[Segment] = []
-    segs = [_without_trailing_sign(s) for s in line.segments]
+    segs = [part for s in line.segments for part in _split_amounts(_without_trailing_sign(s))]
     i = 0
     while i < len(segs):
         s = segs[i]
@@ -113,6 +118,20 @@ def line_pitch(lines: list[Line]) -> float:
     """The median distance between consecutive lines (1.0 for a page of one line)."""
     gaps = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
     return gaps[len(gaps) // 2] if gaps else 1.0
+
+
+def _split_amounts(s: Segment) -> list[Segment]:
+    """Amounts of two columns drawn so close they read as one segment ("436 37,589") as
+    two: joined, they would parse as one number. Their x ranges are shared out by length."""
+    words = s.text.split(" ")
+    if len(words) < 2 or not all(_AMOUNT_WORD.match(w) for w in words):
+        return [s]
+    step = (s.x1 - s.x0) / len(s.text)
+    out, x = [], s.x0
+    for w in words:
+        out.append(Segment(w, x, x + step * len(w)))
+        x += step * (len(w) + 1)
+    return out
 
 
 def _without_trailing_sign(s: Segment) -> Segment:
@@ -160,8 +179,9 @@ def _body_end(page: _Page, first: int) -> int:
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
-        starts_over_amounts = split[k][0].x0 >= amounts_x and not is_amount(split[k][0].text)
-        if starts_over_amounts and (numeric[k] or years_in(page.lines[k].text)):
+        over_amounts = split[k][0].x0 >= amounts_x
+        if over_amounts and (_years_only(split[k]) if is_amount(split[k][0].text)
+                             else numeric[k] or years_in(page.lines[k].text)):
             break  # the next table's header, or a page footer ("Form 10-Q   1")
         if numeric[k]:
             last = k
@@ -252,21 +272,27 @@ def _caption_start(page: _Page, top: int, floor: int) -> int:
 
 def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
            spanning: bool) -> list[str]:
-    """A line's cells in a row: left of the first column is the label; a cell goes in the
-    column it overlaps most (a header spanning several columns: the first it overlaps),
-    else the nearest."""
+    """A line's cells in a row. A body line's label is its first cell, starting left of
+    the first column (with any cells before that column); a header cell belongs to the
+    columns it overlaps, even when it starts left of them ("Total Number" centred over a
+    narrow column of share counts). A cell goes in the column it
+    overlaps most (a header spanning several columns: the first it overlaps), else the
+    nearest."""
     row = [""] * (len(columns) + 1)
-    for s in segs:
-        if s.x1 <= label_end or s.center < label_end:
-            j = 0
+    for i, s in enumerate(segs):
+        overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
+        if spanning:
+            label = s.x0 < label_end and max(overlaps) <= 0
         else:
-            overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
-            if max(overlaps) > 0:
-                j = 1 + (next(k for k, o in enumerate(overlaps) if o > 0) if spanning
-                         else overlaps.index(max(overlaps)))
-            else:
-                j = 1 + min(range(len(columns)),
-                            key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
+            label = (i == 0 and s.x0 < label_end) or s.x1 <= label_end
+        if label:
+            j = 0
+        elif max(overlaps) > 0:
+            j = 1 + (next(k for k, o in enumerate(overlaps) if o > 0) if spanning
+                     else overlaps.index(max(overlaps)))
+        else:
+            j = 1 + min(range(len(columns)),
+                        key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
         row[j] = f"{row[j]} {s.text}".strip()
     return row
 

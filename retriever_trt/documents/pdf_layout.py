@@ -86,15 +86,6 @@ class _Run:
     centers: list[float]
 
 
-def page_chars(page: pdfium.PdfPage) -> int:
-    """How many characters a page's text layer holds (0 for a scanned page)."""
-    textpage = page.get_textpage()
-    try:
-        return pdfium_c.FPDFText_CountChars(textpage.raw)
-    finally:
-        textpage.close()
-
-
 def page_lines(page: pdfium.PdfPage) -> list[Line]:
     """The page's lines, top to bottom."""
     textpage = page.get_textpage()

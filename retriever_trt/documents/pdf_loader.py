@@ -18,13 +18,14 @@ import pypdfium2 as pdfium
 
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
-from retriever_trt.documents.pdf_layout import Line, page_chars, page_lines
+from retriever_trt.documents.pdf_layout import Line, page_lines
 from retriever_trt.documents.pdf_tables import (
     FoundTable,
     caption_lines,
     caption_text,
     find_tables,
     line_pitch,
+    running_line,
 )
 
 # Pages whose text metadata is read from: the cover, and a 10-Q's statements, whose
@@ -57,18 +58,24 @@ def load(path: Path, doc_id: str) -> Document:
         n_pages = len(pdf)
         if n_pages == 0:
             raise DocumentError(path, "PDF with no pages")
-        if not any(page_chars(pdf[i]) for i in range(n_pages)):
-            raise DocumentError(path, f"no text layer in its {n_pages} page(s): a scanned PDF? "
-                                      "OCR it first (e.g. ocrmypdf)")
         state = _Pages()
         cover: list[str] = []
+        any_text = False
         for i in range(n_pages):
-            lines = page_lines(pdf[i])
+            page = pdf[i]
+            try:
+                lines = page_lines(page)
+            finally:
+                page.close()
+            any_text = any_text or bool(lines)
             if i < METADATA_PAGES:
                 cover.extend(line.text for line in lines)
             _read_page(lines, i + 1, state)
     finally:
         pdf.close()
+    if not any_text:
+        raise DocumentError(path, f"no text layer in its {n_pages} page(s): a scanned PDF? "
+                                  "OCR it first (e.g. ocrmypdf)")
     meta = infer_metadata("\n".join(cover), path.name)
     meta.pages = n_pages
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
@@ -89,22 +96,12 @@ def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
     taken = 0
     for t in tables:
         _paragraphs(lines[taken:t.start], page, state.blocks)
-        state.blocks.append(_table_block(t, page, state, at_top=not any(
-            _is_text(line) for line in lines[:t.start])))
+        at_top = all(running_line(line.text) for line in lines[:t.start])
+        state.blocks.append(_table_block(t, page, state, at_top))
         taken = t.end
     _paragraphs(lines[taken:], page, state.blocks)
     tail = caption_lines(lines, taken)
     state.tail_caption = caption_text(lines[tail.start:tail.stop])
-
-
-def _is_text(line: Line) -> bool:
-    """A line that is more than a running head ("Table of Contents") or page number."""
-    return not _running(line)
-
-
-def _running(line: Line) -> bool:
-    text = line.text.strip()
-    return text.isdigit() or text.lower() in ("table of contents", "index")
 
 
 def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:
@@ -128,7 +125,7 @@ def _same_columns(a: FoundTable, b: FoundTable) -> bool:
 
 def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:
     """Lines joined into paragraphs at wide vertical gaps and bullets."""
-    lines = [line for line in lines if not _running(line)]
+    lines = [line for line in lines if not running_line(line.text)]
     if not lines:
         return
     pitch = line_pitch(lines)

@@ -37,8 +37,8 @@ MAX_HEADER_LINES = 6
 MAX_CAPTION_LINES = 4
 # An amount wider than this (points) is not used to find columns (it would join two).
 MAX_CELL_WIDTH = 150.0
-# A line without amounts that starts no further left than this (points) of a table's first
-# amount, and names a year, heads the next table.
+# A line that starts no further left than this (points) of a table's first amount, and
+# names a year or holds amounts without a label, heads the next table (or is a footer).
 HEADER_INDENT = 40.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
@@ -70,6 +70,12 @@ class FoundTable:
     start: int
     end: int
     columns: tuple[tuple[float, float], ...]
+
+
+def running_line(text: str) -> bool:
+    """A running head ("Table of Contents") or a bare page number: not document text."""
+    text = text.strip()
+    return text.isdigit() or _RUNNING_HEADS.match(text) is not None
 
 
 def is_amount(text: str) -> bool:
@@ -275,9 +281,8 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
     """A line's cells in a row. A body line's label is its first cell, starting left of
     the first column (with any cells before that column); a header cell belongs to the
     columns it overlaps, even when it starts left of them ("Total Number" centred over a
-    narrow column of share counts). A cell goes in the column it
-    overlaps most (a header spanning several columns: the first it overlaps), else the
-    nearest."""
+    narrow column of share counts). A cell goes in the column it overlaps most (a header
+    spanning several columns: the first it overlaps), else the nearest."""
     row = [""] * (len(columns) + 1)
     for i, s in enumerate(segs):
         overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
@@ -315,6 +320,7 @@ def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
 
 
 def _joined(prev: list[str], row: list[str]) -> list[str] | None:
+    """`prev` and `row` as one row when `row` finishes `prev` (see `_join_wrapped`)."""
     label, has_cells = row[0], any(row[1:])
     prev_label_only = not any(prev[1:])
     if not label:

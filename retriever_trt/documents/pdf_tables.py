@@ -20,9 +20,11 @@ from retriever_trt.tables import parse_value, years_in
 
 DASHES = frozenset({"—", "–", "-", "--"})
 # Fewest lines with amounts that make a table: two when they share two or more columns,
-# three when there is one column of amounts.
+# three when there is one column of amounts; one line makes a table when it has amounts in
+# three or more columns ("Future principal payments  $ 5,513  $ 2,750  ...").
 MIN_ROWS = 2
 MIN_ROWS_ONE_COLUMN = 3
+MIN_COLUMNS_ONE_ROW = 3
 # A line without amounts wider than this share of the page's text is prose: a table ends.
 PROSE_WIDTH = 0.75
 # A table runs on over at most this many lines without amounts (section headings,
@@ -79,7 +81,8 @@ def running_line(text: str) -> bool:
 
 
 def is_amount(text: str) -> bool:
-    return text in DASHES or parse_value(text) is not None
+    """A number as tables write it, or a dash for nil ("$ —" too)."""
+    return text.lstrip("".join(CURRENCY_SIGNS) + " ") in DASHES or parse_value(text) is not None
 
 
 def cells(line: Line) -> list[Segment]:
@@ -212,7 +215,8 @@ def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> li
 def _build(page: _Page, first: int, last: int, floor: int) -> FoundTable | None:
     columns = _columns(page.split, range(first, last + 1), page.numeric)
     n_numeric = sum(page.numeric[first:last + 1])
-    if not columns or n_numeric < MIN_ROWS or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN):
+    if not columns or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN) or (
+            n_numeric < MIN_ROWS and len(columns) < MIN_COLUMNS_ONE_ROW):
         return None
     label_end = columns[0][0] - SLACK
     first, top = _header_start(page, first, floor, label_end)

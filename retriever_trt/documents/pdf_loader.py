@@ -25,7 +25,9 @@ from retriever_trt.documents.pdf_tables import (
     caption_text,
     find_tables,
     line_pitch,
+    page_footer,
     running_line,
+    same_columns,
 )
 
 # Pages whose text metadata is read from: the cover, and a 10-Q's statements, whose
@@ -34,8 +36,6 @@ METADATA_PAGES = 15
 # A vertical gap wider than this many times the page's usual line spacing starts a
 # new paragraph.
 PARAGRAPH_GAP = 1.35
-# Column x ranges of a table and of its continuation agree within this many points.
-SAME_COLUMN = 12.0
 _BULLETS = ("•", "●", "◦", "▪", "-")
 # PDFium's error code for a document that needs a password.
 _PASSWORD_ERROR = 4
@@ -92,7 +92,10 @@ def _open(path: Path) -> pdfium.PdfDocument:
 
 
 def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
-    tables = find_tables(lines)
+    if page_footer(lines):
+        lines = lines[:-1]
+    carried = state.last_table.columns if state.last_table is not None else ()
+    tables = find_tables(lines, carried)
     taken = 0
     for t in tables:
         _paragraphs(lines[taken:t.start], page, state.blocks)
@@ -107,7 +110,8 @@ def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
 def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:
     rows, caption = t.rows, t.caption
     prev = state.last_table
-    if at_top and t.n_header == 0 and prev is not None and _same_columns(prev, t):
+    if at_top and t.n_header == 0 and prev is not None and len(prev.columns) == len(t.columns) \
+            and same_columns(t.columns, prev.columns):
         rows = prev.rows[:prev.n_header] + rows
         caption = caption or state.last_caption
     elif at_top and not caption:
@@ -116,11 +120,6 @@ def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> Table
         caption = state.blocks[-1].caption  # the same statement's next period, stacked
     state.last_table, state.last_caption = t, caption
     return TableBlock(rows, caption, page)
-
-
-def _same_columns(a: FoundTable, b: FoundTable) -> bool:
-    return len(a.columns) == len(b.columns) and all(
-        abs(x[1] - y[1]) <= SAME_COLUMN for x, y in zip(a.columns, b.columns, strict=True))
 
 
 def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:

@@ -42,6 +42,8 @@ MAX_CELL_WIDTH = 150.0
 # A line that starts no further left than this (points) of a table's first amount, and
 # names a year or holds amounts without a label, heads the next table (or is a footer).
 HEADER_INDENT = 40.0
+# Column x ranges of a table and of its continuation end within this many points.
+SAME_COLUMN = 12.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
 # A label that stops mid-phrase goes on on the next line.
@@ -56,8 +58,14 @@ _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
 _AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
+# A footer is at most this long and this many line pitches below the text above it.
+MAX_FOOTER_CHARS = 80
+FOOTER_GAP = 1.5
 # A page's last line ending in its number ("Apple Inc. | 2024 Form 10-K | 31", "5").
 _FOOTER = re.compile(r"(^|\s)\d{1,3}$")
+
+
+Columns = tuple[tuple[float, float], ...]
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,15 @@ class FoundTable:
     caption: str
     start: int
     end: int
-    columns: tuple[tuple[float, float], ...]
+    columns: Columns
+
+
+def page_footer(lines: list[Line]) -> bool:
+    """Whether the page's last line is its footer: short, ending in the page number
+    ("Apple Inc. | 2024 Form 10-K | 29"), set apart below the text above it."""
+    if not lines or len(lines[-1].text) > MAX_FOOTER_CHARS or not _FOOTER.search(lines[-1].text):
+        return False
+    return len(lines) == 1 or _Page(lines).gap(len(lines) - 1) > FOOTER_GAP
 
 
 def running_line(text: str) -> bool:
@@ -151,8 +167,10 @@ def _without_trailing_sign(s: Segment) -> Segment:
     return s
 
 
-def find_tables(lines: list[Line]) -> list[FoundTable]:
-    """The tables among a page's lines, top to bottom."""
+def find_tables(lines: list[Line], carried: Columns = ()) -> list[FoundTable]:
+    """The tables among a page's lines, top to bottom. `carried`: the columns of the table
+    that ended the page before; rows at the top of this page whose amounts fall in them
+    are its continuation, however few."""
     page = _Page(lines)
     found: list[FoundTable] = []
     i = 0
@@ -161,7 +179,8 @@ def find_tables(lines: list[Line]) -> list[FoundTable]:
             i += 1
             continue
         last = _body_end(page, i)
-        table = _build(page, i, last, found[-1].end if found else 0)
+        at_top = not found and all(running_line(line.text) for line in lines[:i])
+        table = _build(page, i, last, found[-1].end if found else 0, carried if at_top else ())
         if table is not None:
             found.append(table)
         i = last + 1
@@ -212,12 +231,19 @@ def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> li
     return columns
 
 
-def _build(page: _Page, first: int, last: int, floor: int) -> FoundTable | None:
+def same_columns(a: Columns, b: Columns) -> bool:
+    """Whether every column of `a` ends where one of `b` does (amounts are right-aligned)."""
+    return bool(a) and all(any(abs(x[1] - y[1]) <= SAME_COLUMN for y in b) for x in a)
+
+
+def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> FoundTable | None:
     columns = _columns(page.split, range(first, last + 1), page.numeric)
     n_numeric = sum(page.numeric[first:last + 1])
     if not columns or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN) or (
             n_numeric < MIN_ROWS and len(columns) < MIN_COLUMNS_ONE_ROW):
-        return None
+        if not same_columns(tuple((c[0], c[1]) for c in columns), carried):
+            return None
+        columns = [[x0, x1] for x0, x1 in carried]  # a few rows carried over from the page before
     label_end = columns[0][0] - SLACK
     first, top = _header_start(page, first, floor, label_end)
     cap = _caption_start(page, top, floor)

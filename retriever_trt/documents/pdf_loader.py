@@ -62,11 +62,7 @@ def load(path: Path, doc_id: str) -> Document:
         cover: list[str] = []
         any_text = False
         for i in range(n_pages):
-            page = pdf[i]
-            try:
-                lines = page_lines(page)
-            finally:
-                page.close()
+            lines = _page_lines(pdf, i, path)
             any_text = any_text or bool(lines)
             if i < METADATA_PAGES:
                 cover.extend(line.text for line in lines)
@@ -79,6 +75,17 @@ def load(path: Path, doc_id: str) -> Document:
     meta = infer_metadata("\n".join(cover), path.name)
     meta.pages = n_pages
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
+
+
+def _page_lines(pdf: pdfium.PdfDocument, index: int, path: Path) -> list[Line]:
+    try:
+        page = pdf[index]
+    except pdfium.PdfiumError as exc:
+        raise DocumentError(path, f"page {index + 1} is unreadable ({exc})") from None
+    try:
+        return page_lines(page)
+    finally:
+        page.close()
 
 
 def _open(path: Path) -> pdfium.PdfDocument:

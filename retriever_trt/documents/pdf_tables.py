@@ -219,9 +219,21 @@ def _body_end(page: _Page, first: int) -> int:
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
-    """Column x ranges: amounts of the rows whose ranges overlap belong to one column."""
-    spans = sorted((s.x0, s.x1) for i in rows if numeric[i] for s in split[i][1:]
-                   if is_amount(s.text) and s.x1 - s.x0 <= MAX_CELL_WIDTH)
+    """Column x ranges: amounts of the rows whose ranges overlap belong to one column. Text
+    cells of those rows right of the first column that no amount column takes ("Up 114%",
+    "3 years") make columns of their own."""
+    cells_ = [s for i in rows if numeric[i] for s in split[i][1:]]
+    columns = _merged(sorted((s.x0, s.x1) for s in cells_
+                             if is_amount(s.text) and s.x1 - s.x0 <= MAX_CELL_WIDTH))
+    if not columns:
+        return columns
+    text = sorted((s.x0, s.x1) for s in cells_ if not is_amount(s.text) and s.x0 > columns[0][0]
+                  and not any(min(s.x1, c[1]) > max(s.x0, c[0]) for c in columns))
+    return sorted(columns + _merged(text))
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[list[float]]:
+    """Sorted x ranges with the overlapping ones merged."""
     columns: list[list[float]] = []
     for x0, x1 in spans:
         if columns and x0 <= columns[-1][1]:

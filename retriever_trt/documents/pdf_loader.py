@@ -21,8 +21,6 @@ from retriever_trt.documents.model import Block, Document, DocumentError, Paragr
 from retriever_trt.documents.pdf_layout import Line, page_lines
 from retriever_trt.documents.pdf_tables import (
     FoundTable,
-    caption_lines,
-    caption_text,
     find_tables,
     line_pitch,
     page_footer,
@@ -102,16 +100,15 @@ def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
     if page_footer(lines):
         lines = lines[:-1]
     carried = state.last_table.columns if state.last_table is not None else ()
-    tables = find_tables(lines, carried)
+    found = find_tables(lines, carried)
     taken = 0
-    for t in tables:
+    for t in found.tables:
         _paragraphs(lines[taken:t.start], page, state.blocks)
         at_top = all(running_line(line.text) for line in lines[:t.start])
         state.blocks.append(_table_block(t, page, state, at_top))
         taken = t.end
     _paragraphs(lines[taken:], page, state.blocks)
-    tail = caption_lines(lines, taken)
-    state.tail_caption = caption_text(lines[tail.start:tail.stop])
+    state.tail_caption = found.tail_caption
 
 
 def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:

@@ -66,6 +66,15 @@ _FOOTER = re.compile(r"(^|\s)\d{1,3}$")
 
 
 Columns = tuple[tuple[float, float], ...]
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class PageTables:
+    """A page's tables, and the title lines that end it (for a table on the next page)."""
+
+    tables: list[FoundTable]
+    tail_caption: str
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def page_footer(lines: list[Line]) -> bool:
     ("Apple Inc. | 2024 Form 10-K | 29"), set apart below the text above it."""
     if not lines or len(lines[-1].text) > MAX_FOOTER_CHARS or not _FOOTER.search(lines[-1].text):
         return False
-    return len(lines) == 1 or _Page(lines).gap(len(lines) - 1) > FOOTER_GAP
+    return len(lines) == 1 or (lines[-2].y - lines[-1].y) / line_pitch(lines) > FOOTER_GAP
 
 
 def running_line(text: str) -> bool:
@@ -98,7 +107,9 @@ def running_line(text: str) -> bool:
 
 def is_amount(text: str) -> bool:
     """A number as tables write it, or a dash for nil ("$ —" too)."""
-    return text.lstrip("".join(CURRENCY_SIGNS) + " ") in DASHES or parse_value(text) is not None
+    if _DIGIT.search(text) is None:  # most cells are words: no number to parse
+        return text.lstrip("".join(CURRENCY_SIGNS) + " ") in DASHES
+    return parse_value(text) is not None
 
 
 def cells(line: Line) -> list[Segment]:
@@ -167,10 +178,10 @@ def _without_trailing_sign(s: Segment) -> Segment:
     return s
 
 
-def find_tables(lines: list[Line], carried: Columns = ()) -> list[FoundTable]:
-    """The tables among a page's lines, top to bottom. `carried`: the columns of the table
-    that ended the page before; rows at the top of this page whose amounts fall in them
-    are its continuation, however few."""
+def find_tables(lines: list[Line], carried: Columns = ()) -> PageTables:
+    """The tables among a page's lines, top to bottom, and the title lines that end the
+    page after them. `carried`: the columns of the table that ended the page before; rows
+    at the top of this page whose amounts fall in them are its continuation, however few."""
     page = _Page(lines)
     found: list[FoundTable] = []
     i = 0
@@ -184,7 +195,8 @@ def find_tables(lines: list[Line], carried: Columns = ()) -> list[FoundTable]:
         if table is not None:
             found.append(table)
         i = last + 1
-    return found
+    tail = _tail_caption(page, found[-1].end if found else 0)
+    return PageTables(found, caption_text(lines[tail.start:tail.stop]))
 
 
 def _has_amounts(segs: list[Segment]) -> bool:
@@ -296,14 +308,15 @@ def caption_text(lines: list[Line]) -> str:
     return text[ends[-1].end():] if ends else text
 
 
-def caption_lines(lines: list[Line], floor: int) -> range:
+def _tail_caption(page: _Page, floor: int) -> range:
     """The title lines that end a page, above its footer (a statement's title printed at
     the foot of the page before its table); empty when the page ends in prose."""
+    lines = page.lines
     end = len(lines)
     while end > floor and (_FOOTER.search(lines[end - 1].text)
                            or _RUNNING_HEADS.match(lines[end - 1].text)):
         end -= 1
-    return range(_caption_start(_Page(lines), end, floor), end)
+    return range(_caption_start(page, end, floor), end)
 
 
 def _caption_start(page: _Page, top: int, floor: int) -> int:

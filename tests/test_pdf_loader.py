@@ -111,6 +111,31 @@ def test_a_table_running_onto_the_next_page_gets_its_header_and_caption(tmp_path
     assert labels == [f"Line item {k}" for k in range(90)]
 
 
+def test_one_row_tables_text_columns_and_nil_amounts(tmp_path: Path) -> None:
+    years = "".join(f'<td colspan="2" class="c">{y}</td>' for y in (2025, 2026, 2027, "Thereafter"))
+    payments = "".join(f'<td>$</td><td class="r">{v}</td>' for v in ("—", "5,513", "2,750", "11,728"))
+    summary = ('<tr><td></td><td colspan="2" class="c">2024</td><td colspan="2" class="c">2023</td>'
+               '<td class="c">Change</td></tr>'
+               '<tr><td>Revenue</td><td>$</td><td class="r">130,497</td><td>$</td>'
+               '<td class="r">60,922</td><td class="r">Up 114%</td></tr>'
+               '<tr><td>Operating income</td><td>$</td><td class="r">81,453</td><td>$</td>'
+               '<td class="r">32,972</td><td class="r">Up 147%</td></tr>')
+    html = ('<p>Future principal payments were as follows (in millions):</p>'
+            f'<table style="width:100%"><tr><td style="width:40%"></td>{years}</tr>'
+            f'<tr><td>Future principal payments</td>{payments}</tr></table>'
+            '<p>Fiscal Year Summary</p>'
+            f'<table style="width:100%">{summary}</table>')
+    doc = load_document(_print_pdf(html, tmp_path / "small.pdf"))
+    payments_table, summary_table = doc.tables()
+    assert payments_table.rows == [["", "2025", "2026", "2027", "Thereafter"],
+                                   ["Future principal payments", "$ —", "$ 5,513", "$ 2,750",
+                                    "$ 11,728"]]
+    assert payments_table.caption == "Future principal payments were as follows (in millions):"
+    assert summary_table.rows == [["", "2024", "2023", "Change"],
+                                  ["Revenue", "$ 130,497", "$ 60,922", "Up 114%"],
+                                  ["Operating income", "$ 81,453", "$ 32,972", "Up 147%"]]
+
+
 def _filing(name: str) -> Path:
     path = FILINGS / "pdf" / name
     if not path.is_file():

@@ -22,6 +22,9 @@ import pypdfium2.raw as pdfium_c
 # table cell): word spaces are ~0.25-0.5 em, justified prose stays under 1 em, and the
 # gaps between a filing's table columns are several em.
 CELL_GAP_EM = 1.1
+# After an amount, a gap this wide already starts a cell: prose puts one space (~0.3 em)
+# after a number; a table's next column is further off.
+AFTER_AMOUNT_GAP_EM = 0.6
 # Gaps under this many points never split a segment: a cheap test before asking PDFium
 # for the font size.
 MIN_CELL_GAP = 4.0
@@ -39,6 +42,8 @@ BACKTRACK = 1.0
 
 
 _WORD = re.compile(r"\S+")
+# A word that is an amount: "134,987", "(1,234)", "$5,537", "12.5%".
+_AMOUNT = re.compile(r"^[$(]*-?\d[\d,]*(\.\d+)?\)?%?$")
 
 
 @dataclass(frozen=True)
@@ -86,15 +91,6 @@ class _Run:
     centers: list[float]
 
 
-def page_chars(page: pdfium.PdfPage) -> int:
-    """How many characters a page's text layer holds (0 for a scanned page)."""
-    textpage = page.get_textpage()
-    try:
-        return pdfium_c.FPDFText_CountChars(textpage.raw)
-    finally:
-        textpage.close()
-
-
 def page_lines(page: pdfium.PdfPage) -> list[Line]:
     """The page's lines, top to bottom."""
     textpage = page.get_textpage()
@@ -117,7 +113,7 @@ def _runs(textpage: pdfium.PdfTextPage) -> list[_Run]:
     get_box = pdfium_c.FPDFText_GetCharBox
     runs: list[_Run] = []
     run: _Run | None = None
-    prev = (0.0, 0.0, 0.0, 0.0)
+    prev, prev_word = (0.0, 0.0, 0.0, 0.0), ""
     for word in _WORD.finditer(text):
         first, last = word.start(), word.end() - 1
         get_box(raw, first, left, right, bottom, top)
@@ -126,7 +122,7 @@ def _runs(textpage: pdfium.PdfTextPage) -> list[_Run]:
             get_box(raw, last, left, right, bottom, top)
         box = (x0, right.value, min(b0, bottom.value), max(t0, top.value))
         center = (box[2] + box[3]) / 2
-        if run is not None and _continues(raw, first, prev, box, word.group()):
+        if run is not None and _continues(raw, first, prev, box, word.group(), prev_word):
             run.text += " " + word.group()
             run.x1 = box[1] if box[1] > run.x1 else run.x1
             run.bottom, run.top = min(run.bottom, box[2]), max(run.top, box[3])
@@ -135,16 +131,18 @@ def _runs(textpage: pdfium.PdfTextPage) -> list[_Run]:
             if run is not None:
                 runs.append(run)
             run = _Run(word.group(), box[0], box[1], box[2], box[3], [center])
-        prev = box
+        prev, prev_word = box, word.group()
     if run is not None:
         runs.append(run)
     return runs
 
 
 def _continues(raw: object, k: int, prev: tuple[float, ...], box: tuple[float, ...],
-               word: str) -> bool:
+               word: str, prev_word: str) -> bool:
     """Whether `word`, starting at character `k` (box `box`), goes on the run whose last
-    word has box `prev`. A currency sign set apart starts a cell: it leads an amount."""
+    word, `prev_word`, has box `prev`. A currency sign set apart starts a cell (it leads
+    an amount), and so does a word set apart after an amount (cells of a table: "134,987"
+    then "3 years"), at a narrower gap than between words of prose."""
     gap = box[0] - prev[1]
     if gap < -BACKTRACK or (word in CURRENCY_SIGNS and gap >= MIN_CELL_GAP):
         return False
@@ -154,7 +152,8 @@ def _continues(raw: object, k: int, prev: tuple[float, ...], box: tuple[float, .
         return False
     if gap < MIN_CELL_GAP:
         return True
-    return gap < CELL_GAP_EM * pdfium_c.FPDFText_GetFontSize(raw, k)
+    em = AFTER_AMOUNT_GAP_EM if _AMOUNT.match(prev_word) else CELL_GAP_EM
+    return gap < em * pdfium_c.FPDFText_GetFontSize(raw, k)
 
 
 def _group_lines(runs: list[_Run]) -> list[Line]:

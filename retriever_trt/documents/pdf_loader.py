@@ -18,13 +18,14 @@ import pypdfium2 as pdfium
 
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
-from retriever_trt.documents.pdf_layout import Line, page_chars, page_lines
+from retriever_trt.documents.pdf_layout import Line, page_lines
 from retriever_trt.documents.pdf_tables import (
     FoundTable,
-    caption_lines,
-    caption_text,
     find_tables,
     line_pitch,
+    page_footer,
+    running_line,
+    same_columns,
 )
 
 # Pages whose text metadata is read from: the cover, and a 10-Q's statements, whose
@@ -33,8 +34,6 @@ METADATA_PAGES = 15
 # A vertical gap wider than this many times the page's usual line spacing starts a
 # new paragraph.
 PARAGRAPH_GAP = 1.35
-# Column x ranges of a table and of its continuation agree within this many points.
-SAME_COLUMN = 12.0
 _BULLETS = ("•", "●", "◦", "▪", "-")
 # PDFium's error code for a document that needs a password.
 _PASSWORD_ERROR = 4
@@ -57,21 +56,34 @@ def load(path: Path, doc_id: str) -> Document:
         n_pages = len(pdf)
         if n_pages == 0:
             raise DocumentError(path, "PDF with no pages")
-        if not any(page_chars(pdf[i]) for i in range(n_pages)):
-            raise DocumentError(path, f"no text layer in its {n_pages} page(s): a scanned PDF? "
-                                      "OCR it first (e.g. ocrmypdf)")
         state = _Pages()
         cover: list[str] = []
+        any_text = False
         for i in range(n_pages):
-            lines = page_lines(pdf[i])
+            lines = _page_lines(pdf, i, path)
+            any_text = any_text or bool(lines)
             if i < METADATA_PAGES:
                 cover.extend(line.text for line in lines)
             _read_page(lines, i + 1, state)
     finally:
         pdf.close()
+    if not any_text:
+        raise DocumentError(path, f"no text layer in its {n_pages} page(s): a scanned PDF? "
+                                  "OCR it first (e.g. ocrmypdf)")
     meta = infer_metadata("\n".join(cover), path.name)
     meta.pages = n_pages
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
+
+
+def _page_lines(pdf: pdfium.PdfDocument, index: int, path: Path) -> list[Line]:
+    try:
+        page = pdf[index]
+    except pdfium.PdfiumError as exc:
+        raise DocumentError(path, f"page {index + 1} is unreadable ({exc})") from None
+    try:
+        return page_lines(page)
+    finally:
+        page.close()
 
 
 def _open(path: Path) -> pdfium.PdfDocument:
@@ -85,32 +97,25 @@ def _open(path: Path) -> pdfium.PdfDocument:
 
 
 def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
-    tables = find_tables(lines)
+    if page_footer(lines):
+        lines = lines[:-1]
+    carried = state.last_table.columns if state.last_table is not None else ()
+    found = find_tables(lines, carried)
     taken = 0
-    for t in tables:
+    for t in found.tables:
         _paragraphs(lines[taken:t.start], page, state.blocks)
-        state.blocks.append(_table_block(t, page, state, at_top=not any(
-            _is_text(line) for line in lines[:t.start])))
+        at_top = all(running_line(line.text) for line in lines[:t.start])
+        state.blocks.append(_table_block(t, page, state, at_top))
         taken = t.end
     _paragraphs(lines[taken:], page, state.blocks)
-    tail = caption_lines(lines, taken)
-    state.tail_caption = caption_text(lines[tail.start:tail.stop])
-
-
-def _is_text(line: Line) -> bool:
-    """A line that is more than a running head ("Table of Contents") or page number."""
-    return not _running(line)
-
-
-def _running(line: Line) -> bool:
-    text = line.text.strip()
-    return text.isdigit() or text.lower() in ("table of contents", "index")
+    state.tail_caption = found.tail_caption
 
 
 def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:
     rows, caption = t.rows, t.caption
     prev = state.last_table
-    if at_top and t.n_header == 0 and prev is not None and _same_columns(prev, t):
+    if at_top and t.n_header == 0 and prev is not None and len(prev.columns) == len(t.columns) \
+            and same_columns(t.columns, prev.columns):
         rows = prev.rows[:prev.n_header] + rows
         caption = caption or state.last_caption
     elif at_top and not caption:
@@ -121,14 +126,9 @@ def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> Table
     return TableBlock(rows, caption, page)
 
 
-def _same_columns(a: FoundTable, b: FoundTable) -> bool:
-    return len(a.columns) == len(b.columns) and all(
-        abs(x[1] - y[1]) <= SAME_COLUMN for x, y in zip(a.columns, b.columns, strict=True))
-
-
 def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:
     """Lines joined into paragraphs at wide vertical gaps and bullets."""
-    lines = [line for line in lines if not _running(line)]
+    lines = [line for line in lines if not running_line(line.text)]
     if not lines:
         return
     pitch = line_pitch(lines)

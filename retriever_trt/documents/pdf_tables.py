@@ -20,9 +20,11 @@ from retriever_trt.tables import parse_value, years_in
 
 DASHES = frozenset({"—", "–", "-", "--"})
 # Fewest lines with amounts that make a table: two when they share two or more columns,
-# three when there is one column of amounts.
+# three when there is one column of amounts; one line makes a table when it has amounts in
+# three or more columns ("Future principal payments  $ 5,513  $ 2,750  ...").
 MIN_ROWS = 2
 MIN_ROWS_ONE_COLUMN = 3
+MIN_COLUMNS_ONE_ROW = 3
 # A line without amounts wider than this share of the page's text is prose: a table ends.
 PROSE_WIDTH = 0.75
 # A table runs on over at most this many lines without amounts (section headings,
@@ -37,20 +39,42 @@ MAX_HEADER_LINES = 6
 MAX_CAPTION_LINES = 4
 # An amount wider than this (points) is not used to find columns (it would join two).
 MAX_CELL_WIDTH = 150.0
-# A line without amounts that starts no further left than this (points) of a table's first
-# amount, and names a year, heads the next table.
+# A line that starts no further left than this (points) of a table's first amount, and
+# names a year or holds amounts without a label, heads the next table (or is a footer).
 HEADER_INDENT = 40.0
+# Column x ranges of a table and of its continuation end within this many points.
+SAME_COLUMN = 12.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
 # A label that stops mid-phrase goes on on the next line.
-_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per))$", re.I)
+_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per|january|february|"
+                       r"march|april|may|june|july|august|september|october|november|december))$",
+                       re.I)
 # Where a caption's prose starts: after the last sentence that ends within a line.
 # (a lower-case word or a number ends it, so "U.S. Treasury" does not).
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
+# A word that is an amount on its own: digits with separators, maybe in parentheses or
+# signed, or a dash for nil (but not "$" or "%" alone, which go with an amount).
+_AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
+# A footer is at most this long and this many line pitches below the text above it.
+MAX_FOOTER_CHARS = 80
+FOOTER_GAP = 1.5
 # A page's last line ending in its number ("Apple Inc. | 2024 Form 10-K | 31", "5").
 _FOOTER = re.compile(r"(^|\s)\d{1,3}$")
+
+
+Columns = tuple[tuple[float, float], ...]
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class PageTables:
+    """A page's tables, and the title lines that end it (for a table on the next page)."""
+
+    tables: list[FoundTable]
+    tail_caption: str
 
 
 @dataclass(frozen=True)
@@ -64,18 +88,35 @@ class FoundTable:
     caption: str
     start: int
     end: int
-    columns: tuple[tuple[float, float], ...]
+    columns: Columns
+
+
+def page_footer(lines: list[Line]) -> bool:
+    """Whether the page's last line is its footer: short, ending in the page number
+    ("Apple Inc. | 2024 Form 10-K | 29"), set apart below the text above it."""
+    if not lines or len(lines[-1].text) > MAX_FOOTER_CHARS or not _FOOTER.search(lines[-1].text):
+        return False
+    return len(lines) == 1 or (lines[-2].y - lines[-1].y) / line_pitch(lines) > FOOTER_GAP
+
+
+def running_line(text: str) -> bool:
+    """A running head ("Table of Contents") or a bare page number: not document text."""
+    text = text.strip()
+    return text.isdigit() or _RUNNING_HEADS.match(text) is not None
 
 
 def is_amount(text: str) -> bool:
-    return text in DASHES or parse_value(text) is not None
+    """A number as tables write it, or a dash for nil ("$ —" too)."""
+    if _DIGIT.search(text) is None:  # most cells are words: no number to parse
+        return text.lstrip("".join(CURRENCY_SIGNS) + " ") in DASHES
+    return parse_value(text) is not None
 
 
 def cells(line: Line) -> list[Segment]:
     """The line's segments with a lone currency sign joined to the amount after it and a
     lone "%" to the amount before it ("$" and "391,035" are one cell)."""
     out: list[Segment] = []
-    segs = [_without_trailing_sign(s) for s in line.segments]
+    segs = [part for s in line.segments for part in _split_amounts(_without_trailing_sign(s))]
     i = 0
     while i < len(segs):
         s = segs[i]
@@ -115,6 +156,20 @@ def line_pitch(lines: list[Line]) -> float:
     return gaps[len(gaps) // 2] if gaps else 1.0
 
 
+def _split_amounts(s: Segment) -> list[Segment]:
+    """Amounts of two columns drawn so close they read as one segment ("436 37,589") as
+    two: joined, they would parse as one number. Their x ranges are shared out by length."""
+    words = s.text.split(" ")
+    if len(words) < 2 or not all(_AMOUNT_WORD.match(w) for w in words):
+        return [s]
+    step = (s.x1 - s.x0) / len(s.text)
+    out, x = [], s.x0
+    for w in words:
+        out.append(Segment(w, x, x + step * len(w)))
+        x += step * (len(w) + 1)
+    return out
+
+
 def _without_trailing_sign(s: Segment) -> Segment:
     """An amount drawn touching the next cell's currency sign ("391,035$") without it:
     the sign belongs to the amount after it, and amounts read the same without it."""
@@ -123,8 +178,10 @@ def _without_trailing_sign(s: Segment) -> Segment:
     return s
 
 
-def find_tables(lines: list[Line]) -> list[FoundTable]:
-    """The tables among a page's lines, top to bottom."""
+def find_tables(lines: list[Line], carried: Columns = ()) -> PageTables:
+    """The tables among a page's lines, top to bottom, and the title lines that end the
+    page after them. `carried`: the columns of the table that ended the page before; rows
+    at the top of this page whose amounts fall in them are its continuation, however few."""
     page = _Page(lines)
     found: list[FoundTable] = []
     i = 0
@@ -133,11 +190,13 @@ def find_tables(lines: list[Line]) -> list[FoundTable]:
             i += 1
             continue
         last = _body_end(page, i)
-        table = _build(page, i, last, found[-1].end if found else 0)
+        at_top = not found and all(running_line(line.text) for line in lines[:i])
+        table = _build(page, i, last, found[-1].end if found else 0, carried if at_top else ())
         if table is not None:
             found.append(table)
         i = last + 1
-    return found
+    tail = _tail_caption(page, found[-1].end if found else 0)
+    return PageTables(found, caption_text(lines[tail.start:tail.stop]))
 
 
 def _has_amounts(segs: list[Segment]) -> bool:
@@ -160,8 +219,9 @@ def _body_end(page: _Page, first: int) -> int:
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
-        starts_over_amounts = split[k][0].x0 >= amounts_x and not is_amount(split[k][0].text)
-        if starts_over_amounts and (numeric[k] or years_in(page.lines[k].text)):
+        over_amounts = split[k][0].x0 >= amounts_x
+        if over_amounts and (_years_only(split[k]) if is_amount(split[k][0].text)
+                             else numeric[k] or years_in(page.lines[k].text)):
             break  # the next table's header, or a page footer ("Form 10-Q   1")
         if numeric[k]:
             last = k
@@ -171,9 +231,21 @@ def _body_end(page: _Page, first: int) -> int:
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
-    """Column x ranges: amounts of the rows whose ranges overlap belong to one column."""
-    spans = sorted((s.x0, s.x1) for i in rows if numeric[i] for s in split[i][1:]
-                   if is_amount(s.text) and s.x1 - s.x0 <= MAX_CELL_WIDTH)
+    """Column x ranges: amounts of the rows whose ranges overlap belong to one column. Text
+    cells of those rows right of the first column that no amount column takes ("Up 114%",
+    "3 years") make columns of their own."""
+    cells_ = [s for i in rows if numeric[i] for s in split[i][1:]]
+    columns = _merged(sorted((s.x0, s.x1) for s in cells_
+                             if is_amount(s.text) and s.x1 - s.x0 <= MAX_CELL_WIDTH))
+    if not columns:
+        return columns
+    text = sorted((s.x0, s.x1) for s in cells_ if not is_amount(s.text) and s.x0 > columns[0][0]
+                  and not any(min(s.x1, c[1]) > max(s.x0, c[0]) for c in columns))
+    return sorted(columns + _merged(text))
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[list[float]]:
+    """Sorted x ranges with the overlapping ones merged."""
     columns: list[list[float]] = []
     for x0, x1 in spans:
         if columns and x0 <= columns[-1][1]:
@@ -183,11 +255,19 @@ def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> li
     return columns
 
 
-def _build(page: _Page, first: int, last: int, floor: int) -> FoundTable | None:
+def same_columns(a: Columns, b: Columns) -> bool:
+    """Whether every column of `a` ends where one of `b` does (amounts are right-aligned)."""
+    return bool(a) and all(any(abs(x[1] - y[1]) <= SAME_COLUMN for y in b) for x in a)
+
+
+def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> FoundTable | None:
     columns = _columns(page.split, range(first, last + 1), page.numeric)
     n_numeric = sum(page.numeric[first:last + 1])
-    if not columns or n_numeric < MIN_ROWS or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN):
-        return None
+    if not columns or (len(columns) == 1 and n_numeric < MIN_ROWS_ONE_COLUMN) or (
+            n_numeric < MIN_ROWS and len(columns) < MIN_COLUMNS_ONE_ROW):
+        if not same_columns(tuple((c[0], c[1]) for c in columns), carried):
+            return None
+        columns = [[x0, x1] for x0, x1 in carried]  # a few rows carried over from the page before
     label_end = columns[0][0] - SLACK
     first, top = _header_start(page, first, floor, label_end)
     cap = _caption_start(page, top, floor)
@@ -228,14 +308,15 @@ def caption_text(lines: list[Line]) -> str:
     return text[ends[-1].end():] if ends else text
 
 
-def caption_lines(lines: list[Line], floor: int) -> range:
+def _tail_caption(page: _Page, floor: int) -> range:
     """The title lines that end a page, above its footer (a statement's title printed at
     the foot of the page before its table); empty when the page ends in prose."""
+    lines = page.lines
     end = len(lines)
     while end > floor and (_FOOTER.search(lines[end - 1].text)
                            or _RUNNING_HEADS.match(lines[end - 1].text)):
         end -= 1
-    return range(_caption_start(_Page(lines), end, floor), end)
+    return range(_caption_start(page, end, floor), end)
 
 
 def _caption_start(page: _Page, top: int, floor: int) -> int:
@@ -252,21 +333,26 @@ def _caption_start(page: _Page, top: int, floor: int) -> int:
 
 def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
            spanning: bool) -> list[str]:
-    """A line's cells in a row: left of the first column is the label; a cell goes in the
-    column it overlaps most (a header spanning several columns: the first it overlaps),
-    else the nearest."""
+    """A line's cells in a row. A body line's label is its first cell, starting left of
+    the first column (with any cells before that column); a header cell belongs to the
+    columns it overlaps, even when it starts left of them ("Total Number" centred over a
+    narrow column of share counts). A cell goes in the column it overlaps most (a header
+    spanning several columns: the first it overlaps), else the nearest."""
     row = [""] * (len(columns) + 1)
-    for s in segs:
-        if s.x1 <= label_end or s.center < label_end:
-            j = 0
+    for i, s in enumerate(segs):
+        overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
+        if spanning:
+            label = s.x0 < label_end and max(overlaps) <= 0
         else:
-            overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
-            if max(overlaps) > 0:
-                j = 1 + (next(k for k, o in enumerate(overlaps) if o > 0) if spanning
-                         else overlaps.index(max(overlaps)))
-            else:
-                j = 1 + min(range(len(columns)),
-                            key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
+            label = (i == 0 and s.x0 < label_end) or s.x1 <= label_end
+        if label:
+            j = 0
+        elif max(overlaps) > 0:
+            j = 1 + (next(k for k, o in enumerate(overlaps) if o > 0) if spanning
+                     else overlaps.index(max(overlaps)))
+        else:
+            j = 1 + min(range(len(columns)),
+                        key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
         row[j] = f"{row[j]} {s.text}".strip()
     return row
 
@@ -289,6 +375,7 @@ def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
 
 
 def _joined(prev: list[str], row: list[str]) -> list[str] | None:
+    """`prev` and `row` as one row when `row` finishes `prev` (see `_join_wrapped`)."""
     label, has_cells = row[0], any(row[1:])
     prev_label_only = not any(prev[1:])
     if not label:

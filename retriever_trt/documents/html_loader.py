@@ -17,7 +17,16 @@ from lxml import html as lxml_html
 
 from retriever_trt.documents import ixbrl
 from retriever_trt.documents.html_tables import table_block
-from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
+from retriever_trt.documents.metadata import infer_metadata
+from retriever_trt.documents.model import (
+    Block,
+    Document,
+    DocumentError,
+    DocumentMetadata,
+    Form,
+    Paragraph,
+    TableBlock,
+)
 
 _BLOCK_TAGS = {"div", "p", "table", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6",
                "section", "article", "center", "blockquote", "body", "header", "footer"}
@@ -112,6 +121,22 @@ def _title(root: Any, path: Path) -> str:
     return path.stem
 
 
+def _metadata(root: Any, blocks: list[Block], path: Path) -> DocumentMetadata:
+    """The dei facts' metadata; what they leave out (an HTML filing without inline XBRL, or
+    with few dei tags) is read from the cover text and the file name."""
+    meta = ixbrl.metadata_from_cover(ixbrl.cover_facts(root))
+    if meta.company and meta.fiscal_year is not None and meta.form is not Form.OTHER:
+        return meta
+    text = "\n".join(b.text for b in blocks if isinstance(b, Paragraph))
+    read = infer_metadata(text, path.name)
+    for name in ("company", "ticker", "fiscal_year", "fiscal_period", "period_end"):
+        if not getattr(meta, name):
+            setattr(meta, name, getattr(read, name))
+    if meta.form is Form.OTHER:
+        meta.form = read.form
+    return meta
+
+
 def load(path: Path, doc_id: str) -> Document:
     root = parse(path)
     body = next((el for el in root.iter() if _local(el.tag) == "body"), None)
@@ -120,8 +145,7 @@ def load(path: Path, doc_id: str) -> Document:
     walker = _Walker()
     walker.walk(body)
     walker.flush()
-    cover = ixbrl.cover_facts(root)
-    meta = ixbrl.metadata_from_cover(cover)
+    meta = _metadata(root, walker.blocks, path)
     meta.pages = walker.page
     facts = ixbrl.facts(root)
     if meta.period_end is None and facts:

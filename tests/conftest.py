@@ -1,5 +1,6 @@
 """Shared fixtures: the default model prepared once per session, tiny GGUF writers, the
-TAT-QA dev file (the demo corpus when absent) and one session embedder."""
+TAT-QA dev file (the demo corpus when absent) and one session embedder; the `e2e` marker
+for modules that start the real server."""
 
 from __future__ import annotations
 
@@ -15,6 +16,18 @@ from prereqs import ENCODER, LLM, missing
 from llm_engine.utils.gguf_tokenizer import CONTROL, USER_DEFINED
 
 SUBSET_CONTEXTS = 30
+# What a module imports from live_server to start the real server in process.
+SERVER_STARTERS = ("running_app", "running_server")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `e2e` every test of a module that starts the real server through live_server,
+    so that no such module can land in `make test-fast` unmarked. Modules that start
+    `finrag serve` as a process mark themselves."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and any(hasattr(module, name) for name in SERVER_STARTERS):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")

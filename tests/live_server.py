@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -17,8 +18,14 @@ import pytest
 from paths import TATQA
 
 # How long a server may take from its start to /ready, its first-run artifacts already
-# built (build_first_run_artifacts): loading the model and the index, the warm-up answer.
-START_GUARD_S = 240
+# built (build_first_run_artifacts): loading the model, building or loading the index, the
+# warm-up answer. A hang guard, not a speed bound: on 2 cores shared with a dozen other
+# jobs a start with 40 contexts took 177 s (33 s of CPU with 10 contexts, 58 s with 40).
+START_GUARD_S = 600
+# The settings an index depends on besides its corpus: servers that agree on all of them
+# share one index a session (a start then loads it instead of encoding the corpus).
+INDEX_SETTINGS = ("embedder", "chunk_tokens", "retrieval_mode")
+INDEX_KEY_CHARS = 16
 POLL_S = 0.5
 THREAD_JOIN_S = 30
 KV_CACHE_BYTES = 256 << 20
@@ -104,13 +111,20 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     corpus = tmp / "tatqa.json"
     corpus.write_text(json.dumps(contexts))
     sock = listening_socket()
-    values = {"corpus": str(corpus), "index": str(tmp / "index"),
+    values = {"corpus": str(corpus), "index": str(shared_index(contexts, tmp.parent, overrides)),
               "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
               "kv_cache_memory": KV_CACHE_BYTES, "port": sock.getsockname()[1], **overrides}
     app = create_app(load_settings(None, values, environ={}))
     with serving_in_thread(app, sock) as served:
         wait_ready(served, app)
         yield served.base, app
+
+
+def shared_index(contexts: list[dict], folder: Path, overrides: dict[str, Any]) -> Path:
+    """The session's index folder for `contexts` under these settings (INDEX_SETTINGS), in
+    `folder`: built by the first server that asks, loaded by the others."""
+    key = json.dumps([contexts, {k: overrides.get(k) for k in INDEX_SETTINGS}], sort_keys=True)
+    return folder / f"index-{hashlib.sha256(key.encode()).hexdigest()[:INDEX_KEY_CHARS]}"
 
 
 def wait_ready(served: Served, app: Any) -> None:

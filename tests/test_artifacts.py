@@ -138,6 +138,7 @@ def index_settings(index: Path, onnx_dir: Path, corpus: Path | None = None):
                                 "corpus": str(corpus) if corpus else None}, environ={})
 
 
+@pytest.mark.slow
 def test_truncated_faiss_index_stops_serve_and_the_named_command_rebuilds_it(
         saved_index, onnx_dir, corpus, tmp_path, capsys) -> None:
     idx = damaged_copy(saved_index, tmp_path / "idx")
@@ -278,6 +279,7 @@ def kill_prepare_while_writing(engines: Path, marker: Path) -> tuple[Path, list[
         proc.wait()
 
 
+@pytest.mark.slow
 def test_killed_model_preparation_leaves_the_previous_one(prepared_default, tmp_path) -> None:
     """`finrag prepare` is SIGKILLed while it writes the new folder; the prepared model it
     was replacing must stay whole and load, and the half-written folder must never be

@@ -138,7 +138,6 @@ def index_settings(index: Path, onnx_dir: Path, corpus: Path | None = None):
                                 "corpus": str(corpus) if corpus else None}, environ={})
 
 
-@pytest.mark.slow
 def test_truncated_faiss_index_stops_serve_and_the_named_command_rebuilds_it(
         saved_index, onnx_dir, corpus, tmp_path, capsys) -> None:
     idx = damaged_copy(saved_index, tmp_path / "idx")

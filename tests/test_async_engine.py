@@ -38,7 +38,6 @@ def test_streams_cumulative_outputs_in_order(engine: AsyncLLMEngine) -> None:
     assert all(b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))
 
 
-@pytest.mark.slow
 def test_concurrent_requests_equal_one_at_a_time(engine: AsyncLLMEngine) -> None:
     prompts = [f"Question {i}: what drives operating margin?" for i in range(6)]
     params = SamplingParams(temperature=0, max_tokens=10, ignore_eos=True)

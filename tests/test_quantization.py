@@ -85,6 +85,7 @@ def test_report_lists_every_matmul_with_reason(art):
     assert "30/48 MatMuls quantized" in report
 
 
+@pytest.mark.slow
 def test_calibration_cache_reused(art, tmp_path):
     out = tmp_path / "again.int8.onnx"
     cache = art["dir"] / "model.int8.calib.json"
@@ -104,6 +105,7 @@ def test_calibration_cache_reused(art, tmp_path):
     assert not cache_matches(cache, {**meta, "samples": "other"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["percentile", "entropy"])
 def test_histogram_methods(art, tmp_path, method):
     # Varied lengths (batches must still share a shape), disjoint from the other slices.

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from retriever_trt.store import Chunk, DocumentStore
 from retriever_trt.embedder import Embedder
 from retriever_trt.index import VectorIndex
 from retriever_trt.ingest import load_corpus
 from retriever_trt.retriever import Passage, Retriever
+from retriever_trt.store import Chunk, DocumentStore
 
 _LAZY = {
     "TorchEmbedder": "retriever_trt.torch_embedder",

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from retriever_trt.store import DocumentStore
 from retriever_trt.embedder import Embedder
 from retriever_trt.index import VectorIndex, check_embedder
 from retriever_trt.ingest import (
@@ -33,6 +32,7 @@ from retriever_trt.storage import (
     resolve_dir,
     write_manifest,
 )
+from retriever_trt.store import DocumentStore
 
 MODES = ("hybrid", "dense", "bm25")
 KIND = "retriever"

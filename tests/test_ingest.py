@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from retriever_trt.store import DocumentStore
 from retriever_trt.ingest import (
     CorpusError,
     approx_token_counts,
@@ -17,6 +16,7 @@ from retriever_trt.ingest import (
     tokenizer_counter,
 )
 from retriever_trt.storage import IndexFileError
+from retriever_trt.store import DocumentStore
 
 
 def test_split_words_sizes_and_overlap():

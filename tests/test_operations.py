@@ -229,6 +229,7 @@ def test_requests_are_mirrored_without_credentials(ops) -> None:
     assert "authorization" not in headers and KEY not in json.dumps(got)
 
 
+@pytest.mark.slow  # a server of its own
 def test_a_hanging_mirror_never_holds_answers(prepared_default, engines_dir, tmp_path) -> None:
     receiver = Receiver(hang=True)
     try:
@@ -243,6 +244,7 @@ def test_a_hanging_mirror_never_holds_answers(prepared_default, engines_dir, tmp
         receiver.close()
 
 
+@pytest.mark.slow  # a server of its own
 def test_health_says_starting_and_routes_503_until_ready(prepared_default, engines_dir,
                                                           tmp_path) -> None:
     from pipeline.rag import RAGPipeline
@@ -289,6 +291,7 @@ def test_health_says_starting_and_routes_503_until_ready(prepared_default, engin
             gate.set()  # a build still held would outlive the test
 
 
+@pytest.mark.slow  # a server of its own
 def test_killing_the_server_mid_write_never_breaks_the_audit_chain(prepared_default,
                                                                     engines_dir, tmp_path) -> None:
     """`finrag serve` killed (SIGKILL) while answers are being recorded; the next start

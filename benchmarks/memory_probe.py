@@ -1,7 +1,7 @@
 """Resident memory of one engine process over many distinct step sizes.
 
 Serving packs whatever arrives into a step, so the GEMMs see a new row count M at almost
-every step; oneDNN kept memory for each one (RESULTS.md, the 10-minute soak). This runs
+every step; oneDNN kept memory for each one (benchmarks/soak.py). This runs
 --rounds rounds; each sends one prompt of every length in --lengths (distinct token
 counts per step) plus batches of 1..--max-batch decodes, and prints RSS after each round.
 Flat after the first round = bounded.

@@ -15,7 +15,7 @@ memory after warm-up against the end. Target: 0 unexpected, 0 leaked blocks, gro
 
 Resident memory also grows while torch's oneDNN primitive cache fills (one GEMM primitive
 per distinct token count per weight shape, LRU-bounded at 1024 entries, each holding its
-own reordered weights): see RESULTS.md. A warm-up long enough to fill it (--warmup-s)
+own reordered weights; benchmarks/memory_probe.py). A warm-up long enough to fill it (--warmup-s)
 separates that from a leak, as does the growth over the run's second half.
 
     python benchmarks/soak.py                         # 10 minutes at the sustainable rate
@@ -40,7 +40,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from serving import free_port, questions, start  # noqa: E402
 
-# The highest rate benchmarks/serving.py found sustainable (RESULTS.md, "Serving").
+# The highest rate benchmarks/serving.py found sustainable.
 SUSTAINABLE_RATE = 1.0
 # (path, body or raw text): every one must be refused with a 4xx.
 BAD_INPUTS: list[tuple[str, dict | str]] = [

@@ -106,7 +106,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     # How a full block's identity is hashed for prefix caching (vLLM's name): "sha256" is
     # collision-resistant, so one tenant cannot craft a prompt whose blocks collide with
-    # another's (CVE-2025-25183); "builtin" is Python's hash(). Cost: benchmarks/RESULTS.md.
+    # another's (CVE-2025-25183); "builtin" is Python's hash(). Cost: benchmarks/block_hash.py.
     prefix_caching_hash_algo: str = "sha256"
     enable_chunked_prefill: bool = True
     device: str = "auto"
@@ -115,7 +115,7 @@ class EngineConfig:
     # vLLM's name. "auto": the KV cache in `dtype`. "bfloat16": K/V stored in bf16 while
     # activations stay in `dtype` (every attention path widens what it reads): on CPU in
     # fp32, half the bytes a decode step reads and half the memory a cached token takes,
-    # at bf16's 8-bit mantissa (RESULTS.md, "Issue 13"). On CUDA bf16 is `dtype`'s default.
+    # at bf16's 8-bit mantissa (benchmarks/perplexity.py). On CUDA bf16 is `dtype`'s default.
     kv_cache_dtype: str = "auto"
     seed: int = 0
     # "auto": on CUDA the Triton decode kernel where Triton imports and compiles; on CPU the

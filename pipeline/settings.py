@@ -45,13 +45,13 @@ _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
 # and the admission bound below are sized from), and serves fewer sequences at once.
 # Answers copy figures and phrases from the passages in their own prompt, so prompt-lookup
 # drafts are on: on RAG prompts benchmarks/spec_decode.py measured 1.4x to 2.5x the decode
-# speed at 1, 4 and 32 running requests (RESULTS.md, "Issue 13: speculative decoding"), so
-# no disable_by_batch_size up to this max_num_seqs. Weights are int8 where the engine runs
-# on CPU ("auto"): faster at equal TAT-QA answer quality (RESULTS.md, "Issue 13"). The KV
+# speed at 1, 4 and 32 running requests, so no disable_by_batch_size up to this
+# max_num_seqs. Weights are int8 where the engine runs
+# on CPU ("auto"): faster at equal TAT-QA answer quality (benchmarks/answer_eval.py). The KV
 # cache is bf16 (on CUDA the activations' dtype already): on CPU twice the blocks in the
 # same memory, decode reading half the bytes, and prompts attending at bf16: a 512-token
-# prompt's first token 19% sooner (median), at equal EM and F1 on all of TAT-QA dev (RESULTS.md,
-# "Issue 13, seventh pass").
+# prompt's first token 19% sooner (median; benchmarks/throughput.py), at equal EM and F1 on
+# all of TAT-QA dev (benchmarks/answer_eval.py).
 SERVER_ENGINE_DEFAULTS: dict[str, Any] = {
     "max_model_len": 2048, "max_num_seqs": 32, "max_num_batched_tokens": 1024,
     "kv_cache_memory": 512 << 20, "quantization": "auto", "kv_cache_dtype": "bfloat16",
@@ -139,7 +139,7 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(120, ge=16, le=512)
     max_passage_chars: int = Field(600, ge=50)
 
-    # generation: a one-sentence answer (benchmarks/RESULTS.md, "Prose answers": 90% of the
+    # generation: a one-sentence answer (benchmarks/prose_eval.py: 90% of the
     # answers on dev end by themselves within 53 tokens); max_tokens is a ceiling.
     max_tokens: int = Field(64, ge=1, le=4096)
     temperature: float = Field(0.0, ge=0.0, le=2.0)

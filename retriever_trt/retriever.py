@@ -76,7 +76,7 @@ def rrf_fuse(rankings: Sequence[np.ndarray], rrf_k: int,
 
 # Hybrid fusion: BM25's weight against dense's 1, and rrf_k. Chosen on half a of TAT-QA dev
 # (recall@5, then MRR@10), reported on half b (benchmarks/retrieval_eval.py --choose-weights;
-# RESULTS.md): the MiniLM ranking is weak on tables of numbers, so at equal weights it
+# the MiniLM ranking is weak on tables of numbers, so at equal weights it
 # demoted BM25's hits (hybrid 0.776 recall@5 against BM25's 0.814); dense still adds the
 # chunks BM25 ranks low.
 DEFAULT_BM25_WEIGHT = 4.0

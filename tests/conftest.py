@@ -1,20 +1,53 @@
 """Shared fixtures: the default model prepared once per session, tiny GGUF writers, the
-TAT-QA dev file (the demo corpus when absent) and one session embedder."""
+TAT-QA dev file (the demo corpus when absent) and one session embedder; the `e2e` marker
+for modules that start the real server."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from live_server import dev_contexts, running_app
 from paths import TATQA
 from prereqs import ENCODER, LLM, missing
 
 from llm_engine.utils.gguf_tokenizer import CONTROL, USER_DEFINED
 
 SUBSET_CONTEXTS = 30
+# What a module imports from live_server to start the real server in process, and the
+# session servers below.
+SERVER_STARTERS = ("running_app", "running_server")
+SESSION_SERVERS = ("ask_server",)
+# The computed-answer and response_format modules ask about the first 6 dev contexts, with
+# every question sent on to retrieval (routing is tested, and tuned, elsewhere).
+ASK_CONTEXTS = 6
+ALWAYS_RETRIEVE = [{"name": "finance_question", "description": "finance question"},
+                   {"name": "other_question", "description": "any other question"}]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `e2e` every test that uses a session server, and every test of a module that
+    starts the real server through live_server, so that none lands in `make test-fast`
+    unmarked. Modules that start `finrag serve` as a process mark themselves."""
+    for item in items:
+        module = getattr(item, "module", None)
+        starts = module is not None and any(hasattr(module, n) for n in SERVER_STARTERS)
+        if starts or set(SESSION_SERVERS) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def ask_server(prepared_default: Path, engines_dir: Path,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    """One server for test_ask_computed.py and test_ask_response_format.py: (base URL,
+    app), answers of up to 48 tokens (room for a small JSON document)."""
+    with running_app(dev_contexts(ASK_CONTEXTS), engines_dir, tmp_path_factory.mktemp("ask"),
+                     max_tokens=48, intent_labels=ALWAYS_RETRIEVE) as served:
+        yield served
 
 
 @pytest.fixture(scope="session")

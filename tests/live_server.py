@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from paths import TATQA
+
+# How long a server may take from its start to /ready, its first-run artifacts already
+# built (build_first_run_artifacts): loading the model, building or loading the index, the
+# warm-up answer. A hang guard, not a speed bound: on 2 cores shared with a dozen other
+# jobs a start with 40 contexts took 177 s (33 s of CPU with 10 contexts, 58 s with 40).
+START_GUARD_S = 600
+# The settings an index depends on besides its corpus: servers that agree on all of them
+# share one index a session (a start then loads it instead of encoding the corpus).
+INDEX_SETTINGS = ("embedder", "chunk_tokens", "retrieval_mode")
+INDEX_KEY_CHARS = 16
+POLL_S = 0.5
+THREAD_JOIN_S = 30
+KV_CACHE_BYTES = 256 << 20
+_built: set[Path] = set()
 
 
 def dev_contexts(n: int) -> list[dict]:
@@ -31,9 +47,48 @@ def metric_values(text: str, name: str, **labels: str) -> list[float]:
 
 
 def free_port() -> int:
+    """A port free now, for a child process that must be told its port before it binds
+    (`finrag serve --port`). Another process may take it in between; servers in this
+    process take a `listening_socket()` instead, which holds its port throughout."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def listening_socket() -> socket.socket:
+    """A loopback socket bound to a port the kernel chose, held open until a server takes
+    it: no other process can take the port between choosing it and serving on it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@dataclass
+class Served:
+    """An app served in this process: its base URL and the thread uvicorn runs in."""
+
+    base: str
+    thread: threading.Thread
+
+
+@contextmanager
+def serving_in_thread(app: Any, sock: socket.socket, **config: Any) -> Iterator[Served]:
+    """`app` served by uvicorn in a daemon thread on `sock` (a `listening_socket()`),
+    at once: the caller waits for the readiness it needs. The server stops on exit.
+    `config` goes to uvicorn.Config (e.g. http=...)."""
+    import uvicorn
+
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", **config))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield Served(f"http://127.0.0.1:{port}", thread)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=THREAD_JOIN_S)
+        sock.close()
 
 
 @contextmanager
@@ -49,37 +104,63 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
                 **overrides: Any) -> Iterator[tuple[str, Any]]:
     """As `running_server`, yielding (base URL, the app), for tests that reach into the
     engine behind the HTTP API (app.state.pipeline.engine)."""
-    import uvicorn
-
     from pipeline.server.app import create_app
     from pipeline.settings import load_settings
 
+    build_first_run_artifacts(engines_dir)
     corpus = tmp / "tatqa.json"
     corpus.write_text(json.dumps(contexts))
-    values = {"corpus": str(corpus), "index": str(tmp / "index"),
+    sock = listening_socket()
+    values = {"corpus": str(corpus), "index": str(shared_index(contexts, tmp.parent, overrides)),
               "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
-              "kv_cache_memory": 256 << 20, "port": free_port(), **overrides}
-    settings = load_settings(None, values, environ={})
-    app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1",
-                                           port=settings.port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{settings.port}"
-    deadline = time.monotonic() + 240
+              "kv_cache_memory": KV_CACHE_BYTES, "port": sock.getsockname()[1], **overrides}
+    app = create_app(load_settings(None, values, environ={}))
+    with serving_in_thread(app, sock) as served:
+        wait_ready(served, app)
+        yield served.base, app
+
+
+def shared_index(contexts: list[dict], folder: Path, overrides: dict[str, Any]) -> Path:
+    """The session's index folder for `contexts` under these settings (INDEX_SETTINGS), in
+    `folder`: built by the first server that asks, loaded by the others."""
+    key = json.dumps([contexts, {k: overrides.get(k) for k in INDEX_SETTINGS}], sort_keys=True)
+    return folder / f"index-{hashlib.sha256(key.encode()).hexdigest()[:INDEX_KEY_CHARS]}"
+
+
+def wait_ready(served: Served, app: Any) -> None:
+    """Wait until /ready answers 200; fail at once when the start fails, and after
+    START_GUARD_S when it hangs (the first-run artifacts are built before, not in it)."""
+    deadline = time.monotonic() + START_GUARD_S
     while time.monotonic() < deadline:
-        if not thread.is_alive() or app.state.start_error is not None:
+        if not served.thread.is_alive() or app.state.start_error is not None:
             pytest.fail(f"the server failed to start: {app.state.start_error}")
         try:
-            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                break
+            if httpx.get(f"{served.base}/ready", timeout=2).status_code == 200:
+                return
         except httpx.HTTPError:
             pass
-        time.sleep(0.5)
-    else:
-        pytest.fail("the server was not ready within 240 s")
+        time.sleep(POLL_S)
+    pytest.fail(f"the server was not ready within {START_GUARD_S} s")
+
+
+def build_first_run_artifacts(engines_dir: Path) -> None:
+    """What a server's first start on a fresh machine builds besides its index, built once
+    a session per `engines_dir` before any start is timed: the default encoder's ONNX
+    export and the engine's CPU kernels (compiled by one short generation with the
+    server's engine settings). The prepared model comes from the `prepared_default`
+    fixture every server fixture takes."""
+    if engines_dir in _built:
+        return
+    from llm_engine import LLMEngine, SamplingParams
+    from pipeline.settings import load_settings
+    from retriever_trt.loader import default_embedder
+
+    default_embedder(engines_dir, progress=False)
+    settings = load_settings(None, {"engines_dir": str(engines_dir),
+                                    "kv_cache_memory": KV_CACHE_BYTES}, environ={})
+    engine = LLMEngine(settings.engine)
     try:
-        yield base, app
+        engine.generate("What was the revenue?", SamplingParams(max_tokens=2))
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+        engine.shutdown()
+    _built.add(engines_dir)

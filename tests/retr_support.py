@@ -29,12 +29,17 @@ _cache: dict[str, object] = {}
 
 
 def tatqa_texts(n: int, offset: int = 0) -> list[str]:
-    """n TAT-QA texts (paragraphs + questions), or the fallback sentences repeated."""
+    """n TAT-QA texts (paragraphs + questions), or the fallback sentences repeated.
+
+    Slices must lie within the bundled demo corpus's 678 texts, which stands in for the
+    shared dev file on a clone without ../shared."""
     if TATQA.is_file():
         from onnx_export.calibration import read_samples
 
         texts = _cache.setdefault("tatqa", read_samples(TATQA))
-        return list(texts[offset : offset + n])
+        chosen = list(texts[offset : offset + n])
+        assert len(chosen) == n, f"{TATQA} has {len(texts)} texts, fewer than {offset} + {n}"
+        return chosen
     return [FALLBACK_TEXTS[i % len(FALLBACK_TEXTS)] + f" ({i})" for i in range(offset, offset + n)]
 
 

@@ -278,6 +278,7 @@ def kill_prepare_while_writing(engines: Path, marker: Path) -> tuple[Path, list[
         proc.wait()
 
 
+@pytest.mark.slow
 def test_killed_model_preparation_leaves_the_previous_one(prepared_default, tmp_path) -> None:
     """`finrag prepare` is SIGKILLed while it writes the new folder; the prepared model it
     was replacing must stay whole and load, and the half-written folder must never be

@@ -6,21 +6,14 @@ import json
 
 import httpx
 import pytest
-from live_server import dev_contexts, running_server
 
-N_CONTEXTS = 6
 # Context 0 of TAT-QA dev: sales by contract type (in millions), 2019 / 2018 / 2017.
 QUESTION = "What is the change in Other in 2019 from 2018?"
-# Routing is tested elsewhere (and tuned apart): here every question goes on to retrieval.
-ALWAYS_RETRIEVE = [{"name": "finance_question", "description": "finance question"},
-                   {"name": "other_question", "description": "any other question"}]
 
 
 @pytest.fixture(scope="module")
-def server(prepared_default, engines_dir, tmp_path_factory):
-    with running_server(dev_contexts(N_CONTEXTS), engines_dir, tmp_path_factory.mktemp("ask"),
-                        max_tokens=16, intent_labels=ALWAYS_RETRIEVE) as base:
-        yield base
+def server(ask_server) -> str:
+    return ask_server[0]
 
 
 def check_computed(body: dict) -> None:

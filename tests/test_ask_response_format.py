@@ -9,25 +9,21 @@ import json
 
 import httpx
 import pytest
-from live_server import dev_contexts, running_app
 from prereqs import DEV, require_module
 
 from pipeline.server.api_models import AskObject
 
 # Context 0 of TAT-QA dev (as in test_ask_computed): computed -12.6 million from two cells.
+# The server: conftest.py's ask_server.
 QUESTION = "What is the change in Other in 2019 from 2018?"
-ALWAYS_RETRIEVE = [{"name": "finance_question", "description": "finance question"},
-                   {"name": "other_question", "description": "any other question"}]
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["change", "unit"],
           "properties": {"change": {"type": "number"},
                          "unit": {"enum": ["thousand", "million", "billion", "percent"]}}}
 
 
 @pytest.fixture(scope="module")
-def server(prepared_default, engines_dir, tmp_path_factory):
-    with running_app(dev_contexts(6), engines_dir, tmp_path_factory.mktemp("fmt"),
-                     max_tokens=48, intent_labels=ALWAYS_RETRIEVE) as (base, app):
-        yield base, app
+def server(ask_server):
+    return ask_server
 
 
 def ask(server, **body) -> httpx.Response:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 
-import uvicorn
-from live_server import free_port
+from live_server import listening_socket, serving_in_thread
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
@@ -27,12 +26,9 @@ def _closed_by_server(sock: socket.socket) -> bool:
 
 def test_trickled_or_missing_headers_are_cut_off_and_whole_requests_served() -> None:
     app = Starlette(routes=[Route("/", lambda _r: PlainTextResponse("ok"))])
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           http=header_timeout_protocol(0.5)))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
+    sock = listening_socket()
+    port = sock.getsockname()[1]
+    with serving_in_thread(app, sock, http=header_timeout_protocol(0.5)):
         for _ in range(600):
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=5).close()
@@ -50,6 +46,3 @@ def test_trickled_or_missing_headers_are_cut_off_and_whole_requests_served() -> 
             while chunk := whole.recv(1024):
                 reply += chunk
         assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"ok")
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

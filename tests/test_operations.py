@@ -13,7 +13,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import dev_contexts, free_port, metric_values, running_app
+from live_server import (
+    dev_contexts,
+    free_port,
+    listening_socket,
+    metric_values,
+    running_app,
+    serving_in_thread,
+)
 from prereqs import DEV, require_module
 
 from pipeline.cli import main
@@ -47,7 +54,7 @@ class Receiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mirror"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -222,6 +229,7 @@ def test_requests_are_mirrored_without_credentials(ops) -> None:
     assert "authorization" not in headers and KEY not in json.dumps(got)
 
 
+@pytest.mark.slow  # a server of its own
 def test_a_hanging_mirror_never_holds_answers(prepared_default, engines_dir, tmp_path) -> None:
     receiver = Receiver(hang=True)
     try:
@@ -236,18 +244,19 @@ def test_a_hanging_mirror_never_holds_answers(prepared_default, engines_dir, tmp
         receiver.close()
 
 
+@pytest.mark.slow  # a server of its own
 def test_health_says_starting_and_routes_503_until_ready(prepared_default, engines_dir,
                                                           tmp_path) -> None:
-    import uvicorn
-
     from pipeline.rag import RAGPipeline
     from pipeline.server.app import create_app
     from pipeline.settings import load_settings
 
+    sock = listening_socket()
     corpus = tmp_path / "c.json"
     corpus.write_text(json.dumps(dev_contexts(2)))
     settings = load_settings(None, {"corpus": str(corpus), "index": str(tmp_path / "idx"),
-                                    "engines_dir": str(engines_dir), "port": free_port(),
+                                    "engines_dir": str(engines_dir),
+                                    "port": sock.getsockname()[1],
                                     "kv_cache_memory": 128 << 20, "max_tokens": 4}, environ={})
     gate = threading.Event()
 
@@ -256,37 +265,33 @@ def test_health_says_starting_and_routes_503_until_ready(prepared_default, engin
         return RAGPipeline.from_settings(s)
 
     app = create_app(settings, build=build)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=settings.port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{settings.port}"
-    try:
-        for _ in range(600):
-            try:
-                health = httpx.get(f"{base}/health", timeout=5)
-                break
-            except httpx.TransportError:
+    with serving_in_thread(app, sock) as served:
+        base = served.base
+        try:
+            for _ in range(600):
+                try:
+                    health = httpx.get(f"{base}/health", timeout=5)
+                    break
+                except httpx.TransportError:
+                    threading.Event().wait(0.1)
+            assert health.status_code == 200 and health.json()["status"] == "starting"
+            assert httpx.get(f"{base}/ready").status_code == 503
+            early = httpx.post(f"{base}/ask", json={"question": "Revenue?"})
+            assert early.status_code == 503 and "starting" in early.json()["detail"]
+            assert early.headers["retry-after"] == "5"
+            gate.set()
+            for _ in range(2400):
+                if httpx.get(f"{base}/ready", timeout=5).status_code == 200:
+                    break
                 threading.Event().wait(0.1)
-        assert health.status_code == 200 and health.json()["status"] == "starting"
-        assert httpx.get(f"{base}/ready").status_code == 503
-        early = httpx.post(f"{base}/ask", json={"question": "Revenue?"})
-        assert early.status_code == 503 and "starting" in early.json()["detail"]
-        assert early.headers["retry-after"] == "5"
-        gate.set()
-        for _ in range(2400):
-            if httpx.get(f"{base}/ready", timeout=5).status_code == 200:
-                break
-            threading.Event().wait(0.1)
-        assert httpx.post(f"{base}/ask", json={"question": "Revenue?"},
-                          timeout=300).status_code == 200
-        assert httpx.get(f"{base}/health").json()["status"] == "ok"
-    finally:
-        gate.set()
-        server.should_exit = True
-        thread.join(timeout=60)
+            assert httpx.post(f"{base}/ask", json={"question": "Revenue?"},
+                              timeout=300).status_code == 200
+            assert httpx.get(f"{base}/health").json()["status"] == "ok"
+        finally:
+            gate.set()  # a build still held would outlive the test
 
 
+@pytest.mark.slow  # a server of its own
 def test_killing_the_server_mid_write_never_breaks_the_audit_chain(prepared_default,
                                                                     engines_dir, tmp_path) -> None:
     """`finrag serve` killed (SIGKILL) while answers are being recorded; the next start

@@ -27,6 +27,8 @@ import pytest
 from live_server import free_port
 from paths import REPO
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 QUESTION = "What was the total sales in 2019?"  # the demo corpus's first context holds it
 SHUTDOWN_TIMEOUT = 3
 ANSWERS: dict[str, dict] = {}  # the first start's answer, compared with the second's

@@ -32,6 +32,8 @@ from live_server import free_port, metric_values
 from paths import REPO, TATQA
 from prereqs import RAY, require_module
 
+pytestmark = [pytest.mark.e2e, pytest.mark.cluster, pytest.mark.slow]
+
 CONTEXTS = 12
 # Guards against a hang only; a healthy start on 2 busy cores takes a minute or two.
 START_GUARD_S = 900

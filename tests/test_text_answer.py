@@ -137,7 +137,7 @@ def test_the_text_replaces_only_a_weak_table_lookup() -> None:
 def test_extracts_from_the_gold_paragraphs_of_dev_text_questions(tatqa_path) -> None:
     """TAT-QA's metric on the first 60 dev contexts' text span questions, extracting from
     all of their context's paragraphs (measured 0.745 F1 on them; prose answers scored 0.15
-    on text questions end to end before extracts, benchmarks/RESULTS.md)."""
+    on text questions end to end before extracts, benchmarks/answer_eval.py)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     from tatqa_metric import score
 

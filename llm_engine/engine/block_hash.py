@@ -3,7 +3,7 @@
 Two blocks with one hash are taken to hold the same K/V, so a collision serves one
 request another's cache. Python's `hash()` of a tuple is cheap but not collision-resistant:
 a prompt can be crafted to collide with a block of someone else's (vLLM's
-CVE-2025-25183). SHA-256 makes that infeasible; its cost is in benchmarks/RESULTS.md.
+CVE-2025-25183). SHA-256 makes that infeasible; benchmarks/block_hash.py measures its cost.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class Scheduler:
     swapping measured 40-74x cheaper than recomputing from one block up, while under one
     block the recompute is a few tokens riding along in a step (milliseconds) and the swap
     space is kept for the sequences that need it; on a GPU the crossover is estimated within
-    the first block for an 8B model (RESULTS.md, benchmarks/swap_vs_recompute.py). Either
+    the first block for an 8B model (benchmarks/swap_vs_recompute.py). Either
     swapping mode falls back to recompute when the swap space is full, rather than failing
     the request (vLLM aborts it).
     """

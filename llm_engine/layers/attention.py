@@ -116,7 +116,7 @@ class PagedAttention(torch.nn.Module):
                 values = self._gather(self.v_cache, table, q.dtype)[:, 0, :ctx].transpose(0, 1)
             # On CPU the blocked kernels, but for fp32 after a context, which stays on torch's
             # SDPA and so computes what it did (the fp32 kernel was 1.1-1.5x as fast there on
-            # long chunks, slower on 32 tokens: RESULTS.md, "Issue 13, seventh pass").
+            # long chunks, slower on 32 tokens: benchmarks/prefill_attention.py).
             if q.device.type == "cpu" and (span.block_table is None or bf16):
                 out[span.start : span.end] = causal_prefill_attention(qs, keys, values, self.scale, bf16)
                 continue

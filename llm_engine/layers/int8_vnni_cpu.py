@@ -13,7 +13,7 @@ Two paths, by the number of rows in the call:
   int8 GEMM (`torch._int_mm`, int8 x int8 into int32) multiplies them, and the output is
   requantized here. On q/k/v, o and down that ran 1.2-1.7x the speed of fbgemm's whole
   call from 24 rows on, gate/up as fast up to 64 rows and 1.2x at 512, and a 512-token
-  prefill 11% faster (RESULTS.md, "Issue 13, sixth pass"); the LM head keeps fbgemm below
+  prefill 11% faster (benchmarks/int8_linear.py); the LM head keeps fbgemm below
   64 rows (`WIDE_OUTPUT`). fbgemm's uint8
   activation q with zero point 128 goes in as the int8 q - 128, so the int32 sums are
   fbgemm's `acc - 128 * colsum` exactly.
@@ -46,7 +46,7 @@ ONEDNN_GEMM = True
 # WIDE_MIN_ROWS rows: there oneDNN writes an int32 output as wide as the vocabulary, which the
 # requantization reads back, and the call ran up to 2x fbgemm's time (9 to 48 rows; even at
 # 64). The model's other weights (960, 576, 3,072 and 576 columns) were as fast or faster
-# from 9 rows on (RESULTS.md, "Issue 13, sixth pass").
+# from 9 rows on (benchmarks/int8_linear.py).
 WIDE_OUTPUT = 8192
 WIDE_MIN_ROWS = 64
 

@@ -34,7 +34,7 @@ _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_l
 # by 40% in ten minutes. Rows are padded up to a bucket instead: M itself up to
 # _EXACT_ROWS, then four buckets per power of two (at most 25% padding; 40 buckets up to
 # 2,048 rows), so the primitives and the memory behind them stop growing once every
-# bucket has been seen. RESULTS.md, "Issue 13", has the probes.
+# bucket has been seen. benchmarks/memory_probe.py has the probes.
 _EXACT_ROWS = 8
 _BUCKETS_PER_OCTAVE = 4
 

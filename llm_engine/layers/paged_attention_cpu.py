@@ -14,8 +14,8 @@ row is read once for all of them, the heads' sums are independent chains the CPU
 and the next block is prefetched (blocks lie anywhere in the cache: each new block's first
 loads stalled the loop). Every head's sums run in the order the per-head loop runs them, so
 the result is that loop's bit for bit (tests/test_paged_attention.py). 64 rows of 450
-tokens: 1.6x (fp32 cache) and 2.4x (bf16) the per-head loop (benchmarks/decode_attention.py;
-RESULTS.md, "Issue 13, sixth pass").
+tokens: 1.6x (fp32 cache) and 2.4x (bf16) the per-head loop
+(benchmarks/decode_attention.py).
 """
 
 from __future__ import annotations

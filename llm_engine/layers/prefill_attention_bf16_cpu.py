@@ -8,8 +8,8 @@ The bf16 twin of prefill_attention_cpu.py's fp32 kernel, taken when the KV cache
 the softmax's probabilities are rounded to bf16 too, as a bf16 model's attention on a GPU
 rounds them, so each multiply is `vdpbf16ps` (two bf16 products into each fp32 sum: twice
 the fp32 FMA's rate). Sums, the softmax's max, exponentials and normalisation stay fp32.
-A 512-token SmolLM2 chunk ran 2.3x the fp32 kernel's speed (RESULTS.md, "Issue 13, seventh
-pass").
+A 512-token SmolLM2 chunk ran 2.3x the fp32 kernel's speed
+(benchmarks/prefill_attention.py).
 
 Instead of a GEMM library's calls it takes a few query rows at a time (6 at head_dim 64) and
 runs them through scores, softmax and values while they sit in L1: the scores of

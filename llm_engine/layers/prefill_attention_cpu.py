@@ -12,7 +12,7 @@ first token. Here the queries go in blocks of `QUERY_BLOCK` rows, each block sco
 against only the keys up to its last row (so the causal mask's upper triangle is skipped
 but for the diagonal block), softmaxed whole, and multiplied by the values. The query
 heads that share a K/V head are stacked as that head's rows, so grouped-query attention
-reads each key once. RESULTS.md, "Issue 13, second pass", has the measurements.
+reads each key once. benchmarks/prefill_attention.py measures it.
 
 The blocks are independent, so a compiled driver (`_SOURCE`) runs them as tasks on ATen's
 thread pool, each with ATen's own single-threaded `mm` and `softmax`: block i of n is paired

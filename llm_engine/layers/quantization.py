@@ -6,7 +6,7 @@ time each activation row is scaled to max |x| = 1, fbgemm quantizes them over th
 range [-1, 1] (uint8; one step for the call, which is then one per token), multiplies in
 int8 with int32 accumulation, and the output rows are scaled back and the bias added.
 benchmarks/int8_linear.py measured it against the fp32 GEMM and torch's other int8 paths
-(weight-only `_weight_int8pack_mm`, per-token `_int_mm`) on this model's shapes: RESULTS.md, "Issue 13".
+(weight-only `_weight_int8pack_mm`, per-token `_int_mm`) on this model's shapes.
 
 Activations are quantized per token, yet within a token a few channels run far larger than
 the rest (the RMSNorm gains, the MLP's product), and those set the step for all of them:
@@ -15,7 +15,7 @@ weights alone). With `act_max` (each input channel's largest |x| over calibratio
 layers/calibration.py) the weight is quantized as SmoothQuant does (Xiao et al., 2022):
 input channel j is divided by s_j = act_max_j^0.5 / max|W[:, j]|^0.5 and W's column j
 multiplied by it, which leaves x @ W.T unchanged and moves half of the outliers' range
-into the per-output-channel weight scales. RESULTS.md, "Issue 13", has the measurements.
+into the per-output-channel weight scales. benchmarks/perplexity.py measures the loss.
 
 Where the CPU has AVX-512 VNNI, layers/int8_vnni_cpu.py takes every call instead, with the
 same result bit for bit: calls of at most 8 rows (decode, draft verification) through a
@@ -75,7 +75,7 @@ def auto_quantization(device: torch.device, dtype: torch.dtype) -> str | None:
     """quantization="auto": int8 where it runs (CPU, fp32 activations, fbgemm), else None.
 
     On CPU int8 is the faster choice at no measured cost in answer quality (TAT-QA EM and F1
-    equal to fp32's, perplexity +1.0%: RESULTS.md, "Issue 13")."""
+    equal to fp32's, perplexity +1.0%: benchmarks/answer_eval.py, perplexity.py)."""
     try:
         check_quantization("int8", device, dtype)
     except ValueError:

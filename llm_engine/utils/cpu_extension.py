@@ -24,7 +24,7 @@ def build(name: str, source: str, functions: list[str], cflags: list[str], what:
     Build with -fopenmp wherever the source uses `at::parallel_for`: it is a header
     template that runs the whole range on the calling thread in an extension built without
     OpenMP (the decode-attention kernel ran on one core that way, 2.0-2.4x slower at 64
-    rows on two: benchmarks/RESULTS.md, "Issue 13, fourth pass")."""
+    rows on two: benchmarks/decode_attention.py)."""
     try:
         from torch.utils.cpp_extension import get_default_build_root, load_inline
 

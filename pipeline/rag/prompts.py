@@ -8,7 +8,7 @@ prefix cache, and the system text's blocks are shared by every request.
 
 The generation tail (`answer_tail`) is the passages, then the instruction, which repeats the
 question next to where the answer starts: a 135M model answers the question it read last
-(benchmarks/RESULTS.md, "Prose answers"). The repeat is in the tail, so the shared head and
+(benchmarks/prose_eval.py). The repeat is in the tail, so the shared head and
 its cached blocks stay as they were; it costs the question's tokens once more in prefill.
 """
 

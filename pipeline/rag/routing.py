@@ -9,7 +9,7 @@ Between the two the lexical prior decides, since refusing a finance question cos
 user their answer while a question about nothing in the reports only gets a polite reply.
 The default margin (settings.intent_margin) is the one that refuses the fewest finance
 questions of half a of TAT-QA dev (benchmarks/intent_eval.py --choose-margin; half b
-reports it held out; figures in benchmarks/RESULTS.md).
+reports it held out).
 With `use_cues=False` the margin alone decides (lead >= margin sends away).
 """
 

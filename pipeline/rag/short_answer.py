@@ -34,7 +34,7 @@ RANK_PENALTY = 0.02
 # The text's extract replaces a table lookup when its sentence has this share of the
 # question's words (rarity-weighted; 0..1.1 with the years bonus) and the table's row match
 # (TableAnswer.score) is below TABLE_SURE. Chosen on half a of TAT-QA dev, reported on half b
-# (benchmarks/RESULTS.md, "Answers from the text").
+# (benchmarks/text_answer_eval.py --grid).
 TEXT_MIN = 0.8
 TABLE_SURE = 1.0
 # Without a table answer, an extract needs this share: below it no sentence is about the

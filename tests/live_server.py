@@ -52,6 +52,7 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     import uvicorn
 
     from pipeline.server.app import create_app
+    from pipeline.server.guards.connection import server_protocol
     from pipeline.settings import load_settings
 
     corpus = tmp / "tatqa.json"
@@ -61,8 +62,11 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
               "kv_cache_memory": 256 << 20, "port": free_port(), **overrides}
     settings = load_settings(None, values, environ={})
     app = create_app(settings)
+    # The protocol and shutdown bound `finrag serve` runs with (pipeline/cli.py).
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1",
-                                           port=settings.port, log_level="warning"))
+                                           port=settings.port, log_level="warning",
+                                           http=server_protocol(settings.header_read_timeout),
+                                           timeout_graceful_shutdown=settings.shutdown_timeout))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{settings.port}"

@@ -19,6 +19,7 @@ from llm_engine.engine.errors import InvalidRequestError
 from llm_engine.schema_support import unenforced
 
 INSTALL = "structured output needs xgrammar: pip install 'finrag[structured]'"
+COMPILE_THREADS = 1
 
 
 @dataclass
@@ -73,7 +74,10 @@ class StructuredOutputManager:
         info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size,
                                                   stop_token_ids=stop_token_ids)
         # GrammarService keeps the cache, bounded; xgrammar's own would grow without bound.
-        self.compiler = xgr.GrammarCompiler(info, cache_enabled=False)
+        # One thread a compile: a grammar that compiles for a minute (it cannot be stopped)
+        # then holds one core, not all of them, and the engine keeps the others.
+        self.compiler = xgr.GrammarCompiler(info, max_threads=COMPILE_THREADS,
+                                            cache_enabled=False)
 
     def compile(self, params: StructuredOutputsParams) -> Any:
         """`params`' grammar compiled for this vocabulary (an xgrammar CompiledGrammar);

@@ -112,15 +112,18 @@ class GrammarService:
                 future = self._pool.submit(self._compile, key, params)
                 self._running[key] = future
         timeout = self.limits.compile_timeout_s
+        waiting = asyncio.wrap_future(future)
+        # Its error is read below, or, past the time bound, by nobody: not "never retrieved".
+        waiting.add_done_callback(lambda f: f.cancelled() or f.exception())
         # asyncio.wait, not wait_for: a timeout must not cancel a compile others share.
-        done, _ = await asyncio.wait({asyncio.wrap_future(future)}, timeout=timeout)
+        done, _ = await asyncio.wait({waiting}, timeout=timeout)
         if not done:
             with self._lock:
                 self._slow[key] = None
                 while len(self._slow) > self.limits.slow_entries:
                     self._slow.popitem(last=False)
             raise self._too_slow(params)
-        return future.result()
+        return waiting.result()
 
     def compile_now(self, params: StructuredOutputsParams) -> Any:
         """As `compile`, on the caller's thread and without the time bound (the offline

@@ -60,7 +60,7 @@ class Sequence:
         self.finish_reason: str | None = None
         self.stop_reason: int | str | None = None
         self.first_scheduled_time: float | None = None
-        # Structured output: the grammar matcher (StructuredOutputManager.new_state).
+        # Structured output: the grammar matcher (StructuredOutputManager.matcher).
         self.grammar: Any = None
         self.first_token_time: float | None = None
         self.finished_time: float | None = None

@@ -16,8 +16,10 @@ from typing import Any
 import torch
 
 from llm_engine.engine.errors import InvalidRequestError
+from llm_engine.schema_support import unenforced
 
 INSTALL = "structured output needs xgrammar: pip install 'finrag[structured]'"
+COMPILE_THREADS = 1
 
 
 @dataclass
@@ -45,6 +47,11 @@ class StructuredOutputsParams:
             except ValueError as exc:
                 raise InvalidRequestError(f"structured_outputs.json: not valid JSON ({exc})") from None
 
+    def kind(self) -> str:
+        """The constraint's field name (json, regex, choice, grammar or json_object)."""
+        return next(k for k in ("json", "regex", "choice", "grammar", "json_object")
+                    if getattr(self, k) not in (None, False))
+
     def key(self) -> str:
         """What identifies the compiled grammar (the compiler caches by it)."""
         return json.dumps([self.json, self.regex, self.choice, self.grammar, self.json_object],
@@ -66,32 +73,50 @@ class StructuredOutputManager:
         self.vocab_size = vocab_size
         info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size,
                                                   stop_token_ids=stop_token_ids)
-        self.compiler = xgr.GrammarCompiler(info, cache_enabled=True)
+        # GrammarService keeps the cache, bounded; xgrammar's own would grow without bound.
+        # One thread a compile: a grammar that compiles for a minute (it cannot be stopped)
+        # then holds one core, not all of them, and the engine keeps the others.
+        self.compiler = xgr.GrammarCompiler(info, max_threads=COMPILE_THREADS,
+                                            cache_enabled=False)
 
-    def new_state(self, params: StructuredOutputsParams) -> Any:
-        """A matcher for one sequence (an xgrammar GrammarMatcher)."""
-        xgr = self.xgr
+    def compile(self, params: StructuredOutputsParams) -> Any:
+        """`params`' grammar compiled for this vocabulary (an xgrammar CompiledGrammar);
+        InvalidRequestError naming the field when it cannot be, or when the schema holds a
+        keyword the grammar would not enforce. Slow for some grammars: GrammarService runs
+        it off the engine thread, bounded in time."""
+        kind = params.kind()
+        if params.json is not None:
+            problem = unenforced(params.json, self.regex_problem)
+            if problem is not None:
+                raise InvalidRequestError(f"structured_outputs.json: {problem}")
         try:
             if params.json is not None:
-                compiled = self.compiler.compile_json_schema(json.dumps(params.json),
-                                                             any_whitespace=False)
-            elif params.json_object:
-                compiled = self.compiler.compile_builtin_json_grammar()
-            elif params.regex is not None:
-                compiled = self.compiler.compile_regex(params.regex)
-            elif params.choice is not None:
-                compiled = self.compiler.compile_regex(
+                return self.compiler.compile_json_schema(json.dumps(params.json),
+                                                         any_whitespace=False)
+            if params.json_object:
+                return self.compiler.compile_builtin_json_grammar()
+            if params.regex is not None:
+                return self.compiler.compile_regex(params.regex)
+            if params.choice is not None:
+                return self.compiler.compile_regex(
                     "|".join(f"({re.escape(c)})" for c in params.choice))
-            else:
-                compiled = self.compiler.compile_grammar(params.grammar)
+            return self.compiler.compile_grammar(params.grammar)
         except (RuntimeError, ValueError, TypeError) as exc:
-            kind = next(k for k in ("json", "regex", "choice", "grammar", "json_object")
-                        if getattr(params, k) not in (None, False))
-            # xgrammar prefixes its messages with a time and a C++ source line.
-            detail = re.sub(r"^\[[\d:]+\] \S+:\d+: ", "", " ".join(str(exc).split()))
             raise InvalidRequestError(f"structured_outputs.{kind}: cannot be compiled "
-                                      f"({detail[:300]})") from None
-        return xgr.GrammarMatcher(compiled)
+                                      f"({_detail(exc)})") from None
+
+    def regex_problem(self, pattern: str) -> str | None:
+        """Why xgrammar cannot turn `pattern` into a grammar (None when it can): the same
+        check a `regex` constraint gets, for a schema's `pattern`."""
+        try:
+            self.xgr.Grammar.from_regex(pattern)
+        except (RuntimeError, ValueError, TypeError) as exc:
+            return _detail(exc)
+        return None
+
+    def matcher(self, compiled: Any) -> Any:
+        """A matcher for one sequence (an xgrammar GrammarMatcher)."""
+        return self.xgr.GrammarMatcher(compiled)
 
     def apply_masks(self, logits: torch.Tensor, matchers: list[Any]) -> None:
         """Mask, in place, each row's tokens that its grammar does not allow next."""
@@ -110,3 +135,8 @@ class StructuredOutputManager:
         grammar is complete (the request may end)."""
         matcher.accept_token(token)
         return matcher.is_terminated()
+
+
+def _detail(exc: BaseException) -> str:
+    """xgrammar's message on one line, without the time and C++ source line it starts with."""
+    return re.sub(r"^\[[\d:]+\] \S+:\d+: ", "", " ".join(str(exc).split()))[:300]

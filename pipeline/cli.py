@@ -164,7 +164,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from pipeline.server.access_log import configure_logging, remove_logging
     from pipeline.server.app import create_app
-    from pipeline.server.guards.header_timeout import header_timeout_protocol
+    from pipeline.server.guards.connection import server_protocol
 
     settings = _settings(args)
     if settings.num_replicas > 1 or settings.max_replicas is not None:
@@ -180,7 +180,7 @@ def _serve(args: argparse.Namespace) -> int:
                                            # not uvloop, which finrag[ray] brings in: the
                                            # one-process server runs as it did without it
                                            loop="asyncio",
-                                           http=header_timeout_protocol(
+                                           http=server_protocol(
                                                settings.header_read_timeout),
                                            timeout_graceful_shutdown=settings.shutdown_timeout))
     app.state.on_start_failed = lambda: setattr(server, "should_exit", True)

@@ -105,6 +105,7 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     """As `running_server`, yielding (base URL, the app), for tests that reach into the
     engine behind the HTTP API (app.state.pipeline.engine)."""
     from pipeline.server.app import create_app
+    from pipeline.server.guards.connection import server_protocol
     from pipeline.settings import load_settings
 
     build_first_run_artifacts(engines_dir)
@@ -114,8 +115,11 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     values = {"corpus": str(corpus), "index": str(shared_index(contexts, tmp.parent, overrides)),
               "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
               "kv_cache_memory": KV_CACHE_BYTES, "port": sock.getsockname()[1], **overrides}
-    app = create_app(load_settings(None, values, environ={}))
-    with serving_in_thread(app, sock) as served:
+    settings = load_settings(None, values, environ={})
+    app = create_app(settings)
+    # The protocol and shutdown bound `finrag serve` runs with (pipeline/cli.py).
+    with serving_in_thread(app, sock, http=server_protocol(settings.header_read_timeout),
+                           timeout_graceful_shutdown=settings.shutdown_timeout) as served:
         wait_ready(served, app)
         yield served.base, app
 

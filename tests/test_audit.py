@@ -37,7 +37,7 @@ def test_tampering_names_the_first_bad_line(tmp_path: Path, tamper: str) -> None
     lines = path.read_bytes().splitlines(keepends=True)
     if tamper == "edit":
         lines[2] = lines[2].replace(b'"q2"', b'"q2 edited"')
-        bad = 4  # line 3 still parses; line 4's prev no longer matches line 3
+        bad = 3  # the edited line itself, not the one after it
     elif tamper == "remove":
         del lines[3]
         bad = 4
@@ -48,6 +48,53 @@ def test_tampering_names_the_first_bad_line(tmp_path: Path, tamper: str) -> None
     result = verify(path)
     assert not result.ok
     assert f"{path}:{bad}:" in result.message, result.message
+
+
+@pytest.mark.parametrize(("tamper", "words"), [
+    ("edit newest", "record 5, the newest, was edited"),
+    ("remove newest", "the log ends at record 4, its head names record 5"),
+    ("cut three", "the log ends at record 2, its head names record 5"),
+    ("remove head", "no head file"),
+])
+def test_the_newest_records_are_checked_against_the_head(tmp_path: Path, tamper: str,
+                                                         words: str) -> None:
+    path = tmp_path / "audit.jsonl"
+    _write(path, 6, fsync=False).close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    if tamper == "edit newest":
+        lines[5] = lines[5].replace(b'"q5"', b'"q6"')
+    elif tamper == "remove newest":
+        del lines[5]
+    elif tamper == "cut three":
+        del lines[3:]
+    else:
+        (tmp_path / "audit.jsonl.head").unlink()
+    path.write_bytes(b"".join(lines))
+    result = verify(path)
+    assert not result.ok and words in result.message, result.message
+    if tamper == "edit newest":
+        assert f"{path}:6:" in result.message
+
+
+def test_a_record_written_just_before_a_crash_ahead_of_the_head_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    _write(path, 3, fsync=False).close()
+    head = (tmp_path / "audit.jsonl.head").read_text()
+    _write(path, 1, fsync=False).close()  # record 3
+    (tmp_path / "audit.jsonl.head").write_text(head)  # as if killed before the head's write
+    result = verify(path)
+    assert result.ok and result.records == 4, result.message
+    AuditLog(path, fsync=False).close()  # the next start brings the head up to date
+    assert "crash" not in verify(path).message
+
+
+def test_the_server_does_not_append_to_a_log_cut_behind_its_head(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    _write(path, 4, fsync=False).close()
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:2]))
+    with pytest.raises(ValueError, match="does not match its head"):
+        AuditLog(path, fsync=False)
+    assert "its head names record 3" in verify(path).message
 
 
 def test_rotation_keeps_one_chain_across_files(tmp_path: Path) -> None:

@@ -122,8 +122,12 @@ class AsyncLLMEngine:
             # its farewell, one that died before is seen here.
             if not self.is_running:
                 raise self.dead_error()
-            self._send("add", (rid, prompt, sampling_params or SamplingParams(),
-                               time.monotonic()))
+            params = sampling_params or SamplingParams()
+            # Compiled here, off the loop thread and within its bounds: a slow grammar
+            # delays only its own request.
+            grammar = None if params.structured_outputs is None else \
+                await self.engine.grammars.compile(params.structured_outputs)
+            self._send("add", (rid, prompt, params, time.monotonic(), grammar))
             while True:
                 item = await stream.get()
                 if isinstance(item, BaseException):
@@ -143,8 +147,8 @@ class AsyncLLMEngine:
     async def check_structured_outputs(self, params: StructuredOutputsParams) -> None:
         """Compile `params`' grammar now, off the event loop; InvalidRequestError when it
         cannot be. A caller refuses a bad schema before doing other work for the request,
-        and the request that uses it finds the grammar in the compiler's cache."""
-        await asyncio.to_thread(self.engine.structured_outputs().new_state, params)
+        and the request that uses it finds the grammar in the cache."""
+        await self.engine.grammars.compile(params)
 
     async def abort(self, request_id: str) -> None:
         self._send("abort", request_id)
@@ -185,9 +189,9 @@ class AsyncLLMEngine:
             if op == "abort":
                 self.engine.abort(arg)
                 continue
-            rid, prompt, params, arrival = arg
+            rid, prompt, params, arrival, grammar = arg
             try:
-                self.engine.add_request(rid, prompt, params, arrival)
+                self.engine.add_request(rid, prompt, params, arrival, grammar)
             except InvalidRequestError as exc:
                 self._deliver(rid, exc)
             except Exception as exc:  # e.g. the tokenizer: this request's fault, not the loop's

@@ -20,6 +20,7 @@ from llm_engine.engine.errors import InvalidRequestError, StepFailedError
 from llm_engine.engine.executor import create_executor
 from llm_engine.engine.scheduler import Scheduler, SchedulerOutput
 from llm_engine.engine.swap_space import HostAllocator
+from llm_engine.grammar_service import GrammarService
 from llm_engine.outputs import CompletionOutput, PromptLogprobs, RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.sequence import Sequence
@@ -112,6 +113,8 @@ class LLMEngine:
         self._ids = itertools.count()
         self._structured: StructuredOutputManager | None = None  # made at the first use
         self._structured_lock = threading.Lock()
+        # Every grammar is compiled there, off the engine thread, bounded (GrammarService).
+        self.grammars = GrammarService(self.structured_outputs)
         spec = config.speculative_config
         self.proposer = NgramProposer(spec) if spec is not None else None
         self.spec_stats = SpecDecodeStats()
@@ -122,6 +125,7 @@ class LLMEngine:
 
     def shutdown(self) -> None:
         """Stop the tensor-parallel workers, if any (garbage collection does it too)."""
+        self.grammars.shutdown()
         self.executor.shutdown()
 
     # -- requests -------------------------------------------------------------------
@@ -142,7 +146,10 @@ class LLMEngine:
         prompt: PromptType,
         params: SamplingParams | None = None,
         arrival_time: float | None = None,
+        grammar: Any = None,
     ) -> None:
+        """Queue a request. `grammar`: its constraint already compiled (AsyncLLMEngine
+        compiles it off this thread); compiled here, through the same cache, when None."""
         if request_id in self.requests:
             raise InvalidRequestError(f"request id {request_id!r} is already in use")
         params = params or SamplingParams()
@@ -171,7 +178,9 @@ class LLMEngine:
             )
         seq = Sequence(request_id, text, ids, params, arrival_time)
         if params.structured_outputs is not None:
-            seq.grammar = self.structured_outputs().new_state(params.structured_outputs)
+            compiled = grammar if grammar is not None else \
+                self.grammars.compile_now(params.structured_outputs)
+            seq.grammar = self.structured_outputs().matcher(compiled)
         self.requests[request_id] = seq
         if self.detokenizer is not None:
             self.detokenizer.start(seq)

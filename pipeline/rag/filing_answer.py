@@ -58,8 +58,10 @@ class FilingAnswerer:
         computed = isinstance(query.measure, Metric) or query.operation in (
             "change", "percent_change", "average", "sum")
         if result is None or result.value is None:
-            return ShortAnswer(wanted_arithmetic=computed,
-                               missing=result.missing if result else None)
+            what = result.missing if result else None
+            return ShortAnswer(wanted_arithmetic=computed, missing=what and
+                               f"{info.title} has no tagged figure for {what}, so nothing was "
+                               "computed")
         return self._short(result, info, computed)
 
     def _short(self, result: FactResult, info: Any, computed: bool) -> ShortAnswer:

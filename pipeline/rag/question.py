@@ -43,6 +43,14 @@ _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|
 _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
 _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)
+# A year the question names in words a table would not parse as one ("in 1850"): no
+# table's column can hold it, so nothing may be looked up for it.
+_NAMED_YEAR = re.compile(r"\b(?:in|between|from|since|fy|year)\s+([12]\d{3})\b(?![,.]\d)", re.I)
+# What follows a threshold word with a currency sign: the whole token, to see it is a number.
+_THRESHOLD_TOKEN = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$\s*([^\s?]+)", re.I)
+_PLAIN_NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
+# Digits past which a threshold is no amount any table holds (and past float precision).
+MAX_THRESHOLD_DIGITS = 15
 _RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*(?:to|and|-|–|through)\s*"
                     r"(?:fy|fiscal )?((?:19|20)\d\d)", re.I)
 # "What are the components of X?", "What financial items are listed in the table?": the row
@@ -89,6 +97,7 @@ class Question:
     higher: bool = True
     threshold: tuple[str, str] | None = None
     magnitude: bool = False              # "the difference between": a size, not a direction
+    missing: str | None = None           # an operand it names that no table can have
 
     @property
     def words(self) -> list[str]:
@@ -153,8 +162,35 @@ def _division(q: str, years: list[int]) -> Question:
     return Question(q, op, years, parts if len(parts) == 2 else [])
 
 
+def unusable_operand(q: str) -> str | None:
+    """Why the question's own operands rule out an answer: a year no table can hold, one
+    period named as both ends of a change, or a threshold that is not a usable number."""
+    known = set(years_in(q))
+    for m in _NAMED_YEAR.finditer(q):
+        if int(m.group(1)) not in known:
+            return f"the question names the year {m.group(1)}, which no table covers"
+    both = re.search(r"\b(?:between|from)\s+(?:fy\s*|fiscal\s+)?(\d{4})\s+(?:and|to)\s+"
+                     r"(?:fy\s*|fiscal\s+)?(\d{4})\b", q, re.I)
+    if both and both.group(1) == both.group(2):
+        return f"the question names {both.group(1)} as both periods; a change needs two"
+    token = _THRESHOLD_TOKEN.search(q)
+    if token:
+        amount = token.group(1).rstrip(".,;:!")
+        if not _PLAIN_NUMBER.fullmatch(amount):
+            return f"the threshold ${amount} is not a number"
+        if len(amount.replace(",", "").split(".")[0]) > MAX_THRESHOLD_DIGITS:
+            return f"the threshold ${amount[:20]}... is too large to compare with a table amount"
+    return None
+
+
 def operation(text: str) -> Question:
     """Classify a question; the operand phrases are filled for two-operand operations."""
+    parsed = _operation(text)
+    parsed.missing = unusable_operand(parsed.text)
+    return parsed
+
+
+def _operation(text: str) -> Question:
     q = " ".join(text.replace("’", "'").split())
     years = sorted(set(years_in(q)))
     low = q.lower()

@@ -93,14 +93,13 @@ class ShortAnswer:
     match: float = 0.0         # how well the question named the operand row(s), 0..~1.2
     wanted_arithmetic: bool = False
     quote: str | None = None   # the sentence an answer from the text is cut from
-    missing: str | None = None  # what had no figure, when a computation could not be made
+    missing: str | None = None  # why no number can be given (an operand no table has)
 
     def prose(self) -> str:
         """A sentence stating the answer and how it was computed, or that nothing was found."""
         if self.short_answer is None:
-            if self.missing:
-                return (f"I cannot give a number: the filing has no figure for {self.missing}, "
-                        "so nothing was computed.")
+            if self.missing is not None:
+                return f"I cannot give a number: {self.missing}."
             if self.wanted_arithmetic:
                 return ("I could not find the figures needed to compute this in the retrieved "
                         "tables, so I cannot give a number.")
@@ -172,9 +171,13 @@ def short_answer_for(question: str | Question, passages: Sequence[Any],
         found = tables.table_of(p.doc_id, p.chunk_id)
         if found is not None and all(found[0].chunk_id != d[0].chunk_id for d in docs):
             docs.append(found)
-    out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS)
+    out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS, missing=q.missing)
     got = answer_question(q, [t for _, t in docs])
     if got is None:
+        if out.missing is None and out.wanted_arithmetic and q.years and docs and not any(
+                set(q.years) <= {y for ys in t.column_years if ys for y in ys} for _, t in docs):
+            out.missing = (f"no retrieved table has a column for "
+                           f"{' and '.join(str(y) for y in q.years)}")
         return out
     chunk, table = docs[got.table_index]
     # Cite the first retrieved piece of that table, else the table's first chunk.
@@ -203,6 +206,8 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
     if text is None:
         return table
     q = operation(question) if isinstance(question, str) else question
+    if q.missing is not None:
+        return table  # a sentence about another period is no answer for this one
     op = q.operation
     # "The increase in X in 2019" is computed from 2018 when no sentence states it: a
     # sentence that does is read like one for a lookup.

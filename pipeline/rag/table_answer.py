@@ -7,6 +7,7 @@ missing, or a row matches too weakly, the answer is None and the caller says so.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -14,6 +15,8 @@ from decimal import Decimal
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
 from retriever_trt.tables import Cell, Table
+
+logger = logging.getLogger(__name__)
 
 # A row must have at least this share of its label's words in the question.
 MIN_COVERAGE = 0.4
@@ -163,9 +166,17 @@ def _by_year(table: Table, cols: list[int]) -> list[int]:
 
 
 def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
+    """The answer from `table`, or None. An operand the question names that no table can
+    have means None; so does any failure inside the rules (logged): a question must never
+    turn into a 500."""
+    if question.missing is not None:
+        return None
     try:
         return _answer(table, question)
     except NoAnswer:
+        return None
+    except Exception:  # noqa: BLE001 - a rule's bug: no number rather than a failed request
+        logger.exception("table answer rules failed on %r", question.text)
         return None
 
 
@@ -182,7 +193,9 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         cols = [j for j in cols if table.column_years[j]]
         # one column a year: "2019 $" and "2019 %" are the same period
         per_year = {max(table.column_years[j]): j for j in reversed(cols)}
-        cols = [_column_for_year(table, y, q)[0] for y in sorted(per_year, reverse=True)]
+        # A column of a comparison header ("2019 vs 2018") has years but is no period.
+        cols = [found[0] for y in sorted(per_year, reverse=True)
+                if (found := _column_for_year(table, y, q))]
         row = best_row(table, q.text, cols) if cols else None
         if row is None or len(cols) < 2:
             return None
@@ -197,8 +210,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             keep = [pick(cells, key=lambda c: c.value.number)]
         years = [str(max(table.column_years[c.column_index])) for c in keep]
         if op == "count":
-            return TableAnswer(str(len(keep)), "", "count", f"count of {', '.join(years)}",
-                               cells, row[1])
+            return TableAnswer(str(len(keep)), "", "count",
+                               f"count of {', '.join(years) or 'none of the years'}", cells, row[1])
         return TableAnswer(years[0] if len(years) == 1 else years, "",
                            "span" if len(years) == 1 else "multi-span", None, cells, row[1])
     if op in ("difference", "ratio", "proportion", "sum") and len(q.operands) == 2:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -21,8 +22,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.server.errors import request_id
 from pipeline.server.guards.access import redact_query
+from pipeline.server.guards.connection import SERVER_STATUS
+
+# nginx's "client closed request": the client left before any answer was sent.
+CLIENT_CLOSED = 499
 
 logger = logging.getLogger("finrag.access")
+
+# Characters that could end a text log line or fake one (a percent-encoded CR/LF in a path
+# arrives decoded): C0 and C1 controls, DEL and Unicode's line and paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 # Record fields that logging.LogRecord has anyway: not copied into the JSON object.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
@@ -37,6 +47,22 @@ def record_usage(scope: Scope, prompt_tokens: int, completion_tokens: int,
     state["completion_tokens"] = state.get("completion_tokens", 0) + completion_tokens
     if timings is not None:
         state["timings"] = timings
+
+
+def escape_controls(text: str) -> str:
+    """`text` with each control character written as an escape (\\n, \\x1b, \\u2028), so a
+    logged value never breaks its line or forges another."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"
+                                             if ord(m.group()) < 0x100
+                                             else f"\\u{ord(m.group()):04x}"), text)
+
+
+class TextFormatter(logging.Formatter):
+    """`time LEVEL logger: message`, one line per record whatever its fields hold (the
+    traceback of an exception, appended after it, keeps its lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        return escape_controls(super().formatMessage(record))
 
 
 class JsonFormatter(logging.Formatter):
@@ -82,7 +108,7 @@ def configure_logging(log_format: str, level: str) -> dict[str, Any]:
     """Give the root logger finrag's handler (replacing one set before, leaving others'
     handlers alone); returns uvicorn's log_config to match it."""
     formatter: logging.Formatter = JsonFormatter() if log_format == "json" else \
-        logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     formatter.converter = time.gmtime
     handler = _StderrHandler()
     handler.setFormatter(formatter)
@@ -117,7 +143,9 @@ class AccessLog:
         # request has one id from here on, the client's or ours.
         scope["headers"] = [*headers, (b"x-request-id", rid.encode())]
         state = scope.setdefault("state", {})
-        start, start_ns, status = self.clock(), time.time_ns(), 500
+        start, start_ns = self.clock(), time.time_ns()
+        status: int | None = None
+        client_left = False
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -127,9 +155,17 @@ class AccessLog:
                 message["headers"] = [*out, (b"x-request-id", rid.encode())]
             await send(message)
 
+        async def receive_watched() -> Message:
+            nonlocal client_left
+            message = await receive()
+            client_left = client_left or message["type"] == "http.disconnect"
+            return message
+
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive_watched, send_with_id)
         finally:
+            if status is None:  # the app answered nothing: say why, not a 500 nobody got
+                status = state.get(SERVER_STATUS) or (CLIENT_CLOSED if client_left else 500)
             query = scope.get("query_string", b"").decode("latin-1")
             path = redact_query(scope["path"] + (f"?{query}" if query else ""))
             latency_ms = round((self.clock() - start) * 1000, 1)

@@ -29,6 +29,7 @@ from pipeline.server.guards.body_limit import BodyLimitMiddleware
 from pipeline.server.guards.head import HeadAsGetMiddleware
 from pipeline.server.guards.readiness import ReadinessMiddleware
 from pipeline.server.guards.request_limits import RequestLimits
+from pipeline.server.guards.shutdown import ShutdownMiddleware
 from pipeline.server.metrics import Metrics, MirrorCollector
 from pipeline.server.mirror import Mirror
 from pipeline.server.routes import ask, openai, ops, tokenize
@@ -74,14 +75,15 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None,
                         if settings.mirror_url else None)
     # Innermost first: tickets released after the response, bodies checked before routes,
     # nothing served before the pipeline is ready, then the API key and CORS
-    # (access.install_security), HEAD run as GET, and the access log outermost, so every
-    # answer has an id.
+    # (access.install_security), HEAD run as GET, a 503 for what a shutdown cuts, and the
+    # access log outermost, so every answer has an id.
     app.add_middleware(AdmissionMiddleware, admission=app.state.admission)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes,
                        read_timeout=settings.request_read_timeout)
     app.add_middleware(ReadinessMiddleware, state=app.state)
     install_security(app, settings)
     app.add_middleware(HeadAsGetMiddleware)
+    app.add_middleware(ShutdownMiddleware)
     app.add_middleware(AccessLog, state=app.state)
     install_log_redaction()
     install_error_handlers(app)

@@ -1,11 +1,18 @@
 """The audit log: one JSON line per answered request, hash-chained, rotated by size.
 
 Each record holds the SHA-256 of the previous record's line (`prev`), so editing, removing
-or reordering a line breaks the chain at that line; `verify` names the first one. The chain
-runs on across rotated files (`audit.jsonl.1` is older than `audit.jsonl`).
+or reordering a line breaks the chain; `verify` names the first record edited or the first
+gap. The chain runs on across rotated files (`audit.jsonl.1` is older than `audit.jsonl`).
+A chain alone cannot see its own tail (the newest record has no successor to vouch for
+it), so after each record the newest one's sequence number and hash are written to a head
+file beside the log (`audit.jsonl.head`, replaced atomically): an edit of the newest
+record, or records cut off the end, no longer match it. What this does and does not
+protect against is in the README's audit section: it is tamper-evidence against someone
+who can write the log but not the head (keep the head elsewhere, or copy it off the
+machine, to keep that true).
 
 A line is written with one `write` on an O_APPEND descriptor and flushed to disk before the
-response ends (fsync, unless `fsync=False`). A crash can still leave the last line torn (the
+response ends (fsync, unless `fsync=False`), then the head. A crash can still leave the last line torn (the
 process killed inside the write, or the machine losing power): the next start cuts the torn
 tail off, keeps it beside the log as `<name>.torn-<time>` and continues the chain from the
 last whole line, so a crash never breaks the chain.
@@ -29,6 +36,33 @@ GENESIS = "0" * 64
 def line_hash(line: bytes) -> str:
     """The hash the next record carries as `prev`: of the line without its newline."""
     return hashlib.sha256(line.rstrip(b"\n")).hexdigest()
+
+
+def head_path(path: Path) -> Path:
+    """Where the log's head (its newest record's seq and hash) is kept."""
+    return path.with_name(f"{path.name}.head")
+
+
+def _read_head(path: Path) -> tuple[int, str] | None:
+    try:
+        head = json.loads(head_path(path).read_text())
+        return int(head["seq"]), str(head["hash"])
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        return -1, "unreadable"
+
+
+def _write_head(path: Path, seq: int, digest: str, fsync: bool) -> None:
+    """Replace the head atomically: a reader sees the old one or the new one, never half."""
+    target = head_path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(json.dumps({"seq": seq, "hash": digest}))
+        f.flush()
+        if fsync:
+            os.fsync(f.fileno())
+    os.replace(tmp, target)
 
 
 def key_id(key: bytes | None) -> str:
@@ -91,6 +125,7 @@ class AuditLog:
         self._lock = threading.Lock()
         self.prev, self.seq = GENESIS, 0
         self._recover()
+        self._check_head()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
 
     def _recover(self) -> None:
@@ -103,6 +138,22 @@ class AuditLog:
                     self.prev = line_hash(last)
                     self.seq = int(json.loads(last)["seq"]) + 1
                     return
+
+    def _check_head(self) -> None:
+        """The log's tail against its head: a record the head does not know is a crash
+        between the two writes (the head is brought up to date); a log that ends before
+        the head, or whose newest record does not hash to it, was cut or edited, and
+        appending to it would hide that, so the server does not start on it."""
+        head = _read_head(self.path)
+        newest = self.seq - 1
+        if head is not None and head != (newest, self.prev) and head[0] != newest - 1:
+            raise ValueError(
+                f"audit_log: {self.path} does not match its head {head_path(self.path)} (the "
+                f"log ends at record {newest}, the head names record {head[0]}): records were "
+                f"removed or edited; run `finrag audit verify {self.path}`, keep both files "
+                "as evidence and start on a new audit_log path")
+        if self.seq and head != (newest, self.prev):
+            _write_head(self.path, newest, self.prev, self.fsync)
 
     def _rotated(self, n: int) -> Path:
         return self.path.with_name(f"{self.path.name}.{n}")
@@ -127,6 +178,7 @@ class AuditLog:
             if self.fsync:
                 os.fsync(self._fd)
             self.prev, self.seq = line_hash(line), self.seq + 1
+            _write_head(self.path, self.seq - 1, self.prev, self.fsync)
             return self.prev
 
     def close(self) -> None:
@@ -156,11 +208,13 @@ def _lines(files: list[Path]) -> Iterator[tuple[Path, int, bytes, bool]]:
 
 
 def verify(path: str | Path) -> VerifyResult:
-    """Check the chain over the log and its rotated files; name the first bad line."""
-    files = _files(Path(path))
+    """Check the chain over the log and its rotated files, and its tail against the head;
+    name the first record edited, removed or out of place."""
+    path = Path(path)
+    files = _files(path)
     if not files:
         return VerifyResult(False, 0, f"{path}: no such audit log")
-    prev, seq, count = None, None, 0
+    prev, seq, count, last_where, last_prev = None, None, 0, "", None
     for f, n, line, whole in _lines(files):
         where = f"{f}:{n}"
         if not whole:
@@ -177,10 +231,38 @@ def verify(path: str | Path) -> VerifyResult:
             if r_seq == 0 and r_prev != GENESIS:
                 return VerifyResult(False, count, f"{where}: the first record does not start "
                                     "the chain")
+        elif r_seq != seq + 1:
+            gone = f"record {seq + 1} removed" if r_seq == seq + 2 else \
+                f"records {seq + 1} to {r_seq - 1} removed" if r_seq > seq else "out of order"
+            return VerifyResult(False, count, f"{where}: sequence {r_seq} after {seq} ({gone})")
         elif r_prev != prev:
-            return VerifyResult(False, count, f"{where}: chain broken: prev does not match "
-                                "the hash of the line before (edited, removed or reordered)")
-        if seq is not None and r_seq != seq + 1:
-            return VerifyResult(False, count, f"{where}: sequence {r_seq} after {seq}")
-        prev, seq, count = line_hash(line), r_seq, count + 1
-    return VerifyResult(True, count, f"{path}: {count} records, chain intact")
+            return VerifyResult(False, count - 1, f"{last_where}: record {seq} was edited (its "
+                                f"hash is not the prev of the record after it, {where})")
+        prev, seq, count, last_where, last_prev = line_hash(line), r_seq, count + 1, where, r_prev
+    return _check_tail(path, (seq, prev, last_prev), count, last_where)
+
+
+def _check_tail(path: Path, newest: tuple[int | None, str | None, str | None], count: int,
+                where: str) -> VerifyResult:
+    """The newest record (its seq, hash and prev) against the head file, which no later
+    record vouches for."""
+    seq, digest, its_prev = newest
+    head = _read_head(path)
+    if head is None:
+        return VerifyResult(False, count, f"{head_path(path)}: no head file: the newest "
+                            "records cannot be checked (edited or removed ones would pass)")
+    h_seq, h_hash = head
+    if seq is None or h_seq > seq:
+        return VerifyResult(False, count, f"{path}: the log ends at record {seq}, its head "
+                            f"names record {h_seq}: the newest records were removed")
+    if h_seq == seq and h_hash != digest:
+        return VerifyResult(False, count - 1, f"{where}: record {seq}, the newest, was edited "
+                            "(its hash does not match the head)")
+    if h_seq < seq - 1 or (h_seq == seq - 1 and h_hash != its_prev):
+        return VerifyResult(False, count, f"{path}: the head names record {h_seq}, the log "
+                            f"ends at {seq}: records after the head were added or rewritten "
+                            "without it (a crash between the two writes leaves one at most)")
+    note = "" if h_seq == seq else " (the newest record was written just before a crash, " \
+        "ahead of the head; the server's next start updates the head)"
+    return VerifyResult(True, count, f"{path}: {count} records, chain intact, head "
+                        f"matches{note}")

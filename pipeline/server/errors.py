@@ -109,9 +109,14 @@ def error_response(scope: dict[str, Any], status: int, message: str,
                         headers=headers)
 
 
+# A body with 60,000 unknown keys must not get a 60,000-item answer.
+MAX_LISTED_FIELDS = 20
+
+
 def error_message(exc: RequestValidationError, path: str) -> str:
     """One line naming each bad field and what to change (union members merged)."""
     found: dict[str, list[str]] = {}
+    more = 0
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"][1:] if not _MEMBER.search(str(p))) or "body"
         msg = err["msg"].removeprefix("Value error, ")
@@ -128,9 +133,13 @@ def error_message(exc: RequestValidationError, path: str) -> str:
                    "documented at /docs")
         elif isinstance(err.get("input"), _SCALARS) and err["type"] != "missing":
             msg += f" (got {err['input']!r})"
+        if where not in found and len(found) == MAX_LISTED_FIELDS:
+            more += 1
+            continue
         if msg not in found.setdefault(where, []):
             found[where].append(msg)
-    return "; ".join(f"{where}: {' or '.join(msgs)}" for where, msgs in found.items())
+    listed = "; ".join(f"{where}: {' or '.join(msgs)}" for where, msgs in found.items())
+    return listed + (f"; and {more} more problems not listed" if more else "")
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -4,7 +4,9 @@ A pure ASGI middleware: it counts the bytes as they arrive, whatever Content-Len
 (a chunked body has none, and a client may lie), stops reading at the limit and answers
 413; then it checks the media type (415), the encoding and what the JSON holds
 (`json_body`: UTF-8, bounded nesting and digits, no lone surrogates; else 422, or 400 on
-/v1) and hands the route the buffered body. Messages after the body (the client's
+/v1) and hands the route the buffered body. A body sent with both Content-Length and
+Transfer-Encoding is refused (400, connection closed: request smuggling), and so is one
+with a Content-Encoding (415: this server decodes none). Messages after the body (the client's
 disconnect) still reach the app, so streaming answers keep noticing a client that went away.
 
 The whole body must arrive within `read_timeout` seconds (408 otherwise): a client that
@@ -45,16 +47,41 @@ def is_json(content_type: str | None) -> bool:
     return msg.get_content_maintype() == "application" and (sub == "json" or sub.endswith("+json"))
 
 
+def _framing_problem(headers: dict[str, str], with_body: bool) -> tuple[int, str] | None:
+    """A request framed two ways (any method), or a body encoded in a way this server does
+    not decode."""
+    if "content-length" in headers and "transfer-encoding" in headers:
+        # Two framings: a proxy in front may read the body by one and us by the other,
+        # and a second request hidden in the first passes it (request smuggling).
+        return 400, ("body: both Content-Length and Transfer-Encoding were sent; send "
+                     "exactly one of them")
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    if with_body and encoding not in ("", "identity"):
+        return 415, (f"Content-Encoding: {encoding[:40]!r} is not supported; send the body "
+                     "uncompressed (no Content-Encoding)")
+    return None
+
+
 class BodyLimitMiddleware:
     def __init__(self, app: ASGIApp, max_body_bytes: int, read_timeout: float = 60.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.app, self.limit, self.read_timeout, self.clock = app, max_body_bytes, read_timeout, clock
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        framing = _framing_problem(headers, scope["method"] in _BODY_METHODS)
+        if framing is not None:
+            status, text = framing
+            # Closed after the answer: what follows on this connection cannot be trusted.
+            await error_response(scope, status, text, {"Connection": "close"})(
+                scope, receive, send)
+            return
+        if scope["method"] not in _BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
         declared = headers.get("content-length", "")
         deadline = self.clock() + self.read_timeout
         chunks: list[bytes] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -22,8 +23,10 @@ from pipeline.server.ask_format import check_schema, shaped
 from pipeline.server.audit_trail import answer_fields, audit
 from pipeline.server.errors import OUR_ERRORS, request_id
 from pipeline.server.guards.admission import admit
+from pipeline.server.guards.connection import draining
 from pipeline.server.guards.disconnect import cancel_on_disconnect
 from pipeline.server.guards.request_limits import RequestLimits, ask_tokens
+from pipeline.server.guards.shutdown import SHUTTING_DOWN
 from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter()
@@ -73,6 +76,10 @@ async def ask(body: AskRequest, request: Request) -> Any:
                         continue
                     final.pop("answer")
                     yield sse({"type": "final", **final})
+        except asyncio.CancelledError:
+            if not draining(request.scope):
+                raise
+            yield sse({"type": "error", "message": SHUTTING_DOWN})  # cut by a shutdown
         except Exception as exc:  # the status line is gone: the error is the last event
             yield sse({"type": "error", "message": stream_error(exc, rid)})
 

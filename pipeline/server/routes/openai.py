@@ -7,7 +7,8 @@ import base64
 import itertools
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,11 @@ from pipeline.server.errors import (
     request_id,
 )
 from pipeline.server.guards.admission import admit
+from pipeline.server.guards.connection import draining
 from pipeline.server.guards.disconnect import cancel_on_disconnect
 from pipeline.server.guards.request_limits import RequestLimits
+from pipeline.server.guards.shutdown import SHUTTING_DOWN
+from pipeline.server.openai_formats import CHAT, COMPLETION, CompletionFormat
 from pipeline.server.openai_models import (
     MAX_EMBED_INPUTS,
     ChatCompletion,
@@ -40,12 +44,7 @@ from pipeline.server.openai_models import (
     chat_prompt_ids,
     check_model,
 )
-from pipeline.server.openai_outputs import (
-    chat_logprobs,
-    completion_logprobs,
-    prompt_logprobs,
-    usage,
-)
+from pipeline.server.openai_outputs import prompt_logprobs, usage
 from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter(prefix="/v1")
@@ -89,22 +88,69 @@ class Child:
             yield out
 
 
+@dataclass
+class _Call:
+    """One OpenAI request being served: what every step of `_serve` shares."""
+
+    request: Request
+    body: SamplingFields
+    fmt: CompletionFormat
+    wanted: list[tuple[dict[str, Any], int]]  # each prompt and its max_tokens
+    rid: str
+    best_of: int
+    top: int | None
+    created: int = field(default_factory=lambda: int(time.time()))
+    t0: float = field(default_factory=time.perf_counter)
+
+    @property
+    def pipe(self) -> Any:
+        return self.request.app.state.pipeline
+
+    @property
+    def n_prompt_tokens(self) -> int:
+        return sum(len(p["prompt_token_ids"]) for p, _ in self.wanted)
+
+    def logprobs_of(self, out: RequestOutput, start: int = 0, offset: int = 0) -> Any:
+        return self.fmt.logprobs(self.pipe.tokenizer, out, self.top, start, offset)
+
+    async def finish(self, outs: list[RequestOutput], t_first: float | None) -> dict[str, int]:
+        """Usage, metrics, the access log's token counts and the audit record."""
+        u = usage(self.n_prompt_tokens, sum(len(o.outputs[0].token_ids) for o in outs))
+        self.pipe.metrics.observe_completion(t_first, time.perf_counter() - self.t0,
+                                             u["prompt_tokens"], u["completion_tokens"])
+        record_usage(self.request.scope, u["prompt_tokens"], u["completion_tokens"])
+        texts = [o.outputs[0].text for o in outs]
+        await audit(self.request, {"id": self.rid, "prompt": _asked(self.body),
+                                   "answer": texts[0] if len(texts) == 1 else texts,
+                                   "finish_reason": outs[0].outputs[0].finish_reason,
+                                   "usage": u})
+        return u
+
+
 async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str, Any]],
-                 kind: str) -> Any:
-    """Check each prompt's tokens against the model, admit, then answer or stream.
+                 fmt: CompletionFormat) -> Any:
+    """Check each prompt's tokens against the model, admit, start, then answer or stream.
 
     `n` choices per prompt (`best_of` generated, the most likely `n` kept) are separate
     engine requests with the same prompt: the prefix cache gives them the prompt's KV
     blocks once, as vLLM's parallel sampling does."""
+    call = _admit(request, body, prompts, fmt)
+    children = await _start(call)
+    if not body.stream:
+        return await _collect(call, children)
+    return StreamingResponse(_events(call, children), media_type="text/event-stream")
+
+
+def _admit(request: Request, body: SamplingFields, prompts: list[dict[str, Any]],
+           fmt: CompletionFormat) -> _Call:
+    """The request's limits checked and its tokens admitted (else a 4xx/503 raised)."""
     pipe = request.app.state.pipeline
     limits = RequestLimits.of(request.app)
     limits.check(body)
     asked = getattr(body, "max_completion_tokens", None) or body.max_tokens
     if body.stream_options is not None and not body.stream:
         raise RequestRejected("stream_options: only with stream: true")
-    n = body.n
-    best_of = getattr(body, "best_of", None) or n
-    top = body.top_logprobs_wanted()
+    best_of = getattr(body, "best_of", None) or body.n
     wanted: list[tuple[dict[str, Any], int]] = []
     for prompt in prompts:
         n_prompt = len(prompt["prompt_token_ids"])
@@ -112,158 +158,147 @@ async def _serve(request: Request, body: SamplingFields, prompts: list[dict[str,
         wanted.append((prompt, asked or min(pipe.settings.max_tokens,
                                             limits.max_model_len - n_prompt)))
     admit(request, sum((len(p["prompt_token_ids"]) + m) * best_of for p, m in wanted))
-    rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{request_id(request.headers)}"
-    created, t0 = int(time.time()), time.perf_counter()
+    return _Call(request, body, fmt, wanted, f"{fmt.id_prefix}-{request_id(request.headers)}",
+                 best_of, body.top_logprobs_wanted())
+
+
+async def _start(call: _Call) -> list[Child]:
+    """One engine request per choice; each one's first output awaited, so a bad prompt or
+    grammar is still a 400."""
+    body, n = call.body, call.body.n
     # best_of ranks by cumulative log-probability, which needs the chosen tokens' logprobs.
-    logprobs = top if best_of == n else max(top or 0, 0)
+    logprobs = call.top if call.best_of == n else max(call.top or 0, 0)
     gens = []
-    for p_i, (prompt, max_tokens) in enumerate(wanted):
-        for j in range(best_of):
+    for p_i, (prompt, max_tokens) in enumerate(call.wanted):
+        for j in range(call.best_of):
             seed = None if body.seed is None else (body.seed + j) % 2**63
             # The prompt's logprobs are the same for every choice: the first computes them,
             # the others keep their prefix-cache hits.
             params = body.sampling_params(max_tokens, seed=seed, logprobs=logprobs,
                                           prompt_logprobs=j == 0)
-            gens.append((p_i * best_of + j, p_i,
-                         pipe.engine.generate(prompt, params,
-                                                     f"{rid}-{p_i}-{j}.{next(_engine_ids)}")))
+            gens.append((p_i * call.best_of + j, p_i, call.pipe.engine.generate(
+                prompt, params, f"{call.rid}-{p_i}-{j}.{next(_engine_ids)}")))
     try:
-        starts = await cancel_on_disconnect(request, asyncio.gather(
+        starts = await cancel_on_disconnect(call.request, asyncio.gather(
             *[_first_and_rest(g) for _, _, g in gens]))
     except BaseException:
         for _, _, g in gens:
             await g.aclose()
         raise
-    children = [Child(i, p_i, first, rest)
-                for (i, p_i, _), (first, rest) in zip(gens, starts, strict=True)]
-    n_prompt_tokens = sum(len(p["prompt_token_ids"]) for p, _ in wanted)
-    obj = "chat.completion" if kind == "chat" else "text_completion"
+    return [Child(i, p_i, first, rest)
+            for (i, p_i, _), (first, rest) in zip(gens, starts, strict=True)]
 
-    def logprobs_of(out: RequestOutput, a: int = 0, offset: int = 0) -> Any:
-        o = out.outputs[0]
-        if top is None or o.logprobs is None:
-            return None
-        if kind == "chat":
-            return chat_logprobs(pipe.tokenizer, o.token_ids[a:], o.logprobs[a:], top)
-        return completion_logprobs(pipe.tokenizer, o.token_ids[a:], o.logprobs[a:], top, offset)
 
-    def choice(index: int, text: str, finish: str | None, delta: bool, lp: Any,
-               prompt_lp: Any = None) -> dict[str, Any]:
-        if kind == "chat":
-            key = "delta" if delta else "message"
-            msg = {"content": text} if delta else {"role": "assistant", "content": text}
-            return {"index": index, key: msg, "finish_reason": finish, "logprobs": lp}
-        out = {"index": index, "text": text, "finish_reason": finish, "logprobs": lp}
-        return out if delta else {**out, "prompt_logprobs": prompt_lp}
+async def _collect(call: _Call, children: list[Child]) -> dict[str, Any]:
+    """The whole answer: every child run to its end, the best `n` of each prompt kept."""
+    async def run(child: Child) -> None:
+        async for out in child.outputs():
+            if child.t_first is None and out.outputs[0].token_ids:
+                child.t_first = time.perf_counter() - call.t0
+            child.last = out
 
-    async def finish(outs: list[RequestOutput], t_first: float | None) -> dict[str, int]:
-        u = usage(n_prompt_tokens, sum(len(o.outputs[0].token_ids) for o in outs))
-        pipe.metrics.observe_completion(t_first, time.perf_counter() - t0, u["prompt_tokens"],
-                                        u["completion_tokens"])
-        record_usage(request.scope, u["prompt_tokens"], u["completion_tokens"])
-        texts = [o.outputs[0].text for o in outs]
-        await audit(request, {"id": rid, "prompt": _asked(body),
-                              "answer": texts[0] if len(texts) == 1 else texts,
-                              "finish_reason": outs[0].outputs[0].finish_reason, "usage": u})
-        return u
+    await cancel_on_disconnect(call.request, asyncio.gather(*[run(c) for c in children]))
+    kept = []
+    for p_i in range(len(call.wanted)):
+        mine = [c for c in children if c.prompt_index == p_i]
+        if call.best_of > call.body.n:
+            mine.sort(key=lambda c: -(c.last.outputs[0].cumulative_logprob or 0.0))
+        kept += mine[:call.body.n]
+    firsts = [c.t_first for c in children if c.t_first is not None]
+    u = await call.finish([c.last for c in children], min(firsts, default=None))
+    prompt_lps = [prompt_logprobs(c.last.prompt_logprobs) for c in children
+                  if c.index % call.best_of == 0]
+    choices = [call.fmt.choice(k, c.last.outputs[0].text, c.last.outputs[0].finish_reason,
+                               False, call.logprobs_of(c.last), prompt_lps[c.prompt_index])
+               for k, c in enumerate(kept)]
+    return {"id": call.rid, "object": call.fmt.object, "created": call.created,
+            "model": call.pipe.model_name, "choices": choices, "usage": u,
+            **call.fmt.answer_extras(prompt_lps)}
 
-    if not body.stream:
-        async def run(child: Child) -> None:
+
+async def _merged(children: list[Child]) -> AsyncIterator[tuple[Child, RequestOutput]]:
+    """Every child's outputs as they come, interleaved; a child's error is raised."""
+    queue: asyncio.Queue[tuple[Child, RequestOutput | BaseException | None]] = asyncio.Queue()
+
+    async def pump(child: Child) -> None:
+        try:
             async for out in child.outputs():
-                if child.t_first is None and out.outputs[0].token_ids:
-                    child.t_first = time.perf_counter() - t0
-                child.last = out
+                await queue.put((child, out))
+        except Exception as exc:  # noqa: BLE001 - raised to the stream, its last event
+            await queue.put((child, exc))
+        await queue.put((child, None))
 
-        await cancel_on_disconnect(request, asyncio.gather(*[run(c) for c in children]))
-        kept = []
-        for p_i in range(len(wanted)):
-            mine = [c for c in children if c.prompt_index == p_i]
-            if best_of > n:
-                mine.sort(key=lambda c: -(c.last.outputs[0].cumulative_logprob or 0.0))
-            kept += mine[:n]
-        firsts = [c.t_first for c in children if c.t_first is not None]
-        u = await finish([c.last for c in children], min(firsts, default=None))
-        prompt_lps = [prompt_logprobs(c.last.prompt_logprobs) for c in children
-                      if c.index % best_of == 0]
-        answer = {"id": rid, "object": obj, "created": created, "model": pipe.model_name,
-                  "choices": [choice(k, c.last.outputs[0].text, c.last.outputs[0].finish_reason,
-                                     False, logprobs_of(c.last), prompt_lps[c.prompt_index])
-                              for k, c in enumerate(kept)],
-                  "usage": u}
-        if kind == "chat":  # vLLM puts the chat's on the response, not on a choice
-            answer["prompt_logprobs"] = prompt_lps[0]
-        return answer
+    tasks = [asyncio.create_task(pump(c)) for c in children]
+    open_children = len(children)
+    try:
+        while open_children:
+            child, item = await queue.get()
+            if item is None:
+                open_children -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield child, item
+    finally:
+        for task in tasks:
+            task.cancel()
+        # A pump may still be inside its child's `rest`; closing that generator before
+        # the pump has unwound raises "already running" (a 500 for a client that left).
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for c in children:
+            await c.rest.aclose()
 
-    chunk_obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
+
+async def _events(call: _Call, children: list[Child]) -> AsyncIterator[bytes]:
+    """The stream: a chunk per new text of any child, each child's finish, usage, [DONE];
+    an error (or a shutdown that cuts the stream) is the last chunk, as vLLM sends it."""
+    body = call.body
     continuous = body.stream_options is not None and body.stream_options.continuous_usage_stats
 
     def chunk(choices: list[dict[str, Any]], extra: dict | None = None) -> bytes:
-        return sse({"id": rid, "object": chunk_obj, "created": created,
-                    "model": pipe.model_name, "choices": choices, **(extra or {})})
+        return sse({"id": call.rid, "object": call.fmt.chunk_object, "created": call.created,
+                    "model": call.pipe.model_name, "choices": choices, **(extra or {})})
 
-
-    async def events():
-        queue: asyncio.Queue[tuple[Child, RequestOutput | BaseException | None]] = \
-            asyncio.Queue()
-
-        async def pump(child: Child) -> None:
-            try:
-                async for out in child.outputs():
-                    await queue.put((child, out))
-            except Exception as exc:  # noqa: BLE001 - reported as the stream's last event
-                await queue.put((child, exc))
-            await queue.put((child, None))
-
-        tasks = [asyncio.create_task(pump(c)) for c in children]
-        sent = {c.index: (0, 0) for c in children}  # characters and tokens already sent
-        if kind == "chat":
-            yield chunk([{"index": c.index, "delta": {"role": "assistant", "content": ""},
-                          "finish_reason": None, "logprobs": None} for c in children],
-                        {"usage": usage(n_prompt_tokens, 0)} if continuous else None)
-        open_children, t_first = len(children), None
-        try:
-            while open_children:
-                child, item = await queue.get()
-                if item is None:
-                    open_children -= 1
-                    continue
-                if isinstance(item, BaseException):
-                    raise item
-                out, child.last = item, item
+    sent = {c.index: (0, 0) for c in children}  # characters and tokens already sent
+    opening = call.fmt.opening([c.index for c in children])
+    if opening is not None:
+        yield chunk(opening, {"usage": usage(call.n_prompt_tokens, 0)} if continuous else None)
+    t_first = None
+    try:
+        async with aclosing(_merged(children)) as merged:
+            async for child, out in merged:
+                child.last = out
                 o = out.outputs[0]
                 if t_first is None and o.token_ids:
-                    t_first = time.perf_counter() - t0
+                    t_first = time.perf_counter() - call.t0
                 chars, toks = sent[child.index]
                 extra = None
                 if continuous:
-                    extra = {"usage": usage(n_prompt_tokens, sum(
+                    extra = {"usage": usage(call.n_prompt_tokens, sum(
                         len(c.last.outputs[0].token_ids) for c in children if c.last))}
                 if len(o.text) > chars or len(o.token_ids) > toks:
-                    yield chunk([choice(child.index, o.text[chars:], None, True,
-                                        logprobs_of(out, toks, chars))], extra)
+                    yield chunk([call.fmt.choice(child.index, o.text[chars:], None, True,
+                                                 call.logprobs_of(out, toks, chars))], extra)
                     sent[child.index] = (len(o.text), len(o.token_ids))
                 if out.finished:
-                    yield chunk([choice(child.index, "", o.finish_reason, True, None)], extra)
-        except Exception as exc:  # as vLLM: an error object as the last chunk, then [DONE]
-            message = stream_error(exc, request_id(request.headers))
-            yield sse({"error": {"message": message, "type": "InternalServerError",
-                                 "code": 500}})
-            yield b"data: [DONE]\n\n"
-            return
-        finally:
-            for task in tasks:
-                task.cancel()
-            # A pump may still be inside its child's `rest`; closing that generator before
-            # the pump has unwound raises "already running" (a 500 for a client that left).
-            await asyncio.gather(*tasks, return_exceptions=True)
-            for c in children:
-                await c.rest.aclose()
-        u = await finish([c.last for c in children if c.last is not None], t_first)
-        if body.include_usage:
-            yield chunk([], {"usage": u})
+                    yield chunk([call.fmt.choice(child.index, "", o.finish_reason, True,
+                                                 None)], extra)
+    except asyncio.CancelledError:
+        if not draining(call.request.scope):
+            raise
+        yield sse({"error": {"message": SHUTTING_DOWN, "type": "ServiceUnavailableError",
+                             "code": 503}})
         yield b"data: [DONE]\n\n"
-
-    return StreamingResponse(events(), media_type="text/event-stream")
+        return
+    except Exception as exc:  # as vLLM: an error object as the last chunk, then [DONE]
+        message = stream_error(exc, request_id(call.request.headers))
+        yield sse({"error": {"message": message, "type": "InternalServerError", "code": 500}})
+        yield b"data: [DONE]\n\n"
+        return
+    u = await call.finish([c.last for c in children if c.last is not None], t_first)
+    if body.include_usage:
+        yield chunk([], {"usage": u})
+    yield b"data: [DONE]\n\n"
 
 
 def _asked(body: SamplingFields) -> Any:
@@ -286,7 +321,7 @@ async def completions(body: CompletionRequest, request: Request) -> Any:
             prompts.append({"prompt": prompt, "prompt_token_ids": pipe.tokenizer.encode(prompt)})
         else:
             prompts.append({"prompt_token_ids": prompt})
-    return await _serve(request, body, prompts, "completion")
+    return await _serve(request, body, prompts, COMPLETION)
 
 
 @router.post("/chat/completions",
@@ -295,7 +330,7 @@ async def chat_completions(body: ChatRequest, request: Request) -> Any:
     pipe = request.app.state.pipeline
     check_model(body.model, [pipe.model_name])
     ids = chat_prompt_ids(pipe.tokenizer, body.messages)
-    return await _serve(request, body, [{"prompt_token_ids": ids}], "chat")
+    return await _serve(request, body, [{"prompt_token_ids": ids}], CHAT)
 
 
 @router.post("/embeddings", responses={200: {"model": EmbeddingList}, **OPENAI_ERRORS})

@@ -16,7 +16,9 @@ from paths import REPO
 from llm_engine import LLM, EngineConfig, SamplingParams
 from llm_engine.layers import int8_vnni_cpu
 from llm_engine.layers.linear import bucket_rows, linear
-from llm_engine.layers.quantization import Int8Weight, cpu_has
+from llm_engine.layers.quantization import Int8Weight
+from llm_engine.layers.selector import resolve_backends
+from llm_engine.utils.cpu_isa import cpu_has
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from perplexity import greedy_picks, perplexity, text_windows  # noqa: E402
@@ -76,7 +78,8 @@ def test_the_vnni_kernels_equal_fbgemm_bit_for_bit(n: int, k: int, smoothed: boo
     that share its step."""
     if not cpu_has("avx512_vnni", "avx512bw"):
         pytest.skip("this CPU has no AVX-512 VNNI: fbgemm serves every row count")
-    assert int8_vnni_cpu.load_kernel() is not None, "the VNNI kernels failed to build"
+    backends = resolve_backends(torch.device("cpu"), torch.float32, torch.float32, 64, int8=True)
+    assert backends.int8_kernel is not None, "the VNNI kernels failed to build"
     assert int8_vnni_cpu.ONEDNN_GEMM
     torch.manual_seed(0)
     weight, bias = torch.randn(n, k) * 0.05, torch.randn(n)
@@ -90,7 +93,7 @@ def test_the_vnni_kernels_equal_fbgemm_bit_for_bit(n: int, k: int, smoothed: boo
     assert all(int8_vnni_cpu.takes(rows, n) for rows in many_rows)
     for use_bias in (False, True):
         q = Int8Weight.quantize(weight, bias if use_bias else None,
-                                act_max=torch.rand(k) * 5 if smoothed else None)
+                                torch.rand(k) * 5 if smoothed else None, backends)
         assert q.vnni is not None
         vnni = q.vnni
         for rows in (*range(1, int8_vnni_cpu.MAX_ROWS + 1), *many_rows):

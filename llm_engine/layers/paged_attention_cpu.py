@@ -4,9 +4,9 @@ The torch path must first gather every sequence's blocks into a contiguous tenso
 copies the whole context's K/V each step and then reads it again: on the standard workload
 that copy was a third of a decode step. This kernel walks each sequence's block table and
 reads the cache in place, one (sequence, K/V head) pair per task on ATen's thread pool,
-from an fp32 cache or a bf16 one (kv_cache_dtype="bfloat16"), widened as it is read. It is
-compiled once with torch's C++ extension loader; where no compiler is available the engine
-keeps the torch path.
+from an fp32 cache or a bf16 one (kv_cache_dtype="bfloat16"), widened as it is read. Its
+source, llm_engine/csrc/paged_attention.cpp, is compiled at first use for the CPU's ISA
+level (utils/cpu_extension.py); where it cannot be built the engine keeps the torch path.
 
 On the model's shapes (head_dim 64, blocks of 16 or 32, up to 4 query heads a K/V head) a
 task scores and weighs its query heads together (`grouped_task`): each key block and value

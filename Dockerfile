@@ -17,7 +17,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     FINRAG_PORT=8000 \
     FINRAG_ENGINES_DIR=/home/finrag/engines
 
-# g++: the CPU decode-attention kernel is compiled by torch.utils.cpp_extension.
+# g++: the five CPU kernels (llm_engine/csrc/*.cpp) are compiled by torch.utils.cpp_extension,
+# here for the build host's ISA level and at first start on a host of another level.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends g++ \
     && rm -rf /var/lib/apt/lists/* \
@@ -35,7 +36,10 @@ RUN pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0 \
 
 USER finrag
 # First-run work done here, so a container serves at once: the prepared model, the ONNX
-# encoder, the demo index, and the compiled attention kernel (one answer warms them all).
+# encoder, the demo index, and the CPU kernels (one answer warms them all). The kernels are
+# built for the build host's ISA level with named -m flags and cached under that level's
+# name: a host of another level (an AVX2 host running an image built on AVX-512) loads none
+# of them and compiles its own at first start, ~30 s a kernel (llm_engine/utils/cpu_isa.py).
 RUN finrag ask --json "What was the total revenue?" > /dev/null
 
 EXPOSE 8000

@@ -30,6 +30,7 @@ import statistics
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from unittest.mock import patch
@@ -39,8 +40,8 @@ from peers import FinragPeer  # noqa: E402
 from throughput import SPEC, figures, timed  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
-import llm_engine.layers.attention as attention  # noqa: E402
-from llm_engine.layers import cpu_ops, int8_vnni_cpu  # noqa: E402
+from llm_engine.layers import int8_vnni_cpu  # noqa: E402
+from llm_engine.layers.backends import bind_backends  # noqa: E402
 from llm_engine.layers.paged_attention_cpu import paged_decode  # noqa: E402
 from llm_engine.layers.prefill_attention_cpu import blocked_loop  # noqa: E402
 from llm_engine.tokenizer import Tokenizer  # noqa: E402
@@ -60,10 +61,36 @@ def swapped(objects: list, attr: str, value: object) -> Iterator[None]:
             setattr(obj, attr, old)
 
 
-def without_vnni(peer: FinragPeer) -> AbstractContextManager:
+def int8_weights(peer: FinragPeer) -> list:
     model = peer.llm.llm_engine.executor.driver.model
-    weights = [m.int8 for m in model.quantizable_layers().values() if m.int8 is not None]
-    return swapped(weights, "vnni", None)
+    return [m.int8 for m in model.quantizable_layers().values() if m.int8 is not None]
+
+
+def without_vnni(peer: FinragPeer) -> AbstractContextManager:
+    return swapped(int8_weights(peer), "vnni", None)
+
+
+@contextmanager
+def rebound(peer: FinragPeer, **changes: object) -> Iterator[None]:
+    """The model's layers bound to the engine's backends with `changes`, then bound back."""
+    runner = peer.llm.llm_engine.executor.driver
+    bind_backends(runner.model, replace(runner.backends, **changes))
+    try:
+        yield
+    finally:
+        bind_backends(runner.model, runner.backends)
+
+
+@contextmanager
+def without_cpu_ops(peer: FinragPeer) -> Iterator[None]:
+    with rebound(peer, fused_ops=None), swapped(int8_weights(peer), "fused_ops", None):
+        yield
+
+
+def without_prefill(peer: FinragPeer) -> AbstractContextManager:
+    after_context = peer.llm.llm_engine.executor.driver.backends.prefill_after_context
+    return rebound(peer, prefill=blocked_loop,
+                   prefill_after_context=None if after_context is None else blocked_loop)
 
 
 def without_grouped(peer: FinragPeer) -> AbstractContextManager:
@@ -73,11 +100,10 @@ def without_grouped(peer: FinragPeer) -> AbstractContextManager:
 
 # Each switch: the engine -> a context in which that kernel is off.
 SWITCHES: dict[str, Callable[[FinragPeer], AbstractContextManager]] = {
-    "cpu-ops": lambda peer: patch.object(cpu_ops, "runs_on", lambda *tensors: False),
+    "cpu-ops": without_cpu_ops,
     "vnni": without_vnni,
     "onednn": lambda peer: patch.object(int8_vnni_cpu, "ONEDNN_GEMM", False),
-    "prefill": lambda peer: patch.object(attention, "causal_prefill_attention",
-                                         lambda q, k, v, scale, bf16: blocked_loop(q, k, v, scale)),
+    "prefill": without_prefill,
     "grouped": without_grouped,
 }
 

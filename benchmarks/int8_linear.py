@@ -33,6 +33,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -40,6 +41,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from llm_engine.layers.quantization import Int8Weight  # noqa: E402
+from llm_engine.layers.selector import resolve_backends  # noqa: E402
+
+# The kernels an fp32 CPU engine with int8 weights runs (layers/selector.py).
+ENGINE = resolve_backends(torch.device("cpu"), torch.float32, torch.float32, 64, int8=True)
 
 # (name, out_features, in_features) for SmolLM2-135M
 SHAPES = [("qkv", 960, 576), ("o", 576, 576), ("gate_up", 3072, 576), ("down", 576, 1536),
@@ -78,9 +83,8 @@ def pinned_dynamic(x: torch.Tensor, q: Int8Weight) -> torch.Tensor:
 
 def fbgemm_only(q: Int8Weight) -> Int8Weight:
     """The same weight with the VNNI path off: every call goes to fbgemm."""
-    plain = Int8Weight(q.packed, q.scales, q.bias, q.inv_smooth, q.reduce_range)
-    plain.vnni = None
-    return plain
+    return Int8Weight(q.packed, q.scales, q.bias, q.inv_smooth, q.reduce_range,
+                      replace(ENGINE, int8_kernel=None))
 
 
 def kernels_for(x: torch.Tensor, w: torch.Tensor, q: Int8Weight,
@@ -105,7 +109,7 @@ def model_layers(ms: list[int], layers: int, repeats: int) -> None:
     """The four linears of `layers` layers, distinct weights each: out of cache, as in a step."""
     shapes = [(n, k) for name, n, k in SHAPES if name != "lm_head"]
     # Smoothed, as the engine quantizes them (the smoothing is one more pass for fbgemm).
-    weights = [[Int8Weight.quantize(torch.randn(n, k) * 0.05, None, act_max=torch.rand(k) * 5)
+    weights = [[Int8Weight.quantize(torch.randn(n, k) * 0.05, None, torch.rand(k) * 5, ENGINE)
                 for n, k in shapes] for _ in range(layers)]
     plain = [[fbgemm_only(q) for q in layer] for layer in weights]
     print(f"\nthe four linears of {layers} layers, distinct weights: fbgemm against the VNNI path")
@@ -142,7 +146,7 @@ def main() -> None:
         if name not in args.shapes:
             continue
         w = torch.randn(n, k) * 0.05
-        q = Int8Weight.quantize(w, None)
+        q = Int8Weight.quantize(w, None, backends=ENGINE)
         w_int8 = torch.round(w / q.scales[:, None]).to(torch.int8)
         for m in args.m:
             x = torch.randn(m, k)

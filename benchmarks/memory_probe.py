@@ -38,10 +38,13 @@ def probe_gemm(kernel: str) -> None:
 
     from llm_engine.layers.linear import linear
     from llm_engine.layers.quantization import Int8Weight
+    from llm_engine.layers.selector import resolve_backends
 
     torch.manual_seed(0)
     weights = [torch.randn(n, k) * 0.05 for n, k in ((960, 576), (576, 576), (3072, 576), (576, 1536))]
-    packed = [Int8Weight.quantize(w, None) for w in weights]
+    # As an fp32 CPU engine with int8 weights runs them (layers/selector.py).
+    engine = resolve_backends(torch.device("cpu"), torch.float32, torch.float32, 64, int8=True)
+    packed = [Int8Weight.quantize(w, None, backends=engine) for w in weights]
     gemms = {
         "onednn": lambda x, i: torch.ops.mkldnn._linear_pointwise(x, weights[i], None, "none", [], ""),
         "bucketed": lambda x, i: linear(x, weights[i], None),

@@ -23,15 +23,14 @@ import time
 import torch
 import torch.nn.functional as F
 
-import llm_engine.layers.attention as attention
 from llm_engine import LLM, SamplingParams
 from llm_engine.layers import prefill_attention_bf16_cpu
 from llm_engine.layers.attention import chunk_causal_mask
-from llm_engine.layers.prefill_attention_cpu import blocked_loop, causal_prefill_attention, load_kernel
+from llm_engine.layers.prefill_attention_bf16_cpu import compiled_bf16_prefill
+from llm_engine.layers.prefill_attention_cpu import blocked_loop, compiled_prefill, load_kernel
 
 
-def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float,
-                 bf16: bool = False) -> torch.Tensor:
+def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
     """The previous path, [T, heads, dim] in and out; k, v: [past + T, kv_heads, dim]."""
     t, past = q.shape[0], k.shape[0] - q.shape[0]
     mask = None if past == 0 else chunk_causal_mask(t, past, q.device)
@@ -41,11 +40,8 @@ def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
     return o[0].transpose(0, 1)
 
 
-# Each as the engine calls it: (q, k, v, scale, bf16: whether the KV cache is bf16).
-PATHS = {"sdpa": sdpa_prefill,
-         "blocked, bmm loop": lambda q, k, v, scale, bf16=False: blocked_loop(q, k, v, scale),
-         "blocked, tasks": causal_prefill_attention,
-         "bf16 tasks": lambda q, k, v, scale, bf16=False: causal_prefill_attention(q, k, v, scale, True)}
+# Each as the engine calls it: (q, k, v, scale); "bf16 tasks" is set in main().
+PATHS = {"sdpa": sdpa_prefill, "blocked, bmm loop": blocked_loop, "blocked, tasks": compiled_prefill}
 
 
 def seconds(fn, *args) -> float:
@@ -67,6 +63,8 @@ def main() -> None:
         raise SystemExit("the compiled prefill attention did not build (see the log above)")
     if prefill_attention_bf16_cpu.load_kernel() is None:
         print("no bf16 prefill kernel on this CPU (AVX-512 BF16): 'bf16 tasks' times the fp32 one")
+    PATHS["bf16 tasks"] = compiled_prefill if prefill_attention_bf16_cpu.load_kernel() is None \
+        else compiled_bf16_prefill
     llm = LLM("default", quantization=None if args.quantization == "none" else "int8",
               enable_prefix_caching=False)
     cfg = llm.llm_engine.model_config
@@ -80,11 +78,15 @@ def main() -> None:
 
     ttft(next(prompts))  # warm-up
     ttfts: dict[str, list[float]] = {name: [] for name in PATHS}
+    layers = llm.llm_engine.executor.driver.model.attention_layers()
+    engine_prefill = layers[0].prefill
     for _ in range(args.rounds):
         for name, fn in PATHS.items():
-            attention.causal_prefill_attention = fn
+            for layer in layers:  # prefix caching is off: every chunk is one without context
+                layer.prefill = fn
             ttfts[name].append(ttft(next(prompts)))
-    attention.causal_prefill_attention = causal_prefill_attention
+    for layer in layers:
+        layer.prefill = engine_prefill
 
     heads, kv_heads, dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
     t = args.prompt_tokens

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from llm_engine.layers.backends import AttentionBackend
 from llm_engine.layers.quantization import QUANTIZATION_METHODS, auto_quantization, check_quantization
 from llm_engine.spec_decode.config import SpeculativeConfig
 
@@ -173,7 +174,7 @@ class EngineConfig:
                "'sha256' or 'builtin'", self.prefix_caching_hash_algo)
         _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
                "device", "'auto', 'cpu' or 'cuda[:N]'", self.device)
-        _check(self.attention_backend in ("auto", "torch", "cpu_kernel", "triton"),
+        _check(self.attention_backend in {b.value for b in AttentionBackend},
                "attention_backend", "'auto', 'torch', 'cpu_kernel' or 'triton'",
                self.attention_backend)
         _check(self.attention_backend != "triton" or self.torch_device.type == "cuda",
@@ -181,6 +182,11 @@ class EngineConfig:
                "CUDA)", self.attention_backend)
         _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
                "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
+        # The CPU decode kernel reads fp32 queries on the host; elsewhere it would never run.
+        _check(self.attention_backend != "cpu_kernel" or (
+                   self.torch_device.type == "cpu" and self.torch_dtype == torch.float32),
+               "attention_backend", "'auto', 'torch' or 'triton' unless device is 'cpu' and "
+               "dtype 'float32' ('cpu_kernel' needs fp32 on CPU)", self.attention_backend)
         _check(self.kv_cache_dtype in ("auto", "bfloat16"), "kv_cache_dtype",
                "'auto' or 'bfloat16'", self.kv_cache_dtype)
         _check(self.tensor_parallel_size >= 1, "tensor_parallel_size", ">= 1",

@@ -4,6 +4,8 @@ engine's tokens rest on it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 from prereqs import CXX, missing
@@ -12,9 +14,11 @@ from llm_engine.layers import cpu_ops
 from llm_engine.layers.activation import SiluAndMul, torch_silu_and_mul
 from llm_engine.layers.activation import exact_kernel_lanes as silu_lanes
 from llm_engine.layers.attention import AttentionMetadata, PagedAttention
+from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 from llm_engine.layers.layernorm import RMSNorm, exact_kernel_lanes, torch_rms_norm
 from llm_engine.layers.quantization import Int8Weight
 from llm_engine.layers.rotary_embedding import RotaryEmbedding
+from llm_engine.layers.selector import resolve_backends
 
 
 @pytest.fixture(autouse=True)
@@ -23,10 +27,18 @@ def kernel():
         missing("no C++ compiler for the CPU kernels", CXX)
 
 
+@pytest.fixture(scope="module")
+def fused() -> Backends:
+    """An fp32 CPU engine's kernels, as the selector hands them to its layers."""
+    backends = resolve_backends(torch.device("cpu"), torch.float32, torch.float32, 64)
+    assert backends.fused_ops is not None
+    return backends
+
+
 @pytest.mark.parametrize("tokens", [1, 7, 300])
 @pytest.mark.parametrize(("heads", "kv_heads", "dim"), [(9, 3, 64), (4, 2, 128)])
 def test_rotary_equals_the_torch_expression(tokens: int, heads: int, kv_heads: int, dim: int,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                            fused: Backends) -> None:
     rotary = RotaryEmbedding(dim, 8192, 100_000.0, None)
     gen = torch.Generator().manual_seed(tokens + dim)
     # As the model passes them: views into one q/k/v row per token, so not contiguous.
@@ -37,14 +49,13 @@ def test_rotary_equals_the_torch_expression(tokens: int, heads: int, kv_heads: i
         q, k, _ = t.split([heads * dim, kv_heads * dim, kv_heads * dim], dim=-1)
         return q.view(tokens, heads, dim), k.view(tokens, kv_heads, dim)
 
-    with monkeypatch.context() as m:
-        m.setattr(cpu_ops, "runs_on", lambda *t: False)
-        q_ref, k_ref = rotary(positions, *split(qkv.clone()))
-    fused = qkv.clone()
-    q, k = rotary(positions, *split(fused))
+    q_ref, k_ref = rotary(positions, *split(qkv.clone()))  # not bound: torch's ops
+    rotary.bind(fused)
+    rotated = qkv.clone()
+    q, k = rotary(positions, *split(rotated))
     assert torch.equal(q, q_ref) and torch.equal(k, k_ref)
     # In place, and the values untouched.
-    assert torch.equal(fused[:, (heads + kv_heads) * dim:], qkv[:, (heads + kv_heads) * dim:])
+    assert torch.equal(rotated[:, (heads + kv_heads) * dim:], qkv[:, (heads + kv_heads) * dim:])
     assert not torch.equal(q, split(qkv)[0])
 
 
@@ -52,7 +63,7 @@ def test_rotary_equals_the_torch_expression(tokens: int, heads: int, kv_heads: i
 @pytest.mark.parametrize(("n", "k"), [(960, 576), (100, 70)])
 @pytest.mark.parametrize("smoothed", [False, True])
 def test_int8_rows_equal_the_torch_expressions(rows: int, n: int, k: int, smoothed: bool,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                               fused: Backends) -> None:
     """Past the few-row kernel's rows: the normalization before fbgemm and the rescaling
     after it, fused or as torch ops."""
     gen = torch.Generator().manual_seed(rows * 7 + k)
@@ -67,11 +78,11 @@ def test_int8_rows_equal_the_torch_expressions(rows: int, n: int, k: int, smooth
     expected_max = smooth.abs().amax(dim=1, keepdim=True).clamp_(min=1e-12)
     assert torch.equal(row_max, expected_max) and torch.equal(scaled, smooth / expected_max)
     for use_bias in (False, True):
-        q = Int8Weight.quantize(weight, bias if use_bias else None,
-                                act_max=torch.rand(k, generator=gen) * 5 if smoothed else None)
-        with monkeypatch.context() as m:
-            m.setattr(cpu_ops, "runs_on", lambda *t: False)
-            reference = q(x)
+        args = (weight, bias if use_bias else None,
+                torch.rand(k, generator=gen) * 5 if smoothed else None)
+        reference = Int8Weight.quantize(*args, TORCH_BACKENDS)(x)
+        # The fused rows around fbgemm (the VNNI kernels, where this CPU has them, aside).
+        q = Int8Weight.quantize(*args, replace(fused, int8_kernel=None))
         assert torch.equal(q(x), reference), use_bias
         # and on a view that is not contiguous, as a sliced activation can be
         wide = torch.cat([x, x], dim=1)[:, :k]
@@ -90,12 +101,14 @@ def test_int8_rows_returns_the_scaled_rows_and_their_max() -> None:
 
 @pytest.mark.parametrize("rows", [1, 5, 300])
 @pytest.mark.parametrize("dim", [576, 960, 2052])
-def test_rms_norm_equals_torch_with_and_without_a_residual(rows: int, dim: int) -> None:
+def test_rms_norm_equals_torch_with_and_without_a_residual(rows: int, dim: int,
+                                                           fused: Backends) -> None:
     """The compiled norm sums in torch's order: bit for bit, or the fp32 engine's tokens
     could drift from transformers'."""
     assert exact_kernel_lanes() is not None, "the compiled RMSNorm differs from torch's here"
     gen = torch.Generator().manual_seed(rows + dim)
     norm = RMSNorm(dim, 1e-5)
+    norm.bind(fused)
     norm.weight.data = torch.randn(dim, generator=gen)
     x, residual = torch.randn(rows, dim, generator=gen) * 2, torch.randn(rows, dim, generator=gen) * 5
     expected = torch_rms_norm(x, norm.weight, 1e-5)
@@ -119,8 +132,7 @@ def test_the_norm_check_catches_another_summation_order() -> None:
 
 
 @pytest.mark.parametrize("cache_dtype", [torch.float32, torch.bfloat16])
-def test_kv_writes_equal_the_indexed_assignment(cache_dtype: torch.dtype,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kv_writes_equal_the_indexed_assignment(cache_dtype: torch.dtype, fused: Backends) -> None:
     attn = PagedAttention(num_heads=6, num_kv_heads=3, head_dim=64)
     blocks, block_size, tokens = 10, 16, 37
     gen = torch.Generator().manual_seed(2)
@@ -131,27 +143,28 @@ def test_kv_writes_equal_the_indexed_assignment(cache_dtype: torch.dtype,
     meta = AttentionMetadata(slot_blocks=slots // block_size, slot_offsets=slots % block_size,
                              decodes=[], prefills=[])
 
-    def written(fused: bool) -> torch.Tensor:
+    def written(backends: Backends) -> torch.Tensor:
         c = cache.clone()
         attn.k_cache = c[0].view(3, blocks, 64, block_size)
         attn.v_cache = c[1].view(3, blocks, block_size, 64)
-        with monkeypatch.context() as m:
-            if not fused:
-                m.setattr(cpu_ops, "runs_on", lambda *t: False)
-            attn(torch.zeros(tokens, 6, 64), k, v, meta)
+        attn.bind(backends)
+        attn(torch.zeros(tokens, 6, 64), k, v, meta)
         return c
 
-    fused = written(True)
-    assert torch.equal(fused, written(False))
-    assert not torch.equal(fused, cache)
+    one_pass = written(fused)
+    assert torch.equal(one_pass, written(TORCH_BACKENDS))
+    assert not torch.equal(one_pass, cache)
 
 
 @pytest.mark.parametrize(("rows", "dim"), [(1, 1536), (7, 1536), (300, 1536), (4, 1000),
                                           (20, 80), (20, 48)])
-def test_silu_and_mul_equals_torch(rows: int, dim: int) -> None:
+def test_silu_and_mul_equals_torch(rows: int, dim: int, fused: Backends) -> None:
     assert silu_lanes() is not None, "the compiled silu_and_mul differs from torch's here"
     x = torch.randn(rows, 2 * dim, generator=torch.Generator().manual_seed(rows)) * 4
-    assert torch.equal(SiluAndMul()(x), torch_silu_and_mul(x))
+    act = SiluAndMul()
+    act.bind(fused)
+    assert act.fused is not None
+    assert torch.equal(act(x), torch_silu_and_mul(x))
 
 
 def test_the_silu_check_catches_another_vector_width() -> None:

@@ -18,6 +18,17 @@ def test_bad_engine_args_name_the_field(field: str, value: object) -> None:
         EngineConfig(**{field: value})
 
 
+@pytest.mark.parametrize("settings", [{"device": "cuda"}, {"device": "cpu", "dtype": "bfloat16"},
+                                      {"device": "cpu", "dtype": "float16"}])
+def test_the_cpu_decode_kernel_is_refused_off_fp32_cpu(settings: dict[str, str]) -> None:
+    """It reads fp32 queries on the host: elsewhere it would be accepted and never run."""
+    with pytest.raises(ValueError, match=r"^attention_backend must be .*'cpu_kernel' needs fp32 "
+                                         r"on CPU\), got 'cpu_kernel'"):
+        EngineConfig(attention_backend="cpu_kernel", **settings)
+    EngineConfig(attention_backend="torch", **settings)  # what the message offers is taken
+    assert EngineConfig(attention_backend="cpu_kernel", device="cpu").attention_backend == "cpu_kernel"
+
+
 def test_unknown_engine_arg_is_refused() -> None:
     with pytest.raises(TypeError, match="gpu_mem"):
         EngineConfig(gpu_mem=0.5)  # type: ignore[call-arg]

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 from engine_prompts import prompts_of_lengths
+from paths import REPO
 
 from llm_engine import LLM, SamplingParams
+from llm_engine.utils.cpu_isa import ISA_ENV, CpuIsa, host_isa
 
 MAX_NEW = 24
 LENGTHS = [8, 600, 33, 150, 17, 420, 64, 9, 290, 111, 512, 48, 75, 230, 16, 350]
@@ -58,6 +64,37 @@ def test_smollm2_matches_transformers_with_warm_prefix_cache(smollm2_case) -> No
     assert engine_greedy(llm, prompts, MAX_NEW) == expected
     assert llm.llm_engine.get_stats().prefix_cache_hits - before > sum(LENGTHS) // 2
     assert_all_blocks_free(llm)
+
+
+def greedy_in_subprocess(model_dir: Path, prompts: list[list[int]], max_new: int,
+                         isa: str) -> subprocess.CompletedProcess:
+    """tests/greedy_subprocess.py run with FINRAG_CPU_ISA=isa (read once a process)."""
+    env = {**os.environ, ISA_ENV: isa,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, str(REPO / "tests" / "greedy_subprocess.py"),
+                           str(model_dir), str(max_new)], input=json.dumps(prompts), env=env,
+                          capture_output=True, text=True, cwd=REPO, check=False)
+
+
+def test_smollm2_matches_transformers_on_the_avx2_kernels(smollm2_case) -> None:
+    """FINRAG_CPU_ISA=avx2: the kernels every x86 server runs, on an AVX-512 machine too."""
+    model_dir, prompts, expected = smollm2_case
+    run = greedy_in_subprocess(model_dir, prompts, MAX_NEW, CpuIsa.AVX2.value)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout)
+    backends = result["backends"]
+    assert backends["isa"] == "avx2" and backends["decode"] == "cpu_kernel", backends
+    assert backends["fused_ops"] and backends["norm_lanes"] is not None, backends
+    assert result["tokens"] == expected
+
+
+def test_a_cpu_isa_above_the_cpu_fails_the_start_naming_the_switch(smollm2_case) -> None:
+    above = [level for level in CpuIsa if host_isa() < level]
+    if not above:
+        pytest.skip(f"this CPU runs the highest level, {host_isa().value}")
+    run = greedy_in_subprocess(smollm2_case[0], [[1, 2, 3]], 1, above[-1].value)
+    assert run.returncode != 0
+    assert f"{ISA_ENV}={above[-1].value} but this CPU runs at most {host_isa().value}" in run.stderr
 
 
 def test_smollm2_matches_transformers_with_small_prefill_chunks(smollm2_case) -> None:

@@ -99,3 +99,40 @@ def test_the_rule_catches_what_it_forbids(tmp_path, monkeypatch) -> None:
     (tmp_path / "pipeline/rag/ok.py").write_text("from llm_engine import LLM\n"
                                                   "from pipeline.settings import Settings\n")
     assert _violations(tmp_path / "pipeline/rag/ok.py") == []
+
+
+def _module_graph(root: Path) -> dict[str, set[str]]:
+    """Each module under `root`'s packages -> the modules of those packages it imports
+    (`from a.b import c` counts as a.b.c where that is a module, else as a.b)."""
+    files = sorted(p for pkg in PACKAGES for p in (root / pkg).rglob("*.py"))
+    modules = {_module(p) for p in files}
+    graph: dict[str, set[str]] = {}
+    for path in files:
+        targets = set()
+        for _, name in _imports(path):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name:
+                targets.add(name)
+        graph[_module(path)] = targets - {_module(path)}
+    return graph
+
+
+def _mutual_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((a, b) for a, targets in graph.items() for b in targets
+                  if a < b and a in graph.get(b, set()))
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Lazily or not: a pair that imports each other is one concept split in two, or a
+    helper in the wrong place (pipeline.replicas.artifacts came out of such a pair)."""
+    assert _mutual_pairs(_module_graph(ROOT)) == []
+
+
+def test_the_pair_check_catches_a_lazy_circle(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline/a.py").write_text("from pipeline.b import f\n")
+    (tmp_path / "pipeline/b.py").write_text("def f():\n    from pipeline import a\n")
+    (tmp_path / "pipeline/c.py").write_text("import pipeline.a\n")
+    assert _mutual_pairs(_module_graph(tmp_path)) == [("pipeline.a", "pipeline.b")]

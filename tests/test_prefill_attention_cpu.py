@@ -10,13 +10,14 @@ from prereqs import CXX, missing
 
 from llm_engine.layers import prefill_attention_bf16_cpu
 from llm_engine.layers.attention import chunk_causal_mask
+from llm_engine.layers.prefill_attention_bf16_cpu import compiled_bf16_prefill
 from llm_engine.layers.prefill_attention_cpu import (
     QUERY_BLOCK,
     blocked_loop,
-    causal_prefill_attention,
+    compiled_prefill,
     load_kernel,
 )
-from llm_engine.layers.quantization import cpu_has
+from llm_engine.utils.cpu_isa import cpu_has
 
 
 @pytest.mark.parametrize("path", ["compiled", "loop"])
@@ -28,7 +29,7 @@ def test_matches_causal_sdpa(path: str, tokens: int, heads: int, kv_heads: int, 
     """past: tokens of context cached before the chunk (a prefix-cache hit, a later chunk)."""
     if path == "compiled" and load_kernel() is None:
         missing("no C++ compiler for the CPU kernel", CXX)
-    attend = causal_prefill_attention if path == "compiled" else blocked_loop
+    attend = compiled_prefill if path == "compiled" else blocked_loop
     gen = torch.Generator().manual_seed(tokens * 100 + heads * 10 + kv_heads + past)
     q = torch.randn(tokens, heads, 64, generator=gen) * 3
     k = torch.randn(past + tokens, kv_heads, 64, generator=gen) * 3
@@ -84,8 +85,8 @@ def test_bf16_kernel_rounds_where_it_says_and_nowhere_else(tokens: int, heads: i
     v = torch.randn(past + tokens, kv_heads, dim, generator=gen)
     scale = dim**-0.5
     with torch.inference_mode():
-        out = causal_prefill_attention(q, k, v, scale, bf16=True)
-        fp32 = causal_prefill_attention(q, k, v, scale)
+        out = compiled_bf16_prefill(q, k, v, scale)
+        fp32 = compiled_prefill(q, k, v, scale)
     assert out.shape == (tokens, heads, dim)
     # Fewer than 1% of the outputs see a probability rounded the other way (by at most one
     # bf16 step, 0.4% of it); the rest agree to fp32's precision.

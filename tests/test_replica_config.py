@@ -13,7 +13,7 @@ from paths import TATQA
 from prereqs import RAY, require_module
 
 from pipeline.cli import _parser
-from pipeline.replicas.launch import build_artifacts
+from pipeline.replicas.artifacts import build_artifacts
 from pipeline.settings import SettingsError, load_settings
 
 

@@ -29,6 +29,25 @@ def test_no_finance_cue(question):
     assert not has_finance_cue(question)
 
 
+@pytest.mark.parametrize("question", [
+    "What is the capital of Spain?", "What's the capital city of France?", "Capitals of Europe?",
+    "Which capital has the most museums?", "What is the capital's population?",
+])
+def test_a_word_of_two_senses_is_no_cue_in_its_other_sense(question):
+    """"capital" alone sent the settings' own out-of-scope example to retrieval."""
+    assert not has_finance_cue(question)
+
+
+@pytest.mark.parametrize("question", [
+    "What does working capital consist of?", "How IMFT's capital requirements were determined?",
+    "What do capital leases reflect?", "What was the average invested capital?",
+    "What are the major capital investments?", "What is capital expenditure?",
+    "Why were the costs capitalized?",
+])
+def test_a_word_of_two_senses_is_a_cue_in_its_finance_sense(question):
+    assert has_finance_cue(question)
+
+
 def test_labels_that_retrieve():
     assert POLICY.retrieve == {"finance_question"}
 

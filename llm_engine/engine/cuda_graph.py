@@ -25,6 +25,7 @@ import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup
+from llm_engine.layers.backends import AttentionBackend
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +34,14 @@ logger = logging.getLogger(__name__)
 _MAX_CAPTURE = 256
 
 
-def use_cuda_graphs(config: EngineConfig, device: torch.device, attention_backend: str) -> bool:
+def use_cuda_graphs(config: EngineConfig, device: torch.device,
+                    attention_backend: AttentionBackend) -> bool:
     """Whether decode steps run as CUDA graphs (logged when asked for but not possible)."""
     if config.enforce_eager:
         return False
-    if device.type != "cuda" or attention_backend != "triton":
+    if device.type != "cuda" or attention_backend != AttentionBackend.TRITON:
         logger.warning("enforce_eager=False ignored: CUDA graphs need a CUDA device and the "
-                       "Triton attention backend (here %s, %s)", device, attention_backend)
+                       "Triton attention backend (here %s, %s)", device, attention_backend.value)
         return False
     if config.tensor_parallel_size > 1:
         # A captured step would hold NCCL collectives; every rank would have to capture and

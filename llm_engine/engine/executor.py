@@ -35,6 +35,7 @@ from llm_engine.engine.swap_space import HostAllocator
 from llm_engine.layers.sampler import SampleResult
 from llm_engine.models.llama import check_tensor_parallel
 from llm_engine.sequence import Sequence
+from llm_engine.structured_output import StructuredOutputManager
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,10 @@ class Executor:
 
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, list[SampleResult]]:
         return self.driver.execute(sched)
+
+    def set_structured_outputs(self, manager: StructuredOutputManager) -> None:
+        """Hand the grammar compiler to the sampler, which runs on the driver only."""
+        self.driver.set_structured_outputs(manager)
 
     def shutdown(self) -> None:
         """Release what the executor started (nothing here)."""

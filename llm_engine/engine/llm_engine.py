@@ -194,7 +194,7 @@ class LLMEngine:
             if self._structured is None:
                 self._structured = StructuredOutputManager(
                     self.model_dir, self.model_config.vocab_size, sorted(self.eos_token_ids))
-                self.executor.driver.sampler.structured = self._structured
+                self.executor.set_structured_outputs(self._structured)
         return self._structured
 
     def abort(self, request_id: str | Iterable[str]) -> None:

@@ -17,12 +17,14 @@ from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.engine.step_input import PromptLogprobSpan, StepInput
 from llm_engine.engine.swap_space import HostAllocator, SwapSpace, default_host_allocator
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
+from llm_engine.layers.backends import AttentionBackend, bind_backends
 from llm_engine.layers.calibration import calibration_windows, record_input_maxima
-from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 from llm_engine.layers.sampler import Sampler, SampleResult
+from llm_engine.layers.selector import select_backends
 from llm_engine.models.llama import LlamaForCausalLM
 from llm_engine.sequence import Sequence
 from llm_engine.spec_decode.rejection_sampler import RejectionSampler
+from llm_engine.structured_output import StructuredOutputManager
 from llm_engine.tokenizer import Tokenizer
 from llm_engine.utils.safetensors_io import iter_safetensors
 
@@ -48,14 +50,22 @@ class ModelRunner:
         self.dtype = config.torch_dtype
         self.kv_dtype = config.torch_kv_cache_dtype
         self.block_size = config.block_size
+        self.max_model_len = config.resolve_max_model_len(model_config)
         torch.manual_seed(config.seed)
         with torch.device(self.device):
             model = LlamaForCausalLM(model_config, tp)
         model.load_weights(iter_safetensors(model_dir))
         self.model = model.to(self.dtype).eval()
-        self._select_attention_backend()
-        if config.quantization_method is not None:
-            self.model.quantize(config.quantization_method, self._calibrate(model_dir))
+        quantization = config.quantization_method
+        # Every kernel choice, once (layers/selector.py), handed to the layers.
+        self.backends = select_backends(self.device, self.dtype, self.kv_dtype,
+                                        model_config.head_dim,
+                                        AttentionBackend(config.attention_backend),
+                                        int8=quantization is not None)
+        self.attention_backend = self.backends.decode
+        bind_backends(self.model, self.backends)
+        if quantization is not None:
+            self.model.quantize(quantization, self._calibrate(model_dir), self.backends)
         graphs = use_cuda_graphs(config, self.device, self.attention_backend)
         # With CUDA graphs the cache's last block takes padded rows' K/V (see cuda_graph.py).
         self.num_blocks = self._allocate_kv_cache(reserved_blocks=1 if graphs else 0)
@@ -66,6 +76,10 @@ class ModelRunner:
                                             self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
         self.rejection_sampler = RejectionSampler(self.sampler)
+
+    def set_structured_outputs(self, manager: StructuredOutputManager) -> None:
+        """The grammar compiler the sampler masks logits with (the driver's runner only)."""
+        self.sampler.structured = manager
 
     def _kv_block_shape(self) -> tuple[int, ...]:
         """One block of every layer: [layers, K/V, kv_heads, block_size * head_dim]."""
@@ -95,8 +109,7 @@ class ModelRunner:
                              self._profile_forward, reserved_blocks, self.tp.size)
         # Every rank must offer the scheduler the same blocks (and fail the check alike).
         plan = replace(plan, num_blocks=self.tp.min(plan.num_blocks, self.device))
-        plan.check_fits(self.config.resolve_max_model_len(self.model_config), self.block_size,
-                        self.config)
+        plan.check_fits(self.max_model_len, self.block_size, self.config)
         self.kv_plan = plan
         self._bind_kv_cache(plan.num_blocks)
         logger.info("KV cache: %d blocks of %d tokens (%.2f GiB; %s)", plan.num_blocks,
@@ -123,7 +136,7 @@ class ModelRunner:
             return {}
         tokenizer = Tokenizer.from_pretrained(model_dir)
         windows = calibration_windows(lambda text: tokenizer.encode(text, add_special_tokens=False),
-                                      self.config.resolve_max_model_len(self.model_config))
+                                      self.max_model_len)
         with record_input_maxima(self.model.quantizable_layers()) as maxima:
             for ids in windows:
                 hidden = self._scratch_prefill(torch.tensor(ids, device=self.device), len(ids))
@@ -156,7 +169,7 @@ class ModelRunner:
         """
         cfg = self.config
         tokens = cfg.max_num_batched_tokens
-        span = min(tokens, cfg.resolve_max_model_len(self.model_config))
+        span = min(tokens, self.max_model_len)
         hidden = self._scratch_prefill(torch.zeros(tokens, dtype=torch.long, device=self.device),
                                        span)
         drafts = cfg.speculative_config.num_speculative_tokens if cfg.speculative_config else 0
@@ -166,25 +179,6 @@ class ModelRunner:
             torch.softmax(logits.float(), dim=-1)
         self._bind_kv_cache(0)
         return -(-tokens // self.block_size) * self.kv_bytes_per_block()
-
-    def _select_attention_backend(self) -> None:
-        backend = self.config.attention_backend
-        triton_kernel = _triton_kernel(self.device) if backend in ("auto", "triton") else None
-        if backend == "auto" and triton_kernel is not None:
-            backend = "triton"
-        elif backend == "triton" and triton_kernel is None:
-            raise ValueError("attention_backend='triton' but Triton is missing or its kernel "
-                             "failed to compile (see the warning above); use 'torch' or 'auto'")
-        elif backend == "auto":
-            cpu_fp32 = self.device.type == "cpu" and self.dtype == torch.float32
-            backend = "cpu_kernel" if cpu_fp32 and load_kernel() is not None else "torch"
-        elif backend == "cpu_kernel" and load_kernel() is None:
-            raise ValueError("attention_backend='cpu_kernel' but the kernel could not be "
-                             "compiled (see the warning above); use 'torch' or 'auto'")
-        self.attention_backend = backend
-        kernel = {"cpu_kernel": paged_decode, "triton": triton_kernel}.get(backend)
-        for attn in self.model.attention_layers():
-            attn.decode_kernel = kernel
 
     def execute(self, sched: SchedulerOutput) -> dict[Sequence, list[SampleResult]]:
         """Compute the scheduled tokens; sample for every sequence that has caught up: one
@@ -271,7 +265,8 @@ class ModelRunner:
         start = 0
         for end in range(1, len(lens) + 1):
             # The Triton kernel reads each row's length: one group, one launch per layer.
-            if end < len(lens) and (self.attention_backend == "triton" or lens[end] <= 2 * lens[start]):
+            one_group = self.attention_backend == AttentionBackend.TRITON
+            if end < len(lens) and (one_group or lens[end] <= 2 * lens[start]):
                 continue
             width = len(tables[end - 1])
             padded = [t + [0] * (width - len(t)) for t in tables[start:end]]
@@ -300,14 +295,3 @@ class ModelRunner:
         )
         return torch.tensor(step.token_ids, device=dev), positions_t, meta
 
-
-def _triton_kernel(device: torch.device) -> Callable[..., torch.Tensor] | None:
-    """The Triton decode kernel on CUDA where Triton imports and compiles, else None."""
-    if device.type != "cuda":
-        return None
-    try:
-        from llm_engine.layers.paged_attention_triton import load_kernel
-    except ImportError as exc:
-        logger.warning("Triton unavailable (%s); using the torch attention path", exc)
-        return None
-    return load_kernel(device)

@@ -2,8 +2,8 @@
 
 On CPU in fp32 it is one pass (layers/cpu_ops.py) that computes what F.silu(gate) * up does,
 bit for bit: the same exp (Sleef's, at the vector width torch's kernel runs at) in the same
-loop. The width is found by checking against torch once, at first use; where neither
-width agrees (another torch, another CPU) torch's ops stay.
+loop. The width is found by checking against torch once, when the engine starts
+(layers/selector.py); where neither width agrees (another torch, another CPU) torch's ops stay.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from llm_engine.layers import cpu_ops
+from llm_engine.layers.backends import BackendLayer, Backends
 
 
 def torch_silu_and_mul(x: torch.Tensor) -> torch.Tensor:
@@ -40,9 +41,14 @@ def exact_kernel_lanes() -> int | None:
                                (16, 8))
 
 
-class SiluAndMul(torch.nn.Module):
+class SiluAndMul(BackendLayer):
+    def bind(self, backends: Backends) -> None:
+        # The compiled op and the width at which it equals torch's; None: torch's ops.
+        self.fused = backends.fused_ops.silu_and_mul if backends.fused_ops is not None \
+            and backends.silu_lanes else None
+        self.lanes = backends.silu_lanes
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        lanes = exact_kernel_lanes() if cpu_ops.runs_on(x) else None
-        if lanes and x.is_contiguous():
-            return cpu_ops.load_kernel().silu_and_mul(x, lanes)
+        if self.fused is not None and x.is_contiguous():
+            return self.fused(x, self.lanes)
         return torch_silu_and_mul(x)

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from llm_engine.layers import cpu_ops
-from llm_engine.layers.prefill_attention_cpu import causal_prefill_attention
+from llm_engine.layers.backends import BackendLayer, Backends, PrefillAttention
 
 
 @dataclass
@@ -51,7 +50,7 @@ class AttentionMetadata:
     prefills: list[PrefillSpan]
 
 
-class PagedAttention(torch.nn.Module):
+class PagedAttention(BackendLayer):
     """Writes the step's K/V into their slots, then attends through block tables.
 
     The caches of a layer are head-major so that a gather of whole blocks (`index_select`,
@@ -70,8 +69,16 @@ class PagedAttention(torch.nn.Module):
         self.scale = head_dim**-0.5
         self.k_cache = torch.empty(0)
         self.v_cache = torch.empty(0)
-        # Set by the model runner: the CPU kernel (fp32 cache) or the Triton kernel (CUDA).
-        self.decode_kernel: Callable[..., torch.Tensor] | None = None
+
+    def bind(self, backends: Backends) -> None:
+        # The decode kernel: the CPU kernel or the Triton kernel (CUDA); None: gather + SDPA.
+        self.decode_kernel: Callable[..., torch.Tensor] | None = backends.decode_kernel
+        # The prefill of a chunk without and with a cached context before it; None: SDPA.
+        self.prefill: PrefillAttention | None = backends.prefill
+        self.prefill_after_context: PrefillAttention | None = backends.prefill_after_context
+        # The K/V writes in one pass (layers/cpu_ops.py); None: two indexed assignments.
+        self.write_kv: Callable[..., None] | None = (
+            None if backends.fused_ops is None else backends.fused_ops.write_kv_)
 
     def forward(
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, meta: AttentionMetadata
@@ -81,9 +88,8 @@ class PagedAttention(torch.nn.Module):
         # Indices split by a slice index to the front ([T, kvh, d]); adjacent ones stay put.
         # The cache may be narrower than the activations (kv_cache_dtype): rounded here,
         # widened where it is read.
-        if cpu_ops.runs_on(k, v):  # the same writes in one pass (layers/cpu_ops.py)
-            cpu_ops.load_kernel().write_kv_(self.k_cache, self.v_cache, k, v, meta.slot_blocks,
-                                            meta.slot_offsets)
+        if self.write_kv is not None:
+            self.write_kv(self.k_cache, self.v_cache, k, v, meta.slot_blocks, meta.slot_offsets)
         else:
             self.k_cache[:, meta.slot_blocks, :, meta.slot_offsets] = k.to(self.k_cache.dtype)
             self.v_cache[:, meta.slot_blocks, meta.slot_offsets] = v.transpose(0, 1).to(self.v_cache.dtype)
@@ -104,7 +110,6 @@ class PagedAttention(torch.nn.Module):
             o = F.scaled_dot_product_attention(qs, keys, values, attn_mask=group.mask[None],
                                                scale=self.scale)
             out[group.start : group.end] = o.transpose(0, 1).reshape(rows, self.num_heads, d)
-        bf16 = self.k_cache.dtype == torch.bfloat16
         for span in meta.prefills:
             qs = q[span.start : span.end]
             if span.block_table is None:
@@ -114,11 +119,9 @@ class PagedAttention(torch.nn.Module):
                 table = span.block_table[None]
                 keys = self._gather(self.k_cache, table, q.dtype, keys=True)[:, 0, :ctx].transpose(0, 1)
                 values = self._gather(self.v_cache, table, q.dtype)[:, 0, :ctx].transpose(0, 1)
-            # On CPU the blocked kernels, but for fp32 after a context, which stays on torch's
-            # SDPA and so computes what it did (the fp32 kernel was 1.1-1.5x as fast there on
-            # long chunks, slower on 32 tokens: benchmarks/prefill_attention.py).
-            if q.device.type == "cpu" and (span.block_table is None or bf16):
-                out[span.start : span.end] = causal_prefill_attention(qs, keys, values, self.scale, bf16)
+            prefill = self.prefill if span.block_table is None else self.prefill_after_context
+            if prefill is not None:  # on CPU: the blocked kernels (layers/selector.py)
+                out[span.start : span.end] = prefill(qs, keys, values, self.scale)
                 continue
             mask = None
             if span.block_table is not None:

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
+from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 from llm_engine.layers.linear import linear
 from llm_engine.layers.quantization import Int8Weight
 
@@ -51,8 +52,9 @@ class ParallelLMHead(VocabParallelEmbedding):
 
     int8: Int8Weight | None = None
 
-    def quantize_int8(self, act_max: torch.Tensor | None = None) -> None:
-        self.int8 = Int8Weight.quantize(self.weight, None, act_max)
+    def quantize_int8(self, act_max: torch.Tensor | None = None,
+                      backends: Backends = TORCH_BACKENDS) -> None:
+        self.int8 = Int8Weight.quantize(self.weight, None, act_max, backends)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor | None:  # type: ignore[override]
         logits = linear(hidden, self.weight, None) if self.int8 is None else self.int8(hidden)

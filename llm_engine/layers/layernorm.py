@@ -3,8 +3,9 @@
 With a residual (vLLM's interface) the norm first adds it in: `norm(x, residual)` returns
 (norm(x + residual), x + residual), one pass where the compiled CPU op runs
 (layers/cpu_ops.py), which then writes both in place. That op sums the squares in torch's
-own order, so its result is torch's bit for bit; it is checked against torch once, at first
-use, and where it differs (another torch, another vector width) torch's ops stay.
+own order, so its result is torch's bit for bit; it is checked against torch once, when the
+engine starts (layers/selector.py), and where it differs (another torch, another vector
+width) torch's ops stay.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import cache
 import torch
 
 from llm_engine.layers import cpu_ops
+from llm_engine.layers.backends import BackendLayer, Backends
 
 
 def torch_rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -44,20 +46,25 @@ def exact_kernel_lanes() -> int | None:
         lambda x, w: torch_rms_norm(x, w, 1e-5), cases, (8, 16))
 
 
-class RMSNorm(torch.nn.Module):
+class RMSNorm(BackendLayer):
     def __init__(self, hidden_size: int, eps: float) -> None:
         super().__init__()
         self.weight = torch.nn.Parameter(torch.ones(hidden_size))
         self.eps = eps
 
+    def bind(self, backends: Backends) -> None:
+        # The compiled norm and the width at which it equals torch's; None: torch's ops.
+        self.fused_norm = backends.fused_ops.rms_norm if backends.fused_ops is not None \
+            and backends.norm_lanes else None
+        self.lanes = backends.norm_lanes
+
     def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None
                 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        lanes = exact_kernel_lanes() if cpu_ops.runs_on(x, self.weight) else None
-        if lanes and x.is_contiguous() and (residual is None or residual.is_contiguous()):
-            kernel = cpu_ops.load_kernel()
+        if self.fused_norm is not None and x.is_contiguous() and (
+                residual is None or residual.is_contiguous()):
             if residual is None:
-                return kernel.rms_norm(x, cpu_ops.NONE, self.weight, self.eps, lanes)
-            kernel.rms_norm(x, residual, self.weight, self.eps, lanes)
+                return self.fused_norm(x, cpu_ops.NONE, self.weight, self.eps, self.lanes)
+            self.fused_norm(x, residual, self.weight, self.eps, self.lanes)
             return x, residual
         if residual is None:
             return torch_rms_norm(x, self.weight, self.eps)

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup, divide
+from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 from llm_engine.layers.quantization import Int8Weight
 
 # oneDNN's fp32 GEMM runs 1.25-1.75x faster than the MKL path behind F.linear on the AMD
@@ -77,9 +78,10 @@ class _ShardedLinear(nn.Module):
         """The bias this rank adds."""
         return self.bias
 
-    def quantize_int8(self, act_max: torch.Tensor | None = None) -> None:
+    def quantize_int8(self, act_max: torch.Tensor | None = None,
+                      backends: Backends = TORCH_BACKENDS) -> None:
         """Replace the fp32 weight by its int8 form (after loading; frees the fp32 copy)."""
-        self.int8 = Int8Weight.quantize(self.weight, self._local_bias(), act_max)
+        self.int8 = Int8Weight.quantize(self.weight, self._local_bias(), act_max, backends)
         self.weight = self.bias = None
 
     def _gemm(self, x: torch.Tensor) -> torch.Tensor:

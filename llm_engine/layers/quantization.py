@@ -27,30 +27,17 @@ the int8 weights.
 from __future__ import annotations
 
 import warnings
-from functools import cache
-from pathlib import Path
 
 import torch
 
 from llm_engine.layers import cpu_ops, int8_vnni_cpu
+from llm_engine.layers.backends import TORCH_BACKENDS, Backends
+from llm_engine.utils.cpu_isa import cpu_has
 
 QUANTIZATION_METHODS = ("int8",)
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
 # range into the weights. 0.5 measured best of 0.3 / 0.5 / 0.7 on TAT-QA prose.
 SMOOTHING_ALPHA = 0.5
-
-
-@cache
-def _cpuinfo() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
-
-
-def cpu_has(*flags: str) -> bool:
-    """Whether Linux lists every one of `flags` for this CPU (False where it lists none)."""
-    return all(flag in _cpuinfo() for flag in flags)
 
 
 def _has_vnni() -> bool:
@@ -88,7 +75,7 @@ class Int8Weight:
 
     def __init__(self, packed: torch.ScriptObject, scales: torch.Tensor,
                  bias: torch.Tensor | None, inv_smooth: torch.Tensor | None = None,
-                 reduce_range: bool | None = None) -> None:
+                 reduce_range: bool | None = None, backends: Backends = TORCH_BACKENDS) -> None:
         self.packed = packed
         self.scales = scales
         self.bias = bias
@@ -102,13 +89,16 @@ class Int8Weight:
         levels = 127 if self.reduce_range else 255
         self.input_scale = 2 / levels
         self.input_zero_point = (levels + 1) // 2
+        # The engine's fused row ops (layers/cpu_ops.py) and VNNI kernels, None where it has none.
+        self.fused_ops = backends.fused_ops
+        self.int8_kernel = backends.int8_kernel
         # The compiled kernels' smoothing and bias arguments, ready once.
         self.kernel_args = (cpu_ops.NONE if inv_smooth is None else inv_smooth,
                             cpu_ops.NONE if bias is None else bias)
         # The same weights unpacked for the VNNI kernels (layers/int8_vnni_cpu.py), where
         # they run: int8 rows, their sums and fbgemm's requantization multipliers.
         self.vnni: tuple[torch.Tensor, ...] | None = None
-        if not self.reduce_range and int8_vnni_cpu.load_kernel() is not None:
+        if not self.reduce_range and self.int8_kernel is not None:
             qweight = torch.ops.quantized.linear_unpack(packed)[0]
             rows = qweight.int_repr().contiguous()
             mult = torch.tensor(self.input_scale, dtype=torch.float32) \
@@ -118,8 +108,10 @@ class Int8Weight:
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None,
-                 act_max: torch.Tensor | None = None) -> Int8Weight:
-        """`act_max`: each input channel's largest |x| seen in calibration (SmoothQuant)."""
+                 act_max: torch.Tensor | None = None,
+                 backends: Backends = TORCH_BACKENDS) -> Int8Weight:
+        """`act_max`: each input channel's largest |x| seen in calibration (SmoothQuant);
+        `backends`: the engine's kernels (fbgemm and torch's ops by default)."""
         weight = weight.detach().float()
         inv_smooth = None
         if act_max is not None:
@@ -146,7 +138,7 @@ class Int8Weight:
                 packed = torch.ops.quantized.linear_prepack(qweight, None)
             finally:
                 torch.backends.quantized.engine = engine
-        return cls(packed, scales, bias, inv_smooth)
+        return cls(packed, scales, bias, inv_smooth, backends=backends)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         # Per-token activation scales through a per-tensor kernel: each row is divided by
@@ -159,9 +151,10 @@ class Int8Weight:
         # `quantized::linear_dynamic` would choose for a batch spanning [-1, 1], so the
         # results are bit for bit the same, without its pass that finds the range.
         if self.vnni is not None and int8_vnni_cpu.takes(x.shape[0], self.vnni[0].shape[0]):
-            return int8_vnni_cpu.linear(x, self.vnni, self.input_scale, self.input_zero_point)
-        if cpu_ops.runs_on(x):  # the torch lines below, one pass each way (layers/cpu_ops.py)
-            ops, (smooth, bias) = cpu_ops.load_kernel(), self.kernel_args
+            return int8_vnni_cpu.linear(self.int8_kernel, x, self.vnni, self.input_scale,
+                                        self.input_zero_point)
+        if self.fused_ops is not None:  # the torch lines below, one pass each way
+            ops, (smooth, bias) = self.fused_ops, self.kernel_args
             x, row_max = ops.int8_rows(x, smooth)
             y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
                 x, self.input_scale, self.input_zero_point, self.packed)

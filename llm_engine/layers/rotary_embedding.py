@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from llm_engine.layers import cpu_ops
+from llm_engine.layers.backends import BackendLayer, Backends
 
 
 def _llama3_inv_freq(inv_freq: torch.Tensor, scaling: dict[str, Any]) -> torch.Tensor:
@@ -24,7 +24,7 @@ def _llama3_inv_freq(inv_freq: torch.Tensor, scaling: dict[str, Any]) -> torch.T
     return torch.where(is_medium, smoothed, scaled)
 
 
-class RotaryEmbedding(torch.nn.Module):
+class RotaryEmbedding(BackendLayer):
     """Precomputed cos/sin tables indexed by position; rotate-half layout as in HF Llama."""
 
     def __init__(
@@ -44,13 +44,17 @@ class RotaryEmbedding(torch.nn.Module):
         self.register_buffer("cos", emb.cos(), persistent=False)
         self.register_buffer("sin", emb.sin(), persistent=False)
 
+    def bind(self, backends: Backends) -> None:
+        # The rotation in place in one pass (layers/cpu_ops.py); None: torch's ops.
+        self.fused = None if backends.fused_ops is None else backends.fused_ops.rotary_
+
     def forward(
         self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """q: [T, heads, dim], k: [T, kv_heads, dim]. On CPU in fp32 they are rotated in
         place (layers/cpu_ops.py: one pass, the cos/sin rows read where they are)."""
-        if cpu_ops.runs_on(q, k, self.cos):
-            cpu_ops.load_kernel().rotary_(positions, q, k, self.cos, self.sin)
+        if self.fused is not None:
+            self.fused(positions, q, k, self.cos, self.sin)
             return q, k
         cos = self.cos[positions].unsqueeze(1).to(q.dtype)
         sin = self.sin[positions].unsqueeze(1).to(q.dtype)

@@ -20,6 +20,7 @@ from llm_engine.config import ModelConfig
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.layers.activation import SiluAndMul
 from llm_engine.layers.attention import AttentionMetadata, PagedAttention
+from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 from llm_engine.layers.embed_head import ParallelLMHead, VocabParallelEmbedding
 from llm_engine.layers.layernorm import RMSNorm
 from llm_engine.layers.linear import MergedColumnParallelLinear, QKVParallelLinear, RowParallelLinear
@@ -149,12 +150,14 @@ class LlamaForCausalLM(nn.Module):
         """Every linear layer and the LM head, by name."""
         return {name: m for name, m in self.named_modules() if hasattr(m, "quantize_int8")}
 
-    def quantize(self, method: str, act_max: dict[str, torch.Tensor] | None = None) -> None:
+    def quantize(self, method: str, act_max: dict[str, torch.Tensor] | None = None,
+                 backends: Backends = TORCH_BACKENDS) -> None:
         """Quantize every linear layer and the LM head in place, after loading; `act_max`
-        (calibration's largest |input| per channel, by layer name) smooths them."""
+        (calibration's largest |input| per channel, by layer name) smooths them; `backends`:
+        the engine's kernels, which the int8 weights run on."""
         assert method == "int8", method  # EngineConfig admits no other
         for name, module in self.quantizable_layers().items():
-            module.quantize_int8((act_max or {}).get(name))
+            module.quantize_int8((act_max or {}).get(name), backends)
 
     def attention_layers(self) -> list[PagedAttention]:
         return [layer.self_attn.attn for layer in self.model.layers]

@@ -7,6 +7,7 @@ from typing import Any
 from ray import serve
 from ray.serve.config import RequestRouterConfig
 
+from pipeline.replicas.artifacts import build_artifacts
 from pipeline.replicas.ingress import Ingress
 from pipeline.replicas.replica import FinragReplica
 from pipeline.replicas.router import AffinityRouter, DefaultRouter
@@ -58,7 +59,6 @@ def build_app(settings: Settings) -> serve.Application:
 def app_builder(args: dict[str, Any]) -> serve.Application:
     """The application for a Serve config's import_path (a KubeRay RayService, `serve run`):
     `args` are finrag settings, `config` a settings YAML file; FINRAG_* variables apply."""
-    from pipeline.replicas.launch import build_artifacts
     from pipeline.settings import load_settings
 
     values = dict(args)

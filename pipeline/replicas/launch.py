@@ -7,36 +7,16 @@ to build them, whatever their working directory.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import sys
 import threading
 from typing import Any
 
+from pipeline.replicas.artifacts import build_artifacts
 from pipeline.settings import Settings
 
 RAY_INSTALL = "pip install 'finrag[ray]'"
-
-
-def build_artifacts(settings: Settings) -> Settings:
-    """Build what is missing in engines/; the settings with absolute artifact paths."""
-    from llm_engine.utils.model_path import resolve_model
-    from pipeline.rag.pipeline import load_retriever
-    from retriever_trt.loader import load_embedder
-
-    engines = settings.engines_path.resolve()
-    resolve_model(settings.model, engines)
-    load_retriever(settings, load_embedder(settings.embedder, engines))
-    model = settings.model if settings.model == "default" else os.path.abspath(settings.model)
-    update = {"index": str(settings.index_path.resolve()),
-              # the API keeps answering with the model's name as given
-              "served_model_name": settings.served_model_name or settings.model,
-              "engine": dataclasses.replace(settings.engine, engines_dir=str(engines), model=model)}
-    for name in ("embedder", "audit_log"):  # files named relative to where finrag started
-        if getattr(settings, name):
-            update[name] = os.path.abspath(getattr(settings, name))
-    return settings.model_copy(update=update)
 
 
 def serve_replicas(settings: Settings) -> int:

@@ -1,0 +1,85 @@
+"""The kernels the layers run, chosen once when the engine starts (layers/selector.py).
+
+A layer does not ask at each call which kernel it may use: the engine resolves every choice
+once (the CPU kernels' ISA level, the decode and prefill attention, the fused elementwise
+ops and their vector widths, the int8 linear), logs it, and hands each layer its callables
+through `bind`. A layer that was never bound (a test's, a tool's) runs torch's ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from types import ModuleType
+
+import torch
+
+from llm_engine.utils.cpu_isa import CpuIsa
+
+# (q [T, heads, dim], k, v [ctx, kv_heads, dim], scale) -> [T, heads, dim]
+PrefillAttention = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]
+
+
+class AttentionBackend(str, Enum):
+    """The decode attention (EngineConfig.attention_backend, whose strings these equal)."""
+
+    AUTO = "auto"  # Triton on CUDA where it compiles, the CPU kernel on fp32 CPU, else torch
+    TORCH = "torch"  # gather the blocks, then SDPA
+    CPU_KERNEL = "cpu_kernel"  # layers/paged_attention_cpu.py: fp32 activations on CPU
+    TRITON = "triton"  # layers/paged_attention_triton.py: CUDA
+
+
+@dataclass(frozen=True)
+class Backends:
+    """Every kernel choice of one engine; the defaults are torch's ops throughout."""
+
+    isa: CpuIsa | None = None  # the CPU kernels' ISA level; None off CPU
+    decode: AttentionBackend = AttentionBackend.TORCH
+    decode_kernel: Callable[..., torch.Tensor] | None = None
+    # A prefill chunk with nothing cached before it, and one after a cached context (a
+    # prefix-cache hit, an earlier chunk); None: torch's SDPA.
+    prefill: PrefillAttention | None = None
+    prefill_after_context: PrefillAttention | None = None
+    # The fused fp32 elementwise ops (layers/cpu_ops.py), and the vector widths at which its
+    # RMSNorm and SiluAndMul equal torch's (None: that op stays torch's).
+    fused_ops: ModuleType | None = None
+    norm_lanes: int | None = None
+    silu_lanes: int | None = None
+    int8_kernel: ModuleType | None = None  # layers/int8_vnni_cpu.py's; None: fbgemm
+
+    def describe(self) -> str:
+        """One line for the log."""
+        def name(fn: Callable | None, default: str) -> str:
+            return default if fn is None else getattr(fn, "__name__", repr(fn))
+
+        fused = "off" if self.fused_ops is None else (
+            f"on (RMSNorm {self.norm_lanes or 'torch'} lanes, SiluAndMul "
+            f"{self.silu_lanes or 'torch'} lanes)")
+        return (f"CPU ISA {'none' if self.isa is None else self.isa.value}; decode attention "
+                f"{self.decode.value}; prefill attention {name(self.prefill, 'torch SDPA')}, "
+                f"after a context {name(self.prefill_after_context, 'torch SDPA')}; fused "
+                f"elementwise ops {fused}; int8 linear "
+                f"{'fbgemm' if self.int8_kernel is None else 'VNNI kernel + oneDNN'}")
+
+
+TORCH_BACKENDS = Backends()
+
+
+class BackendLayer(torch.nn.Module):
+    """A layer whose kernels come from the engine's Backends; torch's until `bind`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bind(TORCH_BACKENDS)
+
+    def bind(self, backends: Backends) -> None:
+        """Take this layer's callables from `backends`."""
+        raise NotImplementedError
+
+
+def bind_backends(model: torch.nn.Module, backends: Backends) -> None:
+    """Hand every layer of `model` its kernels."""
+    for module in model.modules():
+        if isinstance(module, BackendLayer):
+            module.bind(backends)

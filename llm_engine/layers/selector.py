@@ -1,0 +1,108 @@
+"""Resolves the engine's kernels once, at start (as vLLM's attention-backend selector does).
+
+Every choice the layers used to make per call lives here: the CPU kernels' ISA level
+(utils/cpu_isa.py, FINRAG_CPU_ISA), the decode attention (EngineConfig.attention_backend),
+the prefill attention by KV-cache dtype, the fused fp32 elementwise ops and the widths at
+which they equal torch's, and the int8 linear's VNNI kernel. The result is one Backends,
+logged on one INFO line, which the model runner hands to the layers (backends.bind_backends).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import torch
+
+from llm_engine.layers import (
+    activation,
+    cpu_ops,
+    int8_vnni_cpu,
+    layernorm,
+    paged_attention_cpu,
+    prefill_attention_bf16_cpu,
+    prefill_attention_cpu,
+)
+from llm_engine.layers.backends import AttentionBackend, Backends, PrefillAttention
+from llm_engine.utils.cpu_isa import host_isa, selected_isa
+
+logger = logging.getLogger(__name__)
+
+# Head dims the bf16 prefill kernel's tiles are written for.
+BF16_PREFILL_HEAD_DIMS = (64, 128)
+
+
+def resolve_backends(device: torch.device, dtype: torch.dtype, kv_dtype: torch.dtype,
+                     head_dim: int, attention: AttentionBackend = AttentionBackend.AUTO,
+                     int8: bool = False) -> Backends:
+    """The kernels for an engine of these settings (ValueError where `attention` names one
+    that cannot run here). int8: whether its linears are int8 (builds the VNNI kernel)."""
+    on_cpu = device.type == "cpu"
+    cpu_fp32 = on_cpu and dtype == torch.float32
+    isa = selected_isa() if on_cpu else None
+    fused = cpu_ops.load_kernel() if cpu_fp32 else None
+    decode, decode_kernel = _decode_attention(attention, device, cpu_fp32)
+    prefill = _cpu_prefill(dtype, kv_dtype, head_dim) if on_cpu else None
+    return Backends(
+        isa=isa, decode=decode, decode_kernel=decode_kernel, prefill=prefill,
+        # After a context an fp32 cache stays on torch's SDPA, which the fp32 kernel beat on
+        # long chunks only (1.1-1.5x, slower at 32 tokens: benchmarks/prefill_attention.py);
+        # a bf16 cache takes the same kernel as a chunk without context.
+        prefill_after_context=prefill if kv_dtype == torch.bfloat16 else None,
+        fused_ops=fused,
+        norm_lanes=layernorm.exact_kernel_lanes() if fused is not None else None,
+        silu_lanes=activation.exact_kernel_lanes() if fused is not None else None,
+        int8_kernel=int8_vnni_cpu.load_kernel() if int8 and cpu_fp32 else None)
+
+
+def select_backends(device: torch.device, dtype: torch.dtype, kv_dtype: torch.dtype,
+                    head_dim: int, attention: AttentionBackend, int8: bool) -> Backends:
+    """resolve_backends, logged on one INFO line."""
+    backends = resolve_backends(device, dtype, kv_dtype, head_dim, attention, int8)
+    host = f" (this CPU runs {host_isa().value})" if backends.isa is not None else ""
+    logger.info("backends: %s%s", backends.describe(), host)
+    return backends
+
+
+def _decode_attention(attention: AttentionBackend, device: torch.device, cpu_fp32: bool
+                      ) -> tuple[AttentionBackend, Callable[..., torch.Tensor] | None]:
+    """The decode attention `attention` resolves to here, and its kernel (None: torch's)."""
+    triton = _triton_kernel(device) if attention in (AttentionBackend.AUTO,
+                                                     AttentionBackend.TRITON) else None
+    if triton is not None:
+        return AttentionBackend.TRITON, triton
+    if attention == AttentionBackend.TRITON:
+        raise ValueError("attention_backend='triton' but Triton is missing or its kernel "
+                         "failed to compile (see the warning above); use 'torch' or 'auto'")
+    if attention in (AttentionBackend.AUTO, AttentionBackend.CPU_KERNEL) and cpu_fp32 \
+            and paged_attention_cpu.load_kernel() is not None:
+        return AttentionBackend.CPU_KERNEL, paged_attention_cpu.paged_decode
+    if attention == AttentionBackend.CPU_KERNEL:
+        raise ValueError("attention_backend='cpu_kernel' but the kernel could not be "
+                         "compiled (see the warning above); use 'torch' or 'auto'")
+    return AttentionBackend.TORCH, None
+
+
+def _cpu_prefill(dtype: torch.dtype, kv_dtype: torch.dtype, head_dim: int) -> PrefillAttention:
+    """The CPU prefill attention: at bf16 with a bf16 cache where the CPU has AVX-512 BF16,
+    else the compiled fp32 kernel, else its Python loop (also for activations not in fp32)."""
+    if dtype != torch.float32:
+        return prefill_attention_cpu.blocked_loop
+    if kv_dtype == torch.bfloat16 and head_dim in BF16_PREFILL_HEAD_DIMS \
+            and prefill_attention_bf16_cpu.load_kernel() is not None:
+        return prefill_attention_bf16_cpu.compiled_bf16_prefill
+    if prefill_attention_cpu.load_kernel() is not None:
+        return prefill_attention_cpu.compiled_prefill
+    return prefill_attention_cpu.blocked_loop
+
+
+def _triton_kernel(device: torch.device) -> Callable[..., torch.Tensor] | None:
+    """The Triton decode kernel on CUDA where Triton imports and compiles, else None."""
+    if device.type != "cuda":
+        return None
+    try:
+        from llm_engine.layers.paged_attention_triton import load_kernel
+    except ImportError as exc:
+        logger.warning("Triton unavailable (%s); using the torch attention path", exc)
+        return None
+    return load_kernel(device)

@@ -13,8 +13,9 @@ from typing import Any
 from llm_engine import AsyncLLMEngine, LLMEngine
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.rag.batcher import MicroBatcher
-from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.query import Query
 from pipeline.rag.short_answer import (
     ShortAnswer,
     TableSource,
@@ -264,13 +265,7 @@ class RAGPipeline:
                                               max(top_k, s.table_top_k))
         passages = retrieved[:top_k]
         t_retr = time.perf_counter()
-        short = self.filings.answer(query, scope)
-        if short.short_answer is None and self.tables is not None and s.table_top_k:
-            table = short_answer_for(query.question, retrieved[:s.table_top_k], self.tables)
-            store = self.tables.store
-            table = choose(query.question, table, text_short_answer(question, passages, store),
-                           retrieved, store)
-            short = table if table.short_answer is not None or not short.missing else short
+        short = self._short_answer(query, scope, retrieved, passages)
         filing = self.filings.filing_of(short, passages, scope)
         computed = {"short_answer": short.short_answer, "scale": short.scale,
                     "answer_type": short.answer_type, "derivation": short.derivation,
@@ -319,6 +314,19 @@ class RAGPipeline:
                         intent.scores, step.finish_reason, **computed)
         self._observe(answer)
         yield FinalEvent(answer)
+
+    def _short_answer(self, query: Query, scope: Scope, retrieved: list[Any],
+                      passages: list[Any]) -> ShortAnswer:
+        """From the filing's tagged facts; else from the retrieved tables or text. A fact
+        the filing lacks is said so, unless a table or sentence answers after all."""
+        short = self.filings.answer(query, scope)
+        if short.short_answer is not None or self.tables is None or not self.settings.table_top_k:
+            return short
+        table = short_answer_for(query.question, retrieved[:self.settings.table_top_k], self.tables)
+        store = self.tables.store
+        table = choose(query.question, table, text_short_answer(query.text, passages, store),
+                       retrieved, store)
+        return table if table.short_answer is not None or not short.missing else short
 
     def _observe(self, answer: Answer) -> None:
         if self.metrics is not None:

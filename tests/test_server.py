@@ -131,9 +131,13 @@ def test_answers_stop_when_they_have_answered(server, dev) -> None:
 def test_openapi_documents_the_answer_fields(server) -> None:
     schema = httpx.get(f"{server}/openapi.json").json()
     comps = schema["components"]["schemas"]
-    assert CONTRACT | {"answer", "sources"} <= set(comps["AskAnswer"]["properties"])
+    assert CONTRACT | {"answer", "sources", "filing"} <= set(comps["AskAnswer"]["properties"])
+    # A cell (row, column, value, indices), a sentence (quote), or a tagged fact (doc_id, fact).
     assert set(comps["Citation"]["properties"]) == {"source_id", "row", "column", "value",
-                                                     "row_index", "column_index", "quote"}
+                                                     "row_index", "column_index", "quote",
+                                                     "doc_id", "fact"}
+    assert {"doc_id", "title", "company", "form", "fiscal_year"} <= \
+        set(comps["Filing"]["properties"])
     assert "table" in comps["Source"]["properties"]
     assert comps["AskAnswer"]["properties"]["scale"]["enum"] == ["", "thousand", "million",
                                                                  "billion", "percent"]

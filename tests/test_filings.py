@@ -138,3 +138,11 @@ def test_query_periods_definitions_and_percent_change():
     assert q.measure.denominator == "revenue" and q.measure.scale.value == "percent"
     assert parse_query("By what percentage did X's gross profit change in 2025?").operation == \
         "percent_change"
+
+
+def test_a_question_naming_a_filing_goes_to_retrieval(shelf):
+    answerer = FilingAnswerer(shelf)
+    assert answerer.names_a_filing(answerer.parse("Gadget's SG&A last year?"))
+    assert answerer.names_a_filing(answerer.parse("What were the net sales in fiscal 2024?"))
+    assert not answerer.names_a_filing(answerer.parse("What is the capital of Spain?"))
+    assert not answerer.names_a_filing(answerer.parse("hi there, how are you?"))

@@ -37,6 +37,11 @@ class FilingAnswerer:
     def parse(self, question: str) -> Query:
         return parse_query(question, self.aliases)
 
+    def names_a_filing(self, query: Query) -> bool:
+        """Whether the question is about the indexed filings: it names one of their
+        companies, or a statement measure for a period."""
+        return query.company is not None or (query.measure is not None and bool(query.periods))
+
     def scope(self, query: Query, caller: MetadataFilter | None) -> Scope:
         """The caller's filter narrowed to the question's filing(s) where it names them;
         never wider than what the caller allowed."""

@@ -242,6 +242,12 @@ class RAGPipeline:
         intent = await self.intent.classify(question, f"{rid}-intent")
         t_intent = time.perf_counter()
         label = self.intent.label(intent.label)
+        query = self.filings.parse(question)
+        if label.reply is not None and self.filings.names_a_filing(query):
+            # A question naming an indexed company, or a statement measure and a period, is
+            # about the filings whatever the small model guessed ("Coca-Cola's revenue" read
+            # as out of scope): it goes on to retrieval.
+            label = self.intent.retrieval_label()
         usage = {"prompt_tokens": intent.prompt_tokens, "completion_tokens": 0,
                  "intent_prompt_tokens": intent.prompt_tokens,
                  "intent_cached_tokens": intent.cached_tokens,
@@ -259,7 +265,6 @@ class RAGPipeline:
             return
 
         top_k = opts.top_k or s.top_k
-        query = self.filings.parse(question)
         scope = self.filings.scope(query, opts.filters)
         retrieved = await self.batcher.submit((question, scope.filter),
                                               max(top_k, s.table_top_k))

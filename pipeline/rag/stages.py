@@ -81,6 +81,10 @@ class IntentStage:
     def label(self, name: str) -> Any:
         return next(lab for lab in self.labels if lab.name == name)
 
+    def retrieval_label(self) -> Any:
+        """The first label that goes on to retrieval (no fixed reply)."""
+        return next(lab for lab in self.labels if lab.reply is None)
+
 
 @dataclass
 class GenerateStep:

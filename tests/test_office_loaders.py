@@ -10,22 +10,13 @@ from pathlib import Path
 
 import docx
 import openpyxl
-import pytest
+from document_errors import one_line_error
 
-from retriever_trt.documents import DocumentError, Form, Paragraph, TableBlock, load_document
+from retriever_trt.documents import Form, Paragraph, TableBlock, load_document
 from retriever_trt.documents.zip_guard import MAX_UNCOMPRESSED_BYTES
 from retriever_trt.tables import parse_table
 
 MIB = 1024 * 1024
-
-
-def _one_line_error(path: Path, *fragments: str) -> None:
-    with pytest.raises(DocumentError) as caught:
-        load_document(path)
-    message = str(caught.value)
-    assert message.startswith(f"{path}: ") and "\n" not in message
-    for fragment in fragments:
-        assert fragment in message
 
 
 def test_xlsx_each_sheet_is_a_table_captioned_with_its_name(tmp_path: Path) -> None:
@@ -82,15 +73,15 @@ def _zip_bomb(path: Path, member: str, size: int) -> Path:
 def test_bad_workbooks_are_refused_with_one_line(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.xlsx"
     corrupt.write_bytes(b"PK\x03\x04 this is not really a workbook" * 10)
-    _one_line_error(corrupt, "not a valid .xlsx file")
+    one_line_error(corrupt, "not a valid .xlsx file")
     size = 2 * 1024 * MIB
     bomb = _zip_bomb(tmp_path / "bomb.xlsx", "xl/worksheets/sheet1.xml", size)
     assert bomb.stat().st_size < size // 100
-    _one_line_error(bomb, "expands to 2,048 MiB", f"{MAX_UNCOMPRESSED_BYTES // MIB} MiB limit")
+    one_line_error(bomb, "expands to 2,048 MiB", f"{MAX_UNCOMPRESSED_BYTES // MIB} MiB limit")
     not_a_book = tmp_path / "zip.xlsx"
     with zipfile.ZipFile(not_a_book, "w") as archive:
         archive.writestr("readme.txt", "a zip, but no workbook in it")
-    _one_line_error(not_a_book, "not a readable .xlsx workbook")
+    one_line_error(not_a_book, "not a readable .xlsx workbook")
 
 
 def test_a_sheet_too_large_is_refused_before_it_is_read(tmp_path: Path) -> None:
@@ -101,7 +92,7 @@ def test_a_sheet_too_large_is_refused_before_it_is_read(tmp_path: Path) -> None:
     sheet["Z1000000"] = 1  # declares a sheet of 26 columns by a million rows
     path = tmp_path / "huge.xlsx"
     book.save(path)
-    _one_line_error(path, "sheet 'Dump' is 1,000,000 rows x 26 columns", "cell limit")
+    one_line_error(path, "sheet 'Dump' is 1,000,000 rows x 26 columns", "cell limit")
 
 
 def test_csv_is_one_table_with_a_sniffed_delimiter(tmp_path: Path) -> None:
@@ -117,7 +108,7 @@ def test_csv_is_one_table_with_a_sniffed_delimiter(tmp_path: Path) -> None:
     assert load_document(tabbed).tables()[0].rows == [["a", "b"], ["1", "2"]]
     latin = tmp_path / "latin.csv"
     latin.write_bytes("Caf\xe9,1\n".encode("latin-1"))
-    _one_line_error(latin, "not UTF-8 text")
+    one_line_error(latin, "not UTF-8 text")
 
 
 def test_docx_keeps_body_order_and_captions_tables_with_their_heading(tmp_path: Path) -> None:
@@ -150,6 +141,6 @@ def test_docx_keeps_body_order_and_captions_tables_with_their_heading(tmp_path: 
 def test_a_docx_that_is_not_a_zip_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "memo.docx"
     path.write_text("just text, saved with the wrong suffix")
-    _one_line_error(path, "not a valid .docx file (not a zip archive")
+    one_line_error(path, "not a valid .docx file (not a zip archive")
     bomb = _zip_bomb(tmp_path / "bomb.docx", "word/document.xml", 512 * MIB)
-    _one_line_error(bomb, "expands to 512 MiB")
+    one_line_error(bomb, "expands to 512 MiB")

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
+from document_errors import one_line_error
 from PIL import Image
 
-from retriever_trt.documents import DocumentError, Form, TableBlock, load_document
+from retriever_trt.documents import Form, TableBlock, load_document
 from retriever_trt.tables import parse_table
 from tests import prereqs
 from tests.paths import FILINGS
@@ -223,26 +224,17 @@ def _minimal_pdf(encrypted: bool) -> bytes:
     return bytes(out)
 
 
-def _one_line_error(path: Path, *fragments: str) -> None:
-    with pytest.raises(DocumentError) as caught:
-        load_document(path)
-    message = str(caught.value)
-    assert message.startswith(f"{path}: ") and "\n" not in message
-    for fragment in fragments:
-        assert fragment in message
-
-
 def test_bad_pdfs_are_refused_with_one_line_naming_the_file(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.pdf"
     corrupt.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 4)
-    _one_line_error(corrupt, "not a readable PDF")
+    one_line_error(corrupt, "not a readable PDF")
     encrypted = tmp_path / "encrypted.pdf"
     encrypted.write_bytes(_minimal_pdf(encrypted=True))
-    _one_line_error(encrypted, "encrypted PDF")
-    _one_line_error(_scanned(tmp_path / "scan.pdf"), "no text layer", "OCR")
+    one_line_error(encrypted, "encrypted PDF")
+    one_line_error(_scanned(tmp_path / "scan.pdf"), "no text layer", "OCR")
     blank = tmp_path / "blank.pdf"
     blank.write_bytes(_minimal_pdf(encrypted=False))
-    _one_line_error(blank, "no text layer")
+    one_line_error(blank, "no text layer")
     empty = tmp_path / "empty.pdf"
     empty.write_bytes(b"")
-    _one_line_error(empty, "empty file")
+    one_line_error(empty, "empty file")

@@ -36,6 +36,16 @@ from llm_engine.utils.model_path import default_engines_dir
 
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
+# A collection's name: it appears in URLs, filters and folder names.
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def _check_secret(key: str) -> None:
+    if len(key) < 16 or any(c.isspace() for c in key):
+        raise ValueError("each key needs at least 16 characters and no spaces, "
+                         "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+
+
 _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
 
 
@@ -186,7 +196,19 @@ class Settings(BaseModel):
     max_queued_tokens: int = Field(65536, ge=64)
     # One key, or several separated by commas (rotation); None: no key asked.
     api_key: SecretStr | None = None
+    # Keys with the collections each may read and write (the documents API, docs/
+    # documents_api.md): '{"key-a": ["alpha"], "key-b": ["beta"]}'. A key of api_key sees
+    # every collection.
+    api_keys: dict[str, list[str]] = Field(default_factory=dict, repr=False)
     cors_origins: list[str] = Field(default_factory=list)
+
+    # documents API (docs/documents_api.md): the largest upload, documents indexed at once
+    # (each takes a CPU core while it encodes), uploads accepted and not yet indexed (then
+    # 429), and how often a replica looks for documents another replica added or deleted.
+    max_upload_bytes: int = Field(100 << 20, ge=1024, le=1 << 34)
+    ingest_workers: int = Field(1, ge=1, le=64)
+    max_pending_documents: int = Field(16, ge=1, le=100000)
+    documents_poll_interval: float = Field(1.0, gt=0.0, le=3600.0)
 
     # operations (README, "Operations"): logs, audit log, tracing, traffic mirroring
     log_format: str = Field("text", pattern="^(text|json)$")
@@ -272,16 +294,40 @@ class Settings(BaseModel):
     def _check_key(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None:
             for key in value.get_secret_value().split(","):
-                if len(key.strip()) < 16 or any(c.isspace() for c in key.strip()):
-                    raise ValueError("each key needs at least 16 characters and no spaces, "
-                                     "e.g. python -c 'import secrets; "
-                                     "print(secrets.token_urlsafe(32))'")
+                _check_secret(key.strip())
         return value
 
-    def api_keys(self) -> list[bytes]:
-        if self.api_key is None:
-            return []
-        return [k.strip().encode() for k in self.api_key.get_secret_value().split(",")]
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _parse_api_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):  # FINRAG_API_KEYS holds JSON, like the other dicts
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not valid JSON ({exc}): give an object such as "
+                                 '{"key-a": ["alpha"]}') from None
+        return value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _check_api_keys(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for key, collections in value.items():
+            _check_secret(key)
+            if not collections:
+                raise ValueError("give each key a non-empty list of collections")
+            bad = next((c for c in collections if not COLLECTION_NAME.fullmatch(c)), None)
+            if bad is not None:
+                raise ValueError(f"collection {bad!r}: use 1-64 letters, digits, '_', '-', '.'")
+        return value
+
+    def key_collections(self) -> dict[bytes, frozenset[str] | None]:
+        """Every accepted key with the collections it may see (None: all of them)."""
+        keys: dict[bytes, frozenset[str] | None] = {
+            k.encode(): frozenset(c) for k, c in self.api_keys.items()}
+        if self.api_key is not None:
+            keys.update((k.strip().encode(), None)
+                        for k in self.api_key.get_secret_value().split(","))
+        return keys
 
     def max_request_tokens(self, max_model_len: int) -> int:
         """The largest max_tokens a request may ask for, given the engine's context."""
@@ -336,7 +382,7 @@ class Settings(BaseModel):
 
 
 FIELDS = (set(Settings.model_fields) - {"engine"}) | set(ENGINE_FIELDS)
-SECRET_FIELDS = ("api_key",)
+SECRET_FIELDS = ("api_key", "api_keys")
 _clash = set(Settings.model_fields) & set(ENGINE_FIELDS)
 assert not _clash, f"settings and engine arguments share names: {_clash}"
 
@@ -381,11 +427,22 @@ def _one_line(exc: ValidationError, values: dict[str, Any]) -> str:
         parts.append(f"{where}: {msg} (got {err.get('input')!r})")
     message = "invalid settings: " + "; ".join(parts)
     for name in SECRET_FIELDS:  # an error must not show a key, whatever part of it failed
-        raw = values.get(name)
-        for secret in ([raw, *str(raw).split(",")] if isinstance(raw, str) and raw else []):
+        for secret in _secrets(values.get(name)):
             if len(secret.strip()) >= 4:
                 message = message.replace(secret.strip(), "**********")
     return message
+
+
+def _secrets(raw: Any) -> list[str]:
+    """The keys a raw api_key ("k1,k2") or api_keys ({"k": [...]}, or its JSON) value holds."""
+    if isinstance(raw, str) and raw.lstrip().startswith("{"):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return [raw]
+    if isinstance(raw, dict):
+        return [str(k) for k in raw]
+    return [raw, *raw.split(",")] if isinstance(raw, str) and raw else []
 
 
 def load_settings(config_file: str | Path | None = None,

@@ -50,40 +50,75 @@ class BM25:
         self.doc_ids = np.zeros(0, dtype=np.int32)
         self.tfs = np.zeros(0, dtype=np.float32)
         self.doc_len = np.zeros(0, dtype=np.float32)
+        # Rows of removed documents: they keep their place (row i is chunk i of the store)
+        # but hold no postings and count in neither N nor the average length.
+        self.removed = np.zeros(0, dtype=bool)
         self._weights = np.zeros(0, dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.doc_len)
 
     def fit(self, texts: Iterable[str]) -> BM25:
+        self.vocab = {}
+        self.indptr = np.zeros(1, dtype=np.int64)
+        self.doc_ids = np.zeros(0, dtype=np.int32)
+        self.tfs = np.zeros(0, dtype=np.float32)
+        self.doc_len = np.zeros(0, dtype=np.float32)
+        self.removed = np.zeros(0, dtype=bool)
+        return self.extend(texts)
+
+    def extend(self, texts: Iterable[str]) -> BM25:
+        """Add rows after the last: only the new texts are tokenized; the postings are
+        merged (a sort over term ids) and the weights recomputed, since N, df and the
+        average length change with every document."""
         terms: list[int] = []
         docs: list[int] = []
         tfs: list[int] = []
         lengths: list[int] = []
-        for doc, text in enumerate(texts):
+        first = len(self.doc_len)
+        for doc, text in enumerate(texts, first):
             tokens = tokenize(text)
             lengths.append(len(tokens))
             for term, tf in Counter(tokens).items():
                 terms.append(self.vocab.setdefault(term, len(self.vocab)))
                 docs.append(doc)
                 tfs.append(tf)
-        term_arr = np.asarray(terms, dtype=np.int64)
-        order = np.argsort(term_arr, kind="stable")
-        counts = np.bincount(term_arr, minlength=len(self.vocab))
-        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self.doc_ids = np.asarray(docs, dtype=np.int32)[order]
-        self.tfs = np.asarray(tfs, dtype=np.float32)[order]
-        self.doc_len = np.asarray(lengths, dtype=np.float32)
+        old_terms = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64),
+                              np.diff(self.indptr))
+        self._set_postings(np.concatenate([old_terms, np.asarray(terms, dtype=np.int64)]),
+                           np.concatenate([self.doc_ids, np.asarray(docs, dtype=np.int32)]),
+                           np.concatenate([self.tfs, np.asarray(tfs, dtype=np.float32)]))
+        self.doc_len = np.concatenate([self.doc_len, np.asarray(lengths, dtype=np.float32)])
+        self.removed = np.concatenate([self.removed, np.zeros(len(lengths), dtype=bool)])
         self._precompute()
         return self
+
+    def remove(self, rows: np.ndarray) -> None:
+        """Drop the postings of `rows` (a deleted document's chunks); the rows stay, empty."""
+        if not len(rows):
+            return
+        self.removed[rows] = True
+        keep = ~self.removed[self.doc_ids]
+        old_terms = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64),
+                              np.diff(self.indptr))
+        self._set_postings(old_terms[keep], self.doc_ids[keep], self.tfs[keep])
+        self._precompute()
+
+    def _set_postings(self, terms: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> None:
+        order = np.argsort(terms, kind="stable")
+        counts = np.bincount(terms, minlength=len(self.vocab))
+        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.doc_ids = docs[order].astype(np.int32)
+        self.tfs = tfs[order].astype(np.float32)
 
     def _precompute(self) -> None:
         # Each posting's full BM25 contribution is fixed once the corpus is: store it, so a
         # query only sums the postings of its terms.
-        n = len(self.doc_len)
+        live = self.doc_len[~self.removed]
+        n = len(live)
         df = np.diff(self.indptr).astype(np.float32)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        avgdl = float(self.doc_len.mean()) if n and self.doc_len.sum() else 1.0
+        avgdl = float(live.mean()) if n and live.sum() else 1.0
         norm = self.k1 * (1 - self.b + self.b * self.doc_len[self.doc_ids] / avgdl)
         per_term_idf = np.repeat(idf, np.diff(self.indptr))
         self._weights = (per_term_idf * self.tfs * (self.k1 + 1) / (self.tfs + norm)).astype(
@@ -129,6 +164,7 @@ class BM25:
             doc_ids=self.doc_ids,
             tfs=self.tfs,
             doc_len=self.doc_len,
+            removed=self.removed,
         )
         terms = sorted(self.vocab, key=self.vocab.__getitem__)
         (folder / "bm25.json").write_text(json.dumps({"k1": self.k1, "b": self.b, "terms": terms}))
@@ -143,5 +179,8 @@ class BM25:
             bm25.doc_ids = arrays["doc_ids"]
             bm25.tfs = arrays["tfs"]
             bm25.doc_len = arrays["doc_len"]
+            # an index saved before deletions existed has no removed rows
+            bm25.removed = (arrays["removed"] if "removed" in arrays.files
+                            else np.zeros(len(bm25.doc_len), dtype=bool))
         bm25._precompute()
         return bm25

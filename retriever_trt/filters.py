@@ -1,18 +1,23 @@
-"""Metadata filters, as a vector database has them: `{doc_id, company, form, fiscal_year}`,
-each a value or a list; a document passes when it matches every field given (any of a
-field's values). Retrieval searches only the chunks of the documents that pass.
+"""Metadata filters, as a vector database has them: `{doc_id, collection, company, form,
+fiscal_year}`, each a value or a list; a document passes when it matches every field given
+(any of a field's values). Retrieval searches only the chunks of the documents that pass.
+
+A filter may also carry the caller's tenant scope (`tenant`: the collections its API key
+may read). It is not a request field: the server sets it, and no other field widens it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from retriever_trt.documents.model import Form
 
-FILTER_FIELDS = ("doc_id", "company", "form", "fiscal_year")
+FILTER_FIELDS = ("doc_id", "collection", "company", "form", "fiscal_year")
+# The collection of a document indexed without one (`finrag index`, the bundled corpus).
+DEFAULT_COLLECTION = "default"
 # Words a registrant's name carries that nobody says: "Apple Inc." is "Apple".
 _LEGAL_WORDS = re.compile(
     r"\b(?:inc|incorporated|corp|corporation|co|company|companies|ltd|limited|plc|llc|lp|"
@@ -53,9 +58,11 @@ def _values(name: str, raw: Any) -> tuple[Any, ...]:
 @dataclass(frozen=True)
 class MetadataFilter:
     doc_id: tuple[str, ...] = ()
+    collection: tuple[str, ...] = ()
     company: tuple[str, ...] = ()
     form: tuple[Form, ...] = ()
     fiscal_year: tuple[int, ...] = ()
+    tenant: frozenset[str] | None = None
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any] | None) -> MetadataFilter | None:
@@ -72,6 +79,11 @@ class MetadataFilter:
         """Whether a document passes; `info` is its `DocumentInfo` (None: no metadata, so
         only a doc_id filter can pass it)."""
         if self.doc_id and doc_id not in self.doc_id:
+            return False
+        collection = info.collection if info is not None else DEFAULT_COLLECTION
+        if self.tenant is not None and collection not in self.tenant:
+            return False
+        if self.collection and collection not in self.collection:
             return False
         if not (self.company or self.form or self.fiscal_year):
             return True
@@ -91,5 +103,26 @@ class MetadataFilter:
         `other` (the question's own scope never widens what the caller allowed)."""
         if other is None:
             return self
-        return MetadataFilter(self.doc_id or other.doc_id, self.company or other.company,
-                              self.form or other.form, self.fiscal_year or other.fiscal_year)
+        return MetadataFilter(self.doc_id or other.doc_id, self.collection or other.collection,
+                              self.company or other.company, self.form or other.form,
+                              self.fiscal_year or other.fiscal_year,
+                              _narrowest(self.tenant, other.tenant))
+
+    def narrowed(self, doc_ids: tuple[str, ...]) -> MetadataFilter:
+        """Only these documents, within this filter (its tenant scope kept)."""
+        return replace(self, doc_id=doc_ids)
+
+
+def within_tenant(filt: MetadataFilter | None,
+                  collections: frozenset[str] | None) -> MetadataFilter | None:
+    """`filt` limited to the collections an API key may read (None: every collection)."""
+    if collections is None:
+        return filt
+    filt = filt or MetadataFilter()
+    return replace(filt, tenant=_narrowest(filt.tenant, collections))
+
+
+def _narrowest(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return a & b

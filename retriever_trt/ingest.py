@@ -31,6 +31,7 @@ from retriever_trt.chunking import (
     split_words,
 )
 from retriever_trt.documents import SUFFIXES, DocumentError, load_document
+from retriever_trt.filters import DEFAULT_COLLECTION
 from retriever_trt.store import Chunk, DocumentInfo, DocumentStore
 
 
@@ -110,6 +111,17 @@ def corpus_files(root: Path) -> list[Path]:
                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
+def read_document(file: Path, doc_id: str, max_tokens: int, overlap: int,
+                  count: TokenCounter,
+                  collection: str = DEFAULT_COLLECTION) -> tuple[list[Chunk], DocumentInfo, int]:
+    """One file's chunks, its document record and its page count: the same for a file of a
+    folder and an upload. Raises `DocumentError` naming the file."""
+    doc = load_document(file, doc_id)
+    pieces, cells = chunk_document(doc, max_tokens, overlap, count)
+    info = DocumentInfo(doc_id, document_title(doc), doc.metadata, doc.facts, cells, collection)
+    return pieces, info, doc.metadata.pages or 1
+
+
 def read_documents(root: Path, files: list[Path], max_tokens: int, overlap: int,
                    count: TokenCounter, report: IngestReport,
                    progress: bool = True) -> tuple[list[Chunk], list[DocumentInfo]]:
@@ -119,18 +131,17 @@ def read_documents(root: Path, files: list[Path], max_tokens: int, overlap: int,
     infos: list[DocumentInfo] = []
     bar = tqdm(files, desc="reading", unit="file", disable=not progress)
     for file in bar:
-        doc_id = file.relative_to(root).as_posix()
         try:
-            doc = load_document(file, doc_id)
+            pieces, info, pages = read_document(file, file.relative_to(root).as_posix(),
+                                                max_tokens, overlap, count)
         except DocumentError as exc:
             report.failed.append(str(exc))
             print(f"finrag: skipped {exc}", file=sys.stderr)
             continue
-        pieces, cells = chunk_document(doc, max_tokens, overlap, count)
         chunks += pieces
-        infos.append(DocumentInfo(doc_id, document_title(doc), doc.metadata, doc.facts, cells))
+        infos.append(info)
         report.files += 1
-        report.pages += doc.metadata.pages or 1
+        report.pages += pages
         bar.set_postfix(pages=report.pages, chunks=len(chunks), refresh=False)
     return chunks, infos
 

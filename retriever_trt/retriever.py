@@ -9,7 +9,7 @@ Saved layout of `Retriever.save(dir)` (one atomic swap for the whole folder):
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from retriever_trt.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP, tokenizer_counter
+from retriever_trt.chunking import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP,
+    TokenCounter,
+    tokenizer_counter,
+)
 from retriever_trt.embedder import Embedder
 from retriever_trt.filters import MetadataFilter
 from retriever_trt.index import VectorIndex, check_embedder
@@ -49,17 +54,27 @@ class Passage:
 
 
 def encode_corpus(
-    embedder: Embedder, texts: Sequence[str], batch_size: int = 64, progress: bool = True
+    embedder: Embedder, texts: Sequence[str], batch_size: int = 64, progress: bool = True,
+    on_batch: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """Encode in length-sorted batches: padding to the longest text of a batch is then
-    small, which makes corpus encoding several times faster than in file order."""
+    small, which makes corpus encoding several times faster than in file order.
+    `on_batch(done)` hears how many texts are encoded after each batch."""
     order = np.argsort([len(t) for t in texts], kind="stable")
     out = np.empty((len(texts), embedder.dim), dtype=np.float32)
     starts = range(0, len(texts), batch_size)
     for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
         rows = order[start : start + batch_size]
         out[rows] = embedder.encode([texts[i] for i in rows])
+        if on_batch is not None:
+            on_batch(start + len(rows))
     return out
+
+
+def chunk_counter(embedder: Embedder) -> TokenCounter | None:
+    """Chunk sizes counted with the embedder's own tokenizer when it exposes one."""
+    tokenizer = getattr(embedder, "tokenizer", None)
+    return tokenizer_counter(tokenizer) if hasattr(tokenizer, "encode_batch") else None
 
 
 def rrf_fuse(rankings: Sequence[np.ndarray], rrf_k: int,
@@ -118,32 +133,56 @@ class Retriever:
         questions = list(questions)
         if not questions:
             return []
-        subsets = [None if f is None else self.store.rows_where(f)
-                   for f in (filters or [None] * len(questions))]
+        vectors = self.embedder.encode(questions) if mode != "bm25" else None
+        with self.store.lock:  # an upload or delete is published whole, between searches
+            live = self.store.live_rows()
+            subsets = [live if f is None else self.store.rows_where(f)
+                       for f in (filters or [None] * len(questions))]
+            return [self._rank(question, vectors, row, subsets[row], k, mode)
+                    for row, question in enumerate(questions)]
+
+    def _rank(self, question: str, vectors: np.ndarray | None, row: int,
+              subset: np.ndarray | None, k: int, mode: str) -> list[Passage]:
         # Fusion needs each list deeper than k: a chunk ranked 30th by both can beat one
         # ranked 3rd by only one of them.
-        depth = k if mode != "hybrid" else max(50, 4 * k)
-        depth = min(depth, len(self.store))
-        vectors = self.embedder.encode(questions) if mode != "bm25" else None
-        results = []
-        for row, question in enumerate(questions):
-            subset = subsets[row]
-            if subset is not None and len(subset) == 0:
-                results.append([])
-                continue
-            rankings = []
-            if mode != "bm25":
-                rankings.append(self.index.search(vectors[row : row + 1], depth, subset))
-            if mode != "dense":
-                rankings.append(self.store.bm25.search([question], depth, subset))
-            if mode == "hybrid":
-                scores, ids = rrf_fuse([rankings[0][1][0], rankings[1][1][0]], self.rrf_k,
-                                       (1.0, self.bm25_weight))
-            else:
-                scores, ids = rankings[0][0][0], rankings[0][1][0]
-            keep = ids >= 0
-            results.append(self._passages(ids[keep][:k], scores[keep][:k]))
-        return results
+        depth = min(k if mode != "hybrid" else max(50, 4 * k), len(self.store))
+        if depth == 0 or (subset is not None and len(subset) == 0):
+            return []
+        rankings = []
+        if mode != "bm25":
+            rankings.append(self.index.search(vectors[row : row + 1], depth, subset))
+        if mode != "dense":
+            rankings.append(self.store.bm25.search([question], depth, subset))
+        if mode == "hybrid":
+            scores, ids = rrf_fuse([rankings[0][1][0], rankings[1][1][0]], self.rrf_k,
+                                   (1.0, self.bm25_weight))
+        else:
+            scores, ids = rankings[0][0][0], rankings[0][1][0]
+        keep = ids >= 0
+        return self._passages(ids[keep][:k], scores[keep][:k])
+
+    def add(self, part: DocumentStore, vectors: np.ndarray) -> None:
+        """Publish new documents (their chunks, metadata, facts and chunk vectors) to every
+        part at once: a search sees all of them or none."""
+        texts = [part.index_text(i) for i in range(len(part))]
+        with self.store.lock:
+            self.index.add(vectors)
+            self.store.bm25.extend(texts)
+            self.store.extend(part.chunks, part.info.values())
+
+    def remove(self, doc_id: str) -> bool:
+        """Take a document out of every part; False when it is not held."""
+        with self.store.lock:
+            rows = self.store.remove(doc_id)
+            self.store.bm25.remove(rows)
+        return len(rows) > 0
+
+    @classmethod
+    def empty(cls, embedder: Embedder, factory: str = "Flat", **kwargs: Any) -> Retriever:
+        """A retriever holding nothing yet (documents come through `add`)."""
+        store = DocumentStore([], corpus="")
+        store.build_bm25()
+        return cls(embedder, VectorIndex.for_embedder(embedder, factory), store, **kwargs)
 
     def _passages(self, ids: np.ndarray, scores: np.ndarray) -> list[Passage]:
         out = []
@@ -166,10 +205,8 @@ class Retriever:
         **kwargs: Any,
     ) -> Retriever:
         """Ingest, chunk, encode and index a corpus in memory."""
-        # Count chunk sizes with the embedder's own tokenizer when it exposes one.
-        tokenizer = getattr(embedder, "tokenizer", None)
-        counter = tokenizer_counter(tokenizer) if hasattr(tokenizer, "encode_batch") else None
-        store, report = ingest(corpus_path, chunk_tokens, overlap, counter, progress=progress)
+        store, report = ingest(corpus_path, chunk_tokens, overlap, chunk_counter(embedder),
+                               progress=progress)
         if progress:
             print(f"finrag: {report.summary()}", file=sys.stderr)
         store.build_bm25(k1, b)

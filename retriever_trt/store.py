@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import date
@@ -19,7 +20,7 @@ import numpy as np
 
 from retriever_trt.bm25 import BM25
 from retriever_trt.documents.model import DocumentMetadata, Fact
-from retriever_trt.filters import MetadataFilter
+from retriever_trt.filters import DEFAULT_COLLECTION, MetadataFilter
 from retriever_trt.storage import (
     IndexFileError,
     atomic_directory,
@@ -56,17 +57,20 @@ class Chunk:
 @dataclass
 class DocumentInfo:
     """What the store keeps of a document besides its chunks: its human title, metadata, and
-    its tagged facts with the table cell each is shown in (chunk id, row, column)."""
+    its tagged facts with the table cell each is shown in (chunk id, row, column), and the
+    collection it belongs to (what an API key may read)."""
 
     doc_id: str
     title: str
     metadata: DocumentMetadata = field(default_factory=DocumentMetadata)
     facts: list[Fact] = field(default_factory=list)
     fact_cells: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    collection: str = DEFAULT_COLLECTION
 
     def header(self) -> dict[str, Any]:
         """The document as /ask's `filing` and the documents API show it."""
-        return {"doc_id": self.doc_id, "title": self.title, **self.metadata.to_dict()}
+        return {"doc_id": self.doc_id, "title": self.title, "collection": self.collection,
+                **self.metadata.to_dict()}
 
 
 def _fact_record(doc_id: str, f: Fact, cell: tuple[str, int, int] | None) -> dict[str, Any]:
@@ -95,8 +99,9 @@ def read_documents(folder: Path, hint: str) -> list[DocumentInfo]:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 rec = json.loads(line)
-                docs[rec["doc_id"]] = DocumentInfo(rec["doc_id"], rec["title"],
-                                                   DocumentMetadata.from_dict(rec["metadata"]))
+                docs[rec["doc_id"]] = DocumentInfo(
+                    rec["doc_id"], rec["title"], DocumentMetadata.from_dict(rec["metadata"]),
+                    collection=rec.get("collection", DEFAULT_COLLECTION))
         with open(folder / FACTS_FILE, encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
@@ -133,6 +138,15 @@ class DocumentStore:
         self.info: dict[str, DocumentInfo] = {d.doc_id: d for d in documents}
         self._documents: dict[str, list[Chunk]] | None = None
         self._rows: dict[str, list[int]] | None = None
+        # Rows of removed documents (they stay in place until the index is rebuilt or
+        # reloaded: row i of the vector index and of BM25 is chunk i).
+        self.removed_rows = 0
+        # Uploads and deletes change the store while questions read it: every reader of the
+        # row maps and every writer holds this lock (the vector index and BM25 too).
+        self.lock = threading.RLock()
+        # Bumped by every extend/remove, so readers that cache what the store holds (the
+        # filing answerer's company names) know to look again.
+        self.generation = 0
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -145,21 +159,60 @@ class DocumentStore:
 
     def document(self, doc_id: str) -> list[Chunk]:
         """The chunks of one document, in corpus order (its table pieces, its paragraphs)."""
-        if self._documents is None:
-            self._documents = {}
-            for c in self.chunks:
-                self._documents.setdefault(c.doc_id, []).append(c)
-        return self._documents.get(doc_id, [])
+        with self.lock:
+            if self._documents is None:
+                self._documents = {d: [self.chunks[i] for i in rows]
+                                   for d, rows in self._row_map().items()}
+            return self._documents.get(doc_id, [])
 
-    def rows_where(self, filt: MetadataFilter) -> np.ndarray:
-        """The rows (chunk indices) of the documents `filt` passes."""
+    def _row_map(self) -> dict[str, list[int]]:
         if self._rows is None:
             self._rows = {}
             for i, c in enumerate(self.chunks):
                 self._rows.setdefault(c.doc_id, []).append(i)
-        rows = [i for doc_id, ids in self._rows.items()
-                if filt.matches(doc_id, self.info.get(doc_id)) for i in ids]
+        return self._rows
+
+    def rows_where(self, filt: MetadataFilter) -> np.ndarray:
+        """The rows (chunk indices) of the documents `filt` passes."""
+        with self.lock:
+            rows = [i for doc_id, ids in self._row_map().items()
+                    if filt.matches(doc_id, self.info.get(doc_id)) for i in ids]
         return np.asarray(sorted(rows), dtype=np.int64)
+
+    def live_rows(self) -> np.ndarray | None:
+        """Every row of a document still held; None while nothing was removed (no filter
+        is needed then)."""
+        with self.lock:
+            if not self.removed_rows:
+                return None
+            return np.asarray(sorted(i for ids in self._row_map().values() for i in ids),
+                              dtype=np.int64)
+
+    def extend(self, chunks: list[Chunk], documents: Iterable[DocumentInfo]) -> None:
+        """Append the chunks of new documents (rows after the last)."""
+        with self.lock:
+            known = self._row_map()
+            clash = next((c.chunk_id for c in chunks if c.doc_id in known), None)
+            if clash is not None:
+                raise ValueError(f"chunk {clash!r}: its document is already in the store")
+            first = len(self.chunks)
+            self.chunks.extend(chunks)
+            for i, c in enumerate(chunks, first):
+                known.setdefault(c.doc_id, []).append(i)
+            self.info.update((d.doc_id, d) for d in documents)
+            self._documents = None
+            self.generation += 1
+
+    def remove(self, doc_id: str) -> np.ndarray:
+        """Forget a document (its chunks, metadata and facts); its rows, which the caller
+        takes out of the vector index and BM25, are returned."""
+        with self.lock:
+            rows = np.asarray(self._row_map().pop(doc_id, []), dtype=np.int64)
+            self.info.pop(doc_id, None)
+            self.removed_rows += len(rows)
+            self._documents = None
+            self.generation += 1
+        return rows
 
     @property
     def corpus_hash(self) -> str:
@@ -181,12 +234,16 @@ class DocumentStore:
         return self.bm25
 
     def write(self, folder: Path) -> None:
+        if self.removed_rows:
+            raise ValueError("a store with removed documents keeps their rows in place; "
+                             "rebuild it from its documents to save it")
         with open(folder / CHUNKS_FILE, "w", encoding="utf-8") as fh:
             for c in self.chunks:
                 fh.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
         with open(folder / DOCUMENTS_FILE, "w", encoding="utf-8") as fh:
             for d in self.info.values():
                 fh.write(json.dumps({"doc_id": d.doc_id, "title": d.title,
+                                     "collection": d.collection,
                                      "metadata": d.metadata.to_dict()}, ensure_ascii=False) + "\n")
         write_facts(folder / FACTS_FILE, self.info.values())
         if self.bm25 is not None:

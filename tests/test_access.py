@@ -262,7 +262,7 @@ def test_settings_defaults_and_checks() -> None:
     assert s.max_request_tokens(s.engine.max_model_len) == s.engine.max_model_len - 1
     env = load_settings(None, {}, environ={"FINRAG_CORS_ORIGINS": f"{FRONT}, https://a.b",
                                            "FINRAG_API_KEY": KEY})
-    assert env.cors_origins == [FRONT, "https://a.b"] and env.api_keys() == [KEY.encode()]
+    assert env.cors_origins == [FRONT, "https://a.b"] and env.key_collections() == {KEY.encode(): None}
     for bad, words in (({"cors_origins": ["*"]}, "refused"),
                        ({"cors_origins": ["https://a.b/"]}, "trailing slash"),
                        ({"max_queued_tokens": 100}, "max_queued_tokens"),

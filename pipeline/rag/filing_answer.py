@@ -6,6 +6,7 @@ facts, each cited with the table cell that shows it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,12 +30,23 @@ class Scope:
 class FilingAnswerer:
     def __init__(self, store: Any) -> None:
         self.store = store
-        self.info = dict(getattr(store, "info", {}) or {})
+        self._generation: int | None = None
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Read the store's documents again when it changed (an upload or a delete)."""
+        generation = getattr(self.store, "generation", 0)
+        if generation == self._generation:
+            return
+        with getattr(self.store, "lock", nullcontext()):
+            self.info = dict(getattr(self.store, "info", {}) or {})
+            self._chunks = {c.chunk_id: c for d in self.info for c in self.store.document(d)}
+            self._generation = getattr(self.store, "generation", 0)
         self.aliases = company_aliases((d.metadata.company, d.metadata.ticker)
                                        for d in self.info.values())
-        self._chunks = {c.chunk_id: c for c in store} if self.info else {}
 
     def parse(self, question: str) -> Query:
+        self._refresh()
         return parse_query(question, self.aliases)
 
     def names_a_filing(self, query: Query) -> bool:
@@ -49,7 +61,7 @@ class FilingAnswerer:
         chosen = choose_filings(query, allowed)
         if not chosen:
             return Scope(caller)
-        return Scope(MetadataFilter(doc_id=tuple(chosen)), chosen)
+        return Scope((caller or MetadataFilter()).narrowed(tuple(chosen)), chosen)
 
     def answer(self, query: Query, scope: Scope) -> ShortAnswer:
         """The computed answer from the best filing's facts; empty when the question names

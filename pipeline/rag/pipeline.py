@@ -28,6 +28,8 @@ from pipeline.settings import Settings
 from retriever_trt.filters import MetadataFilter
 
 _ids = itertools.count()
+# The uploaded documents' folder inside the index folder (retriever_trt/live_documents.py).
+DOCUMENTS_DIR = "documents"
 
 
 @dataclass
@@ -120,7 +122,8 @@ def queue_ms(out: Any) -> float | None:
 
 
 def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> Any:
-    """Load the saved index, or build it from the corpus (first run) and save it.
+    """Load the saved index, or build it from the corpus (first run) and save it; an
+    `--index` folder that is missing or holds only uploaded documents starts empty.
 
     A folder that is there but does not load (corrupt, truncated, half a folder) is an
     error naming the command that rebuilds it, never silently rebuilt over: it may be a
@@ -130,21 +133,41 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
     from retriever_trt.storage import has_saved_dir
 
     path = settings.index_path
-    if has_saved_dir(path):
+    kwargs = {"mode": settings.retrieval_mode, "rrf_k": settings.rrf_k,
+              "bm25_weight": settings.bm25_weight}
+    uploads_only = path.is_dir() and {p.name for p in path.iterdir()} == {DOCUMENTS_DIR}
+    if has_saved_dir(path) and not uploads_only:
         if progress:
             print(f"finrag: loading the index from {path}", file=sys.stderr)
-        return Retriever.load(path, embedder, mode=settings.retrieval_mode,
-                              rrf_k=settings.rrf_k, bm25_weight=settings.bm25_weight)
-    if settings.index and not settings.corpus:
-        embedder_flag = f" --embedder {settings.embedder}" if settings.embedder else ""
-        raise FileNotFoundError(f"index {path}: not found (build it with: finrag index "
-                                f"--corpus PATH --out {path}{embedder_flag}; or give --corpus)")
+        return Retriever.load(path, embedder, **kwargs)
+    if uploads_only or (settings.index and not settings.corpus):
+        if settings.corpus:
+            raise FileNotFoundError(f"index {path}: holds uploaded documents but no index of "
+                                    f"{settings.corpus}; serve it without --corpus, or move "
+                                    f"{path / DOCUMENTS_DIR} away to build one there")
+        if progress:
+            print(f"finrag: no index in {path}: starting with an empty document store there "
+                  "(add documents with POST /v1/documents)", file=sys.stderr)
+        return Retriever.empty(embedder, **kwargs)
     if progress:
         print(f"finrag: building the index of {settings.corpus_path} into {path} "
               "(first run)", file=sys.stderr)
     return Retriever.build(embedder, settings.corpus_path, path, progress=progress,
-                           chunk_tokens=settings.chunk_tokens, mode=settings.retrieval_mode,
-                           rrf_k=settings.rrf_k, bm25_weight=settings.bm25_weight)
+                           chunk_tokens=settings.chunk_tokens, **kwargs)
+
+
+def open_documents(settings: Settings, retriever: Any, embedder: Any) -> Any:
+    """The uploaded documents of the index folder (`DIR/documents`), loaded and kept in
+    step with the catalog every replica shares."""
+    from retriever_trt.chunking import DEFAULT_OVERLAP
+    from retriever_trt.live_documents import LiveConfig, LiveDocuments
+
+    config = LiveConfig(settings.chunk_tokens, DEFAULT_OVERLAP, settings.ingest_workers,
+                        settings.max_pending_documents, settings.max_upload_bytes,
+                        settings.documents_poll_interval)
+    documents = LiveDocuments(retriever, embedder, settings.index_path / DOCUMENTS_DIR, config)
+    documents.start()
+    return documents
 
 
 def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
@@ -159,7 +182,7 @@ def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
 
 class RAGPipeline:
     def __init__(self, engine: AsyncLLMEngine, retriever: Any, settings: Settings,
-                 host_memory: HostMemory | None = None) -> None:
+                 host_memory: HostMemory | None = None, documents: Any = None) -> None:
         self.engine, self.retriever, self.settings = engine, retriever, settings
         # With max_model_len from the model (None in the settings), the request bounds are
         # checked here, once the engine knows it.
@@ -186,6 +209,8 @@ class RAGPipeline:
         self.filings = FilingAnswerer(store)
         self.model_name = settings.served_model_name or settings.model
         self.embedder_name = getattr(inner, "model_id", "embedder")
+        # The documents API's uploads (LiveDocuments); None: this pipeline takes none.
+        self.documents = documents
         self.metrics = None  # set by the app
 
     @classmethod
@@ -197,7 +222,8 @@ class RAGPipeline:
         # The KV swap space and the embedding staging buffers share one host-memory account.
         host_memory = HostMemory()
         engine = AsyncLLMEngine(LLMEngine(settings.engine, host_memory.allocator("kv swap")))
-        return cls(engine, retriever, settings, host_memory)
+        return cls(engine, retriever, settings, host_memory,
+                   open_documents(settings, retriever, embedder))
 
     def _retrieve_batch(self, queries: list[tuple[str, MetadataFilter | None]],
                         k: int) -> list[list[Any]]:
@@ -338,6 +364,8 @@ class RAGPipeline:
             self.metrics.observe_answer(answer)
 
     def shutdown(self) -> None:
+        if self.documents is not None:
+            self.documents.stop()
         self.batcher.shutdown()
         self.engine.shutdown()
 

@@ -53,7 +53,7 @@ def build_app(settings: Settings) -> serve.Application:
     most = (settings.max_replicas or settings.num_replicas) * settings.max_queued_requests * 2
     ingress = serve.deployment(Ingress, name="Ingress", max_ongoing_requests=most,
                                ray_actor_options={"num_cpus": 0})
-    return ingress.bind(replicas, RETRIES, 1, settings.api_keys())
+    return ingress.bind(replicas, RETRIES, 1, settings.key_collections())
 
 
 def app_builder(args: dict[str, Any]) -> serve.Application:

@@ -40,7 +40,7 @@ def _error(path: str, status: int, message: str, headers: dict[str, str] | None 
 
 class Ingress:
     def __init__(self, replicas: DeploymentHandle, retries: int, retry_after_s: int,
-                 api_keys: list[bytes]) -> None:
+                 api_keys: dict[bytes, frozenset[str] | None]) -> None:
         self.replicas = replicas.options(stream=True, method_name="handle")
         self.retries, self.retry_after_s = retries, retry_after_s
         # /metrics is answered here only with the key; without it a replica answers 401.

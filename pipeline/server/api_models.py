@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
 from pipeline.server.openai_models import ResponseFormat
-from retriever_trt.filters import FILTER_FIELDS, MetadataFilter
+from retriever_trt.filters import FILTER_FIELDS, MetadataFilter, within_tenant
 
 FILTERS_DESCRIPTION = (
     f"a metadata filter, as a vector database has: {{{', '.join(FILTER_FIELDS)}}}, each a "
     "value or a list (fiscal_year an integer; form e.g. \"10-K\"); only documents matching "
-    "every field given are searched and cited. A question that names a company and period "
+    "every field given are searched and cited, and only in the collections the caller's "
+    "API key may read. A question that names a company and period "
     "is further scoped to that filing, never outside this filter")
 
 
@@ -68,8 +69,9 @@ class AskRequest(BaseModel):
     _not_blank = field_validator("question")(lambda value: require_text(value, "question"))
     _filters = field_validator("filters")(_check_filters)
 
-    def metadata_filter(self) -> MetadataFilter | None:
-        return MetadataFilter.from_dict(self.filters)
+    def metadata_filter(self, tenant: frozenset[str] | None = None) -> MetadataFilter | None:
+        """The request's filter within the collections the caller's key may read."""
+        return within_tenant(MetadataFilter.from_dict(self.filters), tenant)
 
     @model_validator(mode="after")
     def _check_format(self) -> AskRequest:
@@ -100,8 +102,9 @@ class SearchRequest(BaseModel):
     _not_blank = field_validator("query")(lambda value: require_text(value, "query"))
     _filters = field_validator("filters")(_check_filters)
 
-    def metadata_filter(self) -> MetadataFilter | None:
-        return MetadataFilter.from_dict(self.filters)
+    def metadata_filter(self, tenant: frozenset[str] | None = None) -> MetadataFilter | None:
+        """The request's filter within the collections the caller's key may read."""
+        return within_tenant(MetadataFilter.from_dict(self.filters), tenant)
 
 
 # -- answers (documentation; the routes build plain dicts) --------------------------------

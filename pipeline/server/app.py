@@ -32,11 +32,14 @@ from pipeline.server.guards.request_limits import RequestLimits
 from pipeline.server.guards.shutdown import ShutdownMiddleware
 from pipeline.server.metrics import Metrics, MirrorCollector
 from pipeline.server.mirror import Mirror
-from pipeline.server.routes import ask, openai, ops, tokenize
+from pipeline.server.routes import ask, documents, openai, ops, tokenize
 from pipeline.server.tracing import Tracing
 from pipeline.settings import Settings
 
 logger = logging.getLogger("finrag")
+# An upload body holds its file and the multipart framing around it (boundaries, part
+# headers, the collection field): max_upload_bytes is the file's limit, this the rest.
+MULTIPART_OVERHEAD = 64 << 10
 
 
 def create_app(settings: Settings, pipeline: RAGPipeline | None = None,
@@ -79,7 +82,9 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None,
     # access log outermost, so every answer has an id.
     app.add_middleware(AdmissionMiddleware, admission=app.state.admission)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes,
-                       read_timeout=settings.request_read_timeout)
+                       read_timeout=settings.request_read_timeout,
+                       streamed={documents.UPLOAD_PATH: settings.max_upload_bytes
+                                 + MULTIPART_OVERHEAD})
     app.add_middleware(ReadinessMiddleware, state=app.state)
     install_security(app, settings)
     app.add_middleware(HeadAsGetMiddleware)
@@ -89,6 +94,7 @@ def create_app(settings: Settings, pipeline: RAGPipeline | None = None,
     install_error_handlers(app)
     app.include_router(ask.router)
     app.include_router(ops.router)
+    app.include_router(documents.router)  # before openai's catch-all for unknown /v1 routes
     app.include_router(openai.router)
     app.include_router(tokenize.router)
     app.include_router(ops.page_router)
@@ -131,7 +137,7 @@ def _limit_schema(app: FastAPI, settings: Settings) -> None:
         schema = build()
         if not done and getattr(app.state, "pipeline", None) is not None:
             RequestLimits.of(app).patch_schema(schema)
-            if settings.api_key is not None:
+            if settings.key_collections():
                 document_security(schema)
             done = True
         return schema

@@ -30,7 +30,7 @@ def _tree_sha256(folder: Path) -> str:
 def content_hashes(pipe: Any) -> dict[str, str]:
     """The model's, the index's and the settings' hashes (computed once, at start, where
     reading the model's weights delays no answer)."""
-    settings = pipe.settings.model_dump(mode="json", exclude={"api_key"})
+    settings = pipe.settings.model_dump(mode="json", exclude={"api_key", "api_keys"})
     model_dir = pipe.engine.model_dir
     index = Path(pipe.settings.index_path)
     return {

@@ -1,11 +1,15 @@
 """Access: an optional API key (`Authorization: Bearer`) and a CORS allow-list.
 
-With `api_key` set, every route answers 401 without the key, except /health (for load
+With `api_key` or `api_keys` set, every route answers 401 without a key, except /health (for load
 balancers and orchestrators) and the web page's static files (`/`, `/static/*`: no data,
 and the page itself asks for the key and sends it on /ask). /docs and /openapi.json are
 protected too. Keys are compared in constant time and never logged or echoed: uvicorn's
 access log holds the request line only, with credential query parameters (?api_key=...)
 redacted, and the settings keep them as SecretStr.
+
+Tenants: a key of `api_keys` reads and writes only its collections. The middleware puts
+them in the request's state (`collections`, None for a key of `api_key`: every one), and
+every route that reads documents limits itself to them (`caller_collections`).
 
 CORS: no headers at all unless `cors_origins` lists the front end's origins; then exactly
 those origins may call with GET/POST and the Authorization and Content-Type headers.
@@ -17,7 +21,7 @@ import hmac
 import logging
 import re
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -33,8 +37,14 @@ def is_open(path: str) -> bool:
     return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES)
 
 
+def caller_collections(request: Request) -> frozenset[str] | None:
+    """The collections the request's key may see; None: every one (no keys, or a key of
+    `api_key`)."""
+    return getattr(request.state, "collections", None)
+
+
 class ApiKeyMiddleware:
-    def __init__(self, app: ASGIApp, keys: list[bytes]) -> None:
+    def __init__(self, app: ASGIApp, keys: dict[bytes, frozenset[str] | None]) -> None:
         self.app, self.keys = app, keys
 
     def authorized(self, scope: Scope) -> bool:
@@ -44,11 +54,13 @@ class ApiKeyMiddleware:
             return False
         token = token.strip()
         # Every key is compared, so the time does not tell which one nearly matched.
-        matches = [hmac.compare_digest(token, key) for key in self.keys]
-        if any(matches):
+        matches = [key for key in self.keys if hmac.compare_digest(token, key)]
+        if matches:
+            state = scope.setdefault("state", {})
             # Who asked, for the audit log: a hash of the key, never the key.
-            scope.setdefault("state", {})["key_id"] = key_id(token)
-        return any(matches)
+            state["key_id"] = key_id(token)
+            state["collections"] = self.keys[matches[0]]
+        return bool(matches)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] != "http" or scope["method"] == "OPTIONS" or is_open(scope["path"])
@@ -92,7 +104,7 @@ def install_log_redaction() -> None:
 
 def install_security(app: FastAPI, settings: Settings) -> None:
     """Add the API key check, then CORS outside it (preflights carry no Authorization)."""
-    keys = settings.api_keys()
+    keys = settings.key_collections()
     if keys:
         app.add_middleware(ApiKeyMiddleware, keys=keys)
     if settings.cors_origins:

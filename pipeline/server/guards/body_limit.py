@@ -9,6 +9,10 @@ Transfer-Encoding is refused (400, connection closed: request smuggling), and so
 with a Content-Encoding (415: this server decodes none). Messages after the body (the client's
 disconnect) still reach the app, so streaming answers keep noticing a client that went away.
 
+Uploads (`streamed`: path -> byte limit, the documents API's multipart bodies) are not
+buffered: their bytes pass to the route as they arrive, counted, and past the limit the
+route's read fails and the answer is 413 (if nothing was answered yet).
+
 The whole body must arrive within `read_timeout` seconds (408 otherwise): a client that
 sends a few bytes now and then, or stops halfway, no longer holds a connection (and a
 graceful shutdown) forever. Before a 413 the rest of a body up to DRAIN_LIMITS times the
@@ -38,6 +42,10 @@ class _ReadTimeout(Exception):
     pass
 
 
+class _UploadTooLarge(Exception):
+    pass
+
+
 def is_json(content_type: str | None) -> bool:
     if not content_type:
         return False
@@ -64,8 +72,10 @@ def _framing_problem(headers: dict[str, str], with_body: bool) -> tuple[int, str
 
 class BodyLimitMiddleware:
     def __init__(self, app: ASGIApp, max_body_bytes: int, read_timeout: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 streamed: dict[str, int] | None = None) -> None:
         self.app, self.limit, self.read_timeout, self.clock = app, max_body_bytes, read_timeout, clock
+        self.streamed = streamed or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -84,6 +94,10 @@ class BodyLimitMiddleware:
             return
         declared = headers.get("content-length", "")
         deadline = self.clock() + self.read_timeout
+        if scope["path"] in self.streamed:
+            await self._pass_through(scope, receive, send, self.streamed[scope["path"]],
+                                     declared, deadline)
+            return
         chunks: list[bytes] = []
         size = 0
         try:
@@ -145,6 +159,44 @@ class BodyLimitMiddleware:
                           "UTF-8 encoded JSON")
         problem = json_problem(body)
         return None if problem is None else (None, problem)
+
+    async def _pass_through(self, scope: Scope, receive: Receive, send: Send, limit: int,
+                            declared: str, deadline: float) -> None:
+        """Hand the body to the route as it arrives, counting it against `limit`."""
+        too_large = (f"upload over {limit} bytes (the server's max_upload_bytes setting); "
+                     "send a smaller file")
+        if declared.isdigit() and int(declared) > limit:
+            await error_response(scope, 413, too_large, {"Connection": "close"})(
+                scope, receive, send)
+            return
+        size, done, started = 0, False, False
+
+        async def counted() -> AsgiMessage:
+            nonlocal size, done
+            if done:  # after the body: the disconnect a streaming answer listens for
+                return await receive()
+            message = await self._receive(receive, deadline)
+            size += len(message.get("body", b""))
+            done = not message.get("more_body", False)
+            if size > limit:
+                raise _UploadTooLarge
+            return message
+
+        async def tracked(message: AsgiMessage) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except (_UploadTooLarge, _ReadTimeout) as exc:
+            if started:
+                return
+            status, text = (413, too_large) if isinstance(exc, _UploadTooLarge) else (
+                408, f"upload not received within {self.read_timeout:g} s (the server's "
+                     "request_read_timeout setting)")
+            await error_response(scope, status, text, {"Connection": "close"})(
+                scope, receive, send)
 
     async def _receive(self, receive: Receive, deadline: float) -> AsgiMessage:
         left = deadline - self.clock()

@@ -22,6 +22,7 @@ from pipeline.server.api_models import (
 from pipeline.server.ask_format import check_schema, shaped
 from pipeline.server.audit_trail import answer_fields, audit
 from pipeline.server.errors import OUR_ERRORS, request_id
+from pipeline.server.guards.access import caller_collections
 from pipeline.server.guards.admission import admit
 from pipeline.server.guards.connection import draining
 from pipeline.server.guards.disconnect import cancel_on_disconnect
@@ -49,7 +50,7 @@ async def ask(body: AskRequest, request: Request) -> Any:
         await check_schema(pipe.engine, structured)
     admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
     opts = AskOptions(body.top_k, body.max_tokens, body.temperature, structured,
-                      body.metadata_filter())
+                      body.metadata_filter(caller_collections(request)))
     kind, max_tokens = body.format_kind, body.max_tokens or pipe.settings.max_tokens
     if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
         raise pipe.engine.dead_error()
@@ -99,6 +100,7 @@ async def search(body: SearchRequest, request: Request) -> Any:
     pipe = pipe_of(request)
     admit(request, 0)
     t0 = time.perf_counter()
-    passages = await pipe.search(body.query, body.top_k, body.metadata_filter())
+    passages = await pipe.search(body.query, body.top_k,
+                                 body.metadata_filter(caller_collections(request)))
     return {"sources": [source_dict(p) for p in passages],
             "timings": {"retrieve_ms": round((time.perf_counter() - t0) * 1000, 3)}}

@@ -1,0 +1,357 @@
+"""Live documents: uploads indexed in the background into a running retriever, durable in a
+folder that every replica of a machine shares.
+
+    documents/catalog.json          which documents exist, and their state (catalog.py)
+    documents/files/<id>/<name>     each upload's bytes, kept until it is deleted
+    documents/segments/<id>/        each indexed document: chunks, facts, vectors (segments.py)
+
+An upload is stored, recorded `indexing`, then read, chunked and encoded by a worker
+thread (the same `read_document` a folder index uses) and saved as a segment; only then is
+it recorded `ready` and published to the retriever, whole, between two searches. Every
+process polls the catalog and brings its retriever to it: documents another replica made
+ready are loaded from their segments (never re-encoded), deleted ones removed. A document
+left `indexing` by a process that died is taken up by whichever process gets its job lock
+(an `flock`, which the kernel releases when its holder dies).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from retriever_trt.catalog import Catalog, DocumentRecord, DocumentStatus
+from retriever_trt.documents import SUFFIXES, DocumentError
+from retriever_trt.ingest import read_document
+from retriever_trt.retriever import Retriever, chunk_counter, encode_corpus
+from retriever_trt.segments import read_segment, write_segment
+from retriever_trt.storage import IndexFileError
+from retriever_trt.store import DocumentStore
+
+logger = logging.getLogger("finrag")
+
+FILES, SEGMENTS, JOB_LOCK = "files", "segments", ".indexing.lock"
+INCOMING = ".incoming-"
+# An incoming file older than this was left by a process killed mid-upload.
+STALE_INCOMING_S = 3600
+COPY_BLOCK = 1 << 20
+# Uploads are encoded in small batches so that questions asked meanwhile wait little for
+# the encoder between two of them.
+ENCODE_BATCH = 16
+MAX_NAME_CHARS = 200
+
+
+class UploadError(ValueError):
+    """An upload refused; `status` is the HTTP status that says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    chunk_tokens: int
+    overlap: int
+    workers: int = 1
+    max_pending: int = 16
+    max_bytes: int = 100 << 20
+    poll_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.workers < 1 or self.max_pending < 1 or self.max_bytes < 1:
+            raise ValueError("workers, max_pending and max_bytes must be at least 1")
+        if self.poll_interval <= 0:
+            raise ValueError(f"poll_interval must be positive, got {self.poll_interval}")
+
+
+def document_id(collection: str, sha256: str) -> str:
+    """Stable: the same bytes uploaded to the same collection are the same document."""
+    return "doc-" + hashlib.sha256(f"{collection}\0{sha256}".encode()).hexdigest()[:24]
+
+
+def safe_name(name: str) -> str:
+    """A file name that stays inside its folder: no path, no NUL or control characters, no
+    leading dots ("../../etc/passwd" is "passwd")."""
+    base = re.split(r"[/\\]", name or "")[-1]
+    base = re.sub(r"[\x00-\x1f\x7f]", "", base).strip().lstrip(".")
+    return base[-MAX_NAME_CHARS:] or "upload"
+
+
+def visible(record: DocumentRecord, collections: frozenset[str] | None) -> bool:
+    return collections is None or record.collection in collections
+
+
+class LiveDocuments:
+    def __init__(self, retriever: Retriever, embedder: Any, folder: str | Path,
+                 config: LiveConfig) -> None:
+        self.retriever, self.embedder, self.config = retriever, embedder, config
+        self.folder = Path(folder)
+        self.files, self.segments = self.folder / FILES, self.folder / SEGMENTS
+        self.files.mkdir(parents=True, exist_ok=True)
+        self.segments.mkdir(parents=True, exist_ok=True)
+        self.catalog = Catalog(self.folder)
+        self.count = chunk_counter(embedder)
+        self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="finrag-ingest")
+        self._lock = threading.Lock()      # catalog change + its in-memory effect, together
+        self._jobs: dict[str, int] = {}    # documents this process indexes -> job lock fd
+        self._loaded: set[str] = set()     # documents published to the retriever
+        self._progress: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+
+    # -- life cycle --------------------------------------------------------------------
+    def start(self) -> None:
+        """Remove what killed processes left, load the ready documents, take up the ones
+        left indexing, then keep polling for other processes' changes."""
+        self._collect_garbage()
+        self.sync()
+        self._poller = threading.Thread(target=self._poll, name="finrag-documents",
+                                        daemon=True)
+        self._poller.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.config.poll_interval):
+            try:
+                self.sync()
+            except Exception:  # noqa: BLE001 - logged; the next poll tries again
+                logger.exception("finrag: documents: sync with the catalog failed")
+
+    # -- the API -----------------------------------------------------------------------
+    def add(self, name: str, data: BinaryIO, collection: str) -> tuple[DocumentRecord, bool]:
+        """Store an upload and queue it; (its record, False) when these bytes are already
+        a document of the collection."""
+        name = safe_name(name)
+        if not name.lower().endswith(SUFFIXES):
+            raise UploadError(415, f"{name}: unsupported file type; upload one of "
+                                   f"{', '.join(SUFFIXES)}")
+        if self.room() <= 0:
+            raise UploadError(429, f"{len(self._jobs)} documents are being indexed; retry "
+                                   "when one is ready")
+        tmp = self.files / f"{INCOMING}{uuid.uuid4().hex}"
+        try:
+            sha, size = self._copy(data, tmp)
+            doc_id = document_id(collection, sha)
+            known = self.catalog.records().get(doc_id)
+            if known is not None:
+                return known, False
+            (self.files / doc_id).mkdir(exist_ok=True)
+            lock = self._claim(doc_id)  # before the file lands: a starting process's
+            if lock is None:            # clean-up leaves a claimed folder alone
+                raise UploadError(409, f"{name}: the same file is being uploaded to "
+                                       f"{collection!r} right now; retry in a moment")
+            os.replace(tmp, self.files / doc_id / name)
+            record = DocumentRecord(doc_id, name, collection, sha, size)
+            if not self.catalog.update(lambda rs: rs.setdefault(doc_id, record) is record):
+                _release(lock)
+                return self.catalog.records()[doc_id], False
+            self._submit(record, lock)
+            return record, True
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def room(self) -> int:
+        """How many more uploads this process takes before answering 429."""
+        return self.config.max_pending - len(self._jobs)
+
+    def _copy(self, data: BinaryIO, tmp: Path) -> tuple[str, int]:
+        digest, size = hashlib.sha256(), 0
+        with open(tmp, "wb") as out:
+            while block := data.read(COPY_BLOCK):
+                size += len(block)
+                if size > self.config.max_bytes:
+                    raise UploadError(413, f"file over the upload limit of "
+                                           f"{self.config.max_bytes} bytes (max_upload_bytes)")
+                digest.update(block)
+                out.write(block)
+            out.flush()
+            os.fsync(out.fileno())
+        if size == 0:
+            raise UploadError(400, "empty file: nothing to index")
+        return digest.hexdigest(), size
+
+    def get(self, doc_id: str, collections: frozenset[str] | None) -> DocumentRecord | None:
+        record = self.catalog.records().get(doc_id)
+        return record if record is not None and visible(record, collections) else None
+
+    def list(self, collections: frozenset[str] | None,
+             collection: str | None = None) -> list[DocumentRecord]:
+        return sorted((r for r in self.catalog.records().values()
+                       if visible(r, collections) and collection in (None, r.collection)),
+                      key=lambda r: r.created)
+
+    def progress(self, doc_id: str) -> float | None:
+        """How far this process's indexing of the document is (0..1); None elsewhere."""
+        return self._progress.get(doc_id)
+
+    def delete(self, doc_id: str, collections: frozenset[str] | None) -> DocumentRecord | None:
+        """Forget the document everywhere; None when the caller sees no such document."""
+        def change(records: dict[str, DocumentRecord]) -> DocumentRecord | None:
+            record = records.get(doc_id)
+            if record is None or not visible(record, collections):
+                return None
+            return records.pop(doc_id)
+
+        with self._lock:
+            record = self.catalog.update(change)
+            if record is not None and doc_id in self._loaded:
+                self.retriever.remove(doc_id)
+                self._loaded.discard(doc_id)
+        if record is not None:
+            shutil.rmtree(self.segments / doc_id, ignore_errors=True)
+            shutil.rmtree(self.files / doc_id, ignore_errors=True)
+        return record
+
+    # -- catalog -> memory -------------------------------------------------------------
+    def sync(self) -> None:
+        """Bring the retriever to the catalog: load ready documents, drop deleted ones,
+        take up documents left indexing by a process that died."""
+        with self._lock:
+            records = self.catalog.records()
+            ready = {i for i, r in records.items() if r.status is DocumentStatus.READY}
+            for gone in self._loaded - ready:
+                self.retriever.remove(gone)
+                self._loaded.discard(gone)
+            self._load(sorted(ready - self._loaded))
+        for doc_id, record in records.items():
+            if record.status is DocumentStatus.INDEXING and doc_id not in self._jobs:
+                lock = self._claim(doc_id)
+                if lock is not None:
+                    self._submit(record, lock)
+
+    def _load(self, doc_ids: list[str]) -> None:
+        """Publish ready documents from their segments, all in one add."""
+        parts, vectors = [], []
+        for doc_id in doc_ids:
+            try:
+                part, vecs = read_segment(self.segments / doc_id, self.embedder)
+            except (IndexFileError, OSError, ValueError) as exc:
+                logger.error("finrag: document %s: its segment does not load (%s)", doc_id, exc)
+                self._mark(doc_id, DocumentStatus.FAILED, error=f"its index files are "
+                           f"damaged ({exc}); delete it and upload it again")
+                continue
+            parts.append(part)
+            vectors.append(vecs)
+        if parts:
+            merged = DocumentStore([c for p in parts for c in p.chunks],
+                                   documents=[i for p in parts for i in p.info.values()])
+            self.retriever.add(merged, np.concatenate(vectors))
+            self._loaded.update(i for p in parts for i in p.info)
+
+    # -- indexing ----------------------------------------------------------------------
+    def _claim(self, doc_id: str) -> int | None:
+        """The document's job lock, or None while another thread or process holds it."""
+        folder = self.files / doc_id
+        if not folder.is_dir():
+            return None
+        fd = os.open(folder / JOB_LOCK, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return fd
+
+    def _submit(self, record: DocumentRecord, lock: int) -> None:
+        self._jobs[record.id] = lock
+        self._progress[record.id] = 0.0
+        self._pool.submit(self._index, record)
+
+    def _index(self, record: DocumentRecord) -> None:
+        try:
+            current = self.catalog.records().get(record.id)
+            if current is None or current.status is not DocumentStatus.INDEXING:
+                return  # deleted, or finished by another process before we took it up
+            self._index_file(record)
+        except DocumentError as exc:
+            self._mark(record.id, DocumentStatus.FAILED, error=f"{record.name}: {exc.problem}")
+        except Exception as exc:  # noqa: BLE001 - the document fails, the server goes on
+            logger.exception("finrag: indexing %s (%s) failed", record.id, record.name)
+            self._mark(record.id, DocumentStatus.FAILED, error=f"indexing failed: {exc}")
+        finally:
+            _release(self._jobs.pop(record.id, None))
+            self._progress.pop(record.id, None)
+
+    def _index_file(self, record: DocumentRecord) -> None:
+        path = self.files / record.id / record.name
+        if not path.is_file():
+            raise DocumentError(path, "the stored upload is missing; upload it again")
+        chunks, info, pages = read_document(path, record.id, self.config.chunk_tokens,
+                                            self.config.overlap, self.count, record.collection)
+        part = DocumentStore(chunks, documents=[info])
+        texts = [part.index_text(i) for i in range(len(part))]
+        self._progress[record.id] = 0.1
+
+        def encoded(done: int) -> None:  # reading 10%, encoding 10-95%, saving the rest
+            self._progress[record.id] = 0.1 + 0.85 * done / max(len(texts), 1)
+
+        vectors = encode_corpus(self.embedder, texts, ENCODE_BATCH, False, encoded)
+        write_segment(self.segments / record.id, part, vectors, self.embedder)
+        header = info.header()
+        metadata = {k: v for k, v in header.items() if k not in ("doc_id", "title", "collection")}
+        metadata["pages"] = pages
+        with self._lock:
+            # Searchable here before the catalog says ready, so a client that sees `ready`
+            # finds it at once (other replicas load it at their next poll).
+            self.retriever.add(part, vectors)
+            if self._mark(record.id, DocumentStatus.READY, title=info.title,
+                          chunks=len(part), metadata=metadata):
+                self._loaded.add(record.id)
+            else:  # deleted while it was indexed
+                self.retriever.remove(record.id)
+                shutil.rmtree(self.segments / record.id, ignore_errors=True)
+
+    def _mark(self, doc_id: str, status: DocumentStatus, **values: Any) -> bool:
+        """Set a document's state; False when it no longer exists."""
+        def change(records: dict[str, DocumentRecord]) -> bool:
+            record = records.get(doc_id)
+            if record is None:
+                return False
+            record.status = status
+            for key, value in values.items():
+                setattr(record, key, value)
+            return True
+
+        return self.catalog.update(change)
+
+    def _collect_garbage(self) -> None:
+        """Files and segments of documents the catalog does not hold (a kill between a
+        delete's catalog change and its file removal), and stale incoming files."""
+        known = set(self.catalog.records())
+        for folder in (self.files, self.segments):
+            for entry in folder.iterdir():
+                if entry.name.startswith(INCOMING):
+                    if time.time() - entry.stat().st_mtime > STALE_INCOMING_S:
+                        entry.unlink(missing_ok=True)
+                elif entry.is_dir() and not entry.name.startswith(".") and entry.name not in known:
+                    _remove_unclaimed(entry, self._claim if folder is self.files else None)
+
+
+def _remove_unclaimed(entry: Path, claim: Callable[[str], int | None] | None) -> None:
+    lock = claim(entry.name) if claim is not None else None
+    if claim is not None and lock is None:
+        return  # an upload another process is recording right now
+    shutil.rmtree(entry, ignore_errors=True)
+    _release(lock)
+
+
+def _release(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)  # closing the descriptor drops its flock

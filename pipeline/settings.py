@@ -205,6 +205,9 @@ class Settings(BaseModel):
     # documents API (docs/documents_api.md): the largest upload, documents indexed at once
     # (each takes a CPU core while it encodes), uploads accepted and not yet indexed (then
     # 429), and how often a replica looks for documents another replica added or deleted.
+    # Where uploads are kept (catalog, files, segments); None: DIR/documents in the index
+    # folder. Replicas that share it share their documents.
+    documents_dir: str | None = None
     max_upload_bytes: int = Field(100 << 20, ge=1024, le=1 << 34)
     ingest_workers: int = Field(1, ge=1, le=64)
     max_pending_documents: int = Field(16, ge=1, le=100000)
@@ -379,6 +382,10 @@ class Settings(BaseModel):
         if self.index:
             return Path(self.index)
         return self.engines_path / f"index-{self.corpus_path.stem}"
+
+    @property
+    def documents_path(self) -> Path:
+        return Path(self.documents_dir) if self.documents_dir else self.index_path / "documents"
 
 
 FIELDS = (set(Settings.model_fields) - {"engine"}) | set(ENGINE_FIELDS)

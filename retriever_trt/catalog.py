@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -125,7 +125,9 @@ class Catalog:
         `change` returns."""
         with self._locked():
             self._read()
-            records = dict(self._records)
+            # `change` edits copies: a reader of the cached records must not see a change
+            # before it is on disk (nor one whose write failed).
+            records = {k: replace(r, metadata=dict(r.metadata)) for k, r in self._records.items()}
             result = change(records)
             tmp = self.path.with_name(f".{CATALOG_FILE}.{os.getpid()}.tmp")
             with open(tmp, "w", encoding="utf-8") as fh:

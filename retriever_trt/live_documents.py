@@ -117,11 +117,16 @@ class LiveDocuments:
     def start(self) -> None:
         """Remove what killed processes left, load the ready documents, take up the ones
         left indexing, then keep polling for other processes' changes."""
-        self._collect_garbage()
+        self.load()
         self.sync()
         self._poller = threading.Thread(target=self._poll, name="finrag-documents",
                                         daemon=True)
         self._poller.start()
+
+    def load(self) -> None:
+        """What a restart finds: garbage removed, the ready documents in the retriever."""
+        self._collect_garbage()
+        self._reconcile()
 
     def stop(self) -> None:
         self._stop.set()
@@ -221,8 +226,17 @@ class LiveDocuments:
 
     # -- catalog -> memory -------------------------------------------------------------
     def sync(self) -> None:
-        """Bring the retriever to the catalog: load ready documents, drop deleted ones,
-        take up documents left indexing by a process that died."""
+        """Bring the retriever to the catalog, and take up documents left indexing by a
+        process that died."""
+        records = self._reconcile()
+        for doc_id, record in records.items():
+            if record.status is DocumentStatus.INDEXING and doc_id not in self._jobs:
+                lock = self._claim(doc_id)
+                if lock is not None:
+                    self._submit(record, lock)
+
+    def _reconcile(self) -> dict[str, DocumentRecord]:
+        """Load documents the catalog says are ready, drop the ones it no longer holds."""
         with self._lock:
             records = self.catalog.records()
             ready = {i for i, r in records.items() if r.status is DocumentStatus.READY}
@@ -230,11 +244,7 @@ class LiveDocuments:
                 self.retriever.remove(gone)
                 self._loaded.discard(gone)
             self._load(sorted(ready - self._loaded))
-        for doc_id, record in records.items():
-            if record.status is DocumentStatus.INDEXING and doc_id not in self._jobs:
-                lock = self._claim(doc_id)
-                if lock is not None:
-                    self._submit(record, lock)
+        return records
 
     def _load(self, doc_ids: list[str]) -> None:
         """Publish ready documents from their segments, all in one add."""

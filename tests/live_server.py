@@ -112,7 +112,9 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     corpus = tmp / "tatqa.json"
     corpus.write_text(json.dumps(contexts))
     sock = listening_socket()
+    # Each server keeps its own uploads: servers that share an index share no documents.
     values = {"corpus": str(corpus), "index": str(shared_index(contexts, tmp.parent, overrides)),
+              "documents_dir": str(tmp / "uploads"),
               "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
               "kv_cache_memory": KV_CACHE_BYTES, "port": sock.getsockname()[1], **overrides}
     settings = load_settings(None, values, environ={})

@@ -33,6 +33,7 @@ def docs(prepared_default: Path, engines_dir: Path,
     tmp = tmp_path_factory.mktemp("documents")
     store = tmp / "store"
     with running_app(dev_contexts(1), engines_dir, tmp, corpus=None, index=str(store),
+                     documents_dir=None,  # the default: DIR/documents in the index folder
                      api_key=ADMIN, api_keys={KEY_A: ["alpha"], KEY_B: ["beta"]},
                      max_upload_bytes=MAX_UPLOAD, audit_log=str(tmp / "audit.jsonl"),
                      max_tokens=8, documents_poll_interval=0.2) as (base, app):

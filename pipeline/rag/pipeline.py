@@ -157,15 +157,15 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
 
 
 def open_documents(settings: Settings, retriever: Any, embedder: Any) -> Any:
-    """The uploaded documents of the index folder (`DIR/documents`), loaded and kept in
-    step with the catalog every replica shares."""
+    """The uploaded documents (`documents_dir`, else `DIR/documents` in the index folder),
+    loaded and kept in step with the catalog every replica shares."""
     from retriever_trt.chunking import DEFAULT_OVERLAP
     from retriever_trt.live_documents import LiveConfig, LiveDocuments
 
     config = LiveConfig(settings.chunk_tokens, DEFAULT_OVERLAP, settings.ingest_workers,
                         settings.max_pending_documents, settings.max_upload_bytes,
                         settings.documents_poll_interval)
-    documents = LiveDocuments(retriever, embedder, settings.index_path / DOCUMENTS_DIR, config)
+    documents = LiveDocuments(retriever, embedder, settings.documents_path, config)
     documents.start()
     return documents
 

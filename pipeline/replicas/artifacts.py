@@ -26,7 +26,7 @@ def build_artifacts(settings: Settings) -> Settings:
               # the API keeps answering with the model's name as given
               "served_model_name": settings.served_model_name or settings.model,
               "engine": dataclasses.replace(settings.engine, engines_dir=str(engines), model=model)}
-    for name in ("embedder", "audit_log"):  # files named relative to where finrag started
+    for name in ("embedder", "audit_log", "documents_dir"):  # files named relative to where finrag started
         if getattr(settings, name):
             update[name] = os.path.abspath(getattr(settings, name))
     return settings.model_copy(update=update)

@@ -221,3 +221,13 @@ OPENAI_ERRORS = _declare(OpenAIError, {**_COMMON, 400: "malformed request: the m
                                        404: "no such model"})
 GET_ERRORS = _declare(ErrorDetail, {401: _COMMON[401]})
 OPENAI_GET_ERRORS = _declare(OpenAIError, {401: _COMMON[401]})
+# The documents API (routes/documents.py).
+_NO_DOCUMENT = "no such document among the caller's collections"
+DOCUMENT_ERRORS = _declare(OpenAIError, {401: _COMMON[401], 404: _NO_DOCUMENT,
+                                         400: "a malformed request: the message says what"})
+UPLOAD_ERRORS = _declare(OpenAIError, {
+    **_COMMON, 400: "no file, an empty file or a bad collection name: the message says which",
+    403: "the key may not write to that collection", 404: "this server takes no uploads",
+    409: "the same file is being uploaded to the collection at this moment",
+    413: "a file over max_upload_bytes", 415: "not multipart/form-data, or a file type no "
+    "loader reads", 429: "too many documents being indexed; retry after Retry-After"})

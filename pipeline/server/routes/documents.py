@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
 from pipeline.server.audit_trail import audit
-from pipeline.server.errors import GET_ERRORS, OPENAI_ERRORS, RequestRejected
+from pipeline.server.errors import DOCUMENT_ERRORS, UPLOAD_ERRORS, RequestRejected
 from pipeline.server.guards.access import caller_collections
 from pipeline.settings import COLLECTION_NAME
 from retriever_trt.catalog import DocumentRecord, DocumentStatus
@@ -74,9 +74,7 @@ def upload_collection(given: Any, allowed: frozenset[str] | None) -> str:
     return given
 
 
-@router.post(UPLOAD_PATH, status_code=202, openapi_extra=UPLOAD_BODY,
-             responses={**OPENAI_ERRORS, 429: {"description": "too many documents being "
-                                                              "indexed; retry after Retry-After"}})
+@router.post(UPLOAD_PATH, status_code=202, openapi_extra=UPLOAD_BODY, responses=UPLOAD_ERRORS)
 async def upload(request: Request) -> JSONResponse:
     live = _documents(request)
     allowed = caller_collections(request)
@@ -107,14 +105,14 @@ async def upload(request: Request) -> JSONResponse:
     return JSONResponse({"documents": shown}, status_code=202)
 
 
-@router.get(UPLOAD_PATH, responses=GET_ERRORS)
+@router.get(UPLOAD_PATH, responses=DOCUMENT_ERRORS)
 async def list_documents(request: Request, collection: str | None = None) -> dict[str, Any]:
     live = _documents(request)
     records = live.list(caller_collections(request), collection)
     return {"object": "list", "data": [document_view(r, live) for r in records]}
 
 
-@router.get(UPLOAD_PATH + "/{doc_id}", responses=GET_ERRORS)
+@router.get(UPLOAD_PATH + "/{doc_id}", responses=DOCUMENT_ERRORS)
 async def get_document(doc_id: str, request: Request) -> dict[str, Any]:
     live = _documents(request)
     record = live.get(doc_id, caller_collections(request))
@@ -123,7 +121,7 @@ async def get_document(doc_id: str, request: Request) -> dict[str, Any]:
     return document_view(record, live)
 
 
-@router.delete(UPLOAD_PATH + "/{doc_id}", responses=GET_ERRORS)
+@router.delete(UPLOAD_PATH + "/{doc_id}", responses=DOCUMENT_ERRORS)
 async def delete_document(doc_id: str, request: Request) -> dict[str, Any]:
     live = _documents(request)
     record = await asyncio.to_thread(live.delete, doc_id, caller_collections(request))

@@ -85,6 +85,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--api-key", dest="api_key",
                        help="ask every request for this key (Authorization: Bearer); "
                             "FINRAG_API_KEY keeps it out of the process list")
+    serve.add_argument("--api-keys", dest="api_keys", type=_json_arg, metavar="JSON",
+                       help="keys with the collections each may read and write, e.g. "
+                            "'{\"key-a\": [\"alpha\"]}' (FINRAG_API_KEYS keeps them out of "
+                            "the process list)")
+    serve.add_argument("--documents-dir", dest="documents_dir", metavar="DIR",
+                       help="where uploaded documents are kept (default: INDEX/documents)")
+    serve.add_argument("--max-upload-bytes", dest="max_upload_bytes", type=int,
+                       help="the largest document upload (default 100 MiB)")
     serve.add_argument("--log-level", dest="log_level",
                        choices=["critical", "error", "warning", "info", "debug", "trace"])
     serve.add_argument("--shutdown-timeout", dest="shutdown_timeout", type=float,

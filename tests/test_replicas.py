@@ -7,7 +7,8 @@ bound moves a hot key's requests to the other replica, and streams the client dr
 aborted without an error; past every replica and the ingress queue the answer is 503 +
 Retry-After; and a replica killed under load loses no request (the ingress retries what had
 not started), ends the stream it was writing with an error event while the other replica's
-goes on, and is replaced. No wall-clock bounds: the timeouts only guard against hangs.
+goes on, and is replaced; a document uploaded through one replica is found by both once
+ready, and a delete reaches both. No wall-clock bounds: the timeouts only guard against hangs.
 """
 
 from __future__ import annotations
@@ -165,6 +166,42 @@ def test_every_route_answers_and_both_replicas_serve(cluster: Cluster) -> None:
     for name in set(served.values()):
         assert f'replica="{name}"' in metrics.text
         assert name in metrics.headers[HEADER]
+
+
+UPLOADED = ("Quixotic Mills Ltd. ended fiscal 2024 with a backlog of 4,321 looms, and its "
+            "weaving plant in Tampere ran three shifts all year.")
+
+
+def _replicas_finding(base: str, doc_id: str, wanted: bool) -> set[str]:
+    """Search (questions that vary, so affinity spreads them) until both replicas have
+    answered with (`wanted`) or without the document; the replicas that did."""
+    done: set[str] = set()
+    deadline = time.monotonic() + HANG_GUARD_S
+    n = 0
+    while len(done) < 2 and time.monotonic() < deadline:
+        n += 1
+        r = httpx.post(f"{base}/search", json={"query": f"Quixotic Mills looms backlog {n}"},
+                       timeout=HANG_GUARD_S)
+        found = doc_id in {s["doc_id"] for s in r.json()["sources"]}
+        if found == wanted:
+            done.add(r.headers[HEADER])
+    return done
+
+
+def test_an_upload_through_one_replica_is_answered_and_deleted_on_both(cluster: Cluster) -> None:
+    base = cluster.base
+    r = httpx.post(f"{base}/v1/documents", files={"file": ("quixotic.md", UPLOADED.encode())},
+                   timeout=HANG_GUARD_S)
+    assert r.status_code == 202, r.text
+    doc_id = r.json()["documents"][0]["id"]
+    while (status := httpx.get(f"{base}/v1/documents/{doc_id}",
+                               timeout=HANG_GUARD_S).json()["status"]) == "indexing":
+        time.sleep(0.2)
+    assert status == "ready"
+    assert len(_replicas_finding(base, doc_id, wanted=True)) == 2
+    gone = httpx.delete(f"{base}/v1/documents/{doc_id}", timeout=HANG_GUARD_S)
+    assert gone.status_code == 200, gone.text
+    assert len(_replicas_finding(base, doc_id, wanted=False)) == 2
 
 
 def _ongoing(cluster: Cluster) -> tuple[float, str]:

@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date
 from enum import Enum
 
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
 from pipeline.rag.metrics import ALL_METRICS, Metric, defined_metric
 from pipeline.rag.question import Question, operation
+from retriever_trt.documents.metadata import parse_date
 from retriever_trt.filters import company_key
 
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
@@ -75,16 +76,6 @@ class Query:
         return self.question.operation
 
 
-def _date(text: str) -> date | None:
-    t = text.replace(".", "").replace(",", "")
-    for fmt in ("%B %d %Y", "%b %d %Y"):
-        try:
-            return datetime.strptime(t, fmt).date()
-        except ValueError:
-            continue
-    return None
-
-
 def _year(text: str) -> int:
     y = int(text)
     return 2000 + y if y < 100 else y
@@ -93,7 +84,7 @@ def _year(text: str) -> int:
 def parse_periods(text: str) -> tuple[Period, ...]:
     """The periods a question names, in order; a date with "months ended" or a quarter
     makes a period of months, "as of" a date a balance date."""
-    dates = [d for d in (_date(m) for m in _DATE.findall(text)) if d]
+    dates = [d for d in (parse_date(m) for m in _DATE.findall(text)) if d]
     months = _MONTHS_ENDED.search(text)
     quarter = _QUARTER.search(text)
     ytd = _YEAR_TO_DATE.search(text)

@@ -16,7 +16,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from retriever_trt.documents import ixbrl
-from retriever_trt.documents.html_tables import table_block
+from retriever_trt.documents.html_tables import local_name, table_block
 from retriever_trt.documents.metadata import infer_metadata
 from retriever_trt.documents.model import (
     Block,
@@ -37,10 +37,6 @@ _HIDDEN = re.compile(r"display\s*:\s*none", re.I)
 # A caption is the short text just above a table: its title and "(In millions ...)".
 CAPTION_LINES = 3
 CAPTION_MAX_CHARS = 200
-
-
-def _local(tag: Any) -> str:
-    return tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else ""
 
 
 def parse(path: Path) -> Any:
@@ -83,7 +79,7 @@ class _Walker:
         return " ".join(lines)
 
     def walk(self, el: Any) -> None:
-        tag = _local(el.tag)
+        tag = local_name(el.tag)
         if tag in _SKIP_TAGS or tag == "" or _HIDDEN.search(el.get("style", "")):
             self._tail(el)
             return
@@ -116,7 +112,7 @@ class _Walker:
 
 def _title(root: Any, path: Path) -> str:
     for el in root.iter():
-        if _local(el.tag) == "title" and (el.text or "").strip():
+        if local_name(el.tag) == "title" and (el.text or "").strip():
             return " ".join(el.text.split())
     return path.stem
 
@@ -139,7 +135,7 @@ def _metadata(root: Any, blocks: list[Block], path: Path) -> DocumentMetadata:
 
 def load(path: Path, doc_id: str) -> Document:
     root = parse(path)
-    body = next((el for el in root.iter() if _local(el.tag) == "body"), None)
+    body = next((el for el in root.iter() if local_name(el.tag) == "body"), None)
     if body is None:
         raise DocumentError(path, "HTML with no <body>")
     walker = _Walker()

@@ -28,8 +28,10 @@ class _Cell:
     fact_id: str | None
 
 
-def _local(tag: Any) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+def local_name(tag: Any) -> str:
+    """An element's tag without its namespace, lower case ("ix:nonFraction" is
+    "nonfraction"); "" for comments and processing instructions."""
+    return tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else ""
 
 
 def element_text(el: Any) -> str:
@@ -38,7 +40,7 @@ def element_text(el: Any) -> str:
     parts: list[str] = []
 
     def visit(node: Any) -> None:
-        breaks = _local(node.tag).lower() in _BREAKS
+        breaks = local_name(node.tag) in _BREAKS
         if breaks:
             parts.append(" ")
         if node.text:
@@ -55,14 +57,14 @@ def element_text(el: Any) -> str:
 
 
 def _cell_text_and_fact(td: Any) -> tuple[str, str | None]:
-    fact = next((el.get("id") for el in td.iter() if _local(el.tag) == "nonFraction"), None)
+    fact = next((el.get("id") for el in td.iter() if local_name(el.tag) == "nonfraction"), None)
     return element_text(td), fact
 
 
 def _row_cells(tr: Any) -> list[_Cell]:
     cells, col = [], 0
     for td in tr:
-        if _local(td.tag).lower() not in ("td", "th"):
+        if local_name(td.tag) not in ("td", "th"):
             continue
         try:
             span = max(1, min(MAX_COLSPAN, int(td.get("colspan", "1") or 1)))
@@ -122,7 +124,7 @@ def _groups(rows: list[list[_Cell]], width: int) -> list[tuple[int, int]]:
 
 def table_block(table: Any, caption: str, page: int) -> TableBlock | Paragraph | None:
     """The table's rows; a layout table of one column comes back as a paragraph."""
-    rows = [_row_cells(tr) for tr in table.iter() if _local(tr.tag).lower() == "tr"]
+    rows = [_row_cells(tr) for tr in table.iter() if local_name(tr.tag) == "tr"]
     rows = [r for r in rows if r]
     if not rows:
         return None

@@ -10,10 +10,11 @@ page shows value / 10**scale), a `sign` ("-" for a negative shown without one) a
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from retriever_trt.documents.metadata import parse_date
 from retriever_trt.documents.model import DocumentMetadata, Fact, Form
 
 IX = "http://www.xbrl.org/2013/inlineXBRL"
@@ -23,21 +24,9 @@ _NONFRACTION = f"{{{IX}}}nonFraction"
 _NONNUMERIC = f"{{{IX}}}nonNumeric"
 # Shown texts that mean zero (ixt:fixed-zero, or a dash under num-dot-decimal).
 _ZERO_TEXTS = {"", "-", "—", "–", "--"}
-_DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%Y-%m-%d", "%m/%d/%Y", "%d %B %Y")
-
 
 def _text(el: Any) -> str:
     return " ".join("".join(el.itertext()).split())
-
-
-def _date(text: str) -> date | None:
-    t = " ".join(text.replace("\u00a0", " ").split()).replace(" ,", ",")
-    for fmt in _DATE_FORMATS:
-        try:
-            return datetime.strptime(t, fmt).date()
-        except ValueError:
-            continue
-    return None
 
 
 def contexts(root: Any) -> dict[str, tuple[date | None, date, tuple[tuple[str, str], ...]]]:
@@ -139,4 +128,4 @@ def metadata_from_cover(cover: dict[str, str]) -> DocumentMetadata:
         form=Form.parse(cover.get("DocumentType", "")),
         fiscal_year=int(year) if year.isdigit() else None,
         fiscal_period=cover.get("DocumentFiscalPeriodFocus", "").upper(),
-        period_end=_date(cover.get("DocumentPeriodEndDate", "")))
+        period_end=parse_date(cover.get("DocumentPeriodEndDate", "")))

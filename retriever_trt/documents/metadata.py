@@ -109,17 +109,34 @@ def fiscal_year(year_end: date, text: str = "") -> int:
     return year
 
 
+# Dates without a month name: ISO ("2024-09-28", XBRL's own) and US numeric ("9/28/2024").
+_NUMERIC_DATES = ((re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})$"), (1, 2, 3)),
+                  (re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})$"), (3, 1, 2)))
+
+
 def parse_date(text: str) -> date | None:
-    """ "September 28, 2024", "Sept. 28 2024", "JUNE 30, 2025"; None if not a date."""
-    m = re.match(r"([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4})$", text.strip())
-    if not m:
+    """ "September 28, 2024", "Sept. 28 2024", "JUNE 30, 2025", "28 September 2024",
+    "2024-09-28", "9/28/2024"; None if not a date. The one date reader of documents and
+    questions."""
+    t = " ".join(text.replace("\u00a0", " ").split()).replace(" ,", ",")
+    for pattern, (y, mo, d) in _NUMERIC_DATES:
+        m = pattern.match(t)
+        if m:
+            return _date_or_none(int(m.group(y)), int(m.group(mo)), int(m.group(d)))
+    m = re.match(r"([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4})$", t)
+    day_first = re.match(r"(\d{1,2})\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})$", t)
+    if not m and not day_first:
         return None
-    name = m.group(1).lower()
+    name, day, year = (m.group(1), m.group(2), m.group(3)) if m else (
+        day_first.group(2), day_first.group(1), day_first.group(3))
+    name = name.lower()
     month = MONTHS.get(name) or _MONTH_ABBR.get(name[:4] if name.startswith("sept") else name[:3])
-    if month is None:
-        return None
+    return _date_or_none(int(year), month, int(day)) if month else None
+
+
+def _date_or_none(year: int, month: int, day: int) -> date | None:
     try:
-        return date(int(m.group(3)), month, int(m.group(2)))
+        return date(year, month, day)
     except ValueError:
         return None
 

@@ -35,6 +35,11 @@ class Form(str, Enum):
     ANNUAL_REPORT = "annual report"
     OTHER = "other"
 
+    @property
+    def is_annual(self) -> bool:
+        """A report of a whole fiscal year (its fiscal_year is the year it covers)."""
+        return self in (Form.TEN_K, Form.TWENTY_F, Form.FORTY_F, Form.ANNUAL_REPORT)
+
     @classmethod
     def parse(cls, text: str) -> Form:
         """"10-K", "10-K/A", "10K", "Form 10-Q" and the like; OTHER when unknown."""

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from ixbrl_sample import write_filing
 from live_server import dev_contexts, running_app
+from paths import FILINGS, require_filings
 
 ADMIN = "admin-key-0123456789abcdef"
 KEY_A = "alpha-key-0123456789abcdef"
@@ -195,3 +196,24 @@ def test_too_many_uploads_at_once_are_told_to_retry(docs, tenants):
              for i in range(live.config.max_pending + 1)]
     r = upload(docs["base"], KEY_A, files)
     assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0, r.text
+
+
+def test_a_real_filing_uploaded_over_http_is_answered_from_its_facts(docs, tenants):
+    require_filings()
+    base = docs["base"]
+    filing = FILINGS / "aapl-10-q-2025-08-01.html"
+    r = upload(base, KEY_A, [(filing.name, filing.read_bytes())])
+    doc_id = r.json()["documents"][0]["id"]
+    shown = wait_status(base, KEY_A, doc_id)
+    assert shown["status"] == "ready", shown
+    assert (shown["metadata"]["company"], shown["metadata"]["form"]) == ("Apple Inc.", "10-Q")
+    question = ("Give Apple's research and development expense for the quarter ended "
+                "June 28, 2025 (in millions of dollars).")
+    answer = httpx.post(f"{base}/ask", headers=auth(KEY_A), json={"question": question},
+                        timeout=TIMEOUT).json()
+    assert answer["short_answer"] == "8866" and answer["filing"]["doc_id"] == doc_id, answer
+    assert answer["citations"][0]["fact"]["concept"] == "us-gaap:ResearchAndDevelopmentExpense"
+    other = httpx.post(f"{base}/ask", headers=auth(KEY_B), json={"question": question},
+                       timeout=TIMEOUT).json()
+    assert doc_id not in cited(other)
+    assert httpx.delete(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A)).status_code == 200

@@ -89,6 +89,27 @@ def test_cells_are_cited_and_missing_operands_give_no_answer() -> None:
                            [table]).short_answer == ["149843", "98993"]
 
 
+# The bundled corpus's table that made "What was the revenue in 2019?" answer -1,945: a
+# "Deferred revenue" row under an "ASC 606 Adjustments" column headed by a date.
+ADOPTION = [["", "", "As of February 28, 2019", ""],
+            ["", "", "ASC 606", "Without ASC 606"],
+            ["", "As reported", "Adjustments", "Adoption"],
+            ["Prepaid expenses and other current assets (1)", "$19,373", "(1,473)", "$17,900"],
+            ["Deferred revenue (2)", "$24,264", "(1,945)", "22,319"],
+            ["Other assets (1)", "22,510", "(3,319)", "19,191"]]
+
+
+def test_a_qualified_row_or_an_adjustment_column_is_not_the_measure() -> None:
+    table = parse_table(ADOPTION)
+    assert answer_question("What was the revenue in 2019?", [table]) is None
+    assert answer_question("What were the assets in 2019?", [table]) is None
+    # Named with its qualifier, the row is the question's measure.
+    qualified = parse_table(ROWS + [["Deferred revenue", "5,000", "4,000"]])
+    assert answer_question("What was the deferred revenue in 2019?",
+                           [qualified]).short_answer == "5000"
+    assert answer_question("What was the revenue in 2019?", [qualified]).short_answer == "149843"
+
+
 def test_oracle_context_exact_match_on_dev_arithmetic(tatqa_path) -> None:
     """TAT-QA's metric on the gold table of the first 60 dev contexts' arithmetic questions
     (measured 0.62 on them; all of dev: see benchmarks/oracle_answer_eval.py)."""

@@ -29,8 +29,14 @@ _FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
 _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
                        r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
-# A header naming a comparison, not a period: "% Change 2018 to 2019", "2019 vs 2018".
-_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\bto\b", re.I)
+# A header naming a comparison or an adjustment, not a period: "% Change 2018 to 2019",
+# "2019 vs 2018", "As of February 28, 2019 | ASC 606 Adjustments", "... Without ASC 606".
+_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\bto\b|"
+                         r"adjust|\bwithout\b|\bimpact\b|\beffects?\b", re.I)
+# Words that make a row label another measure than the bare one: "Deferred revenue" is not
+# revenue, nor "Other assets" assets. A row is a match only if the question says them too.
+MEASURE_QUALIFIERS = frozenset({"deferred", "unearned", "unbilled", "accrued", "prepaid",
+                                "other", "accumulated"})
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 
@@ -57,7 +63,7 @@ def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     parent = _label_tokens(table.parents[i])
     if len(label) <= 1:  # "Total", "Other": the section names the row
         label |= parent
-    if not label or not words:
+    if not label or not words or (label & MEASURE_QUALIFIERS) - words:
         return 0.0, 0
     hit = len(label & words)
     score = 0.6 * hit / len(label) + 0.4 * hit / len(words)

@@ -103,6 +103,9 @@ def test_a_qualified_row_or_an_adjustment_column_is_not_the_measure() -> None:
     table = parse_table(ADOPTION)
     assert answer_question("What was the revenue in 2019?", [table]) is None
     assert answer_question("What were the assets in 2019?", [table]) is None
+    # Asked in the header's own words, the pro-forma column is the one meant.
+    assert answer_question("What was the deferred revenue without the adoption of ASC 606 in "
+                           "2019?", [table]).short_answer == "22319"
     # Named with its qualifier, the row is the question's measure.
     qualified = parse_table(ROWS + [["Deferred revenue", "5,000", "4,000"]])
     assert answer_question("What was the deferred revenue in 2019?",

@@ -29,10 +29,12 @@ _FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
 _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
                        r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
-# A header naming a comparison or an adjustment, not a period: "% Change 2018 to 2019",
-# "2019 vs 2018", "As of February 28, 2019 | ASC 606 Adjustments", "... Without ASC 606".
-_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\bto\b|"
-                         r"adjust|\bwithout\b|\bimpact\b|\beffects?\b", re.I)
+# A header naming a comparison, not a period: "% Change 2018 to 2019", "2019 vs 2018".
+_COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\bto\b", re.I)
+# A header naming an adjustment or a pro-forma figure under a date: "As of February 28,
+# 2019 | ASC 606 Adjustments", "... Without ASC 606 Adoption". Not the period's figure,
+# unless the question asks for it in those words.
+_ADJUSTMENT = re.compile(r"\badjust\w*|\bwithout\b|\bimpacts?\b|\beffects?\b", re.I)
 # Words that make a row label another measure than the bare one: "Deferred revenue" is not
 # revenue, nor "Other assets" assets. A row is a match only if the question says them too.
 MEASURE_QUALIFIERS = frozenset({"deferred", "unearned", "unbilled", "accrued", "prepaid",
@@ -90,13 +92,16 @@ def best_row(table: Table, phrase: str, columns: list[int],
     return best
 
 
-def _year_columns(table: Table) -> list[int]:
+def _year_columns(table: Table, question: Question) -> list[int]:
+    asked = question.text.lower()
     return [j for j in range(1, len(table.column_headers)) if table.column_years[j]
-            and not _COMPARISON.search(table.column_headers[j])]
+            and not _COMPARISON.search(table.column_headers[j])
+            and all(m.group(0).lower() in asked
+                    for m in _ADJUSTMENT.finditer(table.column_headers[j]))]
 
 
 def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
-    candidates = [j for j in _year_columns(table) if year in table.column_years[j]]
+    candidates = [j for j in _year_columns(table, question) if year in table.column_years[j]]
     if len(candidates) <= 1:
         return candidates
     words = set(question.words)
@@ -116,7 +121,8 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
     years, the columns whose header words it uses, else the `n` latest year columns."""
     span = question.year_range if question.operation in ("average", "sum", "multi_lookup") else None
     if span:
-        inside = [j for j in _year_columns(table) if span[0] <= max(table.column_years[j]) <= span[1]]
+        inside = [j for j in _year_columns(table, question)
+                  if span[0] <= max(table.column_years[j]) <= span[1]]
         firsts = {max(table.column_years[j]): j for j in reversed(inside)}
         if len(firsts) > 2:  # "for fiscal years 2019 to 2017": in the order the question reads
             named = question.years_in_order
@@ -135,7 +141,7 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
              if set(tokens(table.column_headers[j])) & words]
     if named and (n is None or len(named) == n):
         return named
-    years = _year_columns(table)
+    years = _year_columns(table, question)
     if not years:
         numeric = sorted({c.column_index for c in table.numeric_cells()})
         return numeric[:n] if n and len(numeric) >= n else (numeric[:1] if n in (None, 1) else None)
@@ -189,7 +195,7 @@ def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
 def _answer(table: Table, q: Question) -> TableAnswer | None:
     op = q.operation
     if op == "years_list":
-        years = [str(max(table.column_years[j])) for j in _year_columns(table)]
+        years = [str(max(table.column_years[j])) for j in _year_columns(table, q)]
         years = list(dict.fromkeys(years))
         return TableAnswer(years, "", "multi-span", None) if years else None
     if op == "row_list":

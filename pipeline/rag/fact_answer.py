@@ -13,7 +13,7 @@ from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.metrics import Metric, Scale
 from pipeline.rag.query import PeriodKind, Query
 from pipeline.rag.scope import END_SLACK
-from retriever_trt.documents.model import Fact, Form
+from retriever_trt.documents.model import Fact
 from retriever_trt.store import DocumentInfo
 
 SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
@@ -59,7 +59,7 @@ def targets(query: Query, info: DocumentInfo) -> list[Target]:
     m = info.metadata
     if m.period_end is None:
         return []
-    annual = m.form in (Form.TEN_K, Form.TWENTY_F, Form.FORTY_F, Form.ANNUAL_REPORT)
+    annual = m.form.annual
     own = 12 if annual else 3
     out = []
     for p in query.periods or ():

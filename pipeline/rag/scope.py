@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from pipeline.rag.query import Period, PeriodKind, Query
-from retriever_trt.documents.model import Form
 from retriever_trt.filters import company_key
 from retriever_trt.store import DocumentInfo
 
@@ -23,7 +22,7 @@ def _covers(info: DocumentInfo, period: Period) -> int:
     """How well a document holds a period: 3 its own period, 2 a comparative column of
     it, 1 the same fiscal year only, 0 not at all."""
     m = info.metadata
-    annual = m.form in (Form.TEN_K, Form.TWENTY_F, Form.FORTY_F, Form.ANNUAL_REPORT)
+    annual = m.form.annual
     if period.end is not None and m.period_end is not None:
         if abs(m.period_end - period.end) <= END_SLACK:
             return 3 if annual == (period.months in (12, None)) or period.kind is PeriodKind.INSTANT else 2

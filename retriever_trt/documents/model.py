@@ -35,6 +35,11 @@ class Form(str, Enum):
     ANNUAL_REPORT = "annual report"
     OTHER = "other"
 
+    @property
+    def annual(self) -> bool:
+        """Whether the form reports a whole fiscal year."""
+        return self in (Form.TEN_K, Form.TWENTY_F, Form.FORTY_F, Form.ANNUAL_REPORT)
+
     @classmethod
     def parse(cls, text: str) -> Form:
         """"10-K", "10-K/A", "10K", "Form 10-Q" and the like; OTHER when unknown."""

@@ -13,10 +13,11 @@ from paths import FILINGS, require_filings
 from pipeline.rag.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.row_items import match_row
-from pipeline.rag.table_facts import is_statement
+from pipeline.rag.table_facts import facts_from_tables, is_statement
 from retriever_trt.documents import Form, load_document
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.ingest import ingest
+from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import parse_table
 
 PDFS = FILINGS / "pdf"
@@ -106,6 +107,31 @@ def test_statement_captions_and_notes_that_mention_one() -> None:
     assert is_statement("VISA CONSOLIDATED STATEMENTS OF CASH FLOWS")
     assert not is_statement("Our total cash ... as presented in the consolidated statements of "
                             "cash flows, was as follows (in millions):")
+
+
+def test_facts_from_a_statement_table() -> None:
+    rows = [["", "Three Months Ended", "", "Six Months Ended", ""],
+            ["", "June 30,", "June 30,", "June 30,", "June 30,"],
+            ["", "2025", "2024", "2025", "2024"],
+            ["Net income", "$ 3,125", "$ 2,147", "$ 6,015", "$ 4,479"],
+            ["Purchases of property and equipment", "(31)", "(24)", "(60)", "(41)"],
+            ["Total stockholders' equity, beginning balances", "$ 24,028", "$ 21,365",
+             "$ 24,743", "$ 20,588"],
+            ["Total stockholders' equity, ending balances", "$ 24,951", "$ 22,112", "$ 24,951",
+             "$ 22,112"]]
+    caption = "Consolidated Statements of Stockholders’ Equity (in thousands)"
+    chunk = Chunk("x.pdf#table0/0", "x.pdf", "X", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_Q, fiscal_year=2025, period_end=date(2025, 6, 30))
+    info = facts_from_tables(DocumentInfo("x.pdf", "X", meta), [chunk])
+    by = {(f.concept.split(":")[1], f.start, f.end): f.value for f in info.facts}
+    assert by[("NetIncomeLoss", date(2025, 1, 1), date(2025, 6, 30))] == 6015000
+    assert by[("PaymentsToAcquirePropertyPlantAndEquipment", date(2024, 4, 1),
+               date(2024, 6, 30))] == 24000  # a payment, unsigned
+    # The closing row is the balance at each column's end; the opening row is none.
+    equity = [f for f in info.facts if f.concept == "us-gaap:StockholdersEquity"]
+    assert {(f.start, f.end, f.value) for f in equity} == {
+        (None, date(2025, 6, 30), 24951000), (None, date(2024, 6, 30), 22112000)}
+    assert info.fact_cells[equity[0].fact_id][0] == "x.pdf#table0/0"
 
 
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [

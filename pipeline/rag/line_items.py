@@ -116,7 +116,8 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("long term debt", "term debt", "non-current debt")),
     LineItem("total liabilities", _g("Liabilities"), B, ("liabilities",)),
     LineItem("retained earnings", _g("RetainedEarningsAccumulatedDeficit"), B,
-             ("retained earnings (accumulated deficit)", "accumulated deficit")),
+             ("retained earnings (accumulated deficit)", "accumulated deficit",
+              "reinvested earnings")),
     LineItem("total shareholders' equity", _g(
         "StockholdersEquity",
         "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"), B,

@@ -2,7 +2,9 @@
 
 Each table row that reads as a line item (`row_items.py`) gives one fact a column whose
 period the header shows (`column_periods.py`): a flow item from a column with a period
-length, a balance item from a balance-date column. The value is the cell's number times
+length, a balance item from a balance-date column, or from any column on a closing row
+("Total stockholders' equity, ending balances", "Cash ..., end of period": the balance at
+the column's end). The value is the cell's number times
 the table's scale ("(In millions, except ... per-share amounts)": per-share items are not
 scaled); payments the XBRL taxonomy tags as positive amounts (capital expenditures,
 dividends, buybacks) are read without the cash flow statement's parentheses. Each fact
@@ -18,6 +20,7 @@ order.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterable
 from datetime import date, timedelta
@@ -30,7 +33,9 @@ from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import Cell, Table, parse_table
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
-DAYS_PER_MONTH = 365.25 / 12
+# A row that states the balance at the end of its column's period.
+_CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
+                      r"\bbalances?,? (?:at )?end\b", re.I)
 _STATEMENT = re.compile(
     r"\b(?:balance sheets?|statements? of (?:consolidated )?(?:operations|income|earnings|"
     r"comprehensive (?:income|loss|earnings)|cash flows?|financial (?:position|condition)|"
@@ -52,9 +57,13 @@ def is_statement(caption: str) -> bool:
 
 
 def _start(item: LineItem, p: ColumnPeriod) -> date | None:
+    """A flow's first day: the day after the end, `months` calendar months back."""
     if item.kind is Kind.BALANCE or p.months is None:
         return None
-    return p.end - timedelta(days=round(p.months * DAYS_PER_MONTH))
+    after = p.end + timedelta(days=1)
+    month = after.month - 1 - p.months
+    year, month = after.year + month // 12, month % 12 + 1
+    return date(year, month, min(after.day, calendar.monthrange(year, month)[1]))
 
 
 def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str) -> Fact:
@@ -74,11 +83,13 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
         row = match_row(table.row_labels[i], table.parents[i])
         if row is None:
             continue
+        closing = row.item.kind is Kind.BALANCE and bool(_CLOSING.search(table.row_labels[i]))
         for j, period in enumerate(periods):
             cell = cells.get((i, j))
             if period is None or cell is None or cell.value.percent:
                 continue
-            if not (period.shows_balances() if row.item.kind is Kind.BALANCE else period.months):
+            if not (period.shows_balances() or closing if row.item.kind is Kind.BALANCE
+                    else period.months):
                 continue
             fact = _fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}")
             yield row, fact, (chunk.chunk_id, i, j)

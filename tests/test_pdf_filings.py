@@ -1,7 +1,8 @@
 """Filings printed to PDF: no tagged facts, so the metadata comes from the cover, each
 column's period from the statement headers, each row's line item from its label, and the
-answers from the facts those tables show, cited by row, column and page. The real-filing
-tests read ../shared/data/filings/pdf (four SEC filings printed by Chromium)."""
+answers from the facts those tables show, cited by row, column and page (and the cover's
+fields from the metadata). The real-filing tests read ../shared/data/filings/pdf (four SEC
+filings printed by Chromium)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from paths import FILINGS, require_filings
 
 from pipeline.rag.column_periods import ColumnPeriod, column_periods, period_length
+from pipeline.rag.cover_answer import CoverField, cover_field
 from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.row_items import match_row
 from pipeline.rag.table_facts import facts_from_tables, is_statement
@@ -184,3 +186,22 @@ def test_a_table_fact_cites_its_cell_and_page(shelf: FilingAnswerer) -> None:
     info = shelf.facts_of("tsla-10-q-2025-07-24.pdf")
     assert all(f.value == abs(f.value) for f in info.facts if f.concept ==
                "us-gaap:PaymentsToAcquirePropertyPlantAndEquipment")
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("What is the trading symbol of Tesla's common stock, according to its 10-Q for the quarter "
+     "ended June 30, 2025?", "TSLA"),
+    ("What was the last day of Visa's fiscal year 2024?", "September 30, 2024"),
+    ("On what date did Visa's fiscal year 2023 end?", "September 30, 2023"),
+    ("On what date did J&J's second quarter of 2025 end?", "June 29, 2025"),
+])
+def test_the_cover_fields_of_a_printed_filing(shelf: FilingAnswerer, question: str,
+                                              answer: str) -> None:
+    q = shelf.parse(question)
+    assert shelf.answer(q, shelf.scope(q, None)).short_answer == answer
+
+
+def test_questions_that_ask_no_cover_field() -> None:
+    assert cover_field("What is the ticker of Apple?") is CoverField.TICKER
+    assert cover_field("On what date did the repurchase program end?") is None
+    assert cover_field("In which state is J&J incorporated?") is None

@@ -1,7 +1,9 @@
 """The filing side of /ask: parse the question once, scope it to its company's filing for
 its period (within what the caller's filter allows), and answer from that filing's tagged
 facts, each cited with the table cell (and page) that shows it. A filing without tagged
-facts (a PDF) is answered from the facts its statement tables show (`table_facts.py`).
+facts (a PDF) is answered from the facts its statement tables show (`table_facts.py`); a
+question about the filing itself (its trading symbol, its period's end) from its metadata
+(`cover_answer.py`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.rag.cover_answer import answer_from_cover
 from pipeline.rag.fact_answer import FactResult, answer_from_facts
 from pipeline.rag.metrics import Metric
 from pipeline.rag.query import Query, company_aliases, parse_query
@@ -67,8 +70,10 @@ class FilingAnswerer:
     def answer(self, query: Query, scope: Scope) -> ShortAnswer:
         """The computed answer from the best filing's facts; empty when the question names
         no measure or no filing, with `missing` set when an operand has no fact."""
-        if not scope.doc_ids or query.measure is None:
+        if not scope.doc_ids:
             return ShortAnswer()
+        if query.measure is None:  # maybe a field of the cover: the symbol, the period end
+            return answer_from_cover(query, self.info[scope.doc_ids[0]]) or ShortAnswer()
         tagged = bool(self.info[scope.doc_ids[0]].facts)
         info = self.facts_of(scope.doc_ids[0])
         if not info.facts:

@@ -23,13 +23,11 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.tables import Table, parse_value, years_in
 
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"))}
-_MONTH_DAY = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})\b", re.I)
+_MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r")\s+(\d{1,2})\b", re.I)
 MAX_DAY = 31
 _COUNT = {"three": 3, "six": 6, "nine": 9, "twelve": 12}
 # Retailers' and some manufacturers' periods are weeks: 13, 26, 39 and 52 or 53 of them.
@@ -66,7 +64,7 @@ def period_length(text: str) -> int | None:
 
 def month_day(text: str) -> tuple[int, int] | None:
     m = _MONTH_DAY.search(text)
-    return (_MONTHS[m.group(1).lower()], int(m.group(2))) if m else None
+    return (MONTHS[m.group(1).lower()], int(m.group(2))) if m else None
 
 
 def _spread(marks: list[tuple[int, object]], columns: list[int]) -> dict[int, object]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
 from retriever_trt.tables import parse_value, years_in
 
@@ -60,8 +61,7 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A header's day numbers ("Six months ended June" over "30") are no amounts.
 _DAY = re.compile(r"^(?:[1-9]|[12]\d|3[01])$")
-_MONTH = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|"
-                    r"october|november|december)\b", re.I)
+_MONTH = re.compile(r"\b(?:" + "|".join(MONTHS) + r")\b", re.I)
 # A footer is at most this long and this many line pitches below the text above it.
 MAX_FOOTER_CHARS = 80
 FOOTER_GAP = 1.5

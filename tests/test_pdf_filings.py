@@ -95,6 +95,7 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Total", "Current liabilities", "total current liabilities"),
     ("Diluted", "Earnings per share:", "diluted eps"),
     ("Diluted", "Shares used in computing earnings per share:", None),
+    ("Net earnings per diluted share", "", "diluted eps"),
     ("Accounts receivable, trade, less allowances $185 (2024, $167)", "", "accounts receivable"),
     ("Marketable securities", "", None),
 ])

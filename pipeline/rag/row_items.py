@@ -30,7 +30,8 @@ _STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a
                    "total", "at", "as"})
 _PARENS = re.compile(r"\([^)]*\)")
 _WORD = re.compile(r"[a-z0-9&]+")
-_PER_SHARE = re.compile(r"\bper (?:common |ordinary )?share\b", re.I)
+# "per share", "per-share", "per common share", "per diluted share".
+_PER_SHARE = re.compile(r"\bper[ -](?:\w+ )?share\b", re.I)
 _SHARE_COUNT = re.compile(r"\bshares\b", re.I)
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)

@@ -137,6 +137,20 @@ def test_facts_from_a_statement_table() -> None:
     assert info.fact_cells[equity[0].fact_id][0] == "x.pdf#table0/0"
 
 
+def test_income_tax_printed_as_a_deduction_is_an_expense() -> None:
+    rows = [["", "For the Years Ended December 31,", "", ""],
+            ["(in millions)", "2024", "2023", "2022"],
+            ["Earnings before income taxes", "20,071", "29,112", "100"],
+            ["Provision for income taxes", "(4,829)", "(5,968)", "(10)"],
+            ["Net earnings", "15,242", "23,144", "110"]]  # 2022: a benefit, added
+    caption = "Consolidated Statements of Operations"
+    chunk = Chunk("u.pdf#table0/0", "u.pdf", "U", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("u.pdf", "U", meta), [chunk])
+    tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
+    assert tax == {2024: 4829000000, 2023: 5968000000, 2022: -10000000}
+
+
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [
     ("aapl-10-k-2024-11-01.pdf", "Apple Inc.", Form.TEN_K, 2024, "FY", date(2024, 9, 28)),
     ("jnj-10-q-2025-07-24.pdf", "Johnson & Johnson", Form.TEN_Q, 2025, "Q2", date(2025, 6, 29)),

@@ -26,13 +26,14 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 
 from pipeline.rag.column_periods import ColumnPeriod, column_periods, header_rows
-from pipeline.rag.line_items import Kind, LineItem
+from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.row_items import RowItem, match_row
 from retriever_trt.documents.model import Fact
 from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import Cell, Table, parse_table
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
+TAX, PRETAX, NET = (BY_NAME[n] for n in ("income tax expense", "pretax income", "net income"))
 # A row that states the balance at the end of its column's period.
 _CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
                       r"\bbalances?,? (?:at )?end\b", re.I)
@@ -66,23 +67,45 @@ def _start(item: LineItem, p: ColumnPeriod) -> date | None:
     return date(year, month, min(after.day, calendar.monthrange(year, month)[1]))
 
 
-def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str) -> Fact:
+def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str,
+          deduction: bool) -> Fact:
     power = 0 if item.per_share else SCALE_POWER.get(scale, 0)
     value = cell.value.number.scaleb(power)
     if item.outflow:  # tagged positive, printed "(1,257)" as a deduction
         value = abs(value)
+    elif deduction:
+        value = -value
     return Fact(fact_id, item.concepts[0], value, "USD/shares" if item.per_share else "USD",
                 period.end, _start(item, period), (), None, power, cell.text)
+
+
+def _deductions(rows: dict[int, RowItem], cells: dict[tuple[int, int], Cell]) -> set[tuple[int, int]]:
+    """Income tax cells a statement prints as negatives it adds ("Earnings before income
+    taxes 20,071; Provision for income taxes (4,829); Net earnings 15,242"): the expense is
+    the opposite. Told by the arithmetic, since a tax benefit prints the same way."""
+    first = {}
+    for i, row in sorted(rows.items()):
+        first.setdefault(row.item.name, i)
+    tax, pretax, net = (first.get(name) for name in (TAX.name, PRETAX.name, NET.name))
+    if tax is None or pretax is None or net is None:
+        return set()
+    out = set()
+    for (i, j), cell in cells.items():
+        before, after = cells.get((pretax, j)), cells.get((net, j))
+        if i == tax and before and after and cell.value.number < 0 and \
+                before.value.number + cell.value.number == after.value.number:
+            out.add((i, j))
+    return out
 
 
 def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
                  ) -> Iterable[tuple[RowItem, Fact, tuple[str, int, int]]]:
     """(the row's match, fact, its cell) for each item row and dated column of one table."""
     cells = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
-    for i in range(header_rows(table), len(table.rows)):
-        row = match_row(table.row_labels[i], table.parents[i])
-        if row is None:
-            continue
+    rows = {i: row for i in range(header_rows(table), len(table.rows))
+            if (row := match_row(table.row_labels[i], table.parents[i])) is not None}
+    deductions = _deductions(rows, cells)
+    for i, row in rows.items():
         closing = row.item.kind is Kind.BALANCE and bool(_CLOSING.search(table.row_labels[i]))
         for j, period in enumerate(periods):
             cell = cells.get((i, j))
@@ -91,7 +114,8 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
             if not (period.shows_balances() or closing if row.item.kind is Kind.BALANCE
                     else period.months):
                 continue
-            fact = _fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}")
+            fact = _fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
+                         (i, j) in deductions)
             yield row, fact, (chunk.chunk_id, i, j)
 
 

@@ -66,9 +66,9 @@ class Corpus(str, Enum):
     PDF_ONLY = "pdf-only"
 
 
-def corpus_folder(filings: Path, corpus: Corpus) -> Path:
+def corpus_folder(filings: Path, corpus: Corpus, engines: Path = ROOT / "engines") -> Path:
     """engines/filings-corpus-<mode>/: links to the filings (no README, no pdf/ duplicates)."""
-    out = ROOT / "engines" / f"filings-corpus-{corpus.value}"
+    out = engines / f"filings-corpus-{corpus.value}"
     twins = {p.stem: p for p in (filings / "pdf").glob("*.pdf")} if corpus is not Corpus.HTML \
         else {}
     wanted = {}

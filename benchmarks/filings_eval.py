@@ -1,22 +1,27 @@
 """Answers over real SEC filings: the filings question set through POST /ask of a real server.
 
     python benchmarks/filings_eval.py [--half {a,b,all}] [--limit N] [--concurrency C]
-        [--scoped] [--pdf] [--out results.jsonl] [--url http://127.0.0.1:8000]
+        [--scoped] [--corpus {html,pdf,pdf-only}] [--rules] [--out results.jsonl]
+        [--url http://127.0.0.1:8000]
 
 The 25 filings of ../shared/data/filings (benchmarks/data/filings_questions.jsonl asks
 about them; benchmarks/filings_gold.py built and verified its gold) are linked into a
-corpus folder under engines/ — with --pdf the four that have a PDF twin in pdf/ are
-linked as PDF instead of HTML — and indexed with `finrag index --corpus DIR --out DIR2`
-into engines/filings-index-<mode>-<hash> (the hash covers the file list and the code of
-retriever_trt/ and pipeline/rag/, so the index is rebuilt only when one changes). Then
-`finrag serve --index DIR2` starts on a free loopback port and every question goes to
-POST /ask, `--concurrency` at a time: unscoped by default (the question alone must find
-its filing), with --scoped under filters {"doc_id": <the gold filing>}. With --url the
-questions go to a server already running (its index is yours to build).
+corpus folder under engines/ — with `--corpus pdf` the four that have a PDF twin in pdf/
+are linked as PDF instead of HTML; with `--corpus pdf-only` those four PDFs alone, and only
+their filings' questions are asked (the gold is the same filing's numbers) — and indexed
+with `finrag index --corpus DIR --out DIR2` into engines/filings-index-<mode>-<hash> (the
+hash covers the file list and the code of retriever_trt/, so the index is rebuilt only
+when one changes). Then `finrag serve --index DIR2` starts on a free loopback port and
+every question goes to POST /ask, `--concurrency` at a time: unscoped by default (the
+question alone must find its filing), with --scoped under filters {"doc_id": <the gold
+filing>}. With --url the questions go to a server already running (its index is yours to
+build). With --rules no index or server: the filing answer rules alone, in process
+(benchmarks/filings_rules.py).
 
-Printed: EM overall, by type, by form and by half (and on the PDF filings' questions with
---pdf), right-filing rate, refusals (no retrieval: no sources), 5xx and other failed
-requests, latency p50/p95, and the command. Scoring: benchmarks/filings_score.py.
+Printed: EM and right-filing rate overall, by type, lookups against computations, by form
+and by half (and on the PDF filings' questions with a PDF corpus), refusals (no retrieval:
+no sources), 5xx and other failed requests, latency p50/p95, and the command. Scoring:
+benchmarks/filings_score.py.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+from enum import Enum
 from pathlib import Path
 
 import httpx
@@ -39,22 +45,37 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from filings_gold import FILINGS, QUESTIONS, load_questions  # noqa: E402
+from filings_rules import rules_answers  # noqa: E402
 from filings_score import is_right, same_filing, used_filing  # noqa: E402
 from serving import free_port  # noqa: E402
 
 TYPES = ("lookup", "change", "margin", "ratio", "text")
+# The types answered by computing from more than one figure.
+COMPUTED_TYPES = ("change", "margin", "ratio")
 READY_TIMEOUT_S = 1800     # a first start may build engines/ (models, ONNX) before /ready
 REQUEST_TIMEOUT_S = 600
 HTTP_SERVER_ERROR = 500
 
 
-def corpus_folder(filings: Path, pdf: bool) -> Path:
+class Corpus(str, Enum):
+    """What is indexed: the HTML filings; the same with the PDF twins in place of their HTML;
+    the PDF twins alone (and only their filings' questions are asked)."""
+
+    HTML = "html"
+    PDF = "pdf"
+    PDF_ONLY = "pdf-only"
+
+
+def corpus_folder(filings: Path, corpus: Corpus, engines: Path = ROOT / "engines") -> Path:
     """engines/filings-corpus-<mode>/: links to the filings (no README, no pdf/ duplicates)."""
-    out = ROOT / "engines" / f"filings-corpus-{'pdf' if pdf else 'html'}"
-    twins = {p.stem: p for p in (filings / "pdf").glob("*.pdf")} if pdf else {}
+    out = engines / f"filings-corpus-{corpus.value}"
+    twins = {p.stem: p for p in (filings / "pdf").glob("*.pdf")} if corpus is not Corpus.HTML \
+        else {}
     wanted = {}
     for html in sorted(filings.glob("*.htm*")):
         src = twins.get(html.stem, html)
+        if corpus is Corpus.PDF_ONLY and src.suffix != ".pdf":
+            continue
         wanted[src.name] = src.resolve()
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
@@ -67,10 +88,13 @@ def corpus_folder(filings: Path, pdf: bool) -> Path:
 
 
 def index_folder(corpus: Path) -> Path:
+    """The index's folder, named by a hash of what it is built from: the files and the code
+    that reads, chunks and encodes them (the answer rules of pipeline/rag read an index at
+    serving time, so a change there does not call for a rebuild)."""
     h = hashlib.sha256()
     for f in sorted(corpus.iterdir()):
         h.update(f"{f.name}:{f.stat().st_size}".encode())
-    for src in sorted([*(ROOT / "retriever_trt").rglob("*.py"), *(ROOT / "pipeline" / "rag").rglob("*.py")]):
+    for src in sorted((ROOT / "retriever_trt").rglob("*.py")):
         h.update(src.read_bytes())
     return ROOT / "engines" / f"{corpus.name.replace('corpus', 'index')}-{h.hexdigest()[:10]}"
 
@@ -174,13 +198,16 @@ def report(rows: list[dict], pdf_stems: set[str]) -> list[str]:
     line("overall", rows)
     for t in TYPES:
         line(t, [r for r in rows if r["type"] == t])
+    line("computations", [r for r in rows if r["type"] in COMPUTED_TYPES])
     for form in sorted({r["form"] for r in rows}):
         line(form, [r for r in rows if r["form"] == form])
     for h in ("a", "b"):
         line(f"half {h}", [r for r in rows if r["half"] == h])
     if pdf_stems:
         line("PDF filings", [r for r in rows if Path(r["doc_id"]).stem in pdf_stems])
-        line("HTML filings", [r for r in rows if Path(r["doc_id"]).stem not in pdf_stems])
+        html = [r for r in rows if Path(r["doc_id"]).stem not in pdf_stems]
+        if html:
+            line("HTML filings", html)
     lat = sorted(r["latency_ms"] for r in rows)
     p95 = statistics.quantiles(lat, n=20)[18] if len(lat) > 1 else lat[0]
     n = len(rows)
@@ -219,7 +246,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="a sample of N questions, stratified by type")
     ap.add_argument("--concurrency", type=int, default=8, help="questions in flight at once")
     ap.add_argument("--scoped", action="store_true", help="filters={doc_id: the gold filing}")
-    ap.add_argument("--pdf", action="store_true", help="index the 4 filings with a PDF twin as PDF")
+    ap.add_argument("--corpus", type=Corpus, choices=list(Corpus), default=Corpus.HTML,
+                    help="html: the HTML filings; pdf: the 4 with a PDF twin as PDF; pdf-only: "
+                    "the 4 PDFs alone, and their filings' questions")
+    ap.add_argument("--rules", action="store_true", help="the filing answer rules alone, in "
+                    "process (no index, no server): benchmarks/filings_rules.py")
     ap.add_argument("--url", help="ask this running server instead of indexing and starting one")
     ap.add_argument("--out", type=Path, help="write per-question results (JSONL) here")
     args = ap.parse_args(argv)
@@ -232,27 +263,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.url is None and not args.filings.is_dir():
         raise SystemExit(f"--filings {args.filings}: not a folder (the shared SEC filings live in "
                          "../shared/data/filings)")
-    records = sample(load_questions(args.questions), args.half, args.limit)
-    pdf_stems = {p.stem for p in (args.filings / "pdf").glob("*.pdf")} if args.pdf else set()
-    proc = None
-    if args.url:
-        base = args.url.rstrip("/")
-    else:
-        corpus = corpus_folder(args.filings, args.pdf)
-        index = index_folder(corpus)
-        build_index(corpus, index)
-        proc, base = start_server(index, ROOT / "engines" / "filings-serve.log")
-    try:
-        t0 = time.perf_counter()
-        rows = asyncio.run(ask_all(base, records, args.concurrency, args.scoped))
-        wall = time.perf_counter() - t0
-    finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=60)
+    pdf_stems = {p.stem for p in (args.filings / "pdf").glob("*.pdf")} \
+        if args.corpus is not Corpus.HTML else set()
+    records = load_questions(args.questions)
+    if args.corpus is Corpus.PDF_ONLY:
+        records = [r for r in records if Path(r["doc_id"]).stem in pdf_stems]
+    records = sample(records, args.half, args.limit)
+    t0 = time.perf_counter()
+    rows = asked(args, records)
+    wall = time.perf_counter() - t0
+    how = "answer rules in process" if args.rules else \
+        f"{'scoped' if args.scoped else 'unscoped'}, concurrency {args.concurrency}"
     print(f"\nfilings question set, half {args.half}: {len(rows)} questions"
-          f"{' (stratified sample)' if args.limit else ''}, {'scoped' if args.scoped else 'unscoped'}"
-          f", {'PDF twins as PDF' if args.pdf else 'all HTML'}, concurrency {args.concurrency}; "
+          f"{' (stratified sample)' if args.limit else ''}, corpus {args.corpus.value}, {how}; "
           f"{wall:.0f}s ({len(rows) / wall:.2f} q/s)")
     print("\n".join(report(rows, pdf_stems)))
     if args.out:
@@ -262,6 +285,28 @@ def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     print(f"\nreproduce: {shlex.join(['python3', 'benchmarks/filings_eval.py', *given])}")
     return 0
+
+
+def asked(args: argparse.Namespace, records: list[dict]) -> list[dict]:
+    """The result rows: from the answer rules in process, a running server, or one started
+    on the corpus's index (built first when not cached)."""
+    if args.rules:
+        corpus = corpus_folder(args.filings, args.corpus)
+        return [result_row(r, 200, data, ms) for r, data, ms in rules_answers(corpus, records)]
+    proc = None
+    if args.url:
+        base = args.url.rstrip("/")
+    else:
+        corpus = corpus_folder(args.filings, args.corpus)
+        index = index_folder(corpus)
+        build_index(corpus, index)
+        proc, base = start_server(index, ROOT / "engines" / "filings-serve.log")
+    try:
+        return asyncio.run(ask_all(base, records, args.concurrency, args.scoped))
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=60)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import FILINGS, REPO
+from tests.paths import FILINGS, REPO, require_filings
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_check import Unverified, check_record, evaluate, resolve  # noqa: E402
+from filings_eval import Corpus, corpus_folder  # noqa: E402
 from filings_facts import cell_number, cell_of, parse_filing  # noqa: E402
 from filings_gold import load_questions  # noqa: E402
 from filings_periods import Kind, Period  # noqa: E402
@@ -226,3 +227,13 @@ def test_committed_question_set_is_complete_and_verified():
             assert r["unit"] and isinstance(r["decimals"], int), r["id"]
     problems = [p for r in records for p in check_record(r, Path(FILINGS))]
     assert problems == []
+
+
+def test_pdf_corpora_link_the_pdf_twins(tmp_path):
+    require_filings()
+    twins = sorted(p.name for p in (FILINGS / "pdf").glob("*.pdf"))
+    only = corpus_folder(FILINGS, Corpus.PDF_ONLY, tmp_path)
+    assert sorted(p.name for p in only.iterdir()) == twins
+    mixed = sorted(p.name for p in corpus_folder(FILINGS, Corpus.PDF, tmp_path).iterdir())
+    assert len(mixed) == len(list(FILINGS.glob("*.htm*"))) and set(twins) <= set(mixed)
+    assert all((only / name).resolve() == (FILINGS / "pdf" / name).resolve() for name in twins)

@@ -112,6 +112,26 @@ def test_a_table_running_onto_the_next_page_gets_its_header_and_caption(tmp_path
     assert labels == [f"Line item {k}" for k in range(90)]
 
 
+def test_day_numbers_under_a_month_are_header_not_amounts(tmp_path: Path) -> None:
+    # Boeing's 10-Q: "Six months ended June" wraps its "30" onto the line of the unit note.
+    spans = ('<tr><td></td><td colspan="4" class="c">Six months ended June</td>'
+             '<td colspan="4" class="c">Three months ended</td></tr>'
+             '<tr><td>(Dollars in millions)</td><td colspan="4" class="c">30</td>'
+             '<td colspan="4" class="c">June 30</td></tr><tr><td></td>'
+             + "".join(f'<td colspan="2" class="c">{y}</td>' for y in (2025, 2024, 2025, 2024))
+             + "</tr>")
+    body = "".join(_row((label, *[x for v in values for x in ("", v)]))
+                   for label, values in (("Total revenues", ("42,245", "33,435", "22,749", "16,866")),
+                                         ("Net loss", ("(643)", "(1,794)", "(612)", "(1,439)"))))
+    html = ('<p class="c">Condensed Consolidated Statements of Operations</p>'
+            f'<table style="width:100%">{spans}{body}</table>')
+    table = load_document(_print_pdf(html, tmp_path / "days.pdf")).tables()[0]
+    assert table.caption == "Condensed Consolidated Statements of Operations"
+    assert ["(Dollars in millions)", "30", "", "June 30", ""] in table.rows
+    assert table.rows[-3:-1] == [["", "2025", "2024", "2025", "2024"],
+                                 ["Total revenues", "42,245", "33,435", "22,749", "16,866"]]
+
+
 def test_one_row_tables_text_columns_and_nil_amounts(tmp_path: Path) -> None:
     years = "".join(f'<td colspan="2" class="c">{y}</td>' for y in (2025, 2026, 2027, "Thereafter"))
     payments = "".join(f'<td>$</td><td class="r">{v}</td>' for v in ("—", "5,513", "2,750", "11,728"))

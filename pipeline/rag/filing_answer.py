@@ -1,6 +1,9 @@
 """The filing side of /ask: parse the question once, scope it to its company's filing for
 its period (within what the caller's filter allows), and answer from that filing's tagged
-facts, each cited with the table cell that shows it.
+facts, each cited with the table cell (and page) that shows it. A filing without tagged
+facts (a PDF) is answered from the facts its statement tables show (`table_facts.py`); a
+question about the filing itself (its trading symbol, its period's end) from its metadata
+(`cover_answer.py`).
 """
 
 from __future__ import annotations
@@ -10,11 +13,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.rag.cover_answer import answer_from_cover
 from pipeline.rag.fact_answer import FactResult, answer_from_facts
 from pipeline.rag.metrics import Metric
 from pipeline.rag.query import Query, company_aliases, parse_query
 from pipeline.rag.scope import choose_filings
 from pipeline.rag.short_answer import ShortAnswer
+from pipeline.rag.table_facts import facts_from_tables
 from retriever_trt.filters import MetadataFilter
 from retriever_trt.tables import parse_table
 
@@ -44,6 +49,18 @@ class FilingAnswerer:
             self._generation = getattr(self.store, "generation", 0)
         self.aliases = company_aliases((d.metadata.company, d.metadata.ticker)
                                        for d in self.info.values())
+        # doc_id -> its facts read from its tables; a changed store may have replaced them
+        self._read: dict[str, Any] = {}
+
+    def facts_of(self, doc_id: str) -> Any:
+        """The document's info with its tagged facts, else with those its tables show
+        (read once, on the first question about it)."""
+        info = self.info[doc_id]
+        if info.facts or not hasattr(self.store, "document"):
+            return info
+        if doc_id not in self._read:
+            self._read[doc_id] = facts_from_tables(info, self.store.document(doc_id))
+        return self._read[doc_id]
 
     def parse(self, question: str) -> Query:
         self._refresh()
@@ -66,9 +83,12 @@ class FilingAnswerer:
     def answer(self, query: Query, scope: Scope) -> ShortAnswer:
         """The computed answer from the best filing's facts; empty when the question names
         no measure or no filing, with `missing` set when an operand has no fact."""
-        if not scope.doc_ids or query.measure is None:
+        if not scope.doc_ids:
             return ShortAnswer()
-        info = self.info[scope.doc_ids[0]]
+        if query.measure is None:  # maybe a field of the cover: the symbol, the period end
+            return answer_from_cover(query, self.info[scope.doc_ids[0]]) or ShortAnswer()
+        tagged = bool(self.info[scope.doc_ids[0]].facts)
+        info = self.facts_of(scope.doc_ids[0])
         if not info.facts:
             return ShortAnswer()
         result = answer_from_facts(query, info)
@@ -76,21 +96,23 @@ class FilingAnswerer:
             "change", "percent_change", "average", "sum")
         if result is None or result.value is None:
             what = result.missing if result else None
+            where = "tagged figure" if tagged else "figure in its statement tables"
             return ShortAnswer(wanted_arithmetic=computed, missing=what and
-                               f"{info.title} has no tagged figure for {what}, so nothing was "
+                               f"{info.title} has no {where} for {what}, so nothing was "
                                "computed")
-        return self._short(result, info, computed)
+        return self._short(result, info, computed, tagged)
 
-    def _short(self, result: FactResult, info: Any, computed: bool) -> ShortAnswer:
+    def _short(self, result: FactResult, info: Any, computed: bool, tagged: bool) -> ShortAnswer:
         citations, cited = [], None
         for fact in result.facts:
             period = f"{fact.start.isoformat()} to " if fact.start else "at "
             cite = {"doc_id": info.doc_id, "value": fact.shown, "row": fact.concept,
-                    "column": period + fact.end.isoformat(),
-                    "fact": {"id": fact.fact_id, "concept": fact.concept,
-                             "value": f"{fact.value:f}", "unit": fact.unit,
-                             "start": fact.start.isoformat() if fact.start else None,
-                             "end": fact.end.isoformat()}}
+                    "column": period + fact.end.isoformat()}
+            if tagged:  # a fact read from a printed table has no tag to cite
+                cite["fact"] = {"id": fact.fact_id, "concept": fact.concept,
+                                "value": f"{fact.value:f}", "unit": fact.unit,
+                                "start": fact.start.isoformat() if fact.start else None,
+                                "end": fact.end.isoformat()}
             where = info.fact_cells.get(fact.fact_id)
             chunk = self._chunks.get(where[0]) if where else None
             if chunk is not None and chunk.table:
@@ -98,6 +120,8 @@ class FilingAnswerer:
                 cite.update(source_id=chunk.chunk_id, row_index=where[1], column_index=where[2],
                             row=cell.row if cell else chunk.table[where[1]][0],
                             column=cell.column if cell else "")
+                if "page" in chunk.sources:
+                    cite["page"] = int(chunk.sources["page"])
                 cited = cited or chunk
             citations.append(cite)
         value = f"{result.value:f}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
 from retriever_trt.tables import parse_value, years_in
 
@@ -58,6 +59,9 @@ _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
 _AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
+# A header's day numbers ("Six months ended June" over "30") are no amounts.
+_DAY = re.compile(r"^(?:[1-9]|[12]\d|3[01])$")
+_MONTH = re.compile(r"\b(?:" + "|".join(MONTHS) + r")\b", re.I)
 # A footer is at most this long and this many line pitches below the text above it.
 MAX_FOOTER_CHARS = 80
 FOOTER_GAP = 1.5
@@ -139,7 +143,8 @@ class _Page:
         self.lines = lines
         self.split = [cells(line) for line in lines]
         width = max(line.x1 for line in lines) - min(line.x0 for line in lines) if lines else 0.0
-        self.numeric = [_has_amounts(segs) for segs in self.split]
+        self.numeric = [_has_amounts(segs) and not _day_numbers(segs, lines[i - 1] if i else None)
+                        for i, segs in enumerate(self.split)]
         self.prose = [not self.numeric[i] and any(s.x1 - s.x0 > PROSE_WIDTH * width
                                                   for s in self.split[i])
                       for i in range(len(lines))]
@@ -202,6 +207,18 @@ def find_tables(lines: list[Line], carried: Columns = ()) -> PageTables:
 def _has_amounts(segs: list[Segment]) -> bool:
     """A table row: amounts after its first cell, and not only years (a header line)."""
     return any(is_amount(s.text) for s in segs[1:]) and not _years_only(segs)
+
+
+def _day_numbers(segs: list[Segment], above: Line | None) -> bool:
+    """Bare days for amounts, and a month named in a cell after the label, or on the line
+    above a line with no label ("Three Months Ended March" over "31"); not a label naming
+    a month ("Balance at June 30, 2025", a contents entry)."""
+    amounts = [s.text for s in segs[1:] if is_amount(s.text)]
+    if not all(_DAY.match(a) for a in amounts):
+        return False
+    if any(_MONTH.search(s.text) for s in segs[1:]):
+        return True
+    return bool(_DAY.match(segs[0].text)) and above is not None and bool(_MONTH.search(above.text))
 
 
 def _years_only(segs: list[Segment]) -> bool:

@@ -1,0 +1,222 @@
+"""Filings printed to PDF: no tagged facts, so the metadata comes from the cover, each
+column's period from the statement headers, each row's line item from its label, and the
+answers from the facts those tables show, cited by row, column and page (and the cover's
+fields from the metadata). The real-filing tests read ../shared/data/filings/pdf (four SEC
+filings printed by Chromium)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from paths import FILINGS, require_filings
+
+from pipeline.rag.column_periods import ColumnPeriod, column_periods, period_length
+from pipeline.rag.cover_answer import CoverField, cover_field
+from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.row_items import match_row
+from pipeline.rag.table_facts import facts_from_tables, is_statement
+from retriever_trt.documents import Form, load_document
+from retriever_trt.documents.model import DocumentMetadata
+from retriever_trt.ingest import ingest
+from retriever_trt.store import Chunk, DocumentInfo
+from retriever_trt.tables import parse_table
+
+PDFS = FILINGS / "pdf"
+
+
+@pytest.fixture(scope="module")
+def shelf() -> FilingAnswerer:
+    require_filings()
+    return FilingAnswerer(ingest(PDFS)[0])
+
+
+def test_spanning_period_labels_cover_their_columns() -> None:
+    # Tesla's layout: each length over two years, the month and day in the same label.
+    table = parse_table([["", "Three Months Ended June 30,", "", "Six Months Ended June 30,", ""],
+                         ["", "2025", "2024", "2025", "2024"],
+                         ["Total revenues", "22,496", "25,500", "41,831", "46,801"]])
+    assert column_periods(table) == [None, ColumnPeriod(date(2025, 6, 30), 3),
+                                     ColumnPeriod(date(2024, 6, 30), 3),
+                                     ColumnPeriod(date(2025, 6, 30), 6),
+                                     ColumnPeriod(date(2024, 6, 30), 6)]
+    # Visa's: one centred label over three years; a "% of sales" column has no period.
+    table = parse_table([["", "", "For the Years Ended", "", ""],
+                         ["", "", "September 30,", "", ""],
+                         ["", "2024", "2023", "2022", "% of sales"],
+                         ["Net revenue", "$ 35,926", "$ 32,653", "$ 29,310", "100 %"]])
+    periods = column_periods(table)
+    assert [p.end if p else None for p in periods] == [
+        None, date(2024, 9, 30), date(2023, 9, 30), date(2022, 9, 30), None]
+    assert {p.months for p in periods if p} == {12}
+
+
+def test_balance_dates_and_the_filings_own_day() -> None:
+    table = parse_table([["", "June 29, 2025", "December 29, 2024"],
+                         ["Total assets", "$193,389", "180,104"]])
+    assert column_periods(table)[1:] == [ColumnPeriod(date(2025, 6, 29), None),
+                                         ColumnPeriod(date(2024, 12, 29), None)]
+    assert column_periods(table, "", DocumentMetadata(form=Form.TEN_Q))[1].months is None
+    # An annual report's bare fiscal years: flows for the year, balances at its end, which
+    # the filing's own year end places (Home Depot's fiscal 2024 ended February 2, 2025).
+    home_depot = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2025, 2, 2))
+    fiscal = parse_table([["", "Fiscal", "Fiscal"], ["in millions", "2024", "2023"],
+                          ["Net sales", "$ 159,514", "$ 152,669"]])
+    assert column_periods(fiscal, "", home_depot)[1:] == [
+        ColumnPeriod(date(2025, 2, 2), 12, fiscal_year=True),
+        ColumnPeriod(date(2024, 2, 2), 12, fiscal_year=True)]
+    years_only = parse_table([["", "2024", "2023"], ["Total assets", "10", "9"]])
+    assert column_periods(years_only, "for the years ended September 30")[1] == \
+        ColumnPeriod(date(2024, 9, 30), 12)
+    # A quarterly report's bare years are calendar years, on the filing's month and day; a
+    # row of day numbers under "Three Months Ended March" is still the header.
+    quarter = DocumentMetadata(form=Form.TEN_Q, fiscal_year=2025, period_end=date(2025, 3, 31))
+    split = parse_table([["", "Three Months Ended March", "", "Nine Months Ended March", ""],
+                         ["", "", "31", "", "31"], ["in millions", "2025", "2024", "2025", "2024"],
+                         ["NET SALES", "$ 19,776", "$ 20,195", "$ 63,395", "$ 63,507"]])
+    assert column_periods(split, "", quarter)[2:4] == [ColumnPeriod(date(2024, 3, 31), 3),
+                                                       ColumnPeriod(date(2025, 3, 31), 9)]
+    assert [period_length(t) for t in ("Fiscal Second Quarter Ended", "26 weeks ended",
+                                       "Nine months ended", "Years ended", "June 30")] == \
+        [3, 6, 9, 12, None]
+
+
+@pytest.mark.parametrize(("label", "section", "item"), [
+    ("Total net sales", "Net sales:", "revenue"),
+    ("Sales to customers (Note 9)", "", "revenue"),
+    ("Total cost of revenues", "Cost of revenues", "cost of revenue"),
+    ("Purchases of property, equipment and technology", "Investing Activities",
+     "capital expenditures"),
+    ("Purchases of property and equipment excluding finance leases, net of sales", "",
+     "capital expenditures"),
+    ("Net cash flows from operating activities", "", "operating cash flow"),
+    ("Total shareholders’ equity", "Shareholders’ equity:", "total shareholders' equity"),
+    ("Total liabilities", "Current liabilities:", "total liabilities"),
+    ("Total", "Current liabilities", "total current liabilities"),
+    ("Diluted", "Earnings per share:", "diluted eps"),
+    ("Diluted", "Shares used in computing earnings per share:", None),
+    ("Net earnings per diluted share", "", "diluted eps"),
+    ("Accounts receivable, trade, less allowances $185 (2024, $167)", "", "accounts receivable"),
+    ("Marketable securities", "", None),
+])
+def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
+    found = match_row(label, section)
+    assert (found.item.name if found else None) == item
+
+
+def test_statement_captions_and_notes_that_mention_one() -> None:
+    assert is_statement("CONSOLIDATED STATEMENTS OF OPERATIONS (In millions, except ...)")
+    assert is_statement("Johnson & Johnson and subsidiaries consolidated balance sheets")
+    assert is_statement("VISA CONSOLIDATED STATEMENTS OF CASH FLOWS")
+    assert not is_statement("Our total cash ... as presented in the consolidated statements of "
+                            "cash flows, was as follows (in millions):")
+
+
+def test_facts_from_a_statement_table() -> None:
+    rows = [["", "Three Months Ended", "", "Six Months Ended", ""],
+            ["", "June 30,", "June 30,", "June 30,", "June 30,"],
+            ["", "2025", "2024", "2025", "2024"],
+            ["Net income", "$ 3,125", "$ 2,147", "$ 6,015", "$ 4,479"],
+            ["Purchases of property and equipment", "(31)", "(24)", "(60)", "(41)"],
+            ["Total stockholders' equity, beginning balances", "$ 24,028", "$ 21,365",
+             "$ 24,743", "$ 20,588"],
+            ["Total stockholders' equity, ending balances", "$ 24,951", "$ 22,112", "$ 24,951",
+             "$ 22,112"]]
+    caption = "Consolidated Statements of Stockholders’ Equity (in thousands)"
+    chunk = Chunk("x.pdf#table0/0", "x.pdf", "X", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_Q, fiscal_year=2025, period_end=date(2025, 6, 30))
+    info = facts_from_tables(DocumentInfo("x.pdf", "X", meta), [chunk])
+    by = {(f.concept.split(":")[1], f.start, f.end): f.value for f in info.facts}
+    assert by[("NetIncomeLoss", date(2025, 1, 1), date(2025, 6, 30))] == 6015000
+    assert by[("PaymentsToAcquirePropertyPlantAndEquipment", date(2024, 4, 1),
+               date(2024, 6, 30))] == 24000  # a payment, unsigned
+    # The closing row is the balance at each column's end; the opening row is none.
+    equity = [f for f in info.facts if f.concept == "us-gaap:StockholdersEquity"]
+    assert {(f.start, f.end, f.value) for f in equity} == {
+        (None, date(2025, 6, 30), 24951000), (None, date(2024, 6, 30), 22112000)}
+    assert info.fact_cells[equity[0].fact_id][0] == "x.pdf#table0/0"
+
+
+def test_income_tax_printed_as_a_deduction_is_an_expense() -> None:
+    rows = [["", "For the Years Ended December 31,", "", ""],
+            ["(in millions)", "2024", "2023", "2022"],
+            ["Earnings before income taxes", "20,071", "29,112", "100"],
+            ["Provision for income taxes", "(4,829)", "(5,968)", "(10)"],
+            ["Net earnings", "15,242", "23,144", "110"]]  # 2022: a benefit, added
+    caption = "Consolidated Statements of Operations"
+    chunk = Chunk("u.pdf#table0/0", "u.pdf", "U", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("u.pdf", "U", meta), [chunk])
+    tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
+    assert tax == {2024: 4829000000, 2023: 5968000000, 2022: -10000000}
+
+
+@pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [
+    ("aapl-10-k-2024-11-01.pdf", "Apple Inc.", Form.TEN_K, 2024, "FY", date(2024, 9, 28)),
+    ("jnj-10-q-2025-07-24.pdf", "Johnson & Johnson", Form.TEN_Q, 2025, "Q2", date(2025, 6, 29)),
+    ("tsla-10-q-2025-07-24.pdf", "Tesla, Inc.", Form.TEN_Q, 2025, "Q2", date(2025, 6, 30)),
+    ("v-10-k-2024-11-13.pdf", "VISA INC.", Form.TEN_K, 2024, "FY", date(2024, 9, 30)),
+])
+def test_metadata_of_the_printed_filings(name: str, company: str, form: Form, year: int,
+                                         period: str, end: date) -> None:
+    require_filings()
+    m = load_document(PDFS / name, name).metadata
+    assert (m.company, m.form, m.fiscal_year, m.fiscal_period, m.period_end) == \
+        (company, form, year, period, end)
+
+
+@pytest.mark.parametrize(("question", "doc_id", "value", "scale", "rows"), [
+    ("What was Apple's diluted EPS for the fiscal year ended September 30, 2023?",
+     "aapl-10-k-2024-11-01.pdf", "6.13", "", ["Diluted"]),
+    ("What was Apple's dividend payout ratio in fiscal 2024 (dividends paid / net income), in "
+     "percent to one decimal?", "aapl-10-k-2024-11-01.pdf", "16.3", "percent",
+     ["Payments for dividends and dividend equivalents", "Net income"]),
+    ("What was Johnson & Johnson's gross margin in the first half of 2025? Answer as a "
+     "percentage with one decimal.", "jnj-10-q-2025-07-24.pdf", "67.2", "percent",
+     ["Gross profit", "Sales to customers (Note 9)"]),
+    ("Give Tesla's PP&E, net at June 30, 2025 (in USD millions).", "tsla-10-q-2025-07-24.pdf",
+     "38574", "million", ["Property, plant and equipment, net"]),
+    ("What was Visa's current ratio at September 30, 2024? Round to two decimals.",
+     "v-10-k-2024-11-13.pdf", "1.28", "", ["Total current assets", "Total current liabilities"]),
+])
+def test_answers_from_the_printed_statements(shelf: FilingAnswerer, question: str, doc_id: str,
+                                             value: str, scale: str, rows: list[str]) -> None:
+    q = shelf.parse(question)
+    scope = shelf.scope(q, None)
+    assert scope.doc_ids[0] == doc_id
+    short = shelf.answer(q, scope)
+    assert (short.short_answer, short.scale) == (value, scale), short.prose()
+    assert [c["row"] for c in short.citations] == rows
+    assert all(c["doc_id"] == doc_id and c["page"] > 0 and "fact" not in c
+               for c in short.citations)
+
+
+def test_a_table_fact_cites_its_cell_and_page(shelf: FilingAnswerer) -> None:
+    q = shelf.parse("What was Tesla's free cash flow in the first half of 2025, in millions?")
+    short = shelf.answer(q, shelf.scope(q, None))
+    assert short.short_answer == "810"  # 4,696 less (3,886): a payment is read unsigned
+    capex = short.citations[1]
+    assert capex["value"] == "(3,886)" and capex["column"].startswith("Six Months Ended")
+    assert short.cited.sources["page"] == str(capex["page"])
+    info = shelf.facts_of("tsla-10-q-2025-07-24.pdf")
+    assert all(f.value == abs(f.value) for f in info.facts if f.concept ==
+               "us-gaap:PaymentsToAcquirePropertyPlantAndEquipment")
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("What is the trading symbol of Tesla's common stock, according to its 10-Q for the quarter "
+     "ended June 30, 2025?", "TSLA"),
+    ("What was the last day of Visa's fiscal year 2024?", "September 30, 2024"),
+    ("On what date did Visa's fiscal year 2023 end?", "September 30, 2023"),
+    ("On what date did J&J's second quarter of 2025 end?", "June 29, 2025"),
+])
+def test_the_cover_fields_of_a_printed_filing(shelf: FilingAnswerer, question: str,
+                                              answer: str) -> None:
+    q = shelf.parse(question)
+    assert shelf.answer(q, shelf.scope(q, None)).short_answer == answer
+
+
+def test_questions_that_ask_no_cover_field() -> None:
+    assert cover_field("What is the ticker of Apple?") is CoverField.TICKER
+    assert cover_field("On what date did the repurchase program end?") is None
+    assert cover_field("In which state is J&J incorporated?") is None

@@ -14,6 +14,7 @@
   const shortBox = $("short-box"), shortEl = $("short-answer");
   const derivationBox = $("derivation-box"), derivationEl = $("derivation");
   const citedBox = $("cited-box"), citedEl = $("cited");
+  const filingBox = $("filing-box"), filingTitle = $("filing-title"), filingMeta = $("filing-meta");
   let controller = null;
 
   // -- API key: only in sessionStorage, sent whenever present -------------------------
@@ -159,7 +160,18 @@
     shortBox.hidden = !(hasShort || final.derivation || !citedBox.hidden);
   }
 
+  // The filing the answer used: its title (company, form, fiscal year) and document id.
+  function renderFiling(filing) {
+    filingBox.hidden = !filing;
+    if (!filing) return;
+    filingTitle.textContent = filing.title || filing.doc_id;
+    const year = filing.fiscal_year ? "FY" + filing.fiscal_year : "";
+    filingMeta.textContent = [filing.company, filing.form, year, "document " + filing.doc_id]
+      .filter(Boolean).join(" · ");
+  }
+
   function renderFinal(final, q) {
+    renderFiling(final.filing);
     renderShort(final);
     intentEl.textContent = (final.intent || "unknown").replace(/_/g, " ");
     const u = final.usage || {};
@@ -245,7 +257,7 @@
   function resetResult() {
     answer.textContent = "";
     meta.hidden = true; timingsBox.hidden = true; sourcesBox.hidden = true;
-    shortBox.hidden = true;
+    shortBox.hidden = true; filingBox.hidden = true;
     timingsEl.replaceChildren(); sourcesEl.replaceChildren(); citedEl.replaceChildren();
     result.hidden = false;
   }

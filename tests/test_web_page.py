@@ -2,7 +2,7 @@
 
 Chromium and playwright as web_browser.py sets them up. One server for the module, as in
 test_server.py: a small TAT-QA index and short answers. Screenshots go to tmp_path and, if
-set, to $FINRAG_SCREENSHOT_DIR.
+set, to $FINRAG_SCREENSHOT_DIR. The documents panel is tested in test_web_documents.py.
 """
 
 from __future__ import annotations
@@ -263,7 +263,9 @@ def keyed_page(browser, keyed):
 
 def test_401_asks_for_a_key_kept_in_session_storage(keyed_page) -> None:
     page = keyed_page
-    assert page.is_hidden("#key-box")
+    # The documents list needs the key too: its 401 shows the (empty) key field at once.
+    page.wait_for_selector("#doc-message:has-text('401')")
+    assert page.is_visible("#key-box") and page.input_value("#api-key") == ""
     page.fill("#question", "hello!")
     page.press("#question", "Enter")
     page.wait_for_selector("#key-box:not([hidden])")

@@ -1,8 +1,9 @@
 """The web page's documents panel in headless Chromium against the real server: a filing
 dropped on the drop zone is indexed (its progress shown) and listed with its metadata, a
 question asked with it ticked is answered from it (the filing and the source's page shown),
-a refused upload shows the server's message, a delete takes it off the list, and a server
-that takes no uploads hides the panel.
+a collection scopes a question, a refused upload (415, 413) shows the server's message, a
+file that fails to index shows why, a delete takes it off the list, and a server that
+takes no uploads hides the panel.
 
 The server starts with an empty index folder, as test_documents_api.py's does: the uploads
 are all it knows. Chromium and playwright as web_browser.py sets them up."""
@@ -23,6 +24,7 @@ from web_browser import chromium, no_4xx_problems, open_page, phone_overflow, sc
 pytestmark = pytest.mark.browser  # and e2e: it starts the server (conftest.py)
 
 INDEXED_MS = 300_000  # a hang guard for indexing on a busy machine, not a speed bound
+MAX_UPLOAD = 200_000  # bytes: a sample filing is about 5 kB
 QUESTION = "What was Widget Corp's revenue in 2024?"
 
 # Every value the status attribute of a listed document takes, in order, with whether its
@@ -53,7 +55,8 @@ def server(prepared_default: Path, engines_dir: Path,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     tmp = tmp_path_factory.mktemp("web-documents")
     with running_app(dev_contexts(1), engines_dir, tmp, corpus=None, index=str(tmp / "store"),
-                     max_tokens=8, documents_poll_interval=0.2) as (base, _app):
+                     max_tokens=8, documents_poll_interval=0.2,
+                     max_upload_bytes=MAX_UPLOAD) as (base, _app):
         yield base, tmp
 
 
@@ -151,20 +154,40 @@ def test_a_collection_scopes_the_question(page, server) -> None:
     assert httpx.delete(f"{base}/v1/documents/{gadget['id']}").status_code == 200
 
 
-def test_a_refused_upload_shows_the_server_message(page, server, tmp_path) -> None:
+def _pick(page, name: str, data: bytes) -> None:
+    """Upload through the "Choose files" button's file chooser."""
     with page.expect_file_chooser() as chooser:
         page.click("#pick-files")
-    chooser.value.set_files({"name": "tool.exe", "mimeType": "application/octet-stream",
-                             "buffer": b"MZ not a filing"})
+    chooser.value.set_files({"name": name, "mimeType": "application/octet-stream",
+                             "buffer": data})
+
+
+@pytest.mark.parametrize(("name", "size", "status"), [("tool.exe", 16, 415),
+                                                      ("big.md", MAX_UPLOAD + 1, 413)])
+def test_a_refused_upload_shows_the_server_message(page, server, tmp_path, name, size,
+                                                   status) -> None:
+    data = b"x" * size
+    _pick(page, name, data)
     page.wait_for_selector("#doc-message:not([hidden])")
     text = page.inner_text("#doc-message")
-    served = httpx.post(f"{server[0]}/v1/documents", files={"file": ("tool.exe", b"MZ")})
-    assert served.status_code == 415
-    assert text.startswith("Upload refused (415): ")
+    served = httpx.post(f"{server[0]}/v1/documents", files={"file": (name, data)})
+    assert served.status_code == status
+    assert text.startswith(f"Upload refused ({status}): "), text
     assert served.json()["error"]["message"].rstrip(".") in text, text
     assert page.locator("#doc-list li").count() == 0
     assert no_4xx_problems(page) == []
-    screenshot(page, tmp_path, "web-documents-415.png")
+    screenshot(page, tmp_path, f"web-documents-{status}.png")
+
+
+def test_a_file_that_fails_to_index_shows_why(page, server) -> None:
+    _pick(page, "report.pdf", b"not a PDF, only words")
+    item = page.locator("#doc-list li[data-status=failed]", has_text="report.pdf")
+    item.wait_for(timeout=INDEXED_MS)
+    assert "report.pdf" in item.locator(".doc-error").inner_text()
+    assert item.locator("input[type=checkbox]").is_disabled()  # nothing to ask about
+    assert item.locator("progress").is_hidden()
+    item.get_by_role("button", name="Delete report.pdf").click()
+    item.wait_for(state="detached")
 
 
 def test_a_server_without_uploads_hides_the_panel(browser, server) -> None:

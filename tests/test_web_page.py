@@ -279,6 +279,8 @@ def test_401_asks_for_a_key_kept_in_session_storage(keyed_page) -> None:
     page.press("#question", "Enter")
     page.wait_for_selector("#state:text('Done')")
     assert page.sent_keys == [None, "Bearer not-the-key-0123456789", f"Bearer {KEY}"]
+    # The documents list, asked again with the key once it is entered, answers now.
+    page.wait_for_selector("#doc-message", state="hidden")
     assert page.evaluate("sessionStorage.getItem('finrag.apiKey')") == KEY
     assert page.evaluate("localStorage.length") == 0
     assert page.inner_text("#intent") == "small talk"

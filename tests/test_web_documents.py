@@ -21,6 +21,8 @@ from ixbrl_sample import write_filing
 from live_server import dev_contexts, running_app
 from web_browser import chromium, no_4xx_problems, open_page, phone_overflow, screenshot
 
+from pipeline.server.routes.documents import RETRY_AFTER_S
+
 pytestmark = pytest.mark.browser  # and e2e: it starts the server (conftest.py)
 
 INDEXED_MS = 300_000  # a hang guard for indexing on a busy machine, not a speed bound
@@ -52,12 +54,12 @@ DROP = """([selector, name, text]) => {
 
 @pytest.fixture(scope="module")
 def server(prepared_default: Path, engines_dir: Path,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Any]]:
     tmp = tmp_path_factory.mktemp("web-documents")
     with running_app(dev_contexts(1), engines_dir, tmp, corpus=None, index=str(tmp / "store"),
                      max_tokens=8, documents_poll_interval=0.2,
-                     max_upload_bytes=MAX_UPLOAD) as (base, _app):
-        yield base, tmp
+                     max_upload_bytes=MAX_UPLOAD) as (base, app):
+        yield base, tmp, app
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +95,7 @@ def _listed(server: str) -> list[str]:
 
 
 def test_a_dropped_filing_is_indexed_asked_about_and_deleted(page, server, tmp_path) -> None:
-    base, tmp = server
+    base, tmp, _app = server
     page.evaluate(WATCH_STATUS)
     widget = _drop_filing(page, tmp, "Widget Corp", "WDGT", 1234)
     statuses = page.evaluate("window.__statuses")
@@ -140,7 +142,7 @@ def test_a_dropped_filing_is_indexed_asked_about_and_deleted(page, server, tmp_p
 
 
 def test_a_collection_scopes_the_question(page, server) -> None:
-    base, tmp = server
+    base, tmp, _app = server
     page.fill("#collection", "beta")
     gadget = _drop_filing(page, tmp, "Gadget Holdings, Inc.", "GDGT", 5000)
     assert "collection beta" in gadget["item"].locator(".doc-meta").inner_text()
@@ -177,6 +179,19 @@ def test_a_refused_upload_shows_the_server_message(page, server, tmp_path, name,
     assert page.locator("#doc-list li").count() == 0
     assert no_4xx_problems(page) == []
     screenshot(page, tmp_path, f"web-documents-{status}.png")
+
+
+def test_too_many_files_at_once_are_told_when_to_retry(page, server) -> None:
+    room = server[2].state.pipeline.documents.config.max_pending
+    with page.expect_file_chooser() as chooser:
+        page.click("#pick-files")
+    chooser.value.set_files([{"name": f"note{i}.md", "mimeType": "text/markdown",
+                              "buffer": f"Note {i} on working capital.".encode()}
+                             for i in range(room + 1)])
+    page.wait_for_selector("#doc-message.warn:not([hidden])")
+    text = page.inner_text("#doc-message")
+    assert text.startswith("Upload refused (429): ") and f"Try again in {RETRY_AFTER_S} s." in text, text
+    assert page.locator("#doc-list li").count() == 0  # a request's files: all or none
 
 
 def test_a_file_that_fails_to_index_shows_why(page, server) -> None:

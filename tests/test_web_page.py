@@ -251,8 +251,11 @@ def keyed(dev, prepared_default, engines_dir, tmp_path_factory):
 
 def _record_keys(pg) -> None:
     pg.sent_keys = []  # the Authorization header of every /ask the page sent
+    pg.doc_keys = []  # and of every documents API request
     pg.on("request", lambda r: r.url.endswith("/ask")
           and pg.sent_keys.append(r.headers.get("authorization")))
+    pg.on("request", lambda r: "/v1/documents" in r.url
+          and pg.doc_keys.append(r.headers.get("authorization")))
 
 
 @pytest.fixture
@@ -281,6 +284,7 @@ def test_401_asks_for_a_key_kept_in_session_storage(keyed_page) -> None:
     assert page.sent_keys == [None, "Bearer not-the-key-0123456789", f"Bearer {KEY}"]
     # The documents list, asked again with the key once it is entered, answers now.
     page.wait_for_selector("#doc-message", state="hidden")
+    assert page.doc_keys[0] is None and page.doc_keys[-1] == f"Bearer {KEY}", page.doc_keys
     assert page.evaluate("sessionStorage.getItem('finrag.apiKey')") == KEY
     assert page.evaluate("localStorage.length") == 0
     assert page.inner_text("#intent") == "small talk"

@@ -18,9 +18,7 @@
   const docs = new Map();  // id -> {record, li, parts, timer}
 
   function call(path, options) {
-    const opts = options || {};
-    return fetch(path, { ...opts, cache: "no-store",
-      headers: { ...app.authHeaders(), ...(opts.headers || {}) } });
+    return fetch(path, { ...options, cache: "no-store", headers: app.authHeaders() });
   }
   function showDocMessage(text, kind) {
     docMessage.textContent = text;
@@ -82,8 +80,7 @@
     const { record, parts } = entry;
     const status = record.status;
     entry.li.dataset.status = status;
-    parts.status.textContent = { indexing: "indexing", ready: "ready", failed: "failed" }[status]
-      || status;
+    parts.status.textContent = status;
     parts.bar.hidden = status !== "indexing";
     // progress null: another replica indexes it; an indeterminate bar says "working".
     if (typeof record.progress === "number") parts.bar.value = record.progress;
@@ -267,6 +264,12 @@
   }
 
   // -- the list, at start and when a key is entered ---------------------------------------
+  // The documents the key sees replace those listed before: another key's are dropped.
+  function replaceList(records) {
+    const seen = new Set(records.map((r) => r.id));
+    Array.from(docs.keys()).filter((id) => !seen.has(id)).forEach(forget);
+    records.forEach(show);
+  }
   async function loadList() {
     let resp, body;
     try {
@@ -276,12 +279,13 @@
     }
     if (resp && resp.status === 401) {
       panel.hidden = false;
+      replaceList([]);
       showDocMessage(await refusalText("The documents list was", resp) + " Enter the API " +
         "key below; the documents are listed once it is accepted.", "warn");
     } else if (resp && resp.ok && (body = await jsonOf(resp))) {
       panel.hidden = false;
       clearDocMessage();
-      (body.data || []).forEach(show);
+      replaceList(body.data || []);
     } else {
       panel.hidden = true;  // 404 "this server takes no uploads", an older server, or none
     }

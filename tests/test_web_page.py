@@ -1,32 +1,24 @@
 """The web page at GET /, driven in headless Chromium against the real server.
 
-Needs Debian's chromium (/usr/bin/chromium) and the Python `playwright` package (its own
-browser download is not used); without either the browser tests fail under CI=true and
-skip locally, with the install step. One server for the module, as in test_server.py: a
-small TAT-QA index and short answers. Screenshots go to tmp_path and, if set, to $FINRAG_SCREENSHOT_DIR.
+Chromium and playwright as web_browser.py sets them up. One server for the module, as in
+test_server.py: a small TAT-QA index and short answers. Screenshots go to tmp_path and, if
+set, to $FINRAG_SCREENSHOT_DIR. The documents panel is tested in test_web_documents.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
-from pathlib import Path
 
 import httpx
-import prereqs
 import pytest
 from live_server import dev_contexts, running_app, running_server
-from prereqs import missing, require_module
+from web_browser import chromium, no_4xx_problems, open_page, screenshot
 
 pytestmark = pytest.mark.browser  # and e2e: it starts the server (conftest.py)
 
 N_CONTEXTS = 12
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
@@ -45,46 +37,14 @@ def server(dev, prepared_default, engines_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.is_file():
-        missing(f"{CHROMIUM} not found", prereqs.CHROMIUM)
-    sync_api = require_module("playwright.sync_api", prereqs.DEV)
-    pw = sync_api.sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-    except Exception as exc:  # noqa: BLE001 - a broken browser install is a missing prerequisite
-        pw.stop()
-        missing(f"chromium did not start under playwright: {exc}", prereqs.CHROMIUM)
-    yield b
-    b.close()
-    pw.stop()
+    with chromium() as b:
+        yield b
 
 
 @pytest.fixture
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
-    pg.problems = []  # console errors (CSP violations among them) and uncaught exceptions
-    pg.on("console", lambda m: m.type == "error" and pg.problems.append(m.text))
-    pg.on("pageerror", lambda e: pg.problems.append(str(e)))
-    pg.goto(server + "/")
-    yield pg
-    context.close()
-
-
-def _screenshot(pg, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / name
-    pg.screenshot(path=str(path), full_page=True)
-    out = os.environ.get("FINRAG_SCREENSHOT_DIR")
-    if out:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(out) / name)
-    return path
-
-
-def _no_4xx_problems(pg) -> list[str]:
-    # The browser logs every non-2xx fetch as a console error; those are expected here.
-    return [p for p in pg.problems if "status of" not in p and "net::ERR" not in p]
+    with open_page(browser, server + "/") as pg:
+        yield pg
 
 
 # One observer on both elements records their changes in the order they happened,
@@ -162,13 +122,13 @@ def test_question_streams_then_sources_and_timings(page, server, tmp_path) -> No
     assert len(first.locator("blockquote").inner_text()) > 20
     assert "score" in first.inner_text()
     assert page.is_hidden("#message")
-    assert _no_4xx_problems(page) == []
-    desktop = _screenshot(page, tmp_path, "web-desktop.png")
+    assert no_4xx_problems(page) == []
+    desktop = screenshot(page, tmp_path, "web-desktop.png")
 
     page.set_viewport_size({"width": 390, "height": 844})
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow}px wider than a phone screen"
-    phone = _screenshot(page, tmp_path, "web-phone.png")
+    phone = screenshot(page, tmp_path, "web-phone.png")
     assert desktop.stat().st_size > 0 and phone.stat().st_size > 0
 
 
@@ -220,12 +180,12 @@ def test_short_answer_derivation_and_cited_cells_above_the_prose(page, server, d
     item = page.locator("#sources li").nth(index)
     item.locator("summary").click()
     assert item.locator("table td.cited").count() == len(cells)
-    assert _no_4xx_problems(page) == []
-    _screenshot(page, tmp_path, f"web-short-answer-{scale}.png")
+    assert no_4xx_problems(page) == []
+    screenshot(page, tmp_path, f"web-short-answer-{scale}.png")
     page.set_viewport_size({"width": 390, "height": 844})
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow}px wider than a phone screen"
-    _screenshot(page, tmp_path, f"web-short-answer-{scale}-phone.png")
+    screenshot(page, tmp_path, f"web-short-answer-{scale}-phone.png")
 
 
 def test_refusals_show_the_server_message(page, tmp_path) -> None:
@@ -235,7 +195,7 @@ def test_refusals_show_the_server_message(page, tmp_path) -> None:
     text = page.inner_text("#message")
     assert "refused" in text and "422" in text and "4000" in text, text
     assert page.is_hidden("#result")
-    _screenshot(page, tmp_path, "web-refused.png")
+    screenshot(page, tmp_path, "web-refused.png")
 
 
 
@@ -263,7 +223,7 @@ def test_dropped_connections_are_reported(page, tmp_path) -> None:
     assert page.inner_text("#answer").strip()  # the partial answer stays
     assert page.is_hidden("#sources-box") and page.is_hidden("#meta")
     assert not page.is_disabled("#ask")
-    _screenshot(page, tmp_path, "web-dropped.png")
+    screenshot(page, tmp_path, "web-dropped.png")
     page.unroute("**/ask")
 
     # The reader stops a long answer: the request is aborted, the partial text stays.
@@ -289,22 +249,26 @@ def keyed(dev, prepared_default, engines_dir, tmp_path_factory):
         yield base, app.state.pipeline
 
 
-@pytest.fixture
-def keyed_page(browser, keyed):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
+def _record_keys(pg) -> None:
     pg.sent_keys = []  # the Authorization header of every /ask the page sent
+    pg.doc_keys = []  # and of every documents API request
     pg.on("request", lambda r: r.url.endswith("/ask")
           and pg.sent_keys.append(r.headers.get("authorization")))
-    pg.goto(keyed[0] + "/")
-    yield pg
-    context.close()
+    pg.on("request", lambda r: "/v1/documents" in r.url
+          and pg.doc_keys.append(r.headers.get("authorization")))
+
+
+@pytest.fixture
+def keyed_page(browser, keyed):
+    with open_page(browser, keyed[0] + "/", _record_keys) as pg:
+        yield pg
 
 
 def test_401_asks_for_a_key_kept_in_session_storage(keyed_page) -> None:
     page = keyed_page
-    assert page.is_hidden("#key-box")
+    # The documents list needs the key too: its 401 shows the (empty) key field at once.
+    page.wait_for_selector("#doc-message:has-text('401')")
+    assert page.is_visible("#key-box") and page.input_value("#api-key") == ""
     page.fill("#question", "hello!")
     page.press("#question", "Enter")
     page.wait_for_selector("#key-box:not([hidden])")
@@ -318,6 +282,9 @@ def test_401_asks_for_a_key_kept_in_session_storage(keyed_page) -> None:
     page.press("#question", "Enter")
     page.wait_for_selector("#state:text('Done')")
     assert page.sent_keys == [None, "Bearer not-the-key-0123456789", f"Bearer {KEY}"]
+    # The documents list, asked again with the key once it is entered, answers now.
+    page.wait_for_selector("#doc-message", state="hidden")
+    assert page.doc_keys[0] is None and page.doc_keys[-1] == f"Bearer {KEY}", page.doc_keys
     assert page.evaluate("sessionStorage.getItem('finrag.apiKey')") == KEY
     assert page.evaluate("localStorage.length") == 0
     assert page.inner_text("#intent") == "small talk"

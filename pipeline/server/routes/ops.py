@@ -18,7 +18,8 @@ from pipeline.server.errors import GET_ERRORS
 # A loop with work that has not stepped for this long is reported unhealthy.
 STALL_S = 120.0
 STATIC = Path(__file__).parent.parent / "static"
-ASSETS = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+JS = "text/javascript; charset=utf-8"
+ASSETS = {"app.js": JS, "documents.js": JS, "style.css": "text/css; charset=utf-8"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",

@@ -1,5 +1,8 @@
 // finrag web page: asks POST /ask with stream:true and renders the server-sent events.
 // No inline handlers and no external resources, so a strict CSP (script-src 'self') holds.
+// documents.js (the uploads panel) runs after this file and uses what it puts on
+// window.finrag: the API key's header, the server's error text, and the element helper;
+// it sets window.finrag.scopeFilters, the `filters` a question is asked with.
 "use strict";
 
 (function () {
@@ -14,6 +17,7 @@
   const shortBox = $("short-box"), shortEl = $("short-answer");
   const derivationBox = $("derivation-box"), derivationEl = $("derivation");
   const citedBox = $("cited-box"), citedEl = $("cited");
+  const filingBox = $("filing-box"), filingTitle = $("filing-title"), filingMeta = $("filing-meta");
   let controller = null;
 
   // -- API key: only in sessionStorage, sent whenever present -------------------------
@@ -28,6 +32,12 @@
   }
   if (storedKey()) { keyBox.hidden = false; keyInput.value = storedKey(); }
   keyInput.addEventListener("input", () => setKey(keyInput.value.trim()));
+  function authHeaders() {
+    const key = storedKey();
+    return key ? { Authorization: "Bearer " + key } : {};
+  }
+  function showKeyBox() { keyBox.hidden = false; }
+  function askForKey() { showKeyBox(); keyInput.focus(); }
   forgetKey.addEventListener("click", () => { setKey(""); keyInput.value = ""; keyInput.focus(); });
 
   // -- messages ------------------------------------------------------------------------
@@ -159,7 +169,18 @@
     shortBox.hidden = !(hasShort || final.derivation || !citedBox.hidden);
   }
 
+  // The filing the answer used: its title (company, form, fiscal year) and document id.
+  function renderFiling(filing) {
+    filingBox.hidden = !filing;
+    if (!filing) return;
+    filingTitle.textContent = filing.title || filing.doc_id;
+    const year = filing.fiscal_year ? "FY" + filing.fiscal_year : "";
+    filingMeta.textContent = [filing.company, filing.form, year, "document " + filing.doc_id]
+      .filter(Boolean).join(" · ");
+  }
+
   function renderFinal(final, q) {
+    renderFiling(final.filing);
     renderShort(final);
     intentEl.textContent = (final.intent || "unknown").replace(/_/g, " ");
     const u = final.usage || {};
@@ -208,15 +229,17 @@
     if (body.error && body.error.message) return body.error.message;
     return "";
   }
-  async function refusal(resp) {
-    let text = "";
+  // The server's own words from a refused request's body ("" when it has none).
+  async function responseText(resp) {
     try {
       const raw = await resp.text();
-      try { text = detailText(JSON.parse(raw)); } catch (e) { text = raw.slice(0, 500); }
-    } catch (e) { /* body unreadable */ }
+      try { return detailText(JSON.parse(raw)); } catch (e) { return raw.slice(0, 500); }
+    } catch (e) { return ""; }  // body unreadable
+  }
+  async function refusal(resp) {
+    const text = await responseText(resp);
     if (resp.status === 401 || resp.status === 403) {
-      keyBox.hidden = false;
-      keyInput.focus();
+      askForKey();
       const had = storedKey() ? "The API key was not accepted" : "This server needs an API key";
       showMessage(`${had} (${resp.status}${text ? ": " + text : ""}). Enter it above and ask again.`);
       return;
@@ -245,7 +268,7 @@
   function resetResult() {
     answer.textContent = "";
     meta.hidden = true; timingsBox.hidden = true; sourcesBox.hidden = true;
-    shortBox.hidden = true;
+    shortBox.hidden = true; filingBox.hidden = true;
     timingsEl.replaceChildren(); sourcesEl.replaceChildren(); citedEl.replaceChildren();
     result.hidden = false;
   }
@@ -260,9 +283,10 @@
     const topK = parseInt($("top-k").value, 10), maxTokens = parseInt($("max-tokens").value, 10);
     if (topK > 0) body.top_k = topK;
     if (maxTokens > 0) body.max_tokens = maxTokens;
-    const headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
-    const key = storedKey();
-    if (key) headers.Authorization = "Bearer " + key;
+    const filters = window.finrag.scopeFilters && window.finrag.scopeFilters();
+    if (filters) body.filters = filters;
+    const headers = { "Content-Type": "application/json", Accept: "text/event-stream",
+      ...authHeaders() };
     let final = null, gotToken = false, failure = null;
     try {
       const resp = await fetch("/ask", { method: "POST", headers, body: JSON.stringify(body),
@@ -344,5 +368,6 @@
     }
   });
   stopBtn.addEventListener("click", () => { if (controller) controller.abort(); });
+  window.finrag = { authHeaders, showKeyBox, responseText, el };
   question.focus();
 })();

@@ -20,7 +20,7 @@ from paths import FILINGS, require_filings
 ADMIN = "admin-key-0123456789abcdef"
 KEY_A = "alpha-key-0123456789abcdef"
 KEY_B = "beta-key-0123456789abcdefgh"
-MAX_UPLOAD = 200_000
+MAX_UPLOAD = 2_000_000  # a real 10-Q fits (888 KB)
 TIMEOUT = 300
 
 

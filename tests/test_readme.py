@@ -27,6 +27,9 @@ SKIPPED = {
     "make serve   # installs finrag, builds its artifacts into engines/ on first run, serves "
     "on 127.0.0.1:8000": "installs with pip and serves until stopped; the server tests start "
                          "`finrag serve`'s app, and `make test` is this suite",
+    "finrag serve --index store/       # a missing or empty folder starts an empty store kept "
+    "there": "serves until stopped; tests/test_documents_api.py makes these requests to the "
+             "real server",
     "retrexec --onnx=engines/retriever/minilm/model.onnx --int8 \\":
         "builds a TensorRT plan: needs TensorRT and an NVIDIA GPU (tests/gpu/ covers plans)",
 }

@@ -22,6 +22,7 @@ pymilvus is imported here only, and this module only when `vector_store` is milv
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,8 @@ from retriever_trt.store import DocumentInfo, DocumentStore
 from retriever_trt.vector_store import MILVUS_INSTALL, MilvusConfig, is_lite_uri
 
 VECTOR, PRIMARY = "vector", "chunk_id"
+# The collection property naming the embedder whose vectors it holds.
+IDENTITY = "finrag.embedder"
 METRIC = "IP"
 MAX_ID_CHARS = 1024
 MAX_TEXT_CHARS = 1024
@@ -118,37 +121,41 @@ class MilvusVectorStore:
 
     def _connect(self) -> Any:
         pymilvus = _import_pymilvus()
+        if is_lite_uri(self.config.uri):  # its folder, e.g. an --index folder not made yet
+            Path(self.config.uri).parent.mkdir(parents=True, exist_ok=True)
         try:
             return pymilvus.MilvusClient(uri=self.config.uri)
         except pymilvus.MilvusException as exc:
-            if is_lite_uri(self.config.uri):  # the usual cause: another process holds it
+            if is_lite_uri(self.config.uri):
                 raise RuntimeError(
                     f"milvus_uri: milvus-lite cannot open {self.config.uri} ({exc.message}); "
-                    "one process only may open a milvus-lite file: serve it with `milvus-lite "
-                    f"server --data-dir {self.config.uri} --port 19530` and set milvus_uri to "
-                    "http://127.0.0.1:19530") from None
+                    "if another process has it open (one process only may), serve it with "
+                    f"`milvus-lite server --data-dir {self.config.uri} --port 19530` and set "
+                    "milvus_uri to http://127.0.0.1:19530") from None
             raise RuntimeError(f"milvus_uri: cannot reach Milvus at {self.config.uri} "
                                f"({exc.message})") from None
 
     def _ensure_collection(self) -> None:
         name = self.config.collection
         if self._client.has_collection(name):
-            described = self._client.describe_collection(name)
-            if described.get("description", "") != self.identity:
+            found = self._client.describe_collection(name).get("properties", {})
+            if found.get(IDENTITY) != self.identity:
                 raise RuntimeError(
                     f"milvus_collection: {name!r} at {self.config.uri} holds vectors of "
-                    f"another embedder ({described.get('description')!r}, this is "
-                    f"{self.identity!r}); choose another milvus_collection or drop it")
-            self._client.load_collection(name)
-            return
-        self._client.create_collection(name, schema=self._schema(),
-                                       index_params=self._index_params(),
-                                       consistency_level=CONSISTENCY)
+                    f"another embedder ({found.get(IDENTITY)!r}, this is {self.identity!r}); "
+                    "choose another milvus_collection or drop it")
+        else:
+            self._client.create_collection(name, schema=self._schema(),
+                                           consistency_level=CONSISTENCY,
+                                           properties={IDENTITY: self.identity})
+            # Not sync: an empty collection's index is built at once, and waiting for it
+            # asks for a timestamp milvus-lite does not give.
+            self._client.create_index(name, self._index_params(), sync=False)
+        self._client.load_collection(name)
 
     def _schema(self) -> Any:
         data_type = _import_pymilvus().DataType
-        schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False,
-                                            description=self.identity)
+        schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field(PRIMARY, data_type.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS)
         schema.add_field("doc_id", data_type.VARCHAR, max_length=MAX_ID_CHARS)
         schema.add_field("collection", data_type.VARCHAR, max_length=MAX_TEXT_CHARS)

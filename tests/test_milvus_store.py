@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from prereqs import missing, require_module
+from prereqs import MILVUS, missing, require_module
 
 from retriever_trt import vector_store
 from retriever_trt.documents.model import DocumentMetadata, Form
@@ -25,7 +25,7 @@ from retriever_trt.index import VectorIndex
 from retriever_trt.milvus_store import filter_expression, quote
 from retriever_trt.retriever import Retriever
 from retriever_trt.store import Chunk, DocumentInfo, DocumentStore
-from retriever_trt.vector_store import MILVUS_INSTALL, MilvusConfig, MilvusIndexType
+from retriever_trt.vector_store import MilvusConfig, MilvusIndexType
 
 DIM = 32
 CHUNKS_PER_DOC = 12
@@ -45,8 +45,8 @@ DOCS = [  # doc_id, collection, company, ticker, form, fiscal year
 
 @pytest.fixture(scope="module", autouse=True)
 def milvus_lite() -> None:
-    require_module("pymilvus", MILVUS_INSTALL)
-    require_module("milvus_lite", MILVUS_INSTALL)
+    require_module("pymilvus", MILVUS)
+    require_module("milvus_lite", MILVUS)
 
 
 class HashEmbedder(Embedder):
@@ -283,7 +283,7 @@ def lite_server(tmp_path) -> Iterator[str]:
         while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
             if proc.poll() is not None or time.monotonic() > deadline:
                 missing(f"milvus-lite server did not start: {proc.stderr.read()[-500:]!r}",
-                        MILVUS_INSTALL)
+                        MILVUS)
             time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"
     finally:

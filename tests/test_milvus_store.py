@@ -43,7 +43,7 @@ DOCS = [  # doc_id, collection, company, ticker, form, fiscal year
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def milvus_lite() -> None:
     require_module("pymilvus", MILVUS)
     require_module("milvus_lite", MILVUS)
@@ -128,6 +128,10 @@ def test_settings_name_the_install_step_when_pymilvus_is_missing(monkeypatch):
 
 
 # -- milvus-lite -------------------------------------------------------------------------
+needs_milvus = pytest.mark.usefixtures("milvus_lite")
+
+
+@needs_milvus
 def test_same_top_k_as_faiss_flat(tmp_path):
     faiss_r, milvus_r = both(tmp_path)
     queries = HashEmbedder().encode([f"question {i}" for i in range(8)])
@@ -151,6 +155,7 @@ FILTERS = [
 ]
 
 
+@needs_milvus
 @pytest.mark.parametrize("tenant", [None, frozenset({"beta"}), frozenset({"default"}),
                                     frozenset()])
 def test_filters_as_expressions_pass_what_the_store_passes(tmp_path, tenant):
@@ -167,6 +172,7 @@ def test_filters_as_expressions_pass_what_the_store_passes(tmp_path, tenant):
     assert {p.doc_id for p in odd} == {ODD_DOC}
 
 
+@needs_milvus
 def test_retriever_over_milvus_ranks_as_over_faiss_and_delete_removes(tmp_path):
     faiss_r, milvus_r = both(tmp_path)
     questions = ["Zephyrine 10-K 2024", "Halvorsen passage 3", "O'Brien passage"]
@@ -187,6 +193,7 @@ def _ids(passages: list[list]) -> list[list[str]]:
     return [[p.chunk_id for p in ps] for ps in passages]
 
 
+@needs_milvus
 def test_two_retrievers_share_one_milvus_lite_file(tmp_path):
     """Two replicas in one process: writes are upserts (no copies), each answers from the
     documents it loaded, and a delete through one is gone from the other's dense search."""
@@ -205,6 +212,7 @@ def test_two_retrievers_share_one_milvus_lite_file(tmp_path):
     assert count(second) == CHUNKS_PER_DOC
 
 
+@needs_milvus
 def test_load_writes_a_saved_folder_once(tmp_path):
     faiss_r, _ = both(tmp_path / "both")
     store = _fresh(faiss_r.store)
@@ -230,6 +238,7 @@ def _flat(retriever: Retriever, corpus_hash: str) -> VectorIndex:
     return index
 
 
+@needs_milvus
 def test_another_embedders_collection_is_refused(tmp_path):
     Retriever.empty(HashEmbedder(), milvus=config(tmp_path))
     other = HashEmbedder()
@@ -249,6 +258,7 @@ except RuntimeError as exc:
 """
 
 
+@needs_milvus
 def test_a_second_process_cannot_open_a_milvus_lite_file(tmp_path):
     """milvus-lite locks its folder: a second process gets the fix, not a traceback."""
     held = Retriever.empty(HashEmbedder(), milvus=config(tmp_path))
@@ -270,7 +280,7 @@ store.forget("doc-a")
 
 
 @pytest.fixture
-def lite_server(tmp_path) -> Iterator[str]:
+def lite_server(milvus_lite, tmp_path) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -291,6 +301,7 @@ def lite_server(tmp_path) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+@needs_milvus
 def test_processes_share_a_milvus_lite_server(tmp_path, lite_server):
     """Replicas in several processes: one `milvus-lite server`, milvus_uri its address."""
     emb = HashEmbedder()
@@ -304,6 +315,7 @@ def test_processes_share_a_milvus_lite_server(tmp_path, lite_server):
     assert here.retrieve(["passage"], 10, "dense")[0] == []
 
 
+@needs_milvus
 def test_documents_api_replicas_over_one_milvus(embedder, tmp_path):
     """LiveDocuments unchanged over Milvus: an upload through one replica is answered by the
     other once it loaded it, a delete reaches both, and a restart finds what was kept."""

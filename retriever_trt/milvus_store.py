@@ -32,6 +32,8 @@ from retriever_trt.store import DocumentInfo, DocumentStore
 from retriever_trt.vector_store import MILVUS_INSTALL, MilvusConfig, is_lite_uri
 
 VECTOR, PRIMARY = "vector", "chunk_id"
+# How milvus-lite names itself in get_server_version.
+LITE_VERSION = "milvus_lite"
 # The collection property naming the embedder whose vectors it holds.
 IDENTITY = "finrag.embedder"
 METRIC = "IP"
@@ -114,6 +116,11 @@ class MilvusVectorStore:
         # Which embedder wrote the vectors: another one's vectors are not comparable.
         self.identity = f"finrag chunks: embedder {model_id} {precision} dim {dim}"
         self._client = self._connect()
+        # milvus-lite (a .db file, or its server) searches rows not yet flushed by a Python
+        # scan: 1.4 s a query over 20k rows, 41 ms once flushed into its FAISS segments
+        # (benchmarks/vector_store_latency.py). A Milvus server seals segments itself and
+        # rate-limits flush calls, so there it is left alone.
+        self._flush = self._client.get_server_version().startswith(LITE_VERSION)
         self._ensure_collection()
         self._rows: dict[str, int] = {}          # chunk id -> this process's row
         self._doc_chunks: dict[str, list[str]] = {}
@@ -195,6 +202,8 @@ class MilvusVectorStore:
                      VECTOR: vectors[i].tolist()} for i, c in enumerate(part.chunks)]
         for start in range(0, len(entities), UPSERT_BATCH):
             self._client.upsert(self.config.collection, entities[start:start + UPSERT_BATCH])
+        if self._flush:
+            self._client.flush(self.config.collection)
         for row, chunk in enumerate(part.chunks, first_row):
             self._rows[chunk.chunk_id] = row
             self._doc_chunks.setdefault(chunk.doc_id, []).append(chunk.chunk_id)

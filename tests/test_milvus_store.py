@@ -75,14 +75,16 @@ def parts() -> list[DocumentStore]:
     return [document(*d) for d in DOCS]
 
 
-def config(tmp_path: Path, name: str = "m.db") -> MilvusConfig:
-    return MilvusConfig(str(tmp_path / name), index_type=MilvusIndexType.FLAT)
+def config(tmp_path: Path, index_type: MilvusIndexType = MilvusIndexType.FLAT) -> MilvusConfig:
+    return MilvusConfig(str(tmp_path / "m.db"), index_type=index_type)
 
 
-def both(tmp_path: Path) -> tuple[Retriever, Retriever]:
-    """The same documents in a FAISS retriever and a Milvus one."""
+def both(tmp_path: Path, index_type: MilvusIndexType = MilvusIndexType.FLAT,
+         ) -> tuple[Retriever, Retriever]:
+    """The same documents in a FAISS Flat retriever and a Milvus one."""
     emb = HashEmbedder()
-    faiss_r, milvus_r = Retriever.empty(emb), Retriever.empty(emb, milvus=config(tmp_path))
+    faiss_r = Retriever.empty(emb)
+    milvus_r = Retriever.empty(emb, milvus=config(tmp_path, index_type))
     for part in parts():
         vectors = emb.encode([part.index_text(i) for i in range(len(part))])
         faiss_r.add(part, vectors)
@@ -133,6 +135,7 @@ needs_milvus = pytest.mark.usefixtures("milvus_lite")
 
 @needs_milvus
 def test_same_top_k_as_faiss_flat(tmp_path):
+    """FLAT is exact both sides: the same rows, the same scores."""
     faiss_r, milvus_r = both(tmp_path)
     queries = HashEmbedder().encode([f"question {i}" for i in range(8)])
     for k in (1, 5, 20):
@@ -140,6 +143,17 @@ def test_same_top_k_as_faiss_flat(tmp_path):
         m_scores, m_rows = milvus_r.index.search_rows(queries, k, None, None)
         np.testing.assert_array_equal(m_rows, f_rows)
         np.testing.assert_allclose(m_scores, f_scores, rtol=1e-5, atol=1e-5)
+
+
+@needs_milvus
+@pytest.mark.parametrize("index_type", [MilvusIndexType.IVF_FLAT, MilvusIndexType.AUTOINDEX])
+def test_approximate_index_types_build_and_find(tmp_path, index_type):
+    faiss_r, milvus_r = both(tmp_path, index_type)
+    queries = HashEmbedder().encode([f"question {i}" for i in range(8)])
+    _, want = faiss_r.index.search_rows(queries, 10, None, None)
+    _, got = milvus_r.index.search_rows(queries, 10, None, None)
+    recall = np.mean([len(set(g) & set(w)) / 10 for g, w in zip(got, want, strict=True)])
+    assert recall >= 0.9
 
 
 FILTERS = [

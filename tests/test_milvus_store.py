@@ -362,3 +362,17 @@ def test_documents_api_replicas_over_one_milvus(embedder, tmp_path):
         assert doc_id not in search_ids(restarted, "Zephyrine quartz turbines")
     finally:
         restarted.stop()
+
+
+@needs_milvus
+def test_load_retriever_follows_the_vector_store_setting(tmp_path):
+    from pipeline.rag.pipeline import load_retriever
+    from pipeline.settings import load_settings
+
+    settings = load_settings(None, {"vector_store": "milvus", "index": str(tmp_path / "idx")},
+                             environ={})
+    retriever = load_retriever(settings, HashEmbedder(), progress=False)
+    assert retriever.index.config.uri == str(tmp_path / "idx" / "milvus.db")
+    faiss_settings = load_settings(None, {"index": str(tmp_path / "other")}, environ={})
+    assert isinstance(load_retriever(faiss_settings, HashEmbedder(), progress=False).index,
+                      VectorIndex)

@@ -373,6 +373,9 @@ def test_load_retriever_follows_the_vector_store_setting(tmp_path):
                              environ={})
     retriever = load_retriever(settings, HashEmbedder(), progress=False)
     assert retriever.index.config.uri == str(tmp_path / "idx" / "milvus.db")
+    (tmp_path / "idx" / "documents").mkdir()
+    restarted = load_retriever(settings, HashEmbedder(), progress=False)  # the file is no index
+    assert len(restarted.store) == 0
     faiss_settings = load_settings(None, {"index": str(tmp_path / "other")}, environ={})
     assert isinstance(load_retriever(faiss_settings, HashEmbedder(), progress=False).index,
                       VectorIndex)

@@ -26,6 +26,7 @@ from pipeline.rag.short_answer import (
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
 from retriever_trt.filters import MetadataFilter
+from retriever_trt.vector_store import DEFAULT_MILVUS_FILE
 
 _ids = itertools.count()
 # The uploaded documents' folder inside the index folder (retriever_trt/live_documents.py).
@@ -136,7 +137,10 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
     kwargs = {"mode": settings.retrieval_mode, "rrf_k": settings.rrf_k,
               "bm25_weight": settings.bm25_weight}
     milvus = settings.milvus_config()
-    uploads_only = path.is_dir() and {p.name for p in path.iterdir()} == {DOCUMENTS_DIR}
+    # What a server keeps in an index folder besides a saved index: the uploads, and the
+    # milvus-lite file of vector_store: milvus.
+    held = {p.name for p in path.iterdir()} if path.is_dir() else set()
+    uploads_only = bool(held) and held <= {DOCUMENTS_DIR, DEFAULT_MILVUS_FILE}
     if has_saved_dir(path) and not uploads_only:
         if progress:
             print(f"finrag: loading the index from {path}", file=sys.stderr)

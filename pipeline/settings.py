@@ -33,6 +33,14 @@ from pydantic import (
 from llm_engine import EngineConfig
 from llm_engine.spec_decode.config import SpeculativeConfig
 from llm_engine.utils.model_path import default_engines_dir
+from retriever_trt.vector_store import (
+    DEFAULT_MILVUS_COLLECTION,
+    MilvusConfig,
+    MilvusIndexType,
+    VectorStoreKind,
+    default_milvus_uri,
+    milvus_problem,
+)
 
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
@@ -212,6 +220,15 @@ class Settings(BaseModel):
     ingest_workers: int = Field(1, ge=1, le=64)
     max_pending_documents: int = Field(16, ge=1, le=100000)
     documents_poll_interval: float = Field(1.0, gt=0.0, le=3600.0)
+    # Where the chunk vectors live (docs/documents_api.md, "One store for every replica"):
+    # faiss in each process's memory, or one Milvus collection that replicas on any number
+    # of machines share. milvus_uri: a Milvus server ("http://host:19530") or a milvus-lite
+    # file (one process only); None: DIR/milvus.db in the index folder.
+    vector_store: VectorStoreKind = VectorStoreKind.FAISS
+    milvus_uri: str | None = None
+    milvus_collection: str = DEFAULT_MILVUS_COLLECTION
+    # FLAT is exact; GPU_CAGRA and GPU_IVF_FLAT need a Milvus server running on GPUs.
+    milvus_index_type: MilvusIndexType = MilvusIndexType.FLAT
 
     # operations (README, "Operations"): logs, audit log, tracing, traffic mirroring
     log_format: str = Field("text", pattern="^(text|json)$")
@@ -346,6 +363,12 @@ class Settings(BaseModel):
         if self.max_replicas is not None and self.max_replicas < self.num_replicas:
             raise ValueError(f"max_replicas: must be at least num_replicas ({self.num_replicas}), "
                              f"got {self.max_replicas}")
+        if self.vector_store is VectorStoreKind.MILVUS:
+            problem = milvus_problem(self.milvus_uri_value, self.milvus_collection,
+                                     self.milvus_index_type,
+                                     max(self.num_replicas, self.max_replicas or 1))
+            if problem:
+                raise ValueError(problem)
         if self.engine.max_model_len is not None:  # else checked against the model at start
             self.check_context(self.engine.max_model_len)
         return self
@@ -382,6 +405,17 @@ class Settings(BaseModel):
         if self.index:
             return Path(self.index)
         return self.engines_path / f"index-{self.corpus_path.stem}"
+
+    @property
+    def milvus_uri_value(self) -> str:
+        return self.milvus_uri or default_milvus_uri(self.index_path)
+
+    def milvus_config(self) -> MilvusConfig | None:
+        """Where the vectors go when vector_store is milvus; None for faiss."""
+        if self.vector_store is not VectorStoreKind.MILVUS:
+            return None
+        return MilvusConfig(self.milvus_uri_value, self.milvus_collection,
+                            self.milvus_index_type)
 
     @property
     def documents_path(self) -> Path:

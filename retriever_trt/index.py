@@ -170,6 +170,30 @@ class VectorIndex:
             return out_s, out_i
         return self._index.search(queries, k, params=self._selector_params(subset, k))
 
+    def stored_vectors(self) -> np.ndarray:
+        """Every vector as the index holds it: exact for Flat and HNSW, decoded from its
+        codes (lossy) for PQ. What a saved folder gives another vector store."""
+        index = faiss.index_gpu_to_cpu(self._index) if self.on_gpu else self._index
+        ivf = faiss.try_extract_index_ivf(index)
+        if ivf is not None:  # IVF lists reconstruct by id only through a direct map
+            ivf.make_direct_map()
+        return index.reconstruct_n(0, len(self))
+
+    # -- the VectorStore protocol (retriever_trt/vector_store.py) ------------------------
+    def publish(self, vectors: np.ndarray, first_row: int, part: Any) -> None:
+        if first_row != len(self):
+            raise ValueError(f"rows must follow on: the index holds {len(self)}, got {first_row}")
+        self.add(vectors)
+
+    def forget(self, doc_id: str) -> None:
+        """Nothing to do: a removed document's vectors stay as tombstones, which searches
+        never return since they run with the store's live rows as `subset`."""
+
+    def search_rows(self, queries: np.ndarray, k: int, subset: np.ndarray | None,
+                    filt: Any) -> tuple[np.ndarray, np.ndarray]:
+        # The store has already turned `filt` into `subset` (its rows).
+        return self.search(queries, k, subset)
+
     def _selector_params(self, subset: np.ndarray, k: int) -> Any:
         """FAISS search parameters restricted to `subset`, keeping nprobe / efSearch."""
         sel = faiss.IDSelectorBatch(np.ascontiguousarray(subset, dtype=np.int64))

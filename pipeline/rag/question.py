@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pipeline.rag.operation import Operation
 from retriever_trt.tables import years_in
 
 _STOP = set("""a an the of in on at to for from by with and or is was were are be been what
@@ -90,14 +91,17 @@ def tokens(text: str) -> list[str]:
 @dataclass
 class Question:
     text: str
-    operation: str                       # see arithmetic.OPERATIONS, or "which_year",
-    years: list[int]                     # "years_list", "multi_lookup", "count"
+    operation: Operation
+    years: list[int]
     operands: list[str] = field(default_factory=list)   # phrases naming rows, in order
     sum_words: bool = False
     higher: bool = True
     threshold: tuple[str, str] | None = None
     magnitude: bool = False              # "the difference between": a size, not a direction
     missing: str | None = None           # an operand it names that no table can have
+
+    def __post_init__(self) -> None:
+        self.operation = Operation(self.operation)  # a name given as a string is checked
 
     @property
     def words(self) -> list[str]:
@@ -152,12 +156,12 @@ def _division(q: str, years: list[int]) -> Question:
     # "proportion" and "ratio" alone are decimals in financial writing (0.95); a share
     # "as a percentage" is in percent.
     as_percent = bool(re.search(r"percent|%", low))
-    op = "proportion" if as_percent else "ratio"
+    op = Operation.PROPORTION if as_percent else Operation.RATIO
     body = _DIVISION_LEAD.sub("", q)
     m = _PART_OF_TOTAL.match(body)
     if m:
         return Question(q, op, years, [m.group(2), m.group(1)])
-    separators = _DIVISION_SEPARATORS + ((" and ",) if op == "ratio" else (" of ", " in "))
+    separators = _DIVISION_SEPARATORS + ((" and ",) if op == Operation.RATIO else (" of ", " in "))
     parts = _split_two(body, separators)
     return Question(q, op, years, parts if len(parts) == 2 else [])
 
@@ -197,25 +201,25 @@ def _operation(text: str) -> Question:
     threshold = _THRESHOLD.search(q)
     thr = (threshold.group(1), threshold.group(2) or "") if threshold else None
     if _ROW_LIST.search(q) and not _YEARS_LIST.search(q):
-        return Question(q, "row_list", years)
+        return Question(q, Operation.ROW_LIST, years)
     if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
-        return Question(q, "text", years)
+        return Question(q, Operation.TEXT, years)
     per_year = thr or _YEARS_LIST.search(q) or "year" in low
     if low.startswith("how many") and not re.match(r"how many (?:percent|%)", low) and per_year:
-        return Question(q, "count", years, higher=not _LOWER.search(q), threshold=thr)
+        return Question(q, Operation.COUNT, years, higher=not _LOWER.search(q), threshold=thr)
     if _YEARS_LIST.search(q) and not _HIGHER.search(q) and not _LOWER.search(q):
-        return Question(q, "years_list", years)
+        return Question(q, Operation.YEARS_LIST, years)
     if _WHICH_YEAR.search(q) and (_HIGHER.search(q) or _LOWER.search(q)):
         lower = bool(_LOWER.search(q)) and not _HIGHER.search(q.split("than")[0] if thr else q)
-        return Question(q, "which_year", years, higher=not lower, threshold=thr)
+        return Question(q, Operation.WHICH_YEAR, years, higher=not lower, threshold=thr)
     if _PCT_CHANGE.search(q):
-        return Question(q, "percent_change", years)
+        return Question(q, Operation.PERCENT_CHANGE, years)
     if re.search(r"\b(?:change|difference|increase|decrease) (?:in|of) (?:the )?(?:average|"
                  r"percentage|proportion|ratio|percent)\b", low) or \
             re.match(r"how many (?:percent|%)", low):
-        return Question(q, "change", years)  # of a row that is itself an average or a ratio
+        return Question(q, Operation.CHANGE, years)  # of a row that is itself an average or a ratio
     if _AVERAGE.search(q) and not re.search(r"weighted.average", low):
-        return Question(q, "average", years)
+        return Question(q, Operation.AVERAGE, years)
     if _RATIO.search(q) or _PROPORTION.search(q):
         return _division(q, years)
     if _CHANGE.search(q):
@@ -225,13 +229,13 @@ def _operation(text: str) -> Question:
         # "between X in 2018 and 2019" is one row in two periods: a side that is only a
         # period names no row.
         if m and tokens(m.group(1)) and tokens(m.group(2)):
-            return Question(q, "difference", years, [m.group(1), m.group(2)], magnitude=magnitude)
-        return Question(q, "change", years, magnitude=magnitude)
+            return Question(q, Operation.DIFFERENCE, years, [m.group(1), m.group(2)], magnitude=magnitude)
+        return Question(q, Operation.CHANGE, years, magnitude=magnitude)
     if _RESPECTIVELY.search(q) and len(years) >= 2:
-        return Question(q, "multi_lookup", years_in(q))
+        return Question(q, Operation.MULTI_LOOKUP, years_in(q))
     if _SUM.search(q) and (len(years) >= 2 or re.search(r"\bsum\b|\bcombined\b", low)):
         m = re.search(r"\b(?:sum|total|combined)\b(?: of| value of| amount of)? (.+?) and (.+?)"
                       r"(?:\?|$| in (?:fy)?\d{4})", q, re.I)
         parts = [m.group(1), m.group(2)] if m and len(years) < 2 else []
-        return Question(q, "sum", years, parts, sum_words=True)
-    return Question(q, "lookup", years)
+        return Question(q, Operation.SUM, years, parts, sum_words=True)
+    return Question(q, Operation.LOOKUP, years)

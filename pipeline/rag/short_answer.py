@@ -22,13 +22,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.operation import Operation
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
 from pipeline.rag.text_answer import TextAnswer, answer_from_text, document_paragraphs
 from retriever_trt.tables import Cell, Table, parse_table, transpose
 
-ARITHMETIC_OPERATIONS = ("change", "percent_change", "average", "sum", "ratio", "proportion",
-                         "difference", "count")
+ARITHMETIC_OPERATIONS = (*(o for o in Operation if o.computed), Operation.COUNT)
 # An answer from a later-retrieved table must match this much better to win.
 RANK_PENALTY = 0.02
 # The text's extract replaces a table lookup when its sentence has this share of the
@@ -41,12 +41,12 @@ TABLE_SURE = 1.0
 # question, and the model's prose (which may say so) answers instead.
 TEXT_FLOOR = 0.3
 # Operations only a table answers (periods, row lists, computations): never replaced.
-TABLE_ONLY = ("years_list", "row_list", "which_year", *ARITHMETIC_OPERATIONS)
+TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.WHICH_YEAR, *ARITHMETIC_OPERATIONS)
 # The documents of the top passages whose paragraphs are searched for the extract.
 TEXT_DOCUMENTS = 2
 # Computed from the amounts one sentence states for the periods asked ("$60.3 million and
 # $80.5 million ... at September 30, 2019 and 2018, respectively"): order-free operations.
-TEXT_OPERATIONS = ("sum", "average")
+TEXT_OPERATIONS = (Operation.SUM, Operation.AVERAGE)
 
 
 def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
@@ -211,15 +211,17 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
     op = q.operation
     # "The increase in X in 2019" is computed from 2018 when no sentence states it: a
     # sentence that does is read like one for a lookup.
-    stated = op in ("change", "percent_change") and len(q.years) == 1
+    stated = op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and len(q.years) == 1
     if op in TEXT_OPERATIONS and text.score >= TEXT_MIN and table.match < TABLE_SURE:
         computed = _computed_from_text(op, text, passages, store)
         if computed is not None:
             return computed
     if table.short_answer is not None:
-        if (op in TABLE_ONLY or table.answer_type in ("arithmetic", "count")) and not stated or \
-                text.score < TEXT_MIN or table.match >= TABLE_SURE and not stated or \
-                text.kind != text.asked:  # an amount was asked; the sentence has none
+        table_kind = op in TABLE_ONLY or table.answer_type in ("arithmetic", "count")
+        if ((table_kind and not stated)
+                or text.score < TEXT_MIN
+                or (table.match >= TABLE_SURE and not stated)
+                or text.kind != text.asked):  # an amount was asked; the sentence has none
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:
         return table  # "could not find the figures" rather than a loosely related sentence

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
 from retriever_trt.tables import Cell, Table
 
@@ -23,6 +24,17 @@ MIN_COVERAGE = 0.4
 # A lookup that names no period must match its row this well: most such questions are
 # about the text ("What are distribution customers?").
 MIN_PLAIN_LOOKUP = 0.9
+# A row's match: LABEL_SHARE of the share of its label's words the question uses, plus
+# QUESTION_SHARE of the share of the question's words the label uses (long labels are
+# rarely quoted in full); SECTION_BONUS for its section's words, and WORD_TIE_BREAK per word
+# matched, so that of two equal shares the longer match wins.
+LABEL_SHARE, QUESTION_SHARE = 0.6, 0.4
+SECTION_BONUS = 0.1
+WORD_TIE_BREAK = 0.01
+# A section names the rows of a row list when the question uses this share of its words;
+# the answer's match is ROW_LIST_BASE plus SECTION_BONUS per word of it.
+MIN_SECTION_COVER = 0.5
+ROW_LIST_BASE = 0.5
 _EXPLICIT_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\bin total\b|\btotal (?:of|amount of)\b|"
                            r"\bboth\b|\ball (?:\w+ )?(?:years|periods)\b|\bbetween\b", re.I)
 _FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
@@ -68,9 +80,9 @@ def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     if not label or not words or (label & MEASURE_QUALIFIERS) - words:
         return 0.0, 0
     hit = len(label & words)
-    score = 0.6 * hit / len(label) + 0.4 * hit / len(words)
-    bonus = 0.1 * len(parent & words) / len(parent) if parent else 0.0
-    return score + 0.01 * hit + bonus, hit
+    score = LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words)
+    bonus = SECTION_BONUS * len(parent & words) / len(parent) if parent else 0.0
+    return score + WORD_TIE_BREAK * hit + bonus, hit
 
 
 def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
@@ -119,7 +131,7 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
 def _columns(table: Table, question: Question, n: int | None = None) -> list[int] | None:
     """The columns of the periods the question names, in the question's order; without
     years, the columns whose header words it uses, else the `n` latest year columns."""
-    span = question.year_range if question.operation in ("average", "sum", "multi_lookup") else None
+    span = question.year_range if question.operation.over_years else None
     if span:
         inside = [j for j in _year_columns(table, question)
                   if span[0] <= max(table.column_years[j]) <= span[1]]
@@ -194,13 +206,13 @@ def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
 
 def _answer(table: Table, q: Question) -> TableAnswer | None:
     op = q.operation
-    if op == "years_list":
+    if op == Operation.YEARS_LIST:
         years = [str(max(table.column_years[j])) for j in _year_columns(table, q)]
         years = list(dict.fromkeys(years))
         return TableAnswer(years, "", "multi-span", None) if years else None
-    if op == "row_list":
+    if op == Operation.ROW_LIST:
         return _row_list(table, q)
-    if op in ("which_year", "count"):
+    if op in (Operation.WHICH_YEAR, Operation.COUNT):
         cols = _columns(table, q) or []
         cols = [j for j in cols if table.column_years[j]]
         # one column a year: "2019 $" and "2019 %" are the same period
@@ -221,12 +233,12 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             pick = max if q.higher else min
             keep = [pick(cells, key=lambda c: c.value.number)]
         years = [str(max(table.column_years[c.column_index])) for c in keep]
-        if op == "count":
+        if op == Operation.COUNT:
             return TableAnswer(str(len(keep)), "", "count",
                                f"count of {', '.join(years) or 'none of the years'}", cells, row[1])
         return TableAnswer(years[0] if len(years) == 1 else years, "",
                            "span" if len(years) == 1 else "multi-span", None, cells, row[1])
-    if op in ("difference", "ratio", "proportion", "sum") and len(q.operands) == 2:
+    if op.two_rows and len(q.operands) == 2:
         cols = _columns(table, q, 1)
         if not cols:
             return None
@@ -239,26 +251,26 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(a[0], col), table.cell(b[0], col)]
         return _finish(table, q, op, cells, min(a[1], b[1]))
-    if op == "lookup" and len(q.years) >= 2:
-        op = "multi_lookup"  # "What was X in 2019 and 2018?"
-    n = {"change": 2, "percent_change": 2, "lookup": 1}.get(op)
-    if op in ("proportion", "ratio", "difference", "text"):
+    if op == Operation.LOOKUP and len(q.years) >= 2:
+        op = Operation.MULTI_LOOKUP  # "What was X in 2019 and 2018?"
+    n = op.periods
+    if op in (Operation.PROPORTION, Operation.RATIO, Operation.DIFFERENCE, Operation.TEXT):
         return None
     cols = _columns(table, q, n)
-    if op in ("change", "percent_change") and len(q.years) == 1:
+    if op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and len(q.years) == 1:
         cols = _with_prior_year(table, q)  # "the change in sales in 2019": from 2018
-    if not cols or (n and len(cols) != n) or (op in ("average", "sum") and len(cols) < 2):
+    if not cols or (n and len(cols) != n) or (op in (Operation.AVERAGE, Operation.SUM) and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)
-    if row is None or (op == "lookup" and not q.years and row[1] < MIN_PLAIN_LOOKUP):
+    if row is None or (op == Operation.LOOKUP and not q.years and row[1] < MIN_PLAIN_LOOKUP):
         return None
-    if op in ("change", "percent_change"):
+    if op in (Operation.CHANGE, Operation.PERCENT_CHANGE):
         cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols
     cells = [table.cell(row[0], j) for j in cols]
-    if op == "sum" and not _EXPLICIT_SUM.search(q.text) and re.search(r"\bTotal\b", q.text[1:]) \
+    if op == Operation.SUM and not _EXPLICIT_SUM.search(q.text) and re.search(r"\bTotal\b", q.text[1:]) \
             and "total" in _label_tokens(cells[0].row):
-        op = "multi_lookup"  # "the Total operating expense in 2019 and 2018" quotes the row
-    if op == "multi_lookup":
+        op = Operation.MULTI_LOOKUP  # "the Total operating expense in 2019 and 2018" quotes the row
+    if op == Operation.MULTI_LOOKUP:
         return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
                            "multi-span", None, cells, row[1])
     return _finish(table, q, op, cells, row[1])
@@ -276,7 +288,7 @@ def _row_list(table: Table, q: Question) -> TableAnswer | None:
         label = set(tokens(sec))
         hit = len(label & words)
         cover = hit / len(label) if label else 0.0
-        if cover >= 0.5 and (cover, hit) > (best_cover, best_hit):
+        if cover >= MIN_SECTION_COVER and (cover, hit) > (best_cover, best_hit):
             best, best_hit, best_cover = sec, hit, cover
     if words and not best:
         return None
@@ -286,23 +298,23 @@ def _row_list(table: Table, q: Question) -> TableAnswer | None:
     if len(rows) < 2:
         return None
     labels = [table.row_labels[i] for i in rows]
-    return TableAnswer(labels, "", "multi-span", None, [], 0.5 + 0.1 * best_hit)
+    return TableAnswer(labels, "", "multi-span", None, [], ROW_LIST_BASE + SECTION_BONUS * best_hit)
 
 
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
     values = [c.value.number for c in cells]
     percent_cells = any(c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)
-    if q.magnitude and op in ("change", "difference") and result.value < 0:
+    if q.magnitude and op in (Operation.CHANGE, Operation.DIFFERENCE) and result.value < 0:
         cells, values = cells[::-1], values[::-1]  # the larger first: the derivation shows it
         result = compute(op, values, percent=percent_cells)
-    if op in ("percent_change", "proportion"):
+    if op in (Operation.PERCENT_CHANGE, Operation.PROPORTION):
         scale = "percent"
-    elif op == "ratio":
+    elif op == Operation.RATIO:
         scale = ""
     else:
         scale = _scale(table, cells, q)
-    kind = "span" if op == "lookup" else "arithmetic"
+    kind = "span" if op == Operation.LOOKUP else "arithmetic"
     return TableAnswer(plain(result.value), scale, kind,
-                       None if op == "lookup" else result.derivation, cells, score)
+                       None if op == Operation.LOOKUP else result.derivation, cells, score)
 

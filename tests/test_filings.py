@@ -13,7 +13,7 @@ from pipeline.rag.fact_answer import answer_from_facts
 from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.query import PeriodKind, parse_query
 from retriever_trt.documents import DocumentError, Form, load_document
-from retriever_trt.filters import MetadataFilter
+from retriever_trt.filters import MetadataFilter, within_tenant
 from retriever_trt.ingest import ingest
 
 
@@ -69,6 +69,18 @@ def test_question_scoped_to_company_and_period(shelf):
     scope = answerer.scope(q, only)
     assert scope.doc_ids == ["gdgt-10-k-2025-02-01.htm"]
     assert answerer.answer(q, scope).short_answer == "-10"
+
+
+def test_a_company_the_caller_may_not_read_scopes_to_nothing(shelf):
+    """Gadget is indexed, but in a collection this caller's key cannot read: the question
+    about it is not answered from Widget's filing, the one the caller can read."""
+    answerer = FilingAnswerer(shelf)
+    q = answerer.parse("What was Gadget's operating income in fiscal 2023?")
+    tenant = within_tenant(MetadataFilter(doc_id=("wdgt-10-k-2025-02-01.htm",)),
+                           frozenset({"default"}))
+    scope = answerer.scope(q, tenant)
+    assert scope.doc_ids == [] and len(shelf.rows_where(scope.filter)) == 0
+    assert answerer.answer(q, scope).short_answer is None
 
 
 def test_computed_from_facts_with_derivation(shelf):

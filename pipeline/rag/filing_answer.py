@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.rag.cover_answer import answer_from_cover
@@ -77,9 +77,14 @@ class FilingAnswerer:
         never wider than what the caller allowed."""
         allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
         chosen = choose_filings(query, allowed)
-        if not chosen:
-            return Scope(caller)
-        return Scope((caller or MetadataFilter()).narrowed(tuple(chosen)), chosen)
+        if chosen:
+            return Scope((caller or MetadataFilter()).narrowed(tuple(chosen)), chosen)
+        if query.company is not None:
+            # The company is indexed, but none of its filings is the caller's to read (its
+            # filter, or another tenant's collection): another company's filing is no
+            # answer, so retrieval looks at that company's documents only, and finds none.
+            return Scope(replace(caller or MetadataFilter(), company=(query.company,)))
+        return Scope(caller)
 
     def answer(self, query: Query, scope: Scope) -> ShortAnswer:
         """The computed answer from the best filing's facts; empty when the question names

@@ -16,10 +16,12 @@ from fastapi import Request
 from pipeline.server.errors import request_id
 
 
-def _tree_sha256(folder: Path) -> str:
-    """One hash over a folder's files (names and contents), in name order."""
+def _tree_sha256(folder: Path, skip: Path | None = None) -> str:
+    """One hash over a folder's files (names and contents), in name order; `skip`: a
+    subfolder left out."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()
+                       and (skip is None or not p.is_relative_to(skip))):
         digest.update(str(path.relative_to(folder)).encode() + b"\0")
         with open(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
@@ -35,7 +37,9 @@ def content_hashes(pipe: Any) -> dict[str, str]:
     index = Path(pipe.settings.index_path)
     return {
         "model_sha256": _tree_sha256(Path(model_dir)) if model_dir else "unknown",
-        "index_sha256": _tree_sha256(index) if index.is_dir() else "unknown",
+        # The index as built; uploads come and go (their records say which document).
+        "index_sha256": _tree_sha256(index, pipe.settings.documents_path)
+        if index.is_dir() else "unknown",
         "settings_sha256": hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
         .hexdigest(),
     }

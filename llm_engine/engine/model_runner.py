@@ -11,6 +11,12 @@ import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
+from llm_engine.engine.calibration_cache import (
+    cache_path,
+    calibration_key,
+    load_maxima,
+    save_maxima,
+)
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
 from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
@@ -125,11 +131,11 @@ class ModelRunner:
         logger.info("swap space: %d blocks (%.2f GiB)", num, num * per_block / 2**30)
         return SwapSpace(num, self._kv_block_shape(), self.kv_dtype, allocator)
 
-    @torch.inference_mode()
     def _calibrate(self, model_dir: Path) -> dict[str, torch.Tensor]:
-        """Each quantizable layer's largest |input| per channel over the calibration text,
-        read by the fp32 model on a scratch cache (layers/calibration.py); runs before the
-        real cache exists. Without a tokenizer (a bare weights folder) nothing is smoothed."""
+        """Each quantizable layer's largest |input| per channel over the calibration text:
+        loaded from the cache beside the weights when an earlier start computed it under
+        the same key (engine/calibration_cache.py), else computed and cached. Without a
+        tokenizer (a bare weights folder) nothing is smoothed."""
         if not (model_dir / "tokenizer.json").is_file():
             logger.warning("quantization: %s has no tokenizer.json to calibrate with; int8 "
                            "without smoothing (perplexity about 3%% higher)", model_dir)
@@ -137,7 +143,23 @@ class ModelRunner:
         tokenizer = Tokenizer.from_pretrained(model_dir)
         windows = calibration_windows(lambda text: tokenizer.encode(text, add_special_tokens=False),
                                       self.max_model_len)
-        with record_input_maxima(self.model.quantizable_layers()) as maxima:
+        layers = self.model.quantizable_layers()
+        context = {"backends": self.backends.describe(), "dtype": str(self.dtype),
+                   "device": self.device.type, "rank": f"{self.tp.rank}/{self.tp.size}"}
+        key = calibration_key(model_dir, windows, context)
+        path = cache_path(model_dir, key)
+        maxima = load_maxima(path, key, layers)
+        if maxima is None:
+            maxima = self._record_maxima(windows, layers)
+            save_maxima(path, key, maxima)
+        return maxima
+
+    @torch.inference_mode()
+    def _record_maxima(self, windows: list[list[int]], layers: dict[str, torch.nn.Module]
+                       ) -> dict[str, torch.Tensor]:
+        """The maxima read by the fp32 model over `windows` on a scratch cache
+        (layers/calibration.py); runs before the real cache exists."""
+        with record_input_maxima(layers) as maxima:
             for ids in windows:
                 hidden = self._scratch_prefill(torch.tensor(ids, device=self.device), len(ids))
                 self.model.compute_logits(hidden)

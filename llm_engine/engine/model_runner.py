@@ -56,7 +56,9 @@ class ModelRunner:
         self.dtype = config.torch_dtype
         self.kv_dtype = config.torch_kv_cache_dtype
         self.block_size = config.block_size
-        self.max_model_len = config.resolve_max_model_len(model_config)
+        # LLMEngine resolved it (EngineConfig.resolve_max_model_len) before any rank started.
+        assert config.max_model_len is not None, "a ModelRunner takes the engine's resolved config"
+        self.max_model_len = config.max_model_len
         torch.manual_seed(config.seed)
         with torch.device(self.device):
             model = LlamaForCausalLM(model_config, tp)
@@ -78,8 +80,7 @@ class ModelRunner:
         self.swap_space = self._allocate_swap_space(host_allocator or default_host_allocator)
         self.forward: Callable[..., torch.Tensor] = self.model
         if graphs:
-            self.forward = DecodeCUDAGraphs(self.model, config, model_config, self.num_blocks,
-                                            self.device)
+            self.forward = DecodeCUDAGraphs(self.model, config, self.num_blocks, self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
         self.rejection_sampler = RejectionSampler(self.sampler)
 

@@ -3,6 +3,7 @@ exactly as one that calibrates, and a corrupt or mismatched file is ignored and 
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -94,6 +95,19 @@ def test_a_corrupt_or_mismatched_cache_is_ignored_and_rebuilt(
     assert f"int8 calibration cache {path} ignored" in caplog.text
     assert path.read_bytes() == good  # calibrated again and written back whole
     _assert_same_quantization(fresh, rebuilt)
+
+
+def test_another_kv_cache_dtype_or_model_config_calibrates_again(model_dir: Path) -> None:
+    LLM(str(model_dir), **ENGINE_ARGS)
+    # A bf16 cache rounds the K/V the calibration's prefill reads back.
+    LLM(str(model_dir), kv_cache_dtype="bfloat16", **ENGINE_ARGS)
+    assert len(_cache_files(model_dir)) == 2
+    config = model_dir / "config.json"
+    fields = json.loads(config.read_text())
+    fields["rms_norm_eps"] *= 10
+    config.write_text(json.dumps(fields))
+    LLM(str(model_dir), **ENGINE_ARGS)
+    assert len(_cache_files(model_dir)) == 3
 
 
 def test_the_key_follows_the_weights_the_windows_and_the_kernels(model_dir: Path) -> None:

@@ -4,8 +4,9 @@ calibration was about 44% of a server start, and the test suite starts the engin
 
 A cache file is named by a key over everything the maxima depend on: the weights' bytes,
 the calibration windows' token ids (so the text, the tokenizer, the window settings and
-max_model_len), the kernels, dtype and device the forward pass ran on, the tensor-parallel
-rank, torch's version and thread count, and the engine's own source. A file found under a
+max_model_len), the model's config.json fields, the kernels, dtypes, block size and device
+the forward pass ran on, the tensor-parallel rank, torch's version and thread count, and the
+engine's own source. A file found under a
 key therefore holds exactly the tensors a fresh calibration computes; one that is corrupt,
 names other layers, or carries another key in its metadata is ignored and rebuilt.
 """

@@ -145,8 +145,13 @@ class ModelRunner:
         windows = calibration_windows(lambda text: tokenizer.encode(text, add_special_tokens=False),
                                       self.max_model_len)
         layers = self.model.quantizable_layers()
-        context = {"backends": self.backends.describe(), "dtype": str(self.dtype),
-                   "device": self.device.type, "rank": f"{self.tp.rank}/{self.tp.size}"}
+        # What the fp32 forward pass is built from and runs on besides the weights: the
+        # config.json fields, the kernels, the dtypes (a bf16 cache rounds the K/V the
+        # prefill reads back), the cache's block size and this rank's shard.
+        context = {"model": repr(self.model_config), "backends": self.backends.describe(),
+                   "dtype": str(self.dtype), "kv_dtype": str(self.kv_dtype),
+                   "block_size": str(self.block_size), "device": self.device.type,
+                   "rank": f"{self.tp.rank}/{self.tp.size}"}
         key = calibration_key(model_dir, windows, context)
         path = cache_path(model_dir, key)
         maxima = load_maxima(path, key, layers)

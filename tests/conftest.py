@@ -1,6 +1,7 @@
-"""Shared fixtures: the default model prepared once per session, tiny GGUF writers, the
-TAT-QA dev file (the demo corpus when absent) and one session embedder; the `e2e` marker
-for modules that start the real server."""
+"""Shared fixtures: the default model prepared once per session, the session servers that
+modules of the same settings share, tiny GGUF writers, the TAT-QA dev file (the demo corpus
+when absent) and one session embedder; the `e2e` marker for modules that start the real
+server."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ SUBSET_CONTEXTS = 30
 # What a module imports from live_server to start the real server in process, and the
 # session servers below.
 SERVER_STARTERS = ("running_app", "running_server")
-SESSION_SERVERS = ("ask_server",)
+SESSION_SERVERS = ("ask_server", "api_server")
 # The computed-answer and response_format modules ask about the first 6 dev contexts, with
 # every question sent on to retrieval (routing is tested, and tuned, elsewhere).
 ASK_CONTEXTS = 6
@@ -47,6 +48,16 @@ def ask_server(prepared_default: Path, engines_dir: Path,
     app), answers of up to 48 tokens (room for a small JSON document)."""
     with running_app(dev_contexts(ASK_CONTEXTS), engines_dir, tmp_path_factory.mktemp("ask"),
                      max_tokens=48, intent_labels=ALWAYS_RETRIEVE) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def api_server(prepared_default: Path, engines_dir: Path,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    """One server for test_openai_api.py and test_request_isolation.py: (base URL, app),
+    2 contexts, answers of up to 16 tokens."""
+    with running_app(dev_contexts(2), engines_dir, tmp_path_factory.mktemp("api"),
+                     max_tokens=16) as served:
         yield served
 
 

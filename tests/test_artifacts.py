@@ -204,10 +204,13 @@ def test_a_folder_that_is_no_index_is_never_built_over(onnx_dir, corpus, tmp_pat
 
 def linked_engines(prepared: Path, root: Path) -> Path:
     """An engines/ folder whose prepared model's files are hard links to the session copy
-    (replace a file by unlinking it first: writing through a link would damage the original)."""
+    (replace a file by unlinking it first: writing through a link would damage the original).
+    Folders beside the files (int8_calibration/, the engine's cache) are not the model's."""
     out = root / "engines" / "models" / DEFAULT_MODEL_NAME
     out.mkdir(parents=True)
     for f in prepared.iterdir():
+        if f.is_dir():
+            continue
         try:
             os.link(f, out / f.name)
         except OSError:  # another filesystem

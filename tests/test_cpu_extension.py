@@ -61,3 +61,38 @@ def test_a_kernel_names_a_source_that_exists() -> None:
         CpuKernel("nothing.cpp", (CpuIsa.GENERIC,), (), "test", "torch")
     with pytest.raises(ValueError, match="at least one ISA level"):
         CpuKernel("cpu_ops.cpp", (), (), "test", "torch")
+
+
+@pytest.mark.parametrize("kv_dtype,attention,int8", [
+    (torch.float32, "auto", True), (torch.bfloat16, "auto", False), (torch.float32, "torch", False)])
+def test_the_kernels_built_side_by_side_are_the_ones_the_start_loads(
+        monkeypatch: pytest.MonkeyPatch, kv_dtype: torch.dtype, attention: str, int8: bool) -> None:
+    """resolve_backends compiles its kernels a thread each (a first start's ~30 s builds at
+    once on 2 cores), then takes them in order: the same kernels, none built for nothing."""
+    import threading
+
+    from llm_engine.layers import int8_vnni_cpu, prefill_attention_cpu
+    from llm_engine.layers.backends import AttentionBackend
+    from llm_engine.layers.selector import resolve_backends
+
+    calls: dict[str, set[str]] = {"pool": set(), "start": set()}
+    modules = (cpu_ops, paged_attention_cpu, prefill_attention_bf16_cpu, prefill_attention_cpu,
+               int8_vnni_cpu)
+
+    def counted(load, name: str):
+        def call():
+            main = threading.current_thread() is threading.main_thread()
+            calls["start" if main else "pool"].add(name)
+            return load()
+        return call
+
+    for module in modules:
+        monkeypatch.setattr(module, "load_kernel",
+                            counted(module.load_kernel, module.__name__.rsplit(".", 1)[-1]))
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    resolve_backends(torch.device("cpu"), torch.float32, kv_dtype, 64, AttentionBackend(attention),
+                     int8)
+    assert calls["pool"] and calls["pool"] <= calls["start"]
+    # Where the CPU has no AVX-512 BF16 the bf16 prefill kernel is None and the start falls
+    # back to the fp32 one, which was not built ahead.
+    assert calls["start"] - calls["pool"] <= {"prefill_attention_cpu"}

@@ -57,6 +57,27 @@ def test_swap_mode_without_swap_space_is_refused() -> None:
 BLOCK = 6144  # bytes of one 16-token block of the tiny model (3 layers, 2 KV heads of 8, fp32)
 
 
+def test_max_model_len_is_resolved_once_and_handed_to_the_runner(tmp_path, monkeypatch) -> None:
+    from test_engine_exactness import _tiny_model
+
+    from llm_engine import LLMEngine
+
+    calls = []
+    resolve = EngineConfig.resolve_max_model_len
+
+    def counted(self, model_config):
+        calls.append(model_config)
+        return resolve(self, model_config)
+
+    monkeypatch.setattr(EngineConfig, "resolve_max_model_len", counted)
+    given = EngineConfig(model=str(_tiny_model(tmp_path, "llama")), skip_tokenizer_init=True,
+                         kv_cache_memory=16 << 20)
+    engine = LLMEngine(given)
+    # The tiny model's max_position_embeddings; the caller's config is left as it was.
+    assert len(calls) == 1 and engine.max_model_len == 1024 and given.max_model_len is None
+    assert engine.config.max_model_len == engine.executor.driver.max_model_len == 1024
+
+
 @pytest.mark.parametrize("args,source,remedy", [
     ({"num_gpu_blocks_override": 10}, "num_gpu_blocks_override=10",
      "raise num_gpu_blocks_override to at least 63"),

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import dev_contexts, running_app
 from prereqs import DEV, require_module
 
 PROTOCOL = json.loads((Path(__file__).parent / "fixtures" / "vllm_protocol.json").read_text())
@@ -32,10 +31,9 @@ def conforms(obj: dict, kind: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def api(prepared_default, engines_dir, tmp_path_factory):
-    with running_app(dev_contexts(2), engines_dir, tmp_path_factory.mktemp("api"),
-                     max_tokens=16) as (base, app):
-        yield base, app
+def api(api_server):
+    """conftest.py's api_server (test_request_isolation.py's too): (base URL, app)."""
+    return api_server
 
 
 def post(api, path: str, body: dict, **headers: str) -> httpx.Response:

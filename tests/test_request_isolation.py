@@ -17,10 +17,9 @@ SLOW_SCHEMA = {"type": "string", "pattern": "[\\u0000-\\uffff]{1,3000}"}
 
 
 @pytest.fixture(scope="module")
-def api(prepared_default, engines_dir, tmp_path_factory):
-    with running_app(dev_contexts(2), engines_dir, tmp_path_factory.mktemp("iso"),
-                     max_tokens=16) as (base, _app):
-        yield base
+def api(api_server) -> str:
+    """conftest.py's api_server, shared with test_openai_api.py: its base URL."""
+    return api_server[0]
 
 
 def test_a_slow_schema_does_not_hold_up_an_unrelated_completion(api) -> None:

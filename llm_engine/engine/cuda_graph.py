@@ -23,7 +23,7 @@ import logging
 
 import torch
 
-from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.config import EngineConfig
 from llm_engine.layers.attention import AttentionMetadata, DecodeGroup
 from llm_engine.layers.backends import AttentionBackend
 
@@ -111,12 +111,12 @@ class DecodeCUDAGraphs:
     Called like the model: `(input_ids, positions, meta) -> hidden states [rows, hidden]`.
     """
 
-    def __init__(self, model: torch.nn.Module, config: EngineConfig, model_config: ModelConfig,
-                 scratch_block: int, device: torch.device) -> None:
+    def __init__(self, model: torch.nn.Module, config: EngineConfig, scratch_block: int,
+                 device: torch.device) -> None:
         self.model = model
         self.sizes = capture_sizes(config)
-        max_len = config.max_model_len or model_config.max_position_embeddings
-        max_blocks = -(-max_len // config.block_size)
+        assert config.max_model_len is not None, "resolved by LLMEngine"
+        max_blocks = -(-config.max_model_len // config.block_size)
         self.inputs = StaticDecodeInputs(self.sizes[-1], max_blocks, scratch_block, device)
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self.outputs: dict[int, torch.Tensor] = {}

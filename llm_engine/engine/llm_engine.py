@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterable
 from collections.abc import Sequence as Seq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tqdm import tqdm
@@ -99,6 +99,8 @@ class LLMEngine:
             eos |= set(self.tokenizer.stop_token_ids)
         self.eos_token_ids = eos
         self.max_model_len = config.resolve_max_model_len(self.model_config)
+        # Resolved once, here: every rank's runner and the CUDA graphs read it from the config.
+        config = self.config = replace(config, max_model_len=self.max_model_len)
         # Fails at start, naming both token counts and what to change, when one sequence
         # of max_model_len tokens cannot fit the KV cache.
         self.executor = create_executor(config, self.model_config, self.model_dir, eos,

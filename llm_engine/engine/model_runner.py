@@ -11,6 +11,12 @@ import torch
 
 from llm_engine.config import EngineConfig, ModelConfig
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
+from llm_engine.engine.calibration_cache import (
+    cache_path,
+    calibration_key,
+    load_maxima,
+    save_maxima,
+)
 from llm_engine.engine.cuda_graph import DecodeCUDAGraphs, use_cuda_graphs
 from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
@@ -50,7 +56,9 @@ class ModelRunner:
         self.dtype = config.torch_dtype
         self.kv_dtype = config.torch_kv_cache_dtype
         self.block_size = config.block_size
-        self.max_model_len = config.resolve_max_model_len(model_config)
+        # LLMEngine resolved it (EngineConfig.resolve_max_model_len) before any rank started.
+        assert config.max_model_len is not None, "a ModelRunner takes the engine's resolved config"
+        self.max_model_len = config.max_model_len
         torch.manual_seed(config.seed)
         with torch.device(self.device):
             model = LlamaForCausalLM(model_config, tp)
@@ -72,8 +80,7 @@ class ModelRunner:
         self.swap_space = self._allocate_swap_space(host_allocator or default_host_allocator)
         self.forward: Callable[..., torch.Tensor] = self.model
         if graphs:
-            self.forward = DecodeCUDAGraphs(self.model, config, model_config, self.num_blocks,
-                                            self.device)
+            self.forward = DecodeCUDAGraphs(self.model, config, self.num_blocks, self.device)
         self.sampler = Sampler(eos_token_ids, torch.Generator().manual_seed(config.seed))
         self.rejection_sampler = RejectionSampler(self.sampler)
 
@@ -125,11 +132,11 @@ class ModelRunner:
         logger.info("swap space: %d blocks (%.2f GiB)", num, num * per_block / 2**30)
         return SwapSpace(num, self._kv_block_shape(), self.kv_dtype, allocator)
 
-    @torch.inference_mode()
     def _calibrate(self, model_dir: Path) -> dict[str, torch.Tensor]:
-        """Each quantizable layer's largest |input| per channel over the calibration text,
-        read by the fp32 model on a scratch cache (layers/calibration.py); runs before the
-        real cache exists. Without a tokenizer (a bare weights folder) nothing is smoothed."""
+        """Each quantizable layer's largest |input| per channel over the calibration text:
+        loaded from the cache beside the weights when an earlier start computed it under
+        the same key (engine/calibration_cache.py), else computed and cached. Without a
+        tokenizer (a bare weights folder) nothing is smoothed."""
         if not (model_dir / "tokenizer.json").is_file():
             logger.warning("quantization: %s has no tokenizer.json to calibrate with; int8 "
                            "without smoothing (perplexity about 3%% higher)", model_dir)
@@ -137,7 +144,28 @@ class ModelRunner:
         tokenizer = Tokenizer.from_pretrained(model_dir)
         windows = calibration_windows(lambda text: tokenizer.encode(text, add_special_tokens=False),
                                       self.max_model_len)
-        with record_input_maxima(self.model.quantizable_layers()) as maxima:
+        layers = self.model.quantizable_layers()
+        # What the fp32 forward pass is built from and runs on besides the weights: the
+        # config.json fields, the kernels, the dtypes (a bf16 cache rounds the K/V the
+        # prefill reads back), the cache's block size and this rank's shard.
+        context = {"model": repr(self.model_config), "backends": self.backends.describe(),
+                   "dtype": str(self.dtype), "kv_dtype": str(self.kv_dtype),
+                   "block_size": str(self.block_size), "device": self.device.type,
+                   "rank": f"{self.tp.rank}/{self.tp.size}"}
+        key = calibration_key(model_dir, windows, context)
+        path = cache_path(model_dir, key)
+        maxima = load_maxima(path, key, layers)
+        if maxima is None:
+            maxima = self._record_maxima(windows, layers)
+            save_maxima(path, key, maxima)
+        return maxima
+
+    @torch.inference_mode()
+    def _record_maxima(self, windows: list[list[int]], layers: dict[str, torch.nn.Module]
+                       ) -> dict[str, torch.Tensor]:
+        """The maxima read by the fp32 model over `windows` on a scratch cache
+        (layers/calibration.py); runs before the real cache exists."""
+        with record_input_maxima(layers) as maxima:
             for ids in windows:
                 hidden = self._scratch_prefill(torch.tensor(ids, device=self.device), len(ids))
                 self.model.compute_logits(hidden)

@@ -1,7 +1,8 @@
 """Activation ranges for int8 smoothing: each linear layer's largest |input| per channel.
 
-`quantization="int8"` calibrates once, at load, before quantizing: the fp32 model reads a
-few windows of fixed English prose (the standard library's own documentation, which every
+`quantization="int8"` calibrates at load, before quantizing (a later start with the same
+weights, text and kernels loads the result: engine/calibration_cache.py): the fp32 model
+reads a few windows of fixed English prose (the standard library's own documentation, which every
 Python ships, so nothing is downloaded and the text is not the finance data the engine is
 evaluated on) and a forward hook on every quantizable layer keeps the running maximum of
 |x| per input channel. Which channels carry the outliers is a property of the weights

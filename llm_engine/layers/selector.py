@@ -10,7 +10,9 @@ logged on one INFO line, which the model runner hands to the layers (backends.bi
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -40,6 +42,8 @@ def resolve_backends(device: torch.device, dtype: torch.dtype, kv_dtype: torch.d
     on_cpu = device.type == "cpu"
     cpu_fp32 = on_cpu and dtype == torch.float32
     isa = selected_isa() if on_cpu else None
+    if cpu_fp32:
+        _build_side_by_side(_cpu_fp32_kernels(kv_dtype, head_dim, attention, int8))
     fused = cpu_ops.load_kernel() if cpu_fp32 else None
     decode, decode_kernel = _decode_attention(attention, device, cpu_fp32)
     prefill = _cpu_prefill(dtype, kv_dtype, head_dim) if on_cpu else None
@@ -62,6 +66,33 @@ def select_backends(device: torch.device, dtype: torch.dtype, kv_dtype: torch.dt
     host = f" (this CPU runs {host_isa().value})" if backends.isa is not None else ""
     logger.info("backends: %s%s", backends.describe(), host)
     return backends
+
+
+def _cpu_fp32_kernels(kv_dtype: torch.dtype, head_dim: int, attention: AttentionBackend,
+                      int8: bool) -> list[Callable[[], object]]:
+    """The loaders of the compiled kernels an fp32 CPU engine of these settings takes (what
+    resolve_backends and the helpers below ask for first)."""
+    loaders: list[Callable[[], object]] = [cpu_ops.load_kernel]
+    if attention in (AttentionBackend.AUTO, AttentionBackend.CPU_KERNEL):
+        loaders.append(paged_attention_cpu.load_kernel)
+    bf16_prefill = kv_dtype == torch.bfloat16 and head_dim in BF16_PREFILL_HEAD_DIMS
+    loaders.append(prefill_attention_bf16_cpu.load_kernel if bf16_prefill
+                   else prefill_attention_cpu.load_kernel)
+    if int8:
+        loaders.append(int8_vnni_cpu.load_kernel)
+    return loaders
+
+
+def _build_side_by_side(loaders: list[Callable[[], object]]) -> None:
+    """Run the kernels' loaders (each cached once a process) a thread each, one per core: on
+    a machine's first start each compiles for ~30 s in a compiler process of its own, and one
+    after the other four took two minutes on 2 cores. Cached builds load in well under a
+    second either way; what a loader returns is read again from its cache in order."""
+    workers = min(len(loaders), os.cpu_count() or 1)
+    if workers < 2:
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda load: load(), loaders))
 
 
 def _decode_attention(attention: AttentionBackend, device: torch.device, cpu_fp32: bool

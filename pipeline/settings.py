@@ -317,17 +317,6 @@ class Settings(BaseModel):
                 _check_secret(key.strip())
         return value
 
-    @field_validator("api_keys", mode="before")
-    @classmethod
-    def _parse_api_keys(cls, value: Any) -> Any:
-        if isinstance(value, str):  # FINRAG_API_KEYS holds JSON, like the other dicts
-            try:
-                return json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"not valid JSON ({exc}): give an object such as "
-                                 '{"key-a": ["alpha"]}') from None
-        return value
-
     @field_validator("api_keys")
     @classmethod
     def _check_api_keys(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -439,9 +428,15 @@ def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+# Server settings given as JSON in a variable or flag, like the dict-valued engine arguments
+# (FINRAG_API_KEYS='{"key-a": ["alpha"]}').
+JSON_SETTINGS = ("api_keys",)
+
+
 def engine_json(name: str, value: Any) -> Any:
-    """A dict- or list-valued engine argument given as a JSON string, decoded."""
-    if isinstance(value, str) and takes_json(ENGINE_FIELDS.get(name)):
+    """A dict- or list-valued engine argument (or JSON_SETTINGS entry) given as a JSON
+    string, decoded."""
+    if isinstance(value, str) and (takes_json(ENGINE_FIELDS.get(name)) or name in JSON_SETTINGS):
         try:
             return json.loads(value)
         except json.JSONDecodeError as exc:

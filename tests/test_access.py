@@ -263,6 +263,18 @@ def test_settings_defaults_and_checks() -> None:
     env = load_settings(None, {}, environ={"FINRAG_CORS_ORIGINS": f"{FRONT}, https://a.b",
                                            "FINRAG_API_KEY": KEY})
     assert env.cors_origins == [FRONT, "https://a.b"] and env.key_collections() == {KEY.encode(): None}
+    # Tenants' keys, as JSON in their variable; a key of api_key still sees every collection.
+    tenant = "tenant-key-0123456789"
+    both = load_settings(None, {}, environ={"FINRAG_API_KEY": KEY,
+                                            "FINRAG_API_KEYS": f'{{"{tenant}": ["alpha"]}}'})
+    assert both.key_collections() == {KEY.encode(): None, tenant.encode(): frozenset({"alpha"})}
+    for bad, words in (("{not json", "api_keys: not valid JSON"),
+                       ('{"short": ["alpha"]}', "16 characters"),
+                       (f'{{"{tenant}": []}}', "non-empty list"),
+                       (f'{{"{tenant}": ["a/b"]}}', "collection 'a/b'")):
+        with pytest.raises(SettingsError, match=words) as refused:
+            load_settings(None, {}, environ={"FINRAG_API_KEYS": bad})
+        assert tenant not in str(refused.value)  # a key is never shown in an error
     for bad, words in (({"cors_origins": ["*"]}, "refused"),
                        ({"cors_origins": ["https://a.b/"]}, "trailing slash"),
                        ({"max_queued_tokens": 100}, "max_queued_tokens"),

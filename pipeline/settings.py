@@ -44,6 +44,9 @@ from retriever_trt.vector_store import (
 
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
+# The uploads' folder inside the index folder, unless documents_dir names another
+# (retriever_trt/live_documents.py).
+DOCUMENTS_DIR = "documents"
 # A collection's name: it appears in URLs, filters and folder names.
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
@@ -210,12 +213,12 @@ class Settings(BaseModel):
     api_keys: dict[str, list[str]] = Field(default_factory=dict, repr=False)
     cors_origins: list[str] = Field(default_factory=list)
 
-    # documents API (docs/documents_api.md): the largest upload, documents indexed at once
-    # (each takes a CPU core while it encodes), uploads accepted and not yet indexed (then
-    # 429), and how often a replica looks for documents another replica added or deleted.
     # Where uploads are kept (catalog, files, segments); None: DIR/documents in the index
     # folder. Replicas that share it share their documents.
     documents_dir: str | None = None
+    # documents API (docs/documents_api.md): the largest upload, documents indexed at once
+    # (each takes a CPU core while it encodes), uploads accepted and not yet indexed (then
+    # 429), and how often a replica looks for documents another replica added or deleted.
     max_upload_bytes: int = Field(100 << 20, ge=1024, le=1 << 34)
     ingest_workers: int = Field(1, ge=1, le=64)
     max_pending_documents: int = Field(16, ge=1, le=100000)
@@ -408,7 +411,7 @@ class Settings(BaseModel):
 
     @property
     def documents_path(self) -> Path:
-        return Path(self.documents_dir) if self.documents_dir else self.index_path / "documents"
+        return Path(self.documents_dir) if self.documents_dir else self.index_path / DOCUMENTS_DIR
 
 
 FIELDS = (set(Settings.model_fields) - {"engine"}) | set(ENGINE_FIELDS)

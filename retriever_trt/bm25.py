@@ -83,9 +83,8 @@ class BM25:
                 terms.append(self.vocab.setdefault(term, len(self.vocab)))
                 docs.append(doc)
                 tfs.append(tf)
-        old_terms = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64),
-                              np.diff(self.indptr))
-        self._set_postings(np.concatenate([old_terms, np.asarray(terms, dtype=np.int64)]),
+        self._set_postings(np.concatenate([self._posting_terms(),
+                                           np.asarray(terms, dtype=np.int64)]),
                            np.concatenate([self.doc_ids, np.asarray(docs, dtype=np.int32)]),
                            np.concatenate([self.tfs, np.asarray(tfs, dtype=np.float32)]))
         self.doc_len = np.concatenate([self.doc_len, np.asarray(lengths, dtype=np.float32)])
@@ -99,10 +98,12 @@ class BM25:
             return
         self.removed[rows] = True
         keep = ~self.removed[self.doc_ids]
-        old_terms = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64),
-                              np.diff(self.indptr))
-        self._set_postings(old_terms[keep], self.doc_ids[keep], self.tfs[keep])
+        self._set_postings(self._posting_terms()[keep], self.doc_ids[keep], self.tfs[keep])
         self._precompute()
+
+    def _posting_terms(self) -> np.ndarray:
+        """The term id of each posting (the CSR rows spelled out)."""
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
 
     def _set_postings(self, terms: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> None:
         order = np.argsort(terms, kind="stable")

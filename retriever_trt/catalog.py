@@ -121,14 +121,16 @@ class Catalog:
         self._records, self._stamp = records, stamp
 
     def update(self, change: Callable[[dict[str, DocumentRecord]], Any]) -> Any:
-        """Apply `change` to the latest records and write them back atomically; returns what
-        `change` returns."""
+        """Apply `change` to the latest records and write them back atomically (when it
+        changed any); returns what `change` returns."""
         with self._locked():
             self._read()
             # `change` edits copies: a reader of the cached records must not see a change
             # before it is on disk (nor one whose write failed).
             records = {k: replace(r, metadata=dict(r.metadata)) for k, r in self._records.items()}
             result = change(records)
+            if records == self._records:  # nothing changed (a delete of an unknown id, a
+                return result              # duplicate upload): no write, no replica re-reads
             tmp = self.path.with_name(f".{CATALOG_FILE}.{os.getpid()}.tmp")
             with open(tmp, "w", encoding="utf-8") as fh:
                 json.dump({"format": FORMAT,

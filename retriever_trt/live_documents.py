@@ -314,9 +314,7 @@ class LiveDocuments:
 
         vectors = encode_corpus(self.embedder, texts, ENCODE_BATCH, False, encoded)
         write_segment(self.segments / record.id, part, vectors, self.embedder)
-        header = info.header()
-        metadata = {k: v for k, v in header.items() if k not in ("doc_id", "title", "collection")}
-        metadata["pages"] = pages
+        metadata = {**info.metadata.to_dict(), "pages": pages}
         with self._lock:
             # Searchable here before the catalog says ready, so a client that sees `ready`
             # finds it at once (other replicas load it at their next poll).

@@ -24,13 +24,11 @@ from pipeline.rag.short_answer import (
     text_short_answer,
 )
 from pipeline.rag.stages import GenerateStage, IntentStage
-from pipeline.settings import Settings
+from pipeline.settings import DOCUMENTS_DIR, Settings
 from retriever_trt.filters import MetadataFilter
 from retriever_trt.vector_store import DEFAULT_MILVUS_FILE
 
 _ids = itertools.count()
-# The uploaded documents' folder inside the index folder (retriever_trt/live_documents.py).
-DOCUMENTS_DIR = "documents"
 
 
 @dataclass

@@ -138,6 +138,7 @@ class DocumentStore:
         self.info: dict[str, DocumentInfo] = {d.doc_id: d for d in documents}
         self._documents: dict[str, list[Chunk]] | None = None
         self._rows: dict[str, list[int]] | None = None
+        self._live: np.ndarray | None = None
         # Rows of removed documents (they stay in place until the index is rebuilt or
         # reloaded: row i of the vector index and of BM25 is chunk i).
         self.removed_rows = 0
@@ -185,8 +186,10 @@ class DocumentStore:
         with self.lock:
             if not self.removed_rows:
                 return None
-            return np.asarray(sorted(i for ids in self._row_map().values() for i in ids),
-                              dtype=np.int64)
+            if self._live is None:  # every unfiltered question asks: built once a change
+                self._live = np.asarray(sorted(i for ids in self._row_map().values()
+                                               for i in ids), dtype=np.int64)
+            return self._live
 
     def extend(self, chunks: list[Chunk], documents: Iterable[DocumentInfo]) -> None:
         """Append the chunks of new documents (rows after the last)."""
@@ -200,7 +203,7 @@ class DocumentStore:
             for i, c in enumerate(chunks, first):
                 known.setdefault(c.doc_id, []).append(i)
             self.info.update((d.doc_id, d) for d in documents)
-            self._documents = None
+            self._documents = self._live = None
             self.generation += 1
 
     def remove(self, doc_id: str) -> np.ndarray:
@@ -210,7 +213,7 @@ class DocumentStore:
             rows = np.asarray(self._row_map().pop(doc_id, []), dtype=np.int64)
             self.info.pop(doc_id, None)
             self.removed_rows += len(rows)
-            self._documents = None
+            self._documents = self._live = None
             self.generation += 1
         return rows
 

@@ -143,6 +143,92 @@ def _tiny_vocab() -> tuple[list[str], list[int], list[str]]:
 TinyWriter = Callable[..., tuple[Path, dict[str, np.ndarray]]]
 
 
+# The tiny model's shape: big enough for every code path, small enough to write at once.
+TINY_HIDDEN, TINY_HEADS, TINY_KV_HEADS, TINY_FFN, TINY_LAYERS = 64, 4, 2, 128, 2
+
+
+def _tiny_header(w, arch: str, vocab: tuple, pre: str, add_bos: bool, spm: bool) -> None:
+    """The tiny model's metadata and tokenizer, as llama.cpp's converter writes them."""
+    tokens, types, extra = vocab
+    w.add_block_count(TINY_LAYERS)
+    w.add_context_length(256)
+    w.add_embedding_length(TINY_HIDDEN)
+    w.add_feed_forward_length(TINY_FFN)
+    w.add_head_count(TINY_HEADS)
+    w.add_head_count_kv(TINY_KV_HEADS)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    if arch == "llama":
+        w.add_rope_dimension_count(TINY_HIDDEN // TINY_HEADS)
+        w.add_vocab_size(len(tokens))
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    if spm:
+        w.add_tokenizer_model("llama")
+        w.add_token_scores(extra)
+        w.add_unk_token_id(0)
+    else:
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre(pre)
+        w.add_token_merges(extra)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_pad_token_id(0)
+    w.add_add_bos_token(add_bos)
+    w.add_chat_template(
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+class _TinyTensors:
+    """Adds random tensors to a GGUF writer (quantized as asked, Q/K rows permuted as
+    llama.cpp stores them) and keeps their fp32 values under the Hugging Face names."""
+
+    def __init__(self, w, quant: str, seed: int) -> None:
+        import gguf
+
+        self.w, self.gguf = w, gguf
+        self.qtype = getattr(gguf.GGMLQuantizationType, quant)
+        self.rng = np.random.default_rng(seed)
+        self.hf: dict[str, np.ndarray] = {}
+
+    def rnd(self, *shape: int) -> np.ndarray:
+        return self.rng.standard_normal(shape).astype(np.float32) * 0.2
+
+    def add(self, gname: str, hname: str, arr: np.ndarray, quantize: bool = True,
+            permute_heads: int | None = None) -> None:
+        arr = arr.astype(np.float32)
+        stored = _permute(arr, permute_heads) if permute_heads else arr
+        if quantize and arr.ndim == 2 and self.qtype != self.gguf.GGMLQuantizationType.F32:
+            self.w.add_tensor(gname, self.gguf.quants.quantize(stored, self.qtype),
+                              raw_dtype=self.qtype)
+        else:
+            self.w.add_tensor(gname, stored)
+        self.hf[hname] = arr
+
+    def layer(self, i: int, arch: str) -> None:
+        t, hidden, ffn = self, TINY_HIDDEN, TINY_FFN
+        kv = TINY_KV_HEADS * (hidden // TINY_HEADS)
+        b, h = f"blk.{i}", f"model.layers.{i}"
+        perm = arch == "llama"
+        t.add(f"{b}.attn_q.weight", f"{h}.self_attn.q_proj.weight", t.rnd(hidden, hidden),
+              permute_heads=TINY_HEADS if perm else None)
+        t.add(f"{b}.attn_k.weight", f"{h}.self_attn.k_proj.weight", t.rnd(kv, hidden),
+              permute_heads=TINY_KV_HEADS if perm else None)
+        t.add(f"{b}.attn_v.weight", f"{h}.self_attn.v_proj.weight", t.rnd(kv, hidden))
+        if arch == "qwen2":
+            t.add(f"{b}.attn_q.bias", f"{h}.self_attn.q_proj.bias", t.rnd(hidden))
+            t.add(f"{b}.attn_k.bias", f"{h}.self_attn.k_proj.bias", t.rnd(kv))
+            t.add(f"{b}.attn_v.bias", f"{h}.self_attn.v_proj.bias", t.rnd(kv))
+        t.add(f"{b}.attn_output.weight", f"{h}.self_attn.o_proj.weight", t.rnd(hidden, hidden))
+        # F32 on purpose: exercises the unquantized path next to the quantized one.
+        t.add(f"{b}.ffn_gate.weight", f"{h}.mlp.gate_proj.weight", t.rnd(ffn, hidden), False)
+        t.add(f"{b}.ffn_up.weight", f"{h}.mlp.up_proj.weight", t.rnd(ffn, hidden))
+        t.add(f"{b}.ffn_down.weight", f"{h}.mlp.down_proj.weight", t.rnd(hidden, ffn))
+        t.add(f"{b}.attn_norm.weight", f"{h}.input_layernorm.weight", 1 + t.rnd(hidden))
+        t.add(f"{b}.ffn_norm.weight", f"{h}.post_attention_layernorm.weight", 1 + t.rnd(hidden))
+
+
 @pytest.fixture(scope="session")
 def write_tiny_gguf() -> TinyWriter:
     """Returns write(path, arch, ...) -> (path, HF-named fp32 weights that went into the file)."""
@@ -152,80 +238,14 @@ def write_tiny_gguf() -> TinyWriter:
               rope_freqs: bool = False, spm: bool = False) -> tuple[Path, dict]:
         import gguf
 
-        rng = np.random.default_rng(seed)
-        if spm:
-            tokens, types, scores = _tiny_spm_vocab()
-        else:
-            tokens, types, merges = _tiny_vocab()
-        vocab, hidden, n_head, n_kv, ffn, layers = len(tokens), 64, 4, 2, 128, 2
-        head_dim = hidden // n_head
+        vocab = _tiny_spm_vocab() if spm else _tiny_vocab()
         w = gguf.GGUFWriter(str(path), arch)
-        w.add_block_count(layers)
-        w.add_context_length(256)
-        w.add_embedding_length(hidden)
-        w.add_feed_forward_length(ffn)
-        w.add_head_count(n_head)
-        w.add_head_count_kv(n_kv)
-        w.add_rope_freq_base(10000.0)
-        w.add_layer_norm_rms_eps(1e-6)
-        if arch == "llama":
-            w.add_rope_dimension_count(head_dim)
-            w.add_vocab_size(vocab)
-        w.add_token_list(tokens)
-        w.add_token_types(types)
-        if spm:
-            w.add_tokenizer_model("llama")
-            w.add_token_scores(scores)
-            w.add_unk_token_id(0)
-        else:
-            w.add_tokenizer_model("gpt2")
-            w.add_tokenizer_pre(pre)
-            w.add_token_merges(merges)
-        w.add_bos_token_id(1)
-        w.add_eos_token_id(2)
-        w.add_pad_token_id(0)
-        w.add_add_bos_token(add_bos)
-        w.add_chat_template(
-            "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-            "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-
-        hf: dict[str, np.ndarray] = {}
-        qtype = getattr(gguf.GGMLQuantizationType, quant)
-
-        def add(gname: str, hname: str, arr: np.ndarray, quantize: bool = True,
-                permute_heads: int | None = None) -> None:
-            arr = arr.astype(np.float32)
-            stored = _permute(arr, permute_heads) if permute_heads else arr
-            if quantize and arr.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
-                w.add_tensor(gname, gguf.quants.quantize(stored, qtype), raw_dtype=qtype)
-            else:
-                w.add_tensor(gname, stored)
-            hf[hname] = arr
-
-        def rnd(*shape: int) -> np.ndarray:
-            return rng.standard_normal(shape).astype(np.float32) * 0.2
-
-        add("token_embd.weight", "model.embed_tokens.weight", rnd(vocab, hidden))
-        for i in range(layers):
-            b, h = f"blk.{i}", f"model.layers.{i}"
-            perm = arch == "llama"
-            add(f"{b}.attn_q.weight", f"{h}.self_attn.q_proj.weight", rnd(hidden, hidden),
-                permute_heads=n_head if perm else None)
-            add(f"{b}.attn_k.weight", f"{h}.self_attn.k_proj.weight", rnd(n_kv * head_dim, hidden),
-                permute_heads=n_kv if perm else None)
-            add(f"{b}.attn_v.weight", f"{h}.self_attn.v_proj.weight", rnd(n_kv * head_dim, hidden))
-            if arch == "qwen2":
-                add(f"{b}.attn_q.bias", f"{h}.self_attn.q_proj.bias", rnd(hidden))
-                add(f"{b}.attn_k.bias", f"{h}.self_attn.k_proj.bias", rnd(n_kv * head_dim))
-                add(f"{b}.attn_v.bias", f"{h}.self_attn.v_proj.bias", rnd(n_kv * head_dim))
-            add(f"{b}.attn_output.weight", f"{h}.self_attn.o_proj.weight", rnd(hidden, hidden))
-            # F32 on purpose: exercises the unquantized path next to the quantized one.
-            add(f"{b}.ffn_gate.weight", f"{h}.mlp.gate_proj.weight", rnd(ffn, hidden), False)
-            add(f"{b}.ffn_up.weight", f"{h}.mlp.up_proj.weight", rnd(ffn, hidden))
-            add(f"{b}.ffn_down.weight", f"{h}.mlp.down_proj.weight", rnd(hidden, ffn))
-            add(f"{b}.attn_norm.weight", f"{h}.input_layernorm.weight", 1 + rnd(hidden))
-            add(f"{b}.ffn_norm.weight", f"{h}.post_attention_layernorm.weight", 1 + rnd(hidden))
-        add("output_norm.weight", "model.norm.weight", 1 + rnd(hidden))
+        _tiny_header(w, arch, vocab, pre, add_bos, spm)
+        t = _TinyTensors(w, quant, seed)
+        t.add("token_embd.weight", "model.embed_tokens.weight", t.rnd(len(vocab[0]), TINY_HIDDEN))
+        for i in range(TINY_LAYERS):
+            t.layer(i, arch)
+        t.add("output_norm.weight", "model.norm.weight", 1 + t.rnd(TINY_HIDDEN))
         if rope_freqs:
             # What convert_hf_to_gguf writes for Llama-3.1 (factor 8, low 1, high 4).
             from llm_engine.utils.gguf_convert import _llama3_factors
@@ -233,14 +253,14 @@ def write_tiny_gguf() -> TinyWriter:
             params = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                       "original_max_position_embeddings": 64}
             w.add_rope_scaling_orig_ctx_len(64)
-            w.add_tensor("rope_freqs.weight",
-                         _llama3_factors(params, head_dim, 10000.0).astype(np.float32))
+            w.add_tensor("rope_freqs.weight", _llama3_factors(
+                params, TINY_HIDDEN // TINY_HEADS, 10000.0).astype(np.float32))
         if not tied:
-            add("output.weight", "lm_head.weight", rnd(vocab, hidden))
+            t.add("output.weight", "lm_head.weight", t.rnd(len(vocab[0]), TINY_HIDDEN))
         w.write_header_to_file()
         w.write_kv_data_to_file()
         w.write_tensors_to_file()
         w.close()
-        return path, hf
+        return path, t.hf
 
     return write

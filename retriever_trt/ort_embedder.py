@@ -17,6 +17,12 @@ PROVIDER_ALIASES = {
     "tensorrt": "TensorrtExecutionProvider",
 }
 
+# The CPU and CUDA providers run any shape, so a batch is padded only to its longest text,
+# rounded up to this multiple: a few dozen shapes at most, as fast on a 10-K as exact
+# lengths. The profile's power-of-two buckets padded its 121-136-token chunks to 256, twice
+# the encoder's work (benchmarks/index_speed.py).
+SEQ_MULTIPLE = 8
+
 
 def resolve_providers(providers: Sequence[str | tuple] | str | None) -> list:
     """Names or aliases ('cpu', 'cuda', 'tensorrt'); CPU is always the last fallback."""
@@ -61,6 +67,9 @@ class OnnxRuntimeEmbedder(Embedder):
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(self.path), opts,
                                             providers=resolve_providers(providers))
+        # TensorRT's provider builds an engine for each new shape: it keeps to the buckets.
+        self.seq_multiple = (None if "TensorrtExecutionProvider" in self.session.get_providers()
+                             else SEQ_MULTIPLE)
         self.dim = int(meta.get("dim") or self.session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -68,7 +77,8 @@ class OnnxRuntimeEmbedder(Embedder):
         if not len(texts):
             return out
         ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-        for batch in make_batches(ids, [self.profile], self.overflow):
+        for batch in make_batches(ids, [self.profile], self.overflow,
+                                  seq_multiple=self.seq_multiple):
             emb = self.session.run(["embeddings"], {"input_ids": batch.input_ids,
                                                     "attention_mask": batch.attention_mask})[0]
             out[batch.rows] = emb[: len(batch.rows)]

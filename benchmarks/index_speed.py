@@ -87,6 +87,16 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     return result, time.perf_counter() - wall, cpu_seconds() - cpu
 
 
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else the machine type."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.machine()
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else platform.machine()
+
+
 def load_line() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -130,7 +140,7 @@ def main() -> None:
                     help="where the encoder's ONNX file is (exported there when missing)")
     args = ap.parse_args()
     print("$ python " + " ".join(shlex.quote(a) for a in sys.argv))
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {load_line()}")
+    print(f"{cpu_name()}, {os.cpu_count()} CPUs; {load_line()}")
     embedder = load_embedder(None, args.engines_dir)
     texts = read_chunks(args.file, embedder)
     compare(embedder, texts, args.rounds)

@@ -10,7 +10,8 @@ falls on both alike.
 
 Prints, per round and path, wall and CPU seconds (user + sys of every thread), the tokens
 the encoder ran (padding included) against the chunks' own, the lowest cosine between the
-two paths' vectors of one chunk, and the load average before and after.
+two paths' vectors of one chunk and their largest difference, and the load average before
+and after.
 
     python benchmarks/index_speed.py [--file ../shared/data/filings/aapl-10-k-2024-11-01.html]
         [--rounds 3] [--engines-dir engines]
@@ -127,9 +128,11 @@ def compare(embedder: Any, texts: list[str], rounds: int) -> None:
             print(f"{r:5d} {name:>7} {wall:7.2f} {cpu:7.2f} {len(texts) / wall:8.1f} "
                   f"{session.tokens:10d} {session.tokens / own:6.2f}")
     cosine = float((vectors["before"] * vectors["now"]).sum(axis=1).min())
+    largest = float(np.abs(vectors["before"] - vectors["now"]).max())
     verdict = "same vectors" if cosine >= MIN_COSINE else "VECTORS DIFFER"
-    print(f"lowest cosine of a chunk's two vectors: {cosine:.7f} ({verdict}, "
-          f"threshold {MIN_COSINE}); the chunks' own tokens: {own}")
+    print(f"lowest cosine of a chunk's two vectors: {cosine:.7f} ({verdict}, threshold "
+          f"{MIN_COSINE}), largest difference of a component {largest:.1e}; the chunks' "
+          f"own tokens: {own}")
 
 
 def main() -> None:

@@ -134,6 +134,8 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--corpus", required=True, help="TAT-QA .json, .jsonl or folder")
     index.add_argument("--out", required=True, help="folder to write the index into")
     index.add_argument("--embedder", help=".onnx/.plan file or encoder folder")
+    index.add_argument("--engines-dir", dest="engines_dir",
+                       help="where the default encoder is exported (default: engines/)")
     index.add_argument("--config", help="YAML file of settings")
 
     prepare = sub.add_parser("prepare", help="convert a GGUF model into engines/models/, "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Tokenizer
 
@@ -70,16 +71,27 @@ def plan_rebuild_command(plan: Path) -> str:
     return f"retrexec --onnx={onnx} --saveEngine={plan}{flags} --skipInference"
 
 
-def check_onnx(path: Path) -> None:
-    """Raise ArtifactError unless `path` parses and passes onnx.checker (0.3 s for MiniLM)."""
-    import onnx
+def onnx_session(path: Path, options: Any, providers: list) -> Any:
+    """An ONNX Runtime session of `path`; ArtifactError where ONNX Runtime cannot load it
+    (truncated, overwritten). ONNX Runtime's own checks find these, so the `onnx` package,
+    0.8 s of a 2-core host's start-up with its checker, is imported only to name the
+    command that rebuilds a damaged file."""
+    import onnxruntime as ort
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
     try:
-        onnx.checker.check_model(str(path))
-    except Exception as exc:  # noqa: BLE001 - ValidationError, protobuf's DecodeError, ...
-        detail = one_line(exc).replace(f" from file: {path}", "").replace(str(path), "it")
+        return ort.InferenceSession(str(path), options, providers=providers)
+    except (ort_errors.InvalidProtobuf, ort_errors.InvalidGraph, ort_errors.Fail) as exc:
+        detail = one_line(exc).replace(f" from {path}", "").replace(str(path), "it")
         raise ArtifactError(path, f"not a valid ONNX model ({detail})",
                             onnx_rebuild_command(path)) from None
+
+
+def session_metadata(session: Any) -> dict[str, str]:
+    """The `finrag.*` metadata of the file a session runs: `onnx_metadata` without parsing
+    the file a second time."""
+    props = session.get_modelmeta().custom_metadata_map
+    return {k[len(META_PREFIX):]: v for k, v in props.items() if k.startswith(META_PREFIX)}
 
 
 def _read_onnx_metadata(path: Path) -> dict[str, str] | None:

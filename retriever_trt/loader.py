@@ -8,7 +8,6 @@ from typing import Any
 from retriever_trt.artifacts import (
     DEFAULT_EXPORT_DIR,
     ArtifactError,
-    check_onnx,
     one_line,
     plan_rebuild_command,
 )
@@ -37,7 +36,6 @@ def load_embedder(path: str | Path | None, engines_dir: str | Path = "engines",
     if suffix == ".onnx":
         from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
 
-        check_onnx(path)
         return OnnxRuntimeEmbedder(path, **kwargs)
     if suffix in (".plan", ".engine"):
         from retriever_trt.trt_embedder import TensorRTEmbedder

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retriever_trt.artifacts import guess_precision, onnx_metadata, tokenizer_for
+from retriever_trt.artifacts import guess_precision, onnx_session, session_metadata, tokenizer_for
 from retriever_trt.embedder import Embedder
 from retriever_trt.profiles import DEFAULT_PROFILE, Profile, clamp_profile, make_batches
 
@@ -16,6 +16,12 @@ PROVIDER_ALIASES = {
     "cuda": "CUDAExecutionProvider",
     "tensorrt": "TensorrtExecutionProvider",
 }
+
+# The CPU and CUDA providers run any shape, so a batch is padded only to its longest text,
+# rounded up to this multiple: a few dozen shapes at most, as fast on a 10-K as exact
+# lengths. The profile's power-of-two buckets padded its 121-136-token chunks to 256, twice
+# the encoder's work (benchmarks/index_speed.py).
+SEQ_MULTIPLE = 8
 
 
 def resolve_providers(providers: Sequence[str | tuple] | str | None) -> list:
@@ -46,7 +52,11 @@ class OnnxRuntimeEmbedder(Embedder):
         self.path = Path(onnx_path)
         if not self.path.is_file():
             raise FileNotFoundError(f"ONNX file not found: {self.path}")
-        meta = onnx_metadata(self.path)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = intra_op_threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = onnx_session(self.path, opts, resolve_providers(providers))
+        meta = session_metadata(self.session)
         self.tokenizer, max_len, _ = tokenizer_for(self.path, meta)
         self.model_id = meta.get("model_id", self.path.stem.split(".")[0])
         self.precision = meta.get("precision", guess_precision(self.path))
@@ -56,11 +66,9 @@ class OnnxRuntimeEmbedder(Embedder):
         # The tokenizer truncates silently at the model's own limit (as TorchEmbedder
         # does); make_batches warns only when a profile is tighter than that.
         self.overflow = overflow
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = intra_op_threads
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(self.path), opts,
-                                            providers=resolve_providers(providers))
+        # TensorRT's provider builds an engine for each new shape: it keeps to the buckets.
+        self.seq_multiple = (None if "TensorrtExecutionProvider" in self.session.get_providers()
+                             else SEQ_MULTIPLE)
         self.dim = int(meta.get("dim") or self.session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -68,7 +76,8 @@ class OnnxRuntimeEmbedder(Embedder):
         if not len(texts):
             return out
         ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-        for batch in make_batches(ids, [self.profile], self.overflow):
+        for batch in make_batches(ids, [self.profile], self.overflow,
+                                  seq_multiple=self.seq_multiple):
             emb = self.session.run(["embeddings"], {"input_ids": batch.input_ids,
                                                     "attention_mask": batch.attention_mask})[0]
             out[batch.rows] = emb[: len(batch.rows)]

@@ -3,8 +3,10 @@
 A profile bounds (batch, sequence) for both inputs, `input_ids` and `attention_mask`,
 as trtexec's `--minShapes/--optShapes/--maxShapes` do. Requests are sorted by length,
 split into batches the profile allows and padded up to a sequence bucket (powers of two
-between min and max), so an engine sees a few shapes again and again. Padding never
-changes an embedding: padded positions have mask 0 and the graph pools over the mask.
+between min and max), so an engine sees a few shapes again and again; a runtime that takes
+any shape (ONNX Runtime on CPU or CUDA) pads a batch only to its longest text instead
+(`seq_multiple`). Padding never changes an embedding: padded positions have mask 0 and the
+graph pools over the mask.
 """
 
 from __future__ import annotations
@@ -152,9 +154,25 @@ def _pick(profiles: Sequence[Profile], length: int) -> int:
     return min(fitting, key=lambda i: (profiles[i].max.seq, -profiles[i].max.batch))
 
 
+def batch_seq(profile: Profile, longest: int, seq_multiple: int | None) -> int:
+    """The sequence a batch whose longest text has `longest` tokens is padded to: the
+    profile's bucket, or with `seq_multiple` that length rounded up to a multiple of it,
+    within the profile's bounds."""
+    longest = min(longest, profile.max.seq)
+    if seq_multiple is None:
+        return profile.bucket(longest)
+    rounded = -(-longest // seq_multiple) * seq_multiple
+    return max(profile.min.seq, min(rounded, profile.max.seq))
+
+
 def make_batches(token_ids: Sequence[Sequence[int]], profiles: Sequence[Profile],
-                 overflow: str = "truncate", max_batch: int | None = None) -> Iterator[Batch]:
-    """Sort, split, pad and (if allowed) truncate tokenized texts into profile shapes."""
+                 overflow: str = "truncate", max_batch: int | None = None,
+                 seq_multiple: int | None = None) -> Iterator[Batch]:
+    """Sort, split, pad and (if allowed) truncate tokenized texts into profile shapes.
+
+    `seq_multiple`: None pads each batch to a sequence bucket (the few shapes a TensorRT
+    engine is tuned for); a runtime that takes any shape pads only to the batch's longest
+    text rounded up to this multiple."""
     if overflow not in ("truncate", "error"):
         raise ValueError("overflow must be 'truncate' or 'error'")
     longest = max(p.max.seq for p in profiles)
@@ -176,7 +194,7 @@ def make_batches(token_ids: Sequence[Sequence[int]], profiles: Sequence[Profile]
         while j < len(order) and j - i < cap and min(lengths[order[j]], longest) <= prof.max.seq:
             j += 1
         rows = order[i:j]
-        seq = prof.bucket(int(min(lengths[rows].max(), prof.max.seq)))
+        seq = batch_seq(prof, int(lengths[rows].max()), seq_multiple)
         n = max(len(rows), prof.min.batch)
         ids = np.zeros((n, seq), dtype=np.int64)
         mask = np.zeros((n, seq), dtype=np.int64)

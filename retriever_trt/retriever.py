@@ -64,7 +64,7 @@ def encode_corpus(
     """Encode in length-sorted batches: padding to the longest text of a batch is then
     small, which makes corpus encoding several times faster than in file order.
     `on_batch(done)` hears how many texts are encoded after each batch."""
-    order = np.argsort([len(t) for t in texts], kind="stable")
+    order = np.argsort(text_lengths(embedder, texts), kind="stable")
     out = np.empty((len(texts), embedder.dim), dtype=np.float32)
     starts = range(0, len(texts), batch_size)
     for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
@@ -73,6 +73,16 @@ def encode_corpus(
         if on_batch is not None:
             on_batch(start + len(rows))
     return out
+
+
+def text_lengths(embedder: Embedder, texts: Sequence[str]) -> list[int]:
+    """Each text's length in the embedder's tokens when it exposes its tokenizer, else in
+    characters. Sorted by characters, a 10-K's batches of 64 were padded to 1.21 times
+    their tokens, sorted by tokens to 1.07 (tokenizing them costs ~1% of encoding them)."""
+    tokenizer = getattr(embedder, "tokenizer", None)
+    if hasattr(tokenizer, "encode_batch"):
+        return [len(e.ids) for e in tokenizer.encode_batch(list(texts))]
+    return [len(t) for t in texts]
 
 
 def chunk_counter(embedder: Embedder) -> TokenCounter | None:

@@ -52,6 +52,14 @@ def saved_index(onnx_dir: Path, corpus: Path, tmp_path_factory: pytest.TempPathF
     return out
 
 
+def test_index_takes_the_encoder_from_engines_dir(engines_dir, corpus, tmp_path) -> None:
+    out = tmp_path / "idx"
+    assert main(["index", "--corpus", str(corpus), "--out", str(out),
+                 "--engines-dir", str(engines_dir)]) == 0
+    encoder = default_embedder(engines_dir, progress=False).path
+    assert json.loads((out / "manifest.json").read_text())["embedder"] == str(encoder.resolve())
+
+
 def damaged_copy(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst

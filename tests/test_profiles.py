@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from paths import FILINGS, require_filings
 from retr_support import exported
 
 from retriever_trt.profiles import (
@@ -87,6 +88,16 @@ def test_multiple_profiles_pick_smallest_fitting():
     assert picked == {(1, 16), (0, 128)}
 
 
+def test_batches_padded_to_their_longest_rounded_up():
+    p = Profile(Shape(1, 12), Shape(8, 64), Shape(8, 100))
+    ids = [[1] * n for n in (3, 13, 17, 120)]
+    with pytest.warns(UserWarning, match="exceed the profile's max sequence 100"):
+        batches = list(make_batches(ids, [p], max_batch=1, seq_multiple=8))
+    # the profile's min, a multiple of 8, its max: no power-of-two bucket (32, 64, 128)
+    assert [b.input_ids.shape[1] for b in batches] == [12, 16, 24, 100]
+    assert [int(b.attention_mask.sum()) for b in batches] == [3, 13, 17, 100]
+
+
 def test_truncation_warns_or_refuses():
     p = Profile(Shape(1, 4), Shape(1, 8), Shape(2, 8))
     ids = [list(range(1, 20)), [1, 2]]
@@ -123,3 +134,44 @@ def test_padding_does_not_change_embeddings(tmp_path_factory):
 
 def test_default_profile_is_valid():
     assert DEFAULT_PROFILE.allows(DEFAULT_PROFILE.opt)
+
+
+class ShapeLog:
+    """An ONNX Runtime session that notes the shape of every batch it runs."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.shapes = inner, []
+
+    def run(self, outputs, feeds):
+        self.shapes.append(feeds["input_ids"].shape)
+        return self.inner.run(outputs, feeds)
+
+
+def test_padding_to_the_longest_keeps_a_filings_vectors(tmp_path_factory):
+    """A 10-K's chunks encoded as `finrag index` does (batches sorted by tokens, each padded
+    to its longest text) get the vectors the power-of-two buckets gave (121-136 tokens
+    padded to 256), from about half the tokens."""
+    from pipeline.settings import Settings
+    from retriever_trt.chunking import DEFAULT_OVERLAP
+    from retriever_trt.ingest import ingest
+    from retriever_trt.ort_embedder import SEQ_MULTIPLE, OnnxRuntimeEmbedder
+    from retriever_trt.retriever import chunk_counter, encode_corpus
+
+    require_filings()
+    path = exported(tmp_path_factory)["dir"] / "model.onnx"
+    now, bucketed = OnnxRuntimeEmbedder(path), OnnxRuntimeEmbedder(path)
+    assert now.seq_multiple == SEQ_MULTIPLE
+    bucketed.seq_multiple = None  # what every batch got before, as TensorRT's provider does
+    store, _ = ingest(FILINGS / "aapl-10-k-2024-11-01.html",
+                      Settings.model_fields["chunk_tokens"].default, DEFAULT_OVERLAP,
+                      chunk_counter(now))
+    texts = [store.index_text(i) for i in range(0, len(store), 8)]
+    now.session, bucketed.session = ShapeLog(now.session), ShapeLog(bucketed.session)
+    after = encode_corpus(now, texts, progress=False)
+    before = bucketed.encode(texts)
+    assert (before * after).sum(axis=1).min() >= 0.9999
+    np.testing.assert_allclose(after, before, atol=2e-5)
+    assert all(seq % SEQ_MULTIPLE == 0 for _, seq in now.session.shapes)
+    assert max(seq for _, seq in bucketed.session.shapes) == 256
+    ran = [sum(b * s for b, s in log.shapes) for log in (now.session, bucketed.session)]
+    assert ran[0] < 0.6 * ran[1]

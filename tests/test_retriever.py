@@ -11,7 +11,7 @@ import pytest
 from retriever_trt.embedder import Embedder
 from retriever_trt.evaluation import evaluate, tatqa_questions
 from retriever_trt.index import EmbedderMismatchError
-from retriever_trt.retriever import Retriever, rrf_fuse
+from retriever_trt.retriever import Retriever, encode_corpus, rrf_fuse, text_lengths
 
 
 class CountingEmbedder(Embedder):
@@ -23,9 +23,11 @@ class CountingEmbedder(Embedder):
         self.precision = precision or inner.precision
         self.tokenizer = getattr(inner, "tokenizer", None)
         self.calls: list[int] = []
+        self.texts: list[str] = []
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(len(texts))
+        self.texts += texts
         return self.inner.encode(texts)
 
 
@@ -87,6 +89,19 @@ def test_hybrid_beats_dense_on_tatqa_subset(retriever, tatqa_subset):
     assert hybrid["mrr@10"] > dense["mrr@10"]
     # Floors well under what this subset measures (~0.9), above what a broken ranker gets.
     assert min(dense["recall@5"], bm25["recall@5"], hybrid["recall@5"]) > 0.75
+
+
+def test_corpus_encoded_in_order_of_the_encoders_tokens(embedder):
+    # By characters "a b c d e" (9) comes before "extraordinarily" (15); in tokens after it.
+    texts = ["extraordinarily", "a b c d e", "x"]
+    tokens = [len(e.ids) for e in embedder.tokenizer.encode_batch(texts)]
+    assert text_lengths(embedder, texts) == tokens and tokens[0] < tokens[1]
+    counting = CountingEmbedder(embedder)
+    vectors = encode_corpus(counting, texts, batch_size=1, progress=False)
+    assert counting.texts == ["x", "extraordinarily", "a b c d e"]
+    np.testing.assert_allclose(vectors, embedder.encode(texts), atol=1e-5)
+    counting.tokenizer = None  # an embedder without a tokenizer: characters
+    assert text_lengths(counting, texts) == [15, 9, 1]
 
 
 def test_rrf_fuse():

@@ -21,8 +21,8 @@ import platform
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +41,7 @@ from retriever_trt.retriever import (  # noqa: E402
     DEFAULT_BM25_WEIGHT,
     DEFAULT_ROW_MATCH_WEIGHT,
     DEFAULT_RRF_K,
+    FUSION_DEPTH,
     MODES,
     Retriever,
     rrf_fuse,
@@ -72,9 +73,9 @@ def halves_of(questions: list) -> dict[str, list]:
 
 
 def choose_weights(retriever: Retriever, questions: list) -> None:
-    """Fuse the dense and BM25 rankings (top 50 each, as `retrieve` does) for every weight
-    and rrf_k; choose on half a, print the sweep and the choice on each half."""
-    depth = 50
+    """Fuse the dense and BM25 rankings (FUSION_DEPTH each, as `retrieve` does) for every
+    weight and rrf_k; choose on half a, print the sweep and the choice on each half."""
+    depth = FUSION_DEPTH
     texts = [q.text for q in questions]
     rows = {}
     for mode in ("dense", "bm25"):
@@ -116,16 +117,16 @@ def choose_weights(retriever: Retriever, questions: list) -> None:
         print(f"  hybrid (chosen) half {half:<3}: recall@5 {r5:.3f}, MRR@10 {mrr:.3f}")
 
 
-def sweep_hybrid(retriever: Retriever, questions: list, name: str, values: tuple,
-                 setting: Callable[[float], AbstractContextManager]) -> float:
-    """Hybrid's figures for each value of one row-match setting; the value chosen on half
-    a (recall@5, then MRR@10), both halves printed."""
+def sweep_hybrid(retriever: Retriever, questions: list, owner: object, name: str,
+                 values: tuple[float, ...]) -> float:
+    """Hybrid's figures for each value of `owner.name`, a row-match setting; the value
+    chosen on half a (recall@5, then MRR@10), both halves printed."""
     texts = [q.text for q in questions]
     halves = halves_of(questions)
     table = {}
     print(f"\nsweep of the row match's {name} (hybrid recall@5 / MRR@10)")
     for value in values:
-        with setting(value):
+        with overridden(owner, name, value):
             by_q = dict(zip(map(id, questions), retriever.retrieve(texts, 10), strict=True))
         table[value] = {h: score([by_q[id(q)] for q in qs], qs) for h, qs in halves.items()}
         print(f"  {value:>4}: " + ", ".join(f"half {h} {m['recall@5']:.3f}/{m['mrr@10']:.3f}"
@@ -139,11 +140,9 @@ def sweep_hybrid(retriever: Retriever, questions: list, name: str, values: tuple
 def choose_row_match(retriever: Retriever, questions: list) -> None:
     """The row match's question share (at the given weight), then its weight (at the
     chosen share), each chosen on half a."""
-    share = sweep_hybrid(retriever, questions, "min_share", SHARES,
-                         lambda v: overridden(retriever.row_matcher, "min_share", v))
-    retriever.row_matcher.min_share = share
-    sweep_hybrid(retriever, questions, "weight", ROW_WEIGHTS,
-                 lambda v: overridden(retriever, "row_match_weight", v))
+    matcher = retriever.row_matcher
+    matcher.min_share = sweep_hybrid(retriever, questions, matcher, "min_share", SHARES)
+    sweep_hybrid(retriever, questions, retriever, "row_match_weight", ROW_WEIGHTS)
 
 
 def print_modes(retriever: Retriever, questions: list, weight: float) -> None:

@@ -175,7 +175,7 @@ class Retriever:
             scores, ids = self.store.bm25.search([question], depth, subset)
             rankings.append(ids[0])
             weights.append(self.bm25_weight)
-        if not fused:
+        if not fused:  # one ranking keeps its own scores (cosine or BM25), fused ones RRF's
             scores, ids = scores[0], ids[0]
         else:
             if self.row_match_weight > 0:

@@ -154,6 +154,8 @@ class Settings(BaseModel):
     # out so that reading settings does not import the retriever.
     bm25_weight: float = Field(4.0, ge=0.0, le=100.0)
     rrf_k: int = Field(30, ge=1, le=1000)
+    # the tables' row match in the same fusion (retriever_trt/row_match.py); 0: off.
+    row_match_weight: float = Field(2.0, ge=0.0, le=100.0)
     batch_window_ms: float = Field(3.0, ge=0.0, le=1000.0)
     max_batch: int = Field(32, ge=1, le=1024)
     host_buffers: int = Field(4, ge=1, le=64)

@@ -54,6 +54,7 @@ class BM25:
         # but hold no postings and count in neither N nor the average length.
         self.removed = np.zeros(0, dtype=bool)
         self._weights = np.zeros(0, dtype=np.float32)
+        self._idf = np.zeros(0, dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.doc_len)
@@ -119,12 +120,18 @@ class BM25:
         n = len(live)
         df = np.diff(self.indptr).astype(np.float32)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        self._idf = idf
         avgdl = float(live.mean()) if n and live.sum() else 1.0
         norm = self.k1 * (1 - self.b + self.b * self.doc_len[self.doc_ids] / avgdl)
         per_term_idf = np.repeat(idf, np.diff(self.indptr))
         self._weights = (per_term_idf * self.tfs * (self.k1 + 1) / (self.tfs + norm)).astype(
             np.float32
         )
+
+    def idf_mass(self, terms: Iterable[str]) -> float:
+        """The summed idf of `terms` (tokens as `tokenize` makes them): how specific a phrase
+        is in this corpus. A term the corpus does not hold adds nothing."""
+        return float(sum(self._idf[self.vocab[t]] for t in terms if t in self.vocab))
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for `query` (each distinct query term counted once)."""

@@ -1,4 +1,5 @@
-"""`Retriever`: embedder + vector store + document store (+ BM25), fused by reciprocal rank.
+"""`Retriever`: embedder + vector store + document store (+ BM25), fused by reciprocal rank
+with the tables' row match (row_match.py).
 
 The vectors are in a FAISS `VectorIndex` in memory (default) or in a Milvus collection
 shared by every replica (`MilvusVectorStore`, vector_store.py says how they differ).
@@ -30,6 +31,7 @@ from retriever_trt.embedder import Embedder
 from retriever_trt.filters import MetadataFilter
 from retriever_trt.index import VectorIndex, check_embedder
 from retriever_trt.ingest import IngestReport, ingest
+from retriever_trt.row_match import RowMatcher
 from retriever_trt.storage import (
     IndexFileError,
     atomic_directory,
@@ -110,6 +112,14 @@ def rrf_fuse(rankings: Sequence[np.ndarray], rrf_k: int,
 # chunks BM25 ranks low.
 DEFAULT_BM25_WEIGHT = 4.0
 DEFAULT_RRF_K = 30
+# The row match's weight in the same fusion (row_match.py): the table pieces of the dense
+# and BM25 candidates that show a row the question names, most specific label first.
+# Chosen on half a of TAT-QA dev (hybrid recall@5, then MRR@10; 0.5 to 6 swept), reported
+# on half b (benchmarks/retrieval_eval.py --choose-row-match); 0 turns it off.
+DEFAULT_ROW_MATCH_WEIGHT = 2.0
+# How deep each ranking is read before fusing: a chunk ranked 30th by both can beat one
+# ranked 3rd by only one of them.
+FUSION_DEPTH = 50
 
 
 class Retriever:
@@ -121,17 +131,21 @@ class Retriever:
         mode: str = "hybrid",
         rrf_k: int = DEFAULT_RRF_K,
         bm25_weight: float = DEFAULT_BM25_WEIGHT,
+        row_match_weight: float = DEFAULT_ROW_MATCH_WEIGHT,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {MODES}")
-        if bm25_weight < 0 or rrf_k < 1:
-            raise ValueError(f"bm25_weight must be >= 0 and rrf_k >= 1, got {bm25_weight}, {rrf_k}")
+        if bm25_weight < 0 or row_match_weight < 0 or rrf_k < 1:
+            raise ValueError("bm25_weight and row_match_weight must be >= 0 and rrf_k >= 1, "
+                             f"got {bm25_weight}, {row_match_weight}, {rrf_k}")
         if len(index) != len(store):
             raise ValueError(f"index holds {len(index)} vectors but the store {len(store)} chunks")
         if store.bm25 is None:
             store.build_bm25()
         self.embedder, self.index, self.store = embedder, index, store
         self.mode, self.rrf_k, self.bm25_weight = mode, rrf_k, bm25_weight
+        self.row_match_weight = row_match_weight
+        self.row_matcher = RowMatcher(store)
         # What building from a corpus read (None for a loaded index): `finrag index`'s summary.
         self.ingest_report: IngestReport | None = None
 
@@ -158,21 +172,29 @@ class Retriever:
     def _rank(self, question: str, vectors: np.ndarray | None, row: int,
               subset: np.ndarray | None, filt: MetadataFilter | None, k: int,
               mode: str) -> list[Passage]:
-        # Fusion needs each list deeper than k: a chunk ranked 30th by both can beat one
-        # ranked 3rd by only one of them.
-        depth = min(k if mode != "hybrid" else max(50, 4 * k), len(self.store))
+        fused = mode == "hybrid" or self.row_match_weight > 0
+        depth = min(max(FUSION_DEPTH, 4 * k) if fused else k, len(self.store))
         if depth == 0 or (subset is not None and len(subset) == 0):
             return []
-        rankings = []
+        rankings, weights = [], []
         if mode != "bm25":
-            rankings.append(self.index.search_rows(vectors[row : row + 1], depth, subset, filt))
+            scores, ids = self.index.search_rows(vectors[row : row + 1], depth, subset, filt)
+            rankings.append(ids[0])
+            weights.append(1.0)
         if mode != "dense":
-            rankings.append(self.store.bm25.search([question], depth, subset))
-        if mode == "hybrid":
-            scores, ids = rrf_fuse([rankings[0][1][0], rankings[1][1][0]], self.rrf_k,
-                                   (1.0, self.bm25_weight))
+            scores, ids = self.store.bm25.search([question], depth, subset)
+            rankings.append(ids[0])
+            weights.append(self.bm25_weight)
+        if not fused:  # one ranking keeps its own scores (cosine or BM25), fused ones RRF's
+            scores, ids = scores[0], ids[0]
         else:
-            scores, ids = rankings[0][0][0], rankings[0][1][0]
+            if self.row_match_weight > 0:
+                # Candidates in the dense and BM25 fusion's order, which breaks the ties
+                # between labels as specific (a "Total revenue" row in many tables).
+                candidates = rrf_fuse(rankings, self.rrf_k, weights)[1]
+                rankings.append(self.row_matcher.rank(question, candidates))
+                weights.append(self.row_match_weight)
+            scores, ids = rrf_fuse(rankings, self.rrf_k, weights)
         keep = ids >= 0
         return self._passages(ids[keep][:k], scores[keep][:k])
 
@@ -264,7 +286,7 @@ class Retriever:
     def load(
         cls, directory: str | Path, embedder: Embedder, mode: str = "hybrid",
         rrf_k: int = DEFAULT_RRF_K, bm25_weight: float = DEFAULT_BM25_WEIGHT,
-        milvus: MilvusConfig | None = None,
+        row_match_weight: float = DEFAULT_ROW_MATCH_WEIGHT, milvus: MilvusConfig | None = None,
     ) -> Retriever:
         """A saved folder; with `milvus`, its vectors are written to the Milvus collection
         (upserts: the entities of a replica that started earlier are rewritten, not added)
@@ -285,7 +307,7 @@ class Retriever:
         if milvus is not None:
             vectors = open_milvus(milvus, embedder)
             vectors.publish(index.stored_vectors(), 0, store)
-        return cls(embedder, vectors, store, mode, rrf_k, bm25_weight)
+        return cls(embedder, vectors, store, mode, rrf_k, bm25_weight, row_match_weight)
 
 
 def open_milvus(config: MilvusConfig, embedder: Embedder) -> VectorStore:

@@ -71,3 +71,17 @@ def test_write_read_roundtrip(tmp_path):
     back = BM25.read(tmp_path)
     assert (back.k1, back.b, len(back)) == (1.5, 0.6, len(DOCS))
     np.testing.assert_array_equal(back.scores("tax 2019"), bm25.scores("tax 2019"))
+
+
+def test_idf_mass_sums_lucene_idf():
+    bm25 = BM25().fit(DOCS)
+    n = len(DOCS)
+
+    def idf(df: int) -> float:
+        return math.log1p((n - df + 0.5) / (df + 0.5))
+
+    # "2019" is in three documents, "buyback" in one; a term the corpus lacks adds nothing.
+    assert bm25.idf_mass(["2019"]) == pytest.approx(idf(3))
+    assert bm25.idf_mass(["buyback", "2019", "unheard"]) == pytest.approx(idf(1) + idf(3))
+    assert bm25.idf_mass(["buyback"]) > bm25.idf_mass(["2019"])
+    assert bm25.idf_mass([]) == 0.0

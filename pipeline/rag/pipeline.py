@@ -133,7 +133,8 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
 
     path = settings.index_path
     kwargs = {"mode": settings.retrieval_mode, "rrf_k": settings.rrf_k,
-              "bm25_weight": settings.bm25_weight}
+              "bm25_weight": settings.bm25_weight,
+              "row_match_weight": settings.row_match_weight}
     milvus = settings.milvus_config()
     # What a server keeps in an index folder besides a saved index: the uploads, and the
     # milvus-lite file of vector_store: milvus.

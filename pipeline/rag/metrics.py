@@ -1,9 +1,11 @@
 """Financial metrics by definition, computed from line items (`line_items.py`).
 
-A metric is a sum of signed line items, optionally over a denominator line item (a
-balance averaged over the period's start and end where `average` says so), scaled to a
-percent or to days. A question that gives its own definition ("defined as revenue /
-average PP&E") is parsed into the same shape (`defined_metric`).
+A metric is a formula (formula.py) over line items, scaled to a percent or to days. The
+vocabulary's are a sum of signed line items, optionally over a denominator line item (a
+balance averaged over the period's start and end where `average` says so). A question that
+gives its own definition ("defined as revenue / average PP&E", "365 * (average accounts
+payable) / (COGS + change in inventory)") is parsed into a formula of its own
+(`defined_metric`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from pipeline.rag.line_items import BY_NAME, LINE_ITEMS, LineItem
+from pipeline.rag.formula import BinOp, ItemMode, ItemTerm, Node, Op, parse_formula
+from pipeline.rag.line_items import LINE_ITEMS, LineItem
 
 DAYS_IN_YEAR = 365
 
@@ -32,14 +35,24 @@ class Metric:
     scale: Scale = Scale.RATIO
     average: bool = False                    # the denominator averaged over start and end
     synonyms: tuple[str, ...] = ()
+    formula: Node | None = None              # a question's own definition, in place of the above
 
     @property
     def phrases(self) -> tuple[str, ...]:
         return (self.name, *self.synonyms)
 
-    def items(self) -> list[LineItem]:
-        names = [n for n, _ in self.numerator] + ([self.denominator] if self.denominator else [])
-        return [BY_NAME[n] for n in names]
+    def expression(self) -> Node:
+        """The formula: the question's, else numerator (over denominator)."""
+        if self.formula is not None:
+            return self.formula
+        (first, _), *rest = self.numerator
+        top: Node = ItemTerm(first)
+        for name, sign in rest:
+            top = BinOp(Op.ADD if sign > 0 else Op.SUB, top, ItemTerm(name))
+        if self.denominator is None:
+            return top
+        mode = ItemMode.AVERAGE if self.average else ItemMode.VALUE
+        return BinOp(Op.DIV, top, ItemTerm(self.denominator, mode))
 
 
 P, R, D, A = Scale.PERCENT, Scale.RATIO, Scale.DAYS, Scale.AMOUNT
@@ -88,7 +101,8 @@ DAYS_METRICS: tuple[Metric, ...] = (
 ALL_METRICS = METRICS + DAYS_METRICS
 
 # A definition the question gives: "defined as A / B", "(A / B)", "A as a percentage of B".
-_DEFINED = re.compile(r"\b(?:defined|calculated|computed) as\b(.+?)(?:[.?;]|$)|\(([^()]+/[^()]+)\)|"
+_DEFINED = re.compile(r"\b(?:defined|calculated|computed) as:?\b(.+?)(?:[?;]|\.(?!\d)|$)|"
+                      r"\(([^()]+/[^()]+)\)|"
                       r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
                       r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
@@ -106,17 +120,34 @@ def item_in(phrase: str) -> tuple[LineItem, bool] | None:
     return (best[1], "average" in low) if best else None
 
 
-def defined_metric(question: str) -> Metric | None:
-    """"... defined as revenue / average PP&E" as a metric of those line items."""
+def _item_name(phrase: str) -> str | None:
+    found = item_in(phrase)
+    return found[0].name if found else None
+
+
+def definition_span(question: str) -> tuple[int, int] | None:
+    """Where the question states "... is defined as ...": those words belong to the metric,
+    not to what is asked of it ("defined as net income / average total assets" asks for no
+    average). A bare "(A / B)" or "A as a percentage of B" is the ask itself."""
+    m = _DEFINED.search(question)
+    return m.span() if m and m.group(1) else None
+
+
+def defined_metric(question: str, latest_year: int | None = None) -> Metric | None:
+    """"... defined as revenue / average PP&E" as a metric of those line items; a year the
+    definition names is read relative to `latest_year`, the question's latest."""
     m = _DEFINED.search(question)
     if not m:
         return None
-    parts = _OVER.split(next(g for g in m.groups() if g).strip(), maxsplit=1)
+    text = next(g for g in m.groups() if g).strip()
+    percent = Scale.PERCENT if re.search(r"percent|%", question, re.I) else Scale.RATIO
+    formula = parse_formula(text, latest_year, _item_name)
+    if isinstance(formula, BinOp):
+        return Metric("defined metric", (), scale=percent, formula=formula)
+    parts = _OVER.split(text, maxsplit=1)
     if len(parts) != 2:
         return None
     top, bottom = item_in(parts[0]), item_in(parts[1])
     if top is None or bottom is None:
         return None
-    percent = bool(re.search(r"percent|%", question, re.I))
-    return Metric("defined ratio", ((top[0].name, 1),), bottom[0].name,
-                  Scale.PERCENT if percent else Scale.RATIO, bottom[1])
+    return Metric("defined ratio", ((top[0].name, 1),), bottom[0].name, percent, bottom[1])

@@ -85,3 +85,36 @@ def test_percent_units_and_year_ranges_are_what_is_asked(apple):
                         "to one decimal place.")
     assert (short.short_answer, short.scale) == ("2.7", "percent")
     assert short.derivation.count("months ended") == 3, short.derivation
+
+
+@pytest.mark.parametrize("question, answer", [
+    # DIO 365 * 6,808.5 / 210,352 + DSO 365 * 31,459 / 391,035 - DPO 113.63 (Apple: negative).
+    ("What is the FY2024 cash conversion cycle (CCC) for Apple? CCC is defined as: DIO + DSO - "
+     "DPO. DIO is defined as: 365 * (average inventory between FY2023 and FY2024) / (FY2024 "
+     "COGS). DSO is defined as: 365 * (average accounts receivable between FY2023 and FY2024) "
+     "/ (FY2024 Revenue). DPO is defined as: 365 * (average accounts payable between FY2023 "
+     "and FY2024) / (FY2024 COGS + change in inventory between FY2023 and FY2024). Round your "
+     "answer to two decimal places.", ("-72.46", "")),
+    # (Operating income 123,216 + D&A 11,445) / net sales 391,035.
+    ("What is the FY2024 unadjusted EBITDA % margin for Apple? Define unadjusted EBITDA as "
+     "unadjusted operating income + depreciation and amortization from the cash flow "
+     "statement. Answer in units of percents and round to two decimal places.",
+     ("34.44", "percent")),
+    ("What is the FY2024 working capital ratio for Apple? Define working capital ratio as total "
+     "current assets divided by total current liabilities. Round your answer to two decimal "
+     "places.", ("0.87", "")),
+    # A definition without a division is an amount: 118,254 - 9,447, in the unit asked.
+    ("Using only the cash flow statement, what is Apple's FY2024 free cash flow? Define free "
+     "cash flow as cash from operations minus capital expenditures. Answer in USD millions.",
+     ("108807", "million")),
+    ("What is Apple's FY2024 COGS % margin? Round to two decimal places.", ("53.79", "percent")),
+    ("What is the FY2024 capital expenditure to revenue ratio for Apple (in percent)? Round to "
+     "two decimal places.", ("2.42", "percent")),
+    ("Answer by primarily using the balance sheet: what is the year end FY2024 net PPNE for "
+     "Apple? Answer in USD billions.", ("45.68", "billion")),
+    ("What is Apple's FY2024 total D&A (as shown in cash flow statement) as a percent of total "
+     "revenue? Round to two decimal places.", ("2.93", "percent")),
+])
+def test_analysts_definitions_and_wordings(apple, question, answer):
+    short = _ask(apple, question)
+    assert (short.short_answer, short.scale) == answer, short.prose()

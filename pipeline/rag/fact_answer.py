@@ -171,7 +171,7 @@ def answer_from_facts(query: Query, info: DocumentInfo) -> FactResult | None:
 
 
 def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
-            used: list[Fact], per_share: bool, shown: list[str]) -> FactResult:
+            used: list[Fact], per_share: bool, shown_formulas: list[str]) -> FactResult:
     op = query.operation
     value = values[-1]
     how = "value"
@@ -196,10 +196,11 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
         power = _amount_scale(query, used)
         shown = value.scaleb(-power)
         return FactResult(_round(shown, query.decimals, None), _WORD_OF.get(power, ""),
-                          _derive([v.scaleb(-power) for v in values], ts, how), used)
+                          _derive([v.scaleb(-power) for v in values], ts, how, shown_formulas),
+                          used)
     scale = "percent" if kind is Scale.PERCENT else ""
     return FactResult(_round(value, query.decimals, DEFAULT_DECIMALS[kind]), scale,
-                      _derive(values, ts, how, shown), used)
+                      _derive(values, ts, how, shown_formulas), used)
 
 
 def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:

@@ -73,6 +73,13 @@ def _has(node: Node, cls: type) -> bool:
     return isinstance(node, cls)
 
 
+def divides(node: Node) -> bool:
+    """Whether the formula is a ratio of some kind (else an amount: a sum or difference)."""
+    if isinstance(node, BinOp):
+        return node.op in (Op.DIV, Op.MUL) or divides(node.left) or divides(node.right)
+    return False
+
+
 def multiplies_by_hundred(node: Node) -> bool:
     """Whether the formula states its own "* 100" (then it is a percent already)."""
     if isinstance(node, BinOp):
@@ -82,8 +89,11 @@ def multiplies_by_hundred(node: Node) -> bool:
     return False
 
 
-def _term(phrase: str, latest_year: int | None,
-          resolve: Callable[[str], str | None]) -> Node | None:
+# Names the phrase of a term: a line item (an ItemTerm of its name), or a metric's formula.
+Resolver = Callable[[str], "Node | None"]
+
+
+def _term(phrase: str, latest_year: int | None, resolve: Resolver) -> Node | None:
     text = phrase.strip(" :,")
     if _NUMBER.match(text):
         return Const(Decimal(text.replace(",", "")))
@@ -92,16 +102,17 @@ def _term(phrase: str, latest_year: int | None,
     years = [int(y) for y in _YEAR.findall(text)]
     back = latest_year - max(years) if years and latest_year is not None else 0
     # The years and "change in" are harmless to `resolve`: it looks for an item's phrases.
-    name = resolve(text)
-    return None if name is None or back < 0 else ItemTerm(name, mode, back)
+    node = resolve(text)
+    if node is None or back < 0:
+        return None
+    return ItemTerm(node.item, mode, back) if isinstance(node, ItemTerm) else node
 
 
 class _Parser:
     """Recursive descent over the tokens: sum := product (+|- product)*,
     product := factor (*|/ factor)*, factor := ( sum ) | a number | an item phrase."""
 
-    def __init__(self, tokens: list[str], latest_year: int | None,
-                 resolve: Callable[[str], str | None]) -> None:
+    def __init__(self, tokens: list[str], latest_year: int | None, resolve: Resolver) -> None:
         self.tokens, self.at = tokens, 0
         self.latest_year, self.resolve = latest_year, resolve
 
@@ -137,10 +148,9 @@ class _Parser:
         return _term(token, self.latest_year, self.resolve)
 
 
-def parse_formula(text: str, latest_year: int | None,
-                  resolve: Callable[[str], str | None]) -> Node | None:
-    """The formula a definition states, or None when a part of it names no line item
-    (`resolve`: a phrase -> the line item's name) or it is not arithmetic on items."""
+def parse_formula(text: str, latest_year: int | None, resolve: Resolver) -> Node | None:
+    """The formula a definition states, or None when a part of it names nothing `resolve`
+    knows or it is not arithmetic on items."""
     tokens = [t.strip() for t in _TOKEN.split(f" {text} ") if t and t.strip()]
     parser = _Parser(tokens, latest_year, resolve)
     node = parser.sum()

@@ -5,17 +5,16 @@ vocabulary's are a sum of signed line items, optionally over a denominator line 
 balance averaged over the period's start and end where `average` says so). A question that
 gives its own definition ("defined as revenue / average PP&E", "365 * (average accounts
 payable) / (COGS + change in inventory)") is parsed into a formula of its own
-(`defined_metric`).
+(definitions.py).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import Enum
 
-from pipeline.rag.formula import BinOp, ItemMode, ItemTerm, Node, Op, parse_formula
-from pipeline.rag.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.formula import BinOp, Const, ItemMode, ItemTerm, Node, Op, multiplies_by_hundred
 
 DAYS_IN_YEAR = 365
 
@@ -53,6 +52,16 @@ class Metric:
             return top
         mode = ItemMode.AVERAGE if self.average else ItemMode.VALUE
         return BinOp(Op.DIV, top, ItemTerm(self.denominator, mode))
+
+    def scaled(self) -> Node:
+        """The formula with its scale in it (* 100, * 365 for a year's days): for a
+        metric that is a term of another ("CCC is defined as DIO + DSO - DPO")."""
+        expr = self.expression()
+        if self.scale is Scale.PERCENT and not multiplies_by_hundred(expr):
+            return BinOp(Op.MUL, expr, Const(Decimal(100)))
+        if self.scale is Scale.DAYS:
+            return BinOp(Op.MUL, expr, Const(Decimal(DAYS_IN_YEAR)))
+        return expr
 
 
 P, R, D, A = Scale.PERCENT, Scale.RATIO, Scale.DAYS, Scale.AMOUNT
@@ -99,55 +108,3 @@ DAYS_METRICS: tuple[Metric, ...] = (
            synonyms=("dio", "days of inventory")),
 )
 ALL_METRICS = METRICS + DAYS_METRICS
-
-# A definition the question gives: "defined as A / B", "(A / B)", "A as a percentage of B".
-_DEFINED = re.compile(r"\b(?:defined|calculated|computed) as:?\b(.+?)(?:[?;]|\.(?!\d)|$)|"
-                      r"\(([^()]+/[^()]+)\)|"
-                      r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
-                      r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
-_OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
-                   re.I)
-
-
-def item_in(phrase: str) -> tuple[LineItem, bool] | None:
-    """The line item a phrase names (longest synonym first), and whether it is averaged."""
-    low = " ".join(phrase.lower().replace("’", "'").split())
-    best: tuple[int, LineItem] | None = None
-    for item in LINE_ITEMS:
-        for p in item.phrases:
-            if re.search(rf"(?<![\w&]){re.escape(p)}(?![\w&])", low) and (best is None or len(p) > best[0]):
-                best = (len(p), item)
-    return (best[1], "average" in low) if best else None
-
-
-def _item_name(phrase: str) -> str | None:
-    found = item_in(phrase)
-    return found[0].name if found else None
-
-
-def definition_span(question: str) -> tuple[int, int] | None:
-    """Where the question states "... is defined as ...": those words belong to the metric,
-    not to what is asked of it ("defined as net income / average total assets" asks for no
-    average). A bare "(A / B)" or "A as a percentage of B" is the ask itself."""
-    m = _DEFINED.search(question)
-    return m.span() if m and m.group(1) else None
-
-
-def defined_metric(question: str, latest_year: int | None = None) -> Metric | None:
-    """"... defined as revenue / average PP&E" as a metric of those line items; a year the
-    definition names is read relative to `latest_year`, the question's latest."""
-    m = _DEFINED.search(question)
-    if not m:
-        return None
-    text = next(g for g in m.groups() if g).strip()
-    percent = Scale.PERCENT if re.search(r"percent|%", question, re.I) else Scale.RATIO
-    formula = parse_formula(text, latest_year, _item_name)
-    if isinstance(formula, BinOp):
-        return Metric("defined metric", (), scale=percent, formula=formula)
-    parts = _OVER.split(text, maxsplit=1)
-    if len(parts) != 2:
-        return None
-    top, bottom = item_in(parts[0]), item_in(parts[1])
-    if top is None or bottom is None:
-        return None
-    return Metric("defined ratio", ((top[0].name, 1),), bottom[0].name, percent, bottom[1])

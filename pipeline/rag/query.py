@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
 
+from pipeline.rag.definitions import defined_metric, definition_span, longest_named, named_metric
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
-from pipeline.rag.metrics import ALL_METRICS, Metric, defined_metric, definition_span
+from pipeline.rag.metrics import ALL_METRICS, Metric
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import Question, operation
 from retriever_trt.documents.metadata import parse_date
@@ -117,29 +118,15 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
 
 
-def _phrase_at(low: str, phrase: str) -> bool:
-    return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low) is not None
-
-
 def parse_measure(text: str, latest_year: int | None = None) -> LineItem | Metric | None:
     """The metric or line item named, the longest name first ("operating margin" is a
     metric, not "operating income"); a definition in the question wins (a year it names
-    read against `latest_year`)."""
-    defined = defined_metric(text, latest_year)
-    if defined is not None:
-        return defined
-    low = " ".join(text.lower().replace("’", "'").split())
+    read against `latest_year`), and "COGS % margin" or "capex to revenue ratio" is a
+    metric of its line items."""
     # A metric named wins over the line items its definition names ("current ratio
-    # (current assets / current liabilities)" was handled above as a definition).
-    for group in (ALL_METRICS, LINE_ITEMS):
-        best: tuple[int, LineItem | Metric] | None = None
-        for candidate in group:
-            for p in candidate.phrases:
-                if _phrase_at(low, p) and (best is None or len(p) > best[0]):
-                    best = (len(p), candidate)
-        if best:
-            return best[1]
-    return None
+    # (current assets / current liabilities)" was handled first, as a definition).
+    return (defined_metric(text, latest_year) or longest_named(text, ALL_METRICS)
+            or named_metric(text) or longest_named(text, LINE_ITEMS))
 
 
 def find_company(text: str, aliases: dict[str, str]) -> str | None:

@@ -94,6 +94,7 @@ class ShortAnswer:
     wanted_arithmetic: bool = False
     quote: str | None = None   # the sentence an answer from the text is cut from
     missing: str | None = None  # why no number can be given (an operand no table has)
+    cited_from: str = "the table"  # what the citations' rows and columns are of
 
     def prose(self) -> str:
         """A sentence stating the answer and how it was computed, or that nothing was found."""
@@ -122,7 +123,7 @@ class ShortAnswer:
             return f"{text} ({self.derivation.removeprefix('count of ')})."
         if self.citations:
             cells = "; ".join(f"{c['row']} ({c['column']}): {c['value']}" for c in self.citations)
-            return f"{text}. From the table: {cells}."
+            return f"{text}. From {self.cited_from}: {cells}."
         return f"{text}."
 
 

@@ -49,11 +49,12 @@ TEXT_DOCUMENTS = 2
 TEXT_OPERATIONS = (Operation.SUM, Operation.AVERAGE)
 
 
-def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
+def _transposed_answer(table: Table, q: Question,
+                       refusals: list[str] | None = None) -> TableAnswer | None:
     """The answer from the table read with its periods as columns, cited by the original
     table's (row, column)."""
     flipped = transpose(table)
-    got = answer_from_table(flipped, q) if flipped is not None else None
+    got = answer_from_table(flipped, q, refusals) if flipped is not None else None
     if got is None:
         return None
     body = list(table.body())
@@ -62,13 +63,15 @@ def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
     return got
 
 
-def answer_question(question: str | Question, tables: Sequence[Table]) -> TableAnswer | None:
-    """The computed or looked-up answer; `.table_index` says which of `tables` it is from."""
+def answer_question(question: str | Question, tables: Sequence[Table],
+                    refusals: list[str] | None = None) -> TableAnswer | None:
+    """The computed or looked-up answer; `.table_index` says which of `tables` it is from.
+    Computations refused for mixing kinds of figures add their reasons to `refusals`."""
     q = operation(question) if isinstance(question, str) else question
     best: TableAnswer | None = None
     best_score = 0.0
     for k, table in enumerate(tables):
-        got = answer_from_table(table, q) or _transposed_answer(table, q)
+        got = answer_from_table(table, q, refusals) or _transposed_answer(table, q, refusals)
         if got is None:
             continue
         ranked = got.score - RANK_PENALTY * k
@@ -172,8 +175,11 @@ def short_answer_for(question: str | Question, passages: Sequence[Any],
         if found is not None and all(found[0].chunk_id != d[0].chunk_id for d in docs):
             docs.append(found)
     out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS, missing=q.missing)
-    got = answer_question(q, [t for _, t in docs])
+    refusals: list[str] = []
+    got = answer_question(q, [t for _, t in docs], refusals)
     if got is None:
+        if out.missing is None and refusals:
+            out.missing = refusals[0]  # the best-retrieved table's figures, of two kinds
         if out.missing is None and out.wanted_arithmetic and q.years and docs and not any(
                 set(q.years) <= {y for ys in t.column_years if ys for y in ys} for _, t in docs):
             out.missing = (f"no retrieved table has a column for "

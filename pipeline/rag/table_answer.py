@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
 from retriever_trt.tables import Cell, Table
@@ -189,14 +190,20 @@ def _by_year(table: Table, cols: list[int]) -> list[int]:
     return sorted(cols, key=lambda j: max(table.column_years[j] or [0]))
 
 
-def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
+def answer_from_table(table: Table, question: Question,
+                      refusals: list[str] | None = None) -> TableAnswer | None:
     """The answer from `table`, or None. An operand the question names that no table can
     have means None; so does any failure inside the rules (logged): a question must never
-    turn into a 500."""
+    turn into a 500. A computation refused because its operands are of different kinds
+    adds its reason to `refusals`, for the prose to say."""
     if question.missing is not None:
         return None
     try:
         return _answer(table, question)
+    except MixedKinds as exc:
+        if refusals is not None:
+            refusals.append(exc.reason)
+        return None
     except NoAnswer:
         return None
     except Exception:  # noqa: BLE001 - a rule's bug: no number rather than a failed request
@@ -302,6 +309,7 @@ def _row_list(table: Table, q: Question) -> TableAnswer | None:
 
 
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
+    check_same_kind(op, cells)
     values = [c.value.number for c in cells]
     percent_cells = any(c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)

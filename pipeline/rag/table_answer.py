@@ -185,6 +185,18 @@ def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     return "" if _UNSCALED.search(text) else table.scale
 
 
+def _threshold_in_table_units(table: Table, cells: list[Cell], q: Question) -> Decimal:
+    """The question's threshold as the row's cells are written: "$1 million" is 1,000 in a
+    table in thousands, so a cell of 1,900 exceeds it. A percentage, or a row the table's
+    scale does not apply to (per share, counts), is compared as written."""
+    number, unit = q.threshold
+    limit = Decimal(number.replace(",", "")) * _SCALE_WORDS.get(unit.lower(), Decimal(1))
+    scale = _scale(table, cells, q)
+    if unit == "%" or scale == "percent":
+        return Decimal(number.replace(",", ""))
+    return limit / _SCALE_WORDS.get(scale, Decimal(1))
+
+
 def _by_year(table: Table, cols: list[int]) -> list[int]:
     """Columns oldest first (by the latest year each names)."""
     return sorted(cols, key=lambda j: max(table.column_years[j] or [0]))
@@ -232,9 +244,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(row[0], j) for j in cols]
         if q.threshold:
-            limit = Decimal(q.threshold[0].replace(",", ""))
-            limit *= _SCALE_WORDS.get(q.threshold[1].lower(), Decimal(1))
-            limit /= _SCALE_WORDS.get(table.scale, Decimal(1))
+            limit = _threshold_in_table_units(table, cells, q)
             keep = [c for c in cells if (c.value.number > limit) == q.higher]
         else:
             pick = max if q.higher else min

@@ -65,6 +65,9 @@ class TableAnswer:
     cells: list[Cell] = field(default_factory=list)
     score: float = 0.0
     table_index: int = 0
+    # The answers of other tables whose rows, columns and years fit the question exactly as
+    # well and that say otherwise: the caller names them rather than pick one silently.
+    tied: list[TableAnswer] = field(default_factory=list)
 
 
 def _label_tokens(text: str) -> set[str]:

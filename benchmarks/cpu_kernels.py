@@ -35,6 +35,7 @@ from functools import partial
 from pathlib import Path
 from unittest.mock import patch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import FinragPeer  # noqa: E402
 from throughput import SPEC, figures, timed  # noqa: E402

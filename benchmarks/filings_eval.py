@@ -42,6 +42,8 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+# This checkout's code, not whichever finrag is installed (--rules runs it in process).
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from filings_gold import FILINGS, QUESTIONS, load_questions  # noqa: E402

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workloads import TATQA, standard_prompts  # noqa: E402
 

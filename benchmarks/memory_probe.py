@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from soak import rss_mib  # noqa: E402
 from workloads import standard_prompts  # noqa: E402

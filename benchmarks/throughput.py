@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import CTranslate2Peer, FinragPeer, TransformersPeer  # noqa: E402
 from workloads import standard_prompts  # noqa: E402

@@ -11,6 +11,7 @@ from paths import FILINGS, require_filings
 
 from pipeline.rag.fact_answer import answer_from_facts
 from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.formula import BinOp, ItemTerm, Op
 from pipeline.rag.query import PeriodKind, parse_query
 from retriever_trt.documents import DocumentError, Form, load_document
 from retriever_trt.filters import MetadataFilter, within_tenant
@@ -144,8 +145,8 @@ def test_query_periods_definitions_and_percent_change():
     q = parse_query("X's R&D expense for the quarter ended June 28, 2025, in millions?")
     assert (q.periods[0].months, q.periods[0].end.isoformat(), q.unit) == (3, "2025-06-28", "million")
     q = parse_query("X's current ratio (current assets / current liabilities) at the end of 2024?")
-    assert (q.measure.numerator, q.measure.denominator) == \
-        ((("total current assets", 1),), "total current liabilities")
+    assert q.measure.expression() == BinOp(Op.DIV, ItemTerm("total current assets"),
+                                           ItemTerm("total current liabilities"))
     q = parse_query("X's research and development expense as a percentage of revenue in 2024?")
     assert q.measure.denominator == "revenue" and q.measure.scale.value == "percent"
     assert parse_query("By what percentage did X's gross profit change in 2025?").operation == \

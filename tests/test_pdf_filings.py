@@ -12,7 +12,6 @@ import pytest
 from paths import FILINGS, require_filings
 
 from pipeline.rag.column_periods import ColumnPeriod, column_periods, period_length
-from pipeline.rag.cover_answer import CoverField, cover_field
 from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.row_items import match_row
 from pipeline.rag.table_facts import facts_from_tables, is_statement
@@ -209,14 +208,17 @@ def test_a_table_fact_cites_its_cell_and_page(shelf: FilingAnswerer) -> None:
     ("What was the last day of Visa's fiscal year 2024?", "September 30, 2024"),
     ("On what date did Visa's fiscal year 2023 end?", "September 30, 2023"),
     ("On what date did J&J's second quarter of 2025 end?", "June 29, 2025"),
+    ("In which state is Johnson & Johnson incorporated?", "New Jersey"),
+    ("What is Visa's I.R.S. employer identification number?", "26-0267673"),
+    ("On which exchange is Tesla's common stock listed?", "The Nasdaq Global Select Market"),
 ])
 def test_the_cover_fields_of_a_printed_filing(shelf: FilingAnswerer, question: str,
                                               answer: str) -> None:
     q = shelf.parse(question)
-    assert shelf.answer(q, shelf.scope(q, None)).short_answer == answer
+    short = shelf.answer(q, shelf.scope(q, None))
+    assert short.short_answer == answer
+    # a cover field cites the cover's page (no tag to cite), and the passage showing it
+    assert all(c["page"] in (1, 2) and "fact" not in c and c["source_id"] == short.cited.chunk_id
+               for c in short.citations)
 
 
-def test_questions_that_ask_no_cover_field() -> None:
-    assert cover_field("What is the ticker of Apple?") is CoverField.TICKER
-    assert cover_field("On what date did the repurchase program end?") is None
-    assert cover_field("In which state is J&J incorporated?") is None

@@ -5,12 +5,14 @@ is shown in. When an operand has no fact, there is no number: `missing` says whi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
+from pipeline.rag.formula import evaluate, multiplies_by_hundred
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
-from pipeline.rag.metrics import Metric, Scale
+from pipeline.rag.metrics import DAYS_IN_YEAR, Metric, Scale
 from pipeline.rag.operation import Operation
 from pipeline.rag.query import PeriodKind, Query
 from pipeline.rag.scope import END_SLACK
@@ -21,7 +23,10 @@ SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
 _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
 DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
-# Operations that compare two periods, and what they compute.
+MONTHS_IN_YEAR = 12
+# Operations whose answer reads several periods; any other reads the latest one named.
+_MULTI_PERIOD = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE,
+                           Operation.SUM, Operation.MULTI_LOOKUP})
 
 
 @dataclass(frozen=True)
@@ -115,23 +120,22 @@ class _Reader:
         return f.value
 
 
-def _metric_value(reader: _Reader, metric: Metric, t: Target) -> Decimal | None:
-    parts = [reader.value(BY_NAME[n], t) for n, _ in metric.numerator]
-    if any(p is None for p in parts):
-        return None
-    top = sum((v * s for v, (_, s) in zip(parts, metric.numerator, strict=True)), Decimal(0))
-    if metric.denominator is None:
-        return top
-    item = BY_NAME[metric.denominator]
-    bottom = reader.value(item, t)
-    if bottom is not None and metric.average:
-        prior = reader.value(item, Target(_years_back(t.end, 1), t.months))
-        bottom = None if prior is None else (bottom + prior) / 2
-    if bottom is None or bottom == 0:
-        return None
-    ratio = top / bottom
-    days = Decimal(365 * (t.months or 12)) / 12
-    return {Scale.PERCENT: ratio * 100, Scale.DAYS: ratio * days}.get(metric.scale, ratio)
+def _metric_value(reader: _Reader, metric: Metric, t: Target) -> tuple[Decimal | None, str]:
+    """The metric for one period, and its formula with the values put in."""
+    expr = metric.expression()
+
+    def read(name: str, years_back: int) -> Decimal | None:
+        return reader.value(BY_NAME[name], Target(_years_back(t.end, years_back), t.months))
+
+    value, shown = evaluate(expr, read)
+    if value is None:
+        return None, shown
+    if metric.scale is Scale.PERCENT and not multiplies_by_hundred(expr):
+        return value * 100, f"{shown} * 100"
+    if metric.scale is Scale.DAYS:
+        days = Decimal(DAYS_IN_YEAR * (t.months or MONTHS_IN_YEAR)) / MONTHS_IN_YEAR
+        return value * days, f"{shown} * {days.normalize():f}"
+    return value, shown
 
 
 def _amount_scale(query: Query, facts: list[Fact]) -> int:
@@ -150,8 +154,12 @@ def answer_from_facts(query: Query, info: DocumentInfo) -> FactResult | None:
     ts = targets(query, info)
     if not ts:
         return FactResult(None, "", "", missing=f"the period of {info.title}")
+    if query.operation not in _MULTI_PERIOD:
+        ts = ts[-1:]  # its answer is the latest period's: an earlier one's gap must not void it
+    shown: list[str] = []
     if isinstance(measure, Metric):
-        values = [_metric_value(reader, measure, t) for t in ts]
+        pairs = [_metric_value(reader, measure, t) for t in ts]
+        values, shown = [v for v, _ in pairs], [s for _, s in pairs]
         kind = measure.scale
     else:
         values = [reader.value(measure, t) for t in ts]
@@ -159,11 +167,11 @@ def answer_from_facts(query: Query, info: DocumentInfo) -> FactResult | None:
     if any(v is None for v in values):
         return FactResult(None, "", "", reader.used, reader.missing or "a denominator of zero")
     return _finish(query, values, ts, kind, reader.used,
-                   isinstance(measure, LineItem) and measure.per_share)
+                   isinstance(measure, LineItem) and measure.per_share, shown)
 
 
 def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
-            used: list[Fact], per_share: bool) -> FactResult:
+            used: list[Fact], per_share: bool, shown_formulas: list[str]) -> FactResult:
     op = query.operation
     value = values[-1]
     how = "value"
@@ -188,10 +196,11 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
         power = _amount_scale(query, used)
         shown = value.scaleb(-power)
         return FactResult(_round(shown, query.decimals, None), _WORD_OF.get(power, ""),
-                          _derive([v.scaleb(-power) for v in values], ts, how), used)
+                          _derive([v.scaleb(-power) for v in values], ts, how, shown_formulas),
+                          used)
     scale = "percent" if kind is Scale.PERCENT else ""
     return FactResult(_round(value, query.decimals, DEFAULT_DECIMALS[kind]), scale,
-                      _derive(values, ts, how), used)
+                      _derive(values, ts, how, shown_formulas), used)
 
 
 def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:
@@ -201,11 +210,15 @@ def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:
     return value.quantize(Decimal(1).scaleb(-places))
 
 
-def _derive(values: list[Decimal], ts: list[Target], how: str) -> str:
+def _derive(values: list[Decimal], ts: list[Target], how: str, shown: Sequence[str] = ()) -> str:
+    """How the answer was computed; a metric's value of each period with its formula,
+    its values put in (`shown`)."""
     def fmt(v: Decimal) -> str:
         return f"{v.quantize(Decimal('0.0001')).normalize():f}"
 
     parts = [f"{fmt(v)} ({t.label()})" for v, t in zip(values, ts, strict=True)]
+    if shown:
+        parts = [f"{fmt(v)} ({t.label()}: {s})" for v, t, s in zip(values, ts, shown, strict=True)]
     if how == "percent change":
         return f"({fmt(values[-1])} - {fmt(values[0])}) / |{fmt(values[0])}| * 100; " + "; ".join(parts)
     if how == "change":

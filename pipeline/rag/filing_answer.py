@@ -2,8 +2,8 @@
 its period (within what the caller's filter allows), and answer from that filing's tagged
 facts, each cited with the table cell (and page) that shows it. A filing without tagged
 facts (a PDF) is answered from the facts its statement tables show (`table_facts.py`); a
-question about the filing itself (its trading symbol, its period's end) from its metadata
-(`cover_answer.py`).
+question about the filing itself (its trading symbol, its period's end, its cover's state
+of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 """
 
 from __future__ import annotations
@@ -91,8 +91,10 @@ class FilingAnswerer:
         no measure or no filing, with `missing` set when an operand has no fact."""
         if not scope.doc_ids:
             return ShortAnswer()
-        if query.measure is None:  # maybe a field of the cover: the symbol, the period end
-            return answer_from_cover(query, self.info[scope.doc_ids[0]]) or ShortAnswer()
+        if query.measure is None:  # maybe a field of the cover: the symbol, the incorporation
+            doc_id = scope.doc_ids[0]
+            chunks = self.store.document(doc_id) if hasattr(self.store, "document") else ()
+            return answer_from_cover(query, self.info[doc_id], chunks) or ShortAnswer()
         tagged = bool(self.info[scope.doc_ids[0]].facts)
         info = self.facts_of(scope.doc_ids[0])
         if not info.facts:

@@ -1,18 +1,20 @@
 """Financial metrics by definition, computed from line items (`line_items.py`).
 
-A metric is a sum of signed line items, optionally over a denominator line item (a
-balance averaged over the period's start and end where `average` says so), scaled to a
-percent or to days. A question that gives its own definition ("defined as revenue /
-average PP&E") is parsed into the same shape (`defined_metric`).
+A metric is a formula (formula.py) over line items, scaled to a percent or to days. The
+vocabulary's are a sum of signed line items, optionally over a denominator line item (a
+balance averaged over the period's start and end where `average` says so). A question that
+gives its own definition ("defined as revenue / average PP&E", "365 * (average accounts
+payable) / (COGS + change in inventory)") is parsed into a formula of its own
+(definitions.py).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import Enum
 
-from pipeline.rag.line_items import BY_NAME, LINE_ITEMS, LineItem
+from pipeline.rag.formula import BinOp, Const, ItemMode, ItemTerm, Node, Op, multiplies_by_hundred
 
 DAYS_IN_YEAR = 365
 
@@ -32,14 +34,34 @@ class Metric:
     scale: Scale = Scale.RATIO
     average: bool = False                    # the denominator averaged over start and end
     synonyms: tuple[str, ...] = ()
+    formula: Node | None = None              # a question's own definition, in place of the above
 
     @property
     def phrases(self) -> tuple[str, ...]:
         return (self.name, *self.synonyms)
 
-    def items(self) -> list[LineItem]:
-        names = [n for n, _ in self.numerator] + ([self.denominator] if self.denominator else [])
-        return [BY_NAME[n] for n in names]
+    def expression(self) -> Node:
+        """The formula: the question's, else numerator (over denominator)."""
+        if self.formula is not None:
+            return self.formula
+        (first, _), *rest = self.numerator
+        top: Node = ItemTerm(first)
+        for name, sign in rest:
+            top = BinOp(Op.ADD if sign > 0 else Op.SUB, top, ItemTerm(name))
+        if self.denominator is None:
+            return top
+        mode = ItemMode.AVERAGE if self.average else ItemMode.VALUE
+        return BinOp(Op.DIV, top, ItemTerm(self.denominator, mode))
+
+    def scaled(self) -> Node:
+        """The formula with its scale in it (* 100, * 365 for a year's days): for a
+        metric that is a term of another ("CCC is defined as DIO + DSO - DPO")."""
+        expr = self.expression()
+        if self.scale is Scale.PERCENT and not multiplies_by_hundred(expr):
+            return BinOp(Op.MUL, expr, Const(Decimal(100)))
+        if self.scale is Scale.DAYS:
+            return BinOp(Op.MUL, expr, Const(Decimal(DAYS_IN_YEAR)))
+        return expr
 
 
 P, R, D, A = Scale.PERCENT, Scale.RATIO, Scale.DAYS, Scale.AMOUNT
@@ -86,37 +108,3 @@ DAYS_METRICS: tuple[Metric, ...] = (
            synonyms=("dio", "days of inventory")),
 )
 ALL_METRICS = METRICS + DAYS_METRICS
-
-# A definition the question gives: "defined as A / B", "(A / B)", "A as a percentage of B".
-_DEFINED = re.compile(r"\b(?:defined|calculated|computed) as\b(.+?)(?:[.?;]|$)|\(([^()]+/[^()]+)\)|"
-                      r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
-                      r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
-_OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
-                   re.I)
-
-
-def item_in(phrase: str) -> tuple[LineItem, bool] | None:
-    """The line item a phrase names (longest synonym first), and whether it is averaged."""
-    low = " ".join(phrase.lower().replace("’", "'").split())
-    best: tuple[int, LineItem] | None = None
-    for item in LINE_ITEMS:
-        for p in item.phrases:
-            if re.search(rf"(?<![\w&]){re.escape(p)}(?![\w&])", low) and (best is None or len(p) > best[0]):
-                best = (len(p), item)
-    return (best[1], "average" in low) if best else None
-
-
-def defined_metric(question: str) -> Metric | None:
-    """"... defined as revenue / average PP&E" as a metric of those line items."""
-    m = _DEFINED.search(question)
-    if not m:
-        return None
-    parts = _OVER.split(next(g for g in m.groups() if g).strip(), maxsplit=1)
-    if len(parts) != 2:
-        return None
-    top, bottom = item_in(parts[0]), item_in(parts[1])
-    if top is None or bottom is None:
-        return None
-    percent = bool(re.search(r"percent|%", question, re.I))
-    return Metric("defined ratio", ((top[0].name, 1),), bottom[0].name,
-                  Scale.PERCENT if percent else Scale.RATIO, bottom[1])

@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
 
+from pipeline.rag.definitions import defined_metric, definition_span, longest_named, named_metric
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
-from pipeline.rag.metrics import ALL_METRICS, Metric, defined_metric
+from pipeline.rag.metrics import ALL_METRICS, Metric
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import Question, operation
 from retriever_trt.documents.metadata import parse_date
@@ -31,7 +32,8 @@ _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 # "By what percentage did X change", "X growth ... in percent": a percent change.
 _PERCENT_CHANGE = re.compile(
     r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
-    r"\b(?:growth|change|increase|decrease)\b.*\b(?:in|as a) percent", re.I)
+    r"\b(?:growth|change|increase|decrease)\b.*\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
+    re.I)
 _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
                    re.I)
 _FISCAL_YEAR = re.compile(r"\b(?:fiscal(?: year)?|fy)\s*['’]?((?:19|20)?\d{2})\b", re.I)
@@ -116,28 +118,15 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
 
 
-def _phrase_at(low: str, phrase: str) -> bool:
-    return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low) is not None
-
-
-def parse_measure(text: str) -> LineItem | Metric | None:
+def parse_measure(text: str, latest_year: int | None = None) -> LineItem | Metric | None:
     """The metric or line item named, the longest name first ("operating margin" is a
-    metric, not "operating income"); a definition in the question wins."""
-    defined = defined_metric(text)
-    if defined is not None:
-        return defined
-    low = " ".join(text.lower().replace("’", "'").split())
+    metric, not "operating income"); a definition in the question wins (a year it names
+    read against `latest_year`), and "COGS % margin" or "capex to revenue ratio" is a
+    metric of its line items."""
     # A metric named wins over the line items its definition names ("current ratio
-    # (current assets / current liabilities)" was handled above as a definition).
-    for group in (ALL_METRICS, LINE_ITEMS):
-        best: tuple[int, LineItem | Metric] | None = None
-        for candidate in group:
-            for p in candidate.phrases:
-                if _phrase_at(low, p) and (best is None or len(p) > best[0]):
-                    best = (len(p), candidate)
-        if best:
-            return best[1]
-    return None
+    # (current assets / current liabilities)" was handled first, as a definition).
+    return (defined_metric(text, latest_year) or longest_named(text, ALL_METRICS)
+            or named_metric(text) or longest_named(text, LINE_ITEMS))
 
 
 def find_company(text: str, aliases: dict[str, str]) -> str | None:
@@ -147,6 +136,15 @@ def find_company(text: str, aliases: dict[str, str]) -> str | None:
     return aliases[max(found, key=len)] if found else None
 
 
+def _over_years(periods: tuple[Period, ...], question: Question) -> tuple[Period, ...]:
+    """"The three-year average from FY2022 to FY2024": every fiscal year of the range."""
+    span = question.year_range
+    if not (question.operation.over_years and span and periods
+            and all(p.kind is PeriodKind.YEAR and p.end is None for p in periods)):
+        return periods
+    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in range(span[0], span[1] + 1))
+
+
 def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     unit = _UNIT.search(text)
     dec = _DECIMALS.search(text)
@@ -154,11 +152,17 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     if dec:
         word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
         decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
-    question = operation(text)
-    if _PERCENT_CHANGE.search(text) and question.operation != Operation.PERCENT_CHANGE:
+    # A definition's words ("average", "change in", its years) are the metric's, not the ask.
+    span = definition_span(text)
+    asked = f"{text[:span[0]]} {text[span[1]:]}" if span else text
+    question = operation(asked)
+    if _PERCENT_CHANGE.search(asked) and question.operation != Operation.PERCENT_CHANGE:
         question = replace(question, operation=Operation.PERCENT_CHANGE)
-    return Query(text, question, find_company(text, aliases or {}), parse_periods(text),
-                 parse_measure(text),
+    periods = parse_periods(text)
+    latest = max((p.year for p in periods if p.year is not None), default=None)
+    return Query(text, question, find_company(text, aliases or {}),
+                 _over_years(parse_periods(asked) or periods, question),
+                 parse_measure(text, latest),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals)
 
 

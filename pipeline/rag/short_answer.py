@@ -109,6 +109,7 @@ class ShortAnswer:
     wanted_arithmetic: bool = False
     quote: str | None = None   # the sentence an answer from the text is cut from
     missing: str | None = None  # why no number can be given (an operand no table has)
+    cited_from: str = "the table"  # what the citations' rows and columns are of
     # (document title, answer) of other reports that fit the question as well as this one
     also: list[tuple[str, str]] = field(default_factory=list)
 
@@ -144,7 +145,7 @@ class ShortAnswer:
             return f"{text} ({self.derivation.removeprefix('count of ')})."
         if self.citations:
             cells = "; ".join(f"{c['row']} ({c['column']}): {c['value']}" for c in self.citations)
-            return f"{text}. From the table: {cells}."
+            return f"{text}. From {self.cited_from}: {cells}."
         return f"{text}."
 
 

@@ -134,6 +134,15 @@ class FactCitation(BaseModel):
     end: str = Field(description="the period's last day, or the balance's date")
 
 
+class CoverFact(BaseModel):
+    """A field of a filing's cover, as the cover shows it."""
+
+    value: str = Field(description='e.g. "Delaware"')
+    facts: list[dict[str, str]] = Field(description="the dei facts tagging it: id, text "
+                                                    "(inline XBRL); empty for a PDF")
+    page: int | None = Field(description="the page it was read from (a PDF); null when tagged")
+
+
 class Filing(BaseModel):
     """The document an answer used, with its metadata."""
 
@@ -146,6 +155,9 @@ class Filing(BaseModel):
     fiscal_period: str
     period_end: str | None
     pages: int | None
+    cover: dict[str, CoverFact] = Field(
+        default_factory=dict, description="the other fields its cover states, by name "
+        "(incorporation, tax_id, city, state, exchange, file_number, phone)")
 
 
 class Citation(BaseModel):

@@ -4,18 +4,21 @@ Every number of the statements is an `ix:nonFraction` with a concept (`name`), a
 (`contextRef` -> `xbrli:context`: the period and any dimensions), a unit, a `scale` (the
 page shows value / 10**scale), a `sign` ("-" for a negative shown without one) and a
 `format` (how the shown text reads). The cover facts (`dei:EntityRegistrantName`,
-`dei:DocumentType`, `dei:DocumentFiscalYearFocus`, ...) are `ix:nonNumeric`.
+`dei:DocumentType`, `dei:DocumentFiscalYearFocus`, ...) are `ix:nonNumeric`; those the
+cover page shows (incorporation, address, exchange, ...) become the metadata's `cover`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from retriever_trt.documents.html_tables import local_name
 from retriever_trt.documents.metadata import parse_date
-from retriever_trt.documents.model import DocumentMetadata, Fact, Form
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata, Fact, Form
 
 IX = "http://www.xbrl.org/2013/inlineXBRL"
 XBRLI = "http://www.xbrl.org/2003/instance"
@@ -24,6 +27,10 @@ _NONFRACTION = f"{{{IX}}}nonFraction"
 _NONNUMERIC = f"{{{IX}}}nonNumeric"
 # Shown texts that mean zero (ixt:fixed-zero, or a dash under num-dot-decimal).
 _ZERO_TEXTS = {"", "-", "—", "–", "--"}
+# A visible element displaying a hidden fact: style="-sec-ix-hidden:f-115".
+_SEC_HIDDEN = re.compile(r"-sec-ix-hidden\s*:\s*([^;\s]+)")
+# What a tag's edge may catch of the cover's punctuation: "Arlington," "Los Gatos,".
+_EDGE_PUNCTUATION = " ,;:"
 
 def _text(el: Any) -> str:
     return " ".join("".join(el.itertext()).split())
@@ -109,23 +116,70 @@ def facts(root: Any) -> list[Fact]:
     return out
 
 
-def cover_facts(root: Any) -> dict[str, str]:
-    """The first value of each `dei:` fact: {"EntityRegistrantName": "Apple Inc.", ...}."""
-    out: dict[str, str] = {}
+@dataclass(frozen=True)
+class CoverFact:
+    """A `dei:` fact: its id and the text the cover shows for it; `shown` is False for a
+    fact in `ix:hidden` that no visible element displays (its text is then the tagged
+    value, which the cover may show otherwise: "DE" for "Delaware")."""
+
+    fact_id: str
+    text: str
+    shown: bool = True
+
+
+def cover_facts(root: Any) -> dict[str, CoverFact]:
+    """Each `dei:` fact by local name, {"EntityRegistrantName": CoverFact(..., "Apple Inc.")}:
+    the first one the cover shows, else the first hidden one. A hidden fact is shown where a
+    visible element names it in a `-sec-ix-hidden` style (SEC's way of tagging text whose
+    value is a code), and takes that element's text."""
+    displayed: dict[str, str] = {}
+    for el in root.xpath("//*[contains(@style, '-sec-ix-hidden')]"):
+        for fact_id in _SEC_HIDDEN.findall(el.get("style", "")):
+            displayed.setdefault(fact_id, _text(el))
+    shown: dict[str, CoverFact] = {}
+    hidden: dict[str, CoverFact] = {}
     for el in root.iter(_NONNUMERIC):
-        name = el.get("name", "")
-        if name.startswith("dei:"):
-            out.setdefault(name[4:], _text(el))
+        name, fact_id = el.get("name", ""), el.get("id", "")
+        if not name.startswith("dei:"):
+            continue
+        if not any(local_name(a.tag) == "hidden" for a in el.iterancestors()):
+            shown.setdefault(name[4:], CoverFact(fact_id, _text(el)))
+        elif fact_id in displayed:
+            shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id]))
+        else:
+            hidden.setdefault(name[4:], CoverFact(fact_id, _text(el), shown=False))
+    return {**hidden, **shown}
+
+
+def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:
+    """The cover fields the cover shows, as it shows them ("Arlington," is "Arlington");
+    a field only tagged hidden is left out, since its code is not what the cover says."""
+    out = {}
+    for f in CoverField:
+        parts = [cover.get(c.removeprefix("dei:")) for c in f.concepts]
+        if not all(p is not None and p.shown for p in parts):
+            continue
+        texts = [p.text.strip(_EDGE_PUNCTUATION) for p in parts]
+        if not all(texts):
+            continue
+        value = " ".join(texts)
+        if f is CoverField.PHONE:  # area code "408" or "(408)", then "996-1010"
+            value = f"({texts[0].strip('()')}) {texts[1]}"
+        out[f] = CoverEntry(value, tuple((p.fact_id, t) for p, t in zip(parts, texts, strict=True)))
     return out
 
 
-def metadata_from_cover(cover: dict[str, str]) -> DocumentMetadata:
+def metadata_from_cover(cover: dict[str, CoverFact]) -> DocumentMetadata:
     """Metadata from the dei facts; fields the filing does not tag stay empty."""
-    year = cover.get("DocumentFiscalYearFocus", "")
+    def text(name: str) -> str:
+        return cover[name].text if name in cover else ""
+
+    year = text("DocumentFiscalYearFocus")
     return DocumentMetadata(
-        company=cover.get("EntityRegistrantName", ""),
-        ticker=cover.get("TradingSymbol", "").upper(),
-        form=Form.parse(cover.get("DocumentType", "")),
+        company=text("EntityRegistrantName"),
+        ticker=text("TradingSymbol").upper(),
+        form=Form.parse(text("DocumentType")),
         fiscal_year=int(year) if year.isdigit() else None,
-        fiscal_period=cover.get("DocumentFiscalPeriodFocus", "").upper(),
-        period_end=parse_date(cover.get("DocumentPeriodEndDate", "")))
+        fiscal_period=text("DocumentFiscalPeriodFocus").upper(),
+        period_end=parse_date(text("DocumentPeriodEndDate")),
+        cover=cover_fields(cover))

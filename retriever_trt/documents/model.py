@@ -13,6 +13,7 @@ from datetime import date
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 
 class DocumentError(ValueError):
@@ -50,10 +51,63 @@ class Form(str, Enum):
         return cls.OTHER
 
 
+class CoverField(str, Enum):
+    """A fact about the registrant that the cover page of an SEC form states, beyond the
+    name, symbol and period that `DocumentMetadata` has fields of. The value is its key in
+    the saved metadata."""
+
+    INCORPORATION = "incorporation"    # state or other jurisdiction of incorporation
+    TAX_ID = "tax_id"                  # I.R.S. employer identification number
+    CITY = "city"                      # of the principal executive offices
+    STATE = "state"                    # of the principal executive offices
+    EXCHANGE = "exchange"              # where the first class of securities is registered
+    FILE_NUMBER = "file_number"        # Commission file number
+    PHONE = "phone"                    # the registrant's telephone number
+
+    @property
+    def concepts(self) -> tuple[str, ...]:
+        """The `dei:` concepts an inline-XBRL cover tags it with, in the order shown."""
+        return _DEI_CONCEPTS[self]
+
+
+_DEI_CONCEPTS = {
+    CoverField.INCORPORATION: ("dei:EntityIncorporationStateCountryCode",),
+    CoverField.TAX_ID: ("dei:EntityTaxIdentificationNumber",),
+    CoverField.CITY: ("dei:EntityAddressCityOrTown",),
+    CoverField.STATE: ("dei:EntityAddressStateOrProvince",),
+    CoverField.EXCHANGE: ("dei:SecurityExchangeName",),
+    CoverField.FILE_NUMBER: ("dei:EntityFileNumber",),
+    CoverField.PHONE: ("dei:CityAreaCode", "dei:LocalPhoneNumber"),
+}
+
+
+@dataclass(frozen=True)
+class CoverEntry:
+    """A cover field as the cover shows it ("Delaware", not the tagged code "DE"), with
+    where it stands: the `dei:` facts tagging it (inline XBRL; (id, shown text) each, in
+    `CoverField.concepts`' order), else the page whose text it was read from."""
+
+    value: str
+    facts: tuple[tuple[str, str], ...] = ()
+    page: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"value": self.value, "facts": [{"id": i, "text": t} for i, t in self.facts],
+                "page": self.page}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CoverEntry:
+        page = d.get("page")
+        return cls(str(d.get("value") or ""),
+                   tuple((str(f["id"]), str(f["text"])) for f in d.get("facts") or ()),
+                   int(page) if page is not None else None)
+
+
 @dataclass
 class DocumentMetadata:
     """Who and which period a document is about. `company` is the registrant's name as the
-    filing writes it ("Apple Inc."); `fiscal_period` is "FY", "Q1".."Q4" or ""."""
+    filing writes it ("Apple Inc."); `fiscal_period` is "FY", "Q1".."Q4" or ""; `cover`
+    holds the other cover fields the filing states."""
 
     company: str = ""
     ticker: str = ""
@@ -62,22 +116,29 @@ class DocumentMetadata:
     fiscal_period: str = ""
     period_end: date | None = None
     pages: int | None = None
+    cover: dict[CoverField, CoverEntry] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {"company": self.company, "ticker": self.ticker, "form": self.form.value,
                 "fiscal_year": self.fiscal_year, "fiscal_period": self.fiscal_period,
                 "period_end": self.period_end.isoformat() if self.period_end else None,
-                "pages": self.pages}
+                "pages": self.pages,
+                "cover": {f.value: e.to_dict() for f, e in self.cover.items()}}
 
     @classmethod
-    def from_dict(cls, d: dict[str, object]) -> DocumentMetadata:
+    def from_dict(cls, d: dict[str, Any]) -> DocumentMetadata:
+        """The inverse of `to_dict`; metadata saved before a field existed reads it as empty
+        (no `cover`: none), and a cover field this version does not know is left out."""
         end = d.get("period_end")
+        known = {f.value: f for f in CoverField}
+        cover = {known[k]: CoverEntry.from_dict(v)
+                 for k, v in (d.get("cover") or {}).items() if k in known}
         return cls(str(d.get("company") or ""), str(d.get("ticker") or ""),
                    Form(d.get("form") or Form.OTHER.value),
                    int(d["fiscal_year"]) if d.get("fiscal_year") is not None else None,
                    str(d.get("fiscal_period") or ""),
                    date.fromisoformat(str(end)) if end else None,
-                   int(d["pages"]) if d.get("pages") is not None else None)
+                   int(d["pages"]) if d.get("pages") is not None else None, cover)
 
 
 @dataclass(frozen=True)

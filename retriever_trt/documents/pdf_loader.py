@@ -6,7 +6,8 @@ table work. A table that runs onto the next page without a header of its own get
 header and caption of the part before it; a table at the top of a page with no title
 above it takes the title lines that ended the page before (a statement's title printed
 at the foot of the page before its table). Metadata comes from the cover page
-(`metadata.py`). A scanned PDF (no text layer) is refused: OCR is out of scope.
+(`metadata.py`; its other fields, incorporation, address, exchange, from the positions of
+its text: `cover_page.py`). A scanned PDF (no text layer) is refused: OCR is out of scope.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
+from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
 from retriever_trt.documents.pdf_layout import Line, page_lines
@@ -58,12 +60,15 @@ def load(path: Path, doc_id: str) -> Document:
             raise DocumentError(path, "PDF with no pages")
         state = _Pages()
         cover: list[str] = []
+        cover_pages: list[list[Line]] = []
         any_text = False
         for i in range(n_pages):
             lines = _page_lines(pdf, i, path)
             any_text = any_text or bool(lines)
             if i < METADATA_PAGES:
                 cover.extend(line.text for line in lines)
+            if i < COVER_PAGES:
+                cover_pages.append(lines)
             _read_page(lines, i + 1, state)
     finally:
         pdf.close()
@@ -72,6 +77,7 @@ def load(path: Path, doc_id: str) -> Document:
                                   "OCR it first (e.g. ocrmypdf)")
     meta = infer_metadata("\n".join(cover), path.name)
     meta.pages = n_pages
+    meta.cover = read_cover(cover_pages)
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
 
 

@@ -1,0 +1,124 @@
+"""The cover fields of a printed SEC filing (a PDF: no tags), read off its cover page.
+
+Every SEC form's cover sets a value over a parenthesized caption, in columns:
+
+    California                                        94-2404110
+    (State or other jurisdiction                      (I.R.S. Employer Identification No.)
+    of incorporation or organization)
+    Cupertino, California                             95014
+    (Address of principal executive offices)          (Zip Code)
+
+and the securities table puts the exchange under "Name of each exchange on which
+registered". A field's value is the text nearest its caption, above it (below it for the
+table's header), in a segment that overlaps the caption horizontally: the column is what
+tells "California" from "94-2404110" on one line. "Commission File Number: 001-36743" and
+"Registrant's telephone number, including area code (732) 524-0400" may also carry their
+value on the caption's own line. Needs positioned text (`pdf_layout.Line`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from retriever_trt.documents.model import CoverEntry, CoverField
+from retriever_trt.documents.pdf_layout import Line, Segment
+
+# The cover is the first page; a printed copy may begin with a table of contents line or
+# let the cover run onto the second.
+COVER_PAGES = 2
+# How many lines from its caption a value may sit (a caption wrapped onto two lines, a
+# value set a line higher than its neighbour's).
+MAX_LINES_AWAY = 3
+
+
+class Where(Enum):
+    """Where a value stands from its caption."""
+
+    ABOVE = "above"    # a caption under its value: "(State or other jurisdiction ...)"
+    BELOW = "below"    # a column header over its values: "Name of each exchange ..."
+
+
+@dataclass(frozen=True)
+class _Caption:
+    pattern: re.Pattern[str]
+    where: Where
+    value: re.Pattern[str]   # what the value must look like (its first group, if any)
+    same_line: bool = False  # the value may follow the caption on its line
+
+
+_TAX_ID = re.compile(r"\b(\d{2}-\d{7})\b")
+_PHONE = re.compile(r"(\(\d{3}\)\s*\d{3}-\d{4})")
+_CAPTIONS = {
+    CoverField.INCORPORATION: _Caption(
+        re.compile(r"^\(?\s*state\s+or\s+other\s+jurisdiction", re.I), Where.ABOVE,
+        re.compile(r"^([A-Za-z][A-Za-z .'-]*[A-Za-z.])$")),
+    CoverField.TAX_ID: _Caption(
+        re.compile(r"^\(?\s*i\.?\s*r\.?\s*s\.?\s*employer", re.I), Where.ABOVE, _TAX_ID),
+    CoverField.EXCHANGE: _Caption(
+        re.compile(r"^name\s+of\s+each\s+exchange", re.I), Where.BELOW,
+        re.compile(r"^([A-Za-z][A-Za-z .&,'-]*[A-Za-z.])$")),
+    CoverField.FILE_NUMBER: _Caption(
+        re.compile(r"^\(?\s*commission\s+file\s+(?:number|no\.?)", re.I), Where.ABOVE,
+        re.compile(r"(?:^|:\s*|\s)(\d{1,4}-\d{2,7})\b"), same_line=True),
+    CoverField.PHONE: _Caption(
+        re.compile(r"^\(?\s*registrant.s\s+telephone\s+number", re.I), Where.ABOVE, _PHONE,
+        same_line=True),
+}
+# What a cover writes where it has no such security or number: no value.
+_NO_VALUE = frozenset({"none", "n/a", "not applicable"})
+_ADDRESS = re.compile(r"^\(?\s*address\s+of\s+principal\s+executive\s+offices", re.I)
+# "Cupertino, California 95014", "1 Health Drive, Eden Prairie, Minnesota 55344".
+_CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z .]*?)"
+                         r"\.?(?:\s+\d{5}(?:-\d{4})?)?$")
+
+
+def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:
+    """The cover fields found on `pages` (the document's first pages, 1-based in order),
+    each with the page it was read from; a field whose caption or value is not found is
+    left out."""
+    out: dict[CoverField, CoverEntry] = {}
+    for number, lines in enumerate(pages[:COVER_PAGES], start=1):
+        for k, line in enumerate(lines):
+            for seg in line.segments:
+                for f, value in _values(lines, k, seg):
+                    out.setdefault(f, CoverEntry(value, page=number))
+    return out
+
+
+def _values(lines: Sequence[Line], k: int, seg: Segment) -> list[tuple[CoverField, str]]:
+    """The fields whose caption is `seg` (on line `k`), with their values."""
+    if _ADDRESS.match(seg.text):
+        for near in _near(lines, k, seg, Where.ABOVE):
+            m = _CITY_STATE.search(near.text)
+            if m:
+                return [(CoverField.CITY, m.group(1).strip()), (CoverField.STATE, m.group(2))]
+        return []
+    for f, caption in _CAPTIONS.items():
+        found = caption.pattern.match(seg.text)
+        if found is None:
+            continue
+        texts = [s.text for s in _near(lines, k, seg, caption.where)]
+        if caption.same_line:  # what follows the caption: its segment's end, the line's rest
+            after = lines[k].segments[lines[k].segments.index(seg) + 1:]
+            texts.insert(0, " ".join([seg.text[found.end():], *(s.text for s in after)]))
+        for text in texts:
+            m = caption.value.search(text)
+            if m and m.group(1).strip().lower() not in _NO_VALUE:
+                return [(f, m.group(1).strip())]
+    return []
+
+
+def _near(lines: Sequence[Line], k: int, caption: Segment, where: Where) -> list[Segment]:
+    """The segments overlapping the caption's column on the lines above (or below) it,
+    nearest first."""
+    step = -1 if where is Where.ABOVE else 1
+    out = []
+    for j in range(k + step, k + step * (MAX_LINES_AWAY + 1), step):
+        if not 0 <= j < len(lines):
+            break
+        out.extend(s for s in lines[j].segments
+                   if min(s.x1, caption.x1) > max(s.x0, caption.x0))
+    return out

@@ -1,0 +1,205 @@
+# ruff: noqa: E501  (an inline-XBRL cover, written as the SEC lays it out)
+"""The cover fields of a filing (state of incorporation, employer identification number,
+the principal executive offices' city and state, exchange, Commission file number,
+telephone): read from the `dei:` facts of inline XBRL as the cover shows them, off the
+cover page of a PDF by the positions of its text, kept in the saved metadata, and answered
+with a citation of the fact or the page. Real filings from ../shared/data/filings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from paths import FILINGS, require_filings
+
+from pipeline.rag.cover_answer import FilingField, cover_field
+from pipeline.rag.filing_answer import FilingAnswerer
+from retriever_trt.documents import load_document
+from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata, Form
+from retriever_trt.documents.pdf_layout import Line, Segment, page_lines
+from retriever_trt.ingest import ingest
+from retriever_trt.store import DOCUMENTS_FILE, DocumentStore, read_documents
+
+# A cover as filers tag it: the state shown by name (its value, by ixt-sec:stateprovnameen,
+# is the code "DE"), a comma caught in the city's tag, the area code in parentheses, the
+# exchange only as a hidden code that a visible name displays (-sec-ix-hidden), and the
+# offices' state only as a hidden code that nothing displays.
+_COVER = """<?xml version="1.0" encoding="utf-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL"
+ xmlns:xbrli="http://www.xbrl.org/2003/instance" xmlns:dei="http://xbrl.sec.gov/dei/2024"
+ xmlns:ixt-sec="http://www.sec.gov/inlineXBRL/transformation/2015-08-31">
+<head><title>gdgt-20241231</title></head><body>
+<div style="display:none"><ix:header><ix:hidden>
+<ix:nonNumeric contextRef="c-1" name="dei:DocumentType">10-K</ix:nonNumeric>
+<ix:nonNumeric contextRef="c-1" name="dei:DocumentFiscalYearFocus">2024</ix:nonNumeric>
+<ix:nonNumeric contextRef="c-1" name="dei:DocumentFiscalPeriodFocus">FY</ix:nonNumeric>
+<ix:nonNumeric contextRef="c-1" name="dei:DocumentPeriodEndDate">2024-12-31</ix:nonNumeric>
+<ix:nonNumeric contextRef="c-1" name="dei:SecurityExchangeName" id="f-x">NYSE</ix:nonNumeric>
+<ix:nonNumeric contextRef="c-1" name="dei:EntityAddressStateOrProvince" id="f-st">IL</ix:nonNumeric>
+</ix:hidden></ix:header></div>
+<div><span>FORM 10-K</span></div>
+<div><ix:nonNumeric contextRef="c-1" name="dei:EntityRegistrantName" id="f-1">Gadget Corp.</ix:nonNumeric></div>
+<table>
+<tr><td><ix:nonNumeric contextRef="c-1" name="dei:EntityIncorporationStateCountryCode" format="ixt-sec:stateprovnameen" id="f-2">Delaware</ix:nonNumeric></td>
+<td><ix:nonNumeric contextRef="c-1" name="dei:EntityTaxIdentificationNumber" id="f-3">12-3456789</ix:nonNumeric></td></tr>
+<tr><td>(State or other jurisdiction of incorporation or organization)</td><td>(I.R.S. Employer Identification No.)</td></tr>
+</table>
+<div><ix:nonNumeric contextRef="c-1" name="dei:EntityAddressCityOrTown" id="f-4">Springfield,</ix:nonNumeric> Illinois</div>
+<div>(Address of principal executive offices)</div>
+<div>(<ix:nonNumeric contextRef="c-1" name="dei:CityAreaCode" id="f-5">555</ix:nonNumeric>) <ix:nonNumeric contextRef="c-1" name="dei:LocalPhoneNumber" id="f-6">123-4567</ix:nonNumeric></div>
+<table>
+<tr><td>Title of each class</td><td>Trading Symbol(s)</td><td>Name of each exchange on which registered</td></tr>
+<tr><td>Common Stock</td><td><ix:nonNumeric contextRef="c-1" name="dei:TradingSymbol" id="f-7">GDGT</ix:nonNumeric></td><td><span style="-sec-ix-hidden:f-x">New York Stock Exchange</span></td></tr>
+</table>
+<div><span>Gadget Corp. sells widgets in every region and competes on price.</span></div>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cover")
+    (folder / "gdgt-10-k-2025-02-01.htm").write_text(_COVER, encoding="utf-8")
+    return folder
+
+
+def _values(meta: DocumentMetadata) -> dict[CoverField, str]:
+    return {f: e.value for f, e in meta.cover.items()}
+
+
+def test_inline_xbrl_cover_fields_are_what_the_cover_shows(sample: Path) -> None:
+    meta = load_document(sample / "gdgt-10-k-2025-02-01.htm").metadata
+    assert _values(meta) == {
+        CoverField.INCORPORATION: "Delaware", CoverField.TAX_ID: "12-3456789",
+        CoverField.CITY: "Springfield", CoverField.PHONE: "(555) 123-4567",
+        CoverField.EXCHANGE: "New York Stock Exchange"}
+    # the hidden "IL" that nothing shows is no answer; the phone cites both its facts
+    assert CoverField.STATE not in meta.cover
+    assert meta.cover[CoverField.PHONE].facts == (("f-5", "555"), ("f-6", "123-4567"))
+    assert meta.cover[CoverField.EXCHANGE].facts == (("f-x", "New York Stock Exchange"),)
+
+
+def test_a_cover_answer_cites_its_fact_and_none_comes_of_a_missing_field(sample: Path) -> None:
+    answerer = FilingAnswerer(ingest(sample)[0])
+    q = answerer.parse("In which state is Gadget Corp. incorporated?")
+    short = answerer.answer(q, answerer.scope(q, None))
+    assert short.short_answer == "Delaware"
+    (cite,) = short.citations
+    assert cite["fact"]["id"] == "f-2"
+    assert cite["fact"]["concept"] == "dei:EntityIncorporationStateCountryCode"
+    assert short.cited is not None and "Delaware" in short.cited.text
+    assert cite["source_id"] == short.cited.chunk_id
+    q = answerer.parse("In which state are Gadget Corp.'s principal executive offices?")
+    assert answerer.answer(q, answerer.scope(q, None)).short_answer is None
+
+
+def _line(y: float, *cells: tuple[str, float, float]) -> Line:
+    return Line(y, 10.0, tuple(Segment(t, x0, x1) for t, x0, x1 in cells))
+
+
+def test_a_printed_cover_in_three_columns() -> None:
+    # An 8-K's or 10-Q's layout: state, file number and EIN side by side, each over its
+    # caption; the address on one line; the telephone after its caption.
+    cover = [
+        _line(700, ("Gadget Corp.", 250, 350)),
+        _line(690, ("(Exact name of registrant as specified in its charter)", 200, 410)),
+        _line(670, ("Delaware", 80, 130), ("001-12345", 280, 330), ("12-3456789", 450, 500)),
+        _line(660, ("(State or other jurisdiction", 40, 170), ("(Commission File Number)", 250, 360),
+              ("(IRS Employer", 440, 510)),
+        _line(652, ("of incorporation)", 60, 150), ("Identification No.)", 435, 515)),
+        _line(630, ("1 Main Street, Springfield, Illinois 62701", 180, 430)),
+        _line(620, ("(Address of principal executive offices, including zip code)", 170, 440)),
+        _line(600, ("Registrant's telephone number, including area code: (555) 123-4567", 150, 460)),
+        _line(580, ("Title of each class", 40, 120), ("Trading Symbol(s)", 250, 320),
+              ("Name of each exchange on which registered", 380, 560)),
+        _line(570, ("Common Stock", 50, 110), ("GDGT", 270, 300), ("Nasdaq Global Market", 420, 520)),
+    ]
+    found = read_cover([cover])
+    assert {f: e.value for f, e in found.items()} == {
+        CoverField.INCORPORATION: "Delaware", CoverField.FILE_NUMBER: "001-12345",
+        CoverField.TAX_ID: "12-3456789", CoverField.CITY: "Springfield",
+        CoverField.STATE: "Illinois", CoverField.PHONE: "(555) 123-4567",
+        CoverField.EXCHANGE: "Nasdaq Global Market"}
+    assert {e.page for e in found.values()} == {1}
+
+
+def test_a_cover_without_the_captions_gives_nothing() -> None:
+    prose = [_line(700 - 10 * k, (text, 40, 560)) for k, text in enumerate(
+        ["Gadget Corp. is incorporated in Delaware.", "Our offices are in Springfield."])]
+    assert read_cover([prose]) == {}
+    # no securities registered under 12(b): "None" under the header is no exchange
+    table = [_line(580, ("Name of each exchange on which registered", 380, 560)),
+             _line(570, ("None", 450, 470))]
+    assert read_cover([table]) == {}
+
+
+@pytest.mark.parametrize("stem", ["aapl-10-k-2024-11-01", "jnj-10-q-2025-07-24",
+                                  "tsla-10-q-2025-07-24", "v-10-k-2024-11-13"])
+def test_printed_covers_agree_with_their_tags(stem: str) -> None:
+    """Each shared PDF's cover, read by position, says what its HTML twin's dei facts say."""
+    require_filings()
+    tagged = load_document(FILINGS / f"{stem}.html").metadata
+    pdf = pdfium.PdfDocument(str(FILINGS / "pdf" / f"{stem}.pdf"))
+    try:
+        pages = [page_lines(pdf[i]) for i in range(COVER_PAGES)]
+    finally:
+        pdf.close()
+    assert {f: e.value for f, e in read_cover(pages).items()} == _values(tagged)
+    assert len(tagged.cover) == len(CoverField)
+
+
+def test_every_shared_filing_tags_its_cover_fields_as_shown() -> None:
+    require_filings()
+    for path in sorted(FILINGS.glob("*.html")):
+        meta = load_document(path).metadata
+        assert set(meta.cover) == set(CoverField), path.name
+        assert all(e.facts and not e.value.endswith(",") for e in meta.cover.values()), path.name
+    # IBM tags a hidden "CHX" first; the cover shows the New York Stock Exchange
+    ibm = load_document(FILINGS / "ibm-10-k-2025-02-25.html").metadata
+    assert ibm.cover[CoverField.EXCHANGE].value.lower() == "new york stock exchange"
+
+
+def test_metadata_saved_before_the_cover_fields_still_loads(tmp_path: Path, sample: Path) -> None:
+    store = ingest(sample)[0]
+    (doc_id,) = store.info
+    store.save(tmp_path / "new")
+    assert DocumentStore.load(tmp_path / "new").info[doc_id].metadata == store.info[doc_id].metadata
+    # the old code wrote no "cover": strip it, as an index saved then looks
+    store.save(tmp_path / "old")
+    path = tmp_path / "old" / DOCUMENTS_FILE
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        del r["metadata"]["cover"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (info,) = read_documents(tmp_path / "old", "")  # what DocumentStore.load reads them with
+    old = info.metadata
+    assert old.cover == {} and (old.company, old.form) == ("Gadget Corp.", Form.TEN_K)
+    # a field a later version adds is left out, not an error
+    raw = {**store.info[doc_id].metadata.to_dict()}
+    raw["cover"] = {**raw["cover"], "lei": {"value": "X", "facts": [], "page": None}}
+    assert DocumentMetadata.from_dict(raw).cover == store.info[doc_id].metadata.cover
+    assert CoverEntry.from_dict(CoverEntry("Delaware", page=1).to_dict()) == CoverEntry("Delaware", page=1)
+
+
+@pytest.mark.parametrize(("question", "field"), [
+    ("In which state is J&J incorporated?", CoverField.INCORPORATION),
+    ("What is Boeing's state of incorporation as given on the cover of its 10-K?", CoverField.INCORPORATION),
+    ("In which city are AbbVie's principal executive offices located?", CoverField.CITY),
+    ("Where is IBM headquartered, which city?", CoverField.CITY),
+    ("In which state are Visa's principal executive offices?", CoverField.STATE),
+    ("Name the exchange Apple's common stock trades on.", CoverField.EXCHANGE),
+    ("On which stock exchange is Tesla listed?", CoverField.EXCHANGE),
+    ("What is Nike's IRS employer identification number?", CoverField.TAX_ID),
+    ("What is Meta's Commission file number?", CoverField.FILE_NUMBER),
+    ("What is Netflix's telephone number?", CoverField.PHONE),
+    ("What is the ticker of Apple?", FilingField.TICKER),
+    ("On what date did Visa's fiscal year 2023 end?", FilingField.PERIOD_END),
+    ("On what date did the repurchase program end?", None),
+    ("How much did foreign exchange rates that the company traded at reduce revenue?", None),
+    ("What was Apple's revenue in fiscal 2024?", None),
+])
+def test_what_a_question_asks_of_the_cover(question: str, field: object) -> None:
+    assert cover_field(question) is field

@@ -1,0 +1,120 @@
+"""Metrics the question defines: the definition parsed into a formula of line items
+(pipeline/rag/formula.py), its words kept out of what is asked, and the formula computed
+from a real filing's tagged facts with every operand in the derivation."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from paths import FILINGS, require_filings
+
+from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.formula import BinOp, Const, ItemMode, ItemTerm, Op
+from pipeline.rag.operation import Operation
+from pipeline.rag.query import parse_query
+from retriever_trt.ingest import ingest
+
+DPO = ("What is Apple's FY2024 days payable outstanding (DPO)? DPO is defined as: 365 * "
+       "(average accounts payable between FY2023 and FY2024) / (FY2024 COGS + change in "
+       "inventory between FY2023 and FY2024). Round your answer to two decimal places.")
+
+
+def test_a_definition_is_parsed_into_its_formula():
+    q = parse_query(DPO)
+    assert q.measure.expression() == BinOp(
+        Op.DIV,
+        BinOp(Op.MUL, Const(Decimal(365)), ItemTerm("accounts payable", ItemMode.AVERAGE)),
+        BinOp(Op.ADD, ItemTerm("cost of revenue"), ItemTerm("inventory", ItemMode.CHANGE)))
+    # "average" and "change" are the definition's words, not an average or a change asked.
+    assert q.operation == Operation.LOOKUP and q.decimals == 2
+    growth = parse_query("What is X's FY2024 revenue growth, defined as (FY2024 revenue - "
+                         "FY2023 revenue) / FY2023 revenue, in percent?")
+    assert growth.measure.expression() == BinOp(
+        Op.DIV, BinOp(Op.SUB, ItemTerm("revenue"), ItemTerm("revenue", years_back=1)),
+        ItemTerm("revenue", years_back=1))
+
+
+@pytest.mark.parametrize("question", [
+    "X's quality score, defined as brand strength / revenue, in 2024?",  # no such line item
+    "X's year-over-year revenue in 2024, defined as revenue?",           # no arithmetic
+])
+def test_a_definition_it_cannot_read_is_not_a_formula(question):
+    measure = parse_query(question).measure
+    assert measure is None or getattr(measure, "formula", None) is None
+
+
+@pytest.fixture(scope="module")
+def apple() -> FilingAnswerer:
+    require_filings()
+    return FilingAnswerer(ingest(FILINGS / "aapl-10-k-2024-11-01.html")[0])
+
+
+def _ask(answerer: FilingAnswerer, question: str):
+    q = answerer.parse(question)
+    return answerer.answer(q, answerer.scope(q, None))
+
+
+def test_a_defined_metric_is_computed_from_the_facts_it_names(apple):
+    # Apple's 10-K FY2024: accounts payable 68,960 and 62,611, cost of sales 210,352,
+    # inventories 7,286 and 6,331 ($ millions): 365 * 65,785.5 / 211,307.
+    short = _ask(apple, DPO)
+    assert short.short_answer == "113.63"
+    for operand in ("68960000000", "62611000000", "210352000000", "7286000000", "6331000000"):
+        assert operand in short.derivation, short.derivation
+
+
+def test_an_average_balance_reads_the_years_the_definition_names(apple):
+    # Net income 93,736; total assets 364,980 and 352,583: the FY2024 ratio needs no FY2022
+    # balance, though the question names FY2023.
+    short = _ask(apple, "What is Apple's FY2024 return on assets? ROA is defined as: FY2024 net "
+                        "income / (average total assets between FY2023 and FY2024). Round your "
+                        "answer to two decimal places.")
+    assert short.short_answer == "0.26", short.prose()
+
+
+def test_percent_units_and_year_ranges_are_what_is_asked(apple):
+    # Net sales 391,035 against 383,285: +2.02%.
+    short = _ask(apple, "What is Apple's year-over-year change in revenue from FY2023 to "
+                        "FY2024 (in units of percents and round to two decimal places)?")
+    assert (short.short_answer, short.scale) == ("2.02", "percent")
+    # Capital expenditures 10,708 / 10,959 / 9,447 over net sales 394,328 / 383,285 / 391,035:
+    # the three years' ratios averaged, not the range's two ends.
+    short = _ask(apple, "What is Apple's three-year average of capital expenditures as a % of "
+                        "revenue from FY2022 to FY2024? Answer in units of percents and round "
+                        "to one decimal place.")
+    assert (short.short_answer, short.scale) == ("2.7", "percent")
+    assert short.derivation.count("months ended") == 3, short.derivation
+
+
+@pytest.mark.parametrize("question, answer", [
+    # DIO 365 * 6,808.5 / 210,352 + DSO 365 * 31,459 / 391,035 - DPO 113.63 (Apple: negative).
+    ("What is the FY2024 cash conversion cycle (CCC) for Apple? CCC is defined as: DIO + DSO - "
+     "DPO. DIO is defined as: 365 * (average inventory between FY2023 and FY2024) / (FY2024 "
+     "COGS). DSO is defined as: 365 * (average accounts receivable between FY2023 and FY2024) "
+     "/ (FY2024 Revenue). DPO is defined as: 365 * (average accounts payable between FY2023 "
+     "and FY2024) / (FY2024 COGS + change in inventory between FY2023 and FY2024). Round your "
+     "answer to two decimal places.", ("-72.46", "")),
+    # (Operating income 123,216 + D&A 11,445) / net sales 391,035.
+    ("What is the FY2024 unadjusted EBITDA % margin for Apple? Define unadjusted EBITDA as "
+     "unadjusted operating income + depreciation and amortization from the cash flow "
+     "statement. Answer in units of percents and round to two decimal places.",
+     ("34.44", "percent")),
+    ("What is the FY2024 working capital ratio for Apple? Define working capital ratio as total "
+     "current assets divided by total current liabilities. Round your answer to two decimal "
+     "places.", ("0.87", "")),
+    # A definition without a division is an amount: 118,254 - 9,447, in the unit asked.
+    ("Using only the cash flow statement, what is Apple's FY2024 free cash flow? Define free "
+     "cash flow as cash from operations minus capital expenditures. Answer in USD millions.",
+     ("108807", "million")),
+    ("What is Apple's FY2024 COGS % margin? Round to two decimal places.", ("53.79", "percent")),
+    ("What is the FY2024 capital expenditure to revenue ratio for Apple (in percent)? Round to "
+     "two decimal places.", ("2.42", "percent")),
+    ("Answer by primarily using the balance sheet: what is the year end FY2024 net PPNE for "
+     "Apple? Answer in USD billions.", ("45.68", "billion")),
+    ("What is Apple's FY2024 total D&A (as shown in cash flow statement) as a percent of total "
+     "revenue? Round to two decimal places.", ("2.93", "percent")),
+])
+def test_analysts_definitions_and_wordings(apple, question, answer):
+    short = _ask(apple, question)
+    assert (short.short_answer, short.scale) == answer, short.prose()

@@ -114,6 +114,9 @@ def test_percent_units_and_year_ranges_are_what_is_asked(apple):
      "Apple? Answer in USD billions.", ("45.68", "billion")),
     ("What is Apple's FY2024 total D&A (as shown in cash flow statement) as a percent of total "
      "revenue? Round to two decimal places.", ("2.93", "percent")),
+    # A share count is a line item too, in the unit asked: 15,408,095 thousand shares.
+    ("What was Apple's diluted weighted-average share count in fiscal 2024, in millions of "
+     "shares?", ("15408.095", "million")),
 ])
 def test_analysts_definitions_and_wordings(apple, question, answer):
     short = _ask(apple, question)

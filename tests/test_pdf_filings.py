@@ -93,7 +93,7 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Total liabilities", "Current liabilities:", "total liabilities"),
     ("Total", "Current liabilities", "total current liabilities"),
     ("Diluted", "Earnings per share:", "diluted eps"),
-    ("Diluted", "Shares used in computing earnings per share:", None),
+    ("Diluted", "Shares used in computing earnings per share:", "diluted weighted-average shares"),
     ("Net earnings per diluted share", "", "diluted eps"),
     ("Accounts receivable, trade, less allowances $185 (2024, $167)", "", "accounts receivable"),
     ("Marketable securities", "", None),

@@ -77,6 +77,15 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("basic earnings per share", "earnings per share", "eps", "basic net income per share",
               "basic loss per share"),
              per_share=True),
+    # Share counts: flows (a period's weighted average), in shares, not dollars.
+    LineItem("diluted weighted-average shares", _g("WeightedAverageNumberOfDilutedSharesOutstanding"),
+             F, ("diluted weighted-average share count", "diluted share count", "diluted shares",
+                 "weighted-average diluted shares", "diluted weighted average shares",
+                 "diluted weighted-average shares outstanding", "diluted shares outstanding")),
+    LineItem("basic weighted-average shares", _g("WeightedAverageNumberOfSharesOutstandingBasic"),
+             F, ("basic weighted-average share count", "basic share count", "basic shares",
+                 "weighted-average basic shares", "basic weighted average shares",
+                 "basic weighted-average shares outstanding", "basic shares outstanding")),
     LineItem("depreciation and amortization", _g(
         "DepreciationDepletionAndAmortization", "DepreciationAndAmortization",
         "DepreciationAmortizationAndAccretionNet"), F, ("d&a", "depreciation"), outflow=True),

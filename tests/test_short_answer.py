@@ -260,3 +260,12 @@ def test_a_count_reads_the_threshold_in_the_table_s_scale(question, count) -> No
     assert q.operation == "count"
     got = answer_question(q, [parse_table(IN_THOUSANDS, [])])
     assert got is not None and got.short_answer == str(count)
+
+
+def test_a_scale_the_operands_own_labels_name_is_theirs() -> None:
+    rows = [["", "Number of Shares (thousands)", "Weighted-Average Grant Date Fair Value"],
+            ["Nonvested as of December 31, 2018", "5,974", "$6.51"],
+            ["Nonvested as of December 31, 2019", "6,148", "$6.38"]]
+    q = operation("What is the number of shares nonvested as of December 31, 2019?")
+    got = answer_question(q, [parse_table(rows, [])])
+    assert (got.short_answer, got.scale) == ("6148", "thousand")

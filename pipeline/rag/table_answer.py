@@ -16,7 +16,7 @@ from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
-from retriever_trt.tables import Cell, Table
+from retriever_trt.tables import Cell, Table, detect_scale
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +184,11 @@ def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     if any(c.value and c.value.percent for c in cells) or any(
             "%" in c.column for c in cells):
         return "percent"
+    # A scale the operands' own labels name ("Number of Shares (thousands)") is theirs,
+    # whatever the table's and even for a count.
+    own = {detect_scale(c.column, c.row) for c in cells}
+    if len(own) == 1 and "" not in own:
+        return own.pop()
     text = " ".join([question.text] + [c.row for c in cells])
     return "" if _UNSCALED.search(text) else table.scale
 

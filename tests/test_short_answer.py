@@ -236,3 +236,36 @@ def test_a_range_of_years_asked_respectively_lists_every_year_in_it() -> None:
     got = answer_question("What is the earnings per common basic share for fiscal years 2017 to "
                           "2019 respectively?", [table])
     assert got.short_answer == ["12.3", "2.7", "2.41"]
+
+
+# Cells in thousands, and a percentage row beside them.
+IN_THOUSANDS = [["", "Year Ended December 31,", "", ""],
+                ["(in thousands)", "2019", "2018", "2017"],
+                ["Research and development", "1,900", "850", "1,200"],
+                ["Gross margin", "41.2%", "38.0%", "19.5%"]]
+
+
+@pytest.mark.parametrize("question, count", [
+    # $1 million is 1,000 in a table in thousands: 1,900 and 1,200 exceed it
+    ("How many years did research and development exceed $1 million?", 2),
+    ("How many years did research and development exceed $1,000 thousand?", 2),
+    # a percentage is compared as written, not scaled by the table's thousands
+    ("How many years did the gross margin exceed 20%?", 2),
+    # a count asked after a leading period
+    ("From 2017 to 2019, how many of the years was research and development more than "
+     "1 million?", 2),
+])
+def test_a_count_reads_the_threshold_in_the_table_s_scale(question, count) -> None:
+    q = operation(question)
+    assert q.operation == "count"
+    got = answer_question(q, [parse_table(IN_THOUSANDS, [])])
+    assert got is not None and got.short_answer == str(count)
+
+
+def test_a_scale_the_operands_own_labels_name_is_theirs() -> None:
+    rows = [["", "Number of Shares (thousands)", "Weighted-Average Grant Date Fair Value"],
+            ["Nonvested as of December 31, 2018", "5,974", "$6.51"],
+            ["Nonvested as of December 31, 2019", "6,148", "$6.38"]]
+    q = operation("What is the number of shares nonvested as of December 31, 2019?")
+    got = answer_question(q, [parse_table(rows, [])])
+    assert (got.short_answer, got.scale) == ("6148", "thousand")

@@ -60,6 +60,10 @@ def ask(question: str, *texts: str):
     ("What caused the increase in interest expense in 2019?",
      "driven by a higher average debt balance and higher interest rates as we issued debt to "
      "finance the Red Hat acquisition", "", "reason"),
+    # the question's own "driven by" is not repeated in the answer: what drove it is
+    ("What was the increase in interest expense in 2019 driven by?",
+     "a higher average debt balance and higher interest rates as we issued debt to "
+     "finance the Red Hat acquisition", "", "reason"),
     # a share is not an amount unless the question asks for one
     ("How much did revenue from the United States increase in 2019?", "14.2", "million",
      "amount"),
@@ -201,3 +205,10 @@ def test_a_sum_of_the_amounts_a_sentence_states_and_a_stated_one_year_change() -
     inferred = ShortAnswer("-9861", "thousand", "arithmetic", "-2,727 - 7,134 = -9861",
                            match=1.02)
     assert choose(q, inferred, text, passages, store).short_answer == "9.9"
+
+
+def test_a_span_ends_without_the_sentence_s_closing_punctuation() -> None:
+    got = ask("What are strategic alternative evaluation costs primarily related to?",
+              "Strategic alternative evaluation costs are primarily related to third party "
+              "advisory services.”")  # the paragraph's last sentence keeps its quote
+    assert got.short_answer == "third party advisory services"

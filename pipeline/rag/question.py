@@ -46,6 +46,9 @@ _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d
                         r"\s*(thousand|million|billion|%)?", re.I)
 # A year the question names in words a table would not parse as one ("in 1850"): no
 # table's column can hold it, so nothing may be looked up for it.
+# A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
+# how many of the years was R&D more than 5 million?".
+_LED_COUNT = re.compile(r"(?:from|between|in|for|during|over) [^,?]*, how many\b(?! percent| %)")
 _NAMED_YEAR = re.compile(r"\b(?:in|between|from|since|fy|year)\s+([12]\d{3})\b(?![,.]\d)", re.I)
 # What follows a threshold word with a currency sign: the whole token, to see it is a number.
 _THRESHOLD_TOKEN = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$\s*([^\s?]+)", re.I)
@@ -205,7 +208,9 @@ def _operation(text: str) -> Question:
     if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
         return Question(q, Operation.TEXT, years)
     per_year = thr or _YEARS_LIST.search(q) or "year" in low
-    if low.startswith("how many") and not re.match(r"how many (?:percent|%)", low) and per_year:
+    counted = (low.startswith("how many") and not re.match(r"how many (?:percent|%)", low)
+               and per_year) or (thr and _LED_COUNT.match(low))
+    if counted:
         return Question(q, Operation.COUNT, years, higher=not _LOWER.search(q), threshold=thr)
     if _YEARS_LIST.search(q) and not _HIGHER.search(q) and not _LOWER.search(q):
         return Question(q, Operation.YEARS_LIST, years)

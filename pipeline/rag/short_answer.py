@@ -31,6 +31,13 @@ from retriever_trt.tables import Cell, Table, parse_table, transpose
 ARITHMETIC_OPERATIONS = (*(o for o in Operation if o.computed), Operation.COUNT)
 # An answer from a later-retrieved table must match this much better to win.
 RANK_PENALTY = 0.02
+# Two tables fit a question equally when their row matches differ by less than this (the
+# match's own resolution is WORD_TIE_BREAK, 0.01): only the retrieval order tells them apart.
+TIE = 1e-6
+# The other reports the prose names besides the one answering: "name both".
+NAMED_TIES = 1
+# Operations whose answer names no row, so every table fits them alike: no tie is said.
+UNMATCHED = (Operation.YEARS_LIST, Operation.ROW_LIST)
 # The text's extract replaces a table lookup when its sentence has this share of the
 # question's words (rarity-weighted; 0..1.1 with the years bonus) and the table's row match
 # (TableAnswer.score) is below TABLE_SURE. Chosen on half a of TAT-QA dev, reported on half b
@@ -49,11 +56,12 @@ TEXT_DOCUMENTS = 2
 TEXT_OPERATIONS = (Operation.SUM, Operation.AVERAGE)
 
 
-def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
+def _transposed_answer(table: Table, q: Question,
+                       refusals: list[str] | None = None) -> TableAnswer | None:
     """The answer from the table read with its periods as columns, cited by the original
     table's (row, column)."""
     flipped = transpose(table)
-    got = answer_from_table(flipped, q) if flipped is not None else None
+    got = answer_from_table(flipped, q, refusals) if flipped is not None else None
     if got is None:
         return None
     body = list(table.body())
@@ -62,19 +70,26 @@ def _transposed_answer(table: Table, q: Question) -> TableAnswer | None:
     return got
 
 
-def answer_question(question: str | Question, tables: Sequence[Table]) -> TableAnswer | None:
-    """The computed or looked-up answer; `.table_index` says which of `tables` it is from."""
+def answer_question(question: str | Question, tables: Sequence[Table],
+                    refusals: list[str] | None = None) -> TableAnswer | None:
+    """The computed or looked-up answer; `.table_index` says which of `tables` it is from.
+    Computations refused for mixing kinds of figures add their reasons to `refusals`."""
     q = operation(question) if isinstance(question, str) else question
     best: TableAnswer | None = None
     best_score = 0.0
+    found: list[TableAnswer] = []
     for k, table in enumerate(tables):
-        got = answer_from_table(table, q) or _transposed_answer(table, q)
+        got = answer_from_table(table, q, refusals) or _transposed_answer(table, q, refusals)
         if got is None:
             continue
+        got.table_index = k
+        found.append(got)
         ranked = got.score - RANK_PENALTY * k
         if best is None or ranked > best_score:
-            got.table_index = k
             best, best_score = got, ranked
+    if best is not None and q.operation not in UNMATCHED:
+        best.tied = [g for g in found if g is not best and
+                     abs(g.score - best.score) < TIE and g.short_answer != best.short_answer]
     return best
 
 
@@ -95,9 +110,20 @@ class ShortAnswer:
     quote: str | None = None   # the sentence an answer from the text is cut from
     missing: str | None = None  # why no number can be given (an operand no table has)
     cited_from: str = "the table"  # what the citations' rows and columns are of
+    # (document title, answer) of other reports that fit the question as well as this one
+    also: list[tuple[str, str]] = field(default_factory=list)
 
     def prose(self) -> str:
-        """A sentence stating the answer and how it was computed, or that nothing was found."""
+        """A sentence stating the answer and how it was computed, or that nothing was found;
+        and the other reports that fit the question as well, when there are."""
+        stated = self._stated()
+        if not stated or not self.also:
+            return stated
+        others = "; ".join(f"{title}: {value}" for title, value in self.also)
+        return (f"{stated} Another report fits the question as well, so name the report "
+                f"you mean: {others}.")
+
+    def _stated(self) -> str:
         if self.short_answer is None:
             if self.missing is not None:
                 return f"I cannot give a number: {self.missing}."
@@ -105,12 +131,8 @@ class ShortAnswer:
                 return ("I could not find the figures needed to compute this in the retrieved "
                         "tables, so I cannot give a number.")
             return ""
-        unit = {"percent": "%", "": ""}.get(self.scale, f" {self.scale}")
         value = self.short_answer
-        if isinstance(value, list):
-            text = ", ".join(value) + (unit if unit == "%" else "")
-        else:
-            text = f"{value}{unit}"
+        text = with_unit(value, self.scale)
         if self.quote is not None:
             # A span of words is read in its sentence, not said twice; a value is stated.
             said = f"The report says: \u201c{self.quote.rstrip('.')}.\u201d"
@@ -125,6 +147,14 @@ class ShortAnswer:
             cells = "; ".join(f"{c['row']} ({c['column']}): {c['value']}" for c in self.citations)
             return f"{text}. From {self.cited_from}: {cells}."
         return f"{text}."
+
+
+def with_unit(value: str | list[str], scale: str) -> str:
+    """'1.2 million', '41.2%', '7, 8%': a short answer as the prose states it."""
+    unit = {"percent": "%", "": ""}.get(scale, f" {scale}")
+    if isinstance(value, list):
+        return ", ".join(value) + (unit if unit == "%" else "")
+    return f"{value}{unit}"
 
 
 class TableSource:
@@ -173,8 +203,11 @@ def short_answer_for(question: str | Question, passages: Sequence[Any],
         if found is not None and all(found[0].chunk_id != d[0].chunk_id for d in docs):
             docs.append(found)
     out = ShortAnswer(wanted_arithmetic=q.operation in ARITHMETIC_OPERATIONS, missing=q.missing)
-    got = answer_question(q, [t for _, t in docs])
+    refusals: list[str] = []
+    got = answer_question(q, [t for _, t in docs], refusals)
     if got is None:
+        if out.missing is None and refusals:
+            out.missing = refusals[0]  # the best-retrieved table's figures, of two kinds
         if out.missing is None and out.wanted_arithmetic and q.years and docs and not any(
                 set(q.years) <= {y for ys in t.column_years if ys for y in ys} for _, t in docs):
             out.missing = (f"no retrieved table has a column for "
@@ -191,7 +224,22 @@ def short_answer_for(question: str | Question, passages: Sequence[Any],
     out.citations = [{"source_id": out.cited.chunk_id, "row": c.row, "column": c.column,
                       "value": c.text, "row_index": c.row_index, "column_index": c.column_index}
                      for c in got.cells]
+    out.also = _other_reports(got, docs)
     return out
+
+
+def _other_reports(got: TableAnswer, docs: Sequence[tuple[Any, Table]]) -> list[tuple[str, str]]:
+    """(title, answer) of the other documents (NAMED_TIES at most, in retrieval order) whose
+    table fits the question as well as the one answering it."""
+    chosen = docs[got.table_index][0].doc_id
+    seen, out = {chosen}, []
+    for tied in got.tied:
+        chunk = docs[tied.table_index][0]
+        if chunk.doc_id in seen:
+            continue
+        seen.add(chunk.doc_id)
+        out.append((chunk.title or chunk.doc_id, with_unit(tied.short_answer, tied.scale)))
+    return out[:NAMED_TIES]
 
 
 def text_short_answer(question: str, passages: Sequence[Any], store: Any) -> TextAnswer | None:

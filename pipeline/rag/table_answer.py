@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
-from retriever_trt.tables import Cell, Table
+from retriever_trt.tables import Cell, Table, detect_scale
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ class TableAnswer:
     cells: list[Cell] = field(default_factory=list)
     score: float = 0.0
     table_index: int = 0
+    # The answers of other tables whose rows, columns and years fit the question exactly as
+    # well and that say otherwise: the caller names them rather than pick one silently.
+    tied: list[TableAnswer] = field(default_factory=list)
 
 
 def _label_tokens(text: str) -> set[str]:
@@ -180,8 +184,25 @@ def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     if any(c.value and c.value.percent for c in cells) or any(
             "%" in c.column for c in cells):
         return "percent"
+    # A scale the operands' own labels name ("Number of Shares (thousands)") is theirs,
+    # whatever the table's and even for a count.
+    own = {detect_scale(c.column, c.row) for c in cells}
+    if len(own) == 1 and "" not in own:
+        return own.pop()
     text = " ".join([question.text] + [c.row for c in cells])
     return "" if _UNSCALED.search(text) else table.scale
+
+
+def _threshold_in_table_units(table: Table, cells: list[Cell], q: Question) -> Decimal:
+    """The question's threshold as the row's cells are written: "$1 million" is 1,000 in a
+    table in thousands, so a cell of 1,900 exceeds it. A percentage, or a row the table's
+    scale does not apply to (per share, counts), is compared as written."""
+    number, unit = q.threshold
+    limit = Decimal(number.replace(",", "")) * _SCALE_WORDS.get(unit.lower(), Decimal(1))
+    scale = _scale(table, cells, q)
+    if unit == "%" or scale == "percent":
+        return Decimal(number.replace(",", ""))
+    return limit / _SCALE_WORDS.get(scale, Decimal(1))
 
 
 def _by_year(table: Table, cols: list[int]) -> list[int]:
@@ -189,14 +210,20 @@ def _by_year(table: Table, cols: list[int]) -> list[int]:
     return sorted(cols, key=lambda j: max(table.column_years[j] or [0]))
 
 
-def answer_from_table(table: Table, question: Question) -> TableAnswer | None:
+def answer_from_table(table: Table, question: Question,
+                      refusals: list[str] | None = None) -> TableAnswer | None:
     """The answer from `table`, or None. An operand the question names that no table can
     have means None; so does any failure inside the rules (logged): a question must never
-    turn into a 500."""
+    turn into a 500. A computation refused because its operands are of different kinds
+    adds its reason to `refusals`, for the prose to say."""
     if question.missing is not None:
         return None
     try:
         return _answer(table, question)
+    except MixedKinds as exc:
+        if refusals is not None:
+            refusals.append(exc.reason)
+        return None
     except NoAnswer:
         return None
     except Exception:  # noqa: BLE001 - a rule's bug: no number rather than a failed request
@@ -225,9 +252,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(row[0], j) for j in cols]
         if q.threshold:
-            limit = Decimal(q.threshold[0].replace(",", ""))
-            limit *= _SCALE_WORDS.get(q.threshold[1].lower(), Decimal(1))
-            limit /= _SCALE_WORDS.get(table.scale, Decimal(1))
+            limit = _threshold_in_table_units(table, cells, q)
             keep = [c for c in cells if (c.value.number > limit) == q.higher]
         else:
             pick = max if q.higher else min
@@ -302,6 +327,7 @@ def _row_list(table: Table, q: Question) -> TableAnswer | None:
 
 
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
+    check_same_kind(op, cells)
     values = [c.value.number for c in cells]
     percent_cells = any(c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)

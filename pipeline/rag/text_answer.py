@@ -67,6 +67,8 @@ _ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 _ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
                          r"\bportion\b|\bpart\b|\byield\b", re.I)
+# The hedge before a cause phrase: "primarily due to" is the phrase "due to".
+_HEDGE = re.compile(r"^(?:primarily|mainly|largely|partly|partially) ", re.I)
 # Where a cause starts in the sentence that gives it.
 _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:due to|driven by|"
                     r"as a result of|resulting from|attributable to|because(?: of)?|reflecting|"
@@ -163,7 +165,8 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
 
 def _clean(span: str) -> str:
     span = re.sub(r"^\s*\(\d{1,2}\)\s*", "", span)  # a footnote's "(1)"
-    return span.strip(" ,;:-–—").removesuffix(".").strip()
+    # Closing punctuation is the sentence's, not the span's: "... 2019.", "... 2019.”"
+    return span.strip(" ,;:-–—").rstrip(".;:,\"” ").strip()
 
 
 def _beyond_question(question: str, sentence: str) -> str | None:
@@ -333,7 +336,12 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
         return (_near(sentence, found, words, ())[0].group(0), "") if found else None
     if kind == "reason":
         m = _CAUSE.search(sentence)
-        cause = _clean(sentence[m.start():]) if m else ""
+        if m is None:
+            return None
+        # "What was the increase driven by?": the question's own "driven by" is no part of
+        # the answer, which is what drove it; otherwise the report's words are kept whole.
+        asked = _HEDGE.sub("", m.group(0)).lower() in question.lower()
+        cause = _clean(sentence[m.end() if asked else m.start():])
         return (cause, "") if cause else None
     rest = _beyond_question(question, sentence)
     return (rest, "") if rest else None

@@ -71,11 +71,10 @@ def stated_definitions(question: str) -> list[Definition]:
             for m in _STATED.finditer(question)]
 
 
-def definition_span(question: str) -> tuple[int, int] | None:
+def definition_span(found: list[Definition]) -> tuple[int, int] | None:
     """From the first stated definition to the last: those words belong to the metric, not
     to what is asked of it ("defined as net income / average total assets" asks for no
     average). A bare "(A / B)" or "A as a percentage of B" is the ask itself."""
-    found = stated_definitions(question)
     return (found[0].span[0], found[-1].span[1]) if found else None
 
 
@@ -113,17 +112,18 @@ def _bare_ratio(question: str) -> Metric | None:
                   "average" in normalized(parts[1]))
 
 
-def defined_metric(question: str, latest_year: int | None = None) -> Metric | None:
-    """The metric the question defines; a year its definition names is read against
-    `latest_year`, the question's latest. None when it defines none, or one whose terms
-    name nothing known."""
-    found = stated_definitions(question)
+def defined_metric(question: str, found: list[Definition],
+                   latest_year: int | None = None) -> Metric | None:
+    """The metric the question defines (`found`: its `stated_definitions`); a year its
+    definition names is read against `latest_year`, the question's latest. None when it
+    defines none, or one whose terms name nothing known."""
     if not found:
         return _bare_ratio(question)
     defined = {n: d.text for d in found for n in _names(d)}
     resolve = _resolver(defined, latest_year)
     scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
-    asked = normalized(question[:found[0].span[0]] + " " + question[found[-1].span[1]:])
+    start, end = definition_span(found)
+    asked = normalized(f"{question[:start]} {question[end:]}")
     for d in found:
         # "the EBITDA % margin ... Define EBITDA as ...": the defined amount over revenue.
         if any(_phrase_at(asked, f"{n} margin") for n in _names(d)):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
-from pipeline.rag.formula import evaluate, multiplies_by_hundred
+from pipeline.rag.formula import evaluate
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.metrics import DAYS_IN_YEAR, Metric, Scale
 from pipeline.rag.operation import Operation
@@ -122,20 +122,11 @@ class _Reader:
 
 def _metric_value(reader: _Reader, metric: Metric, t: Target) -> tuple[Decimal | None, str]:
     """The metric for one period, and its formula with the values put in."""
-    expr = metric.expression()
-
     def read(name: str, years_back: int) -> Decimal | None:
         return reader.value(BY_NAME[name], Target(_years_back(t.end, years_back), t.months))
 
-    value, shown = evaluate(expr, read)
-    if value is None:
-        return None, shown
-    if metric.scale is Scale.PERCENT and not multiplies_by_hundred(expr):
-        return value * 100, f"{shown} * 100"
-    if metric.scale is Scale.DAYS:
-        days = Decimal(DAYS_IN_YEAR * (t.months or MONTHS_IN_YEAR)) / MONTHS_IN_YEAR
-        return value * days, f"{shown} * {days.normalize():f}"
-    return value, shown
+    days = Decimal(DAYS_IN_YEAR * (t.months or MONTHS_IN_YEAR)) / MONTHS_IN_YEAR
+    return evaluate(metric.scaled(days.normalize()), read)
 
 
 def _amount_scale(query: Query, facts: list[Fact]) -> int:

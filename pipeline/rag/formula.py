@@ -162,7 +162,7 @@ def parse_formula(text: str, latest_year: int | None, resolve: Resolver) -> Node
 def _read(term: ItemTerm, read: Reader) -> tuple[Decimal | None, str]:
     now = read(term.item, term.years_back)
     if term.mode is ItemMode.VALUE or now is None:
-        return now, f"{_fmt(now)}" if now is not None else term.item
+        return now, _fmt(now) if now is not None else term.item
     before = read(term.item, term.years_back + 1)
     if before is None:
         return None, term.item

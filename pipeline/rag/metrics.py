@@ -53,14 +53,15 @@ class Metric:
         mode = ItemMode.AVERAGE if self.average else ItemMode.VALUE
         return BinOp(Op.DIV, top, ItemTerm(self.denominator, mode))
 
-    def scaled(self) -> Node:
-        """The formula with its scale in it (* 100, * 365 for a year's days): for a
-        metric that is a term of another ("CCC is defined as DIO + DSO - DPO")."""
+    def scaled(self, days: Decimal = Decimal(DAYS_IN_YEAR)) -> Node:
+        """The formula with its scale in it: * 100 for a percent (unless it says so
+        itself), * `days` for a days ratio (the period's days; a year's for a metric that is
+        a term of another, "CCC is defined as DIO + DSO - DPO")."""
         expr = self.expression()
         if self.scale is Scale.PERCENT and not multiplies_by_hundred(expr):
             return BinOp(Op.MUL, expr, Const(Decimal(100)))
         if self.scale is Scale.DAYS:
-            return BinOp(Op.MUL, expr, Const(Decimal(DAYS_IN_YEAR)))
+            return BinOp(Op.MUL, expr, Const(days))
         return expr
 
 

@@ -11,7 +11,14 @@ from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
 
-from pipeline.rag.definitions import defined_metric, definition_span, longest_named, named_metric
+from pipeline.rag.definitions import (
+    Definition,
+    defined_metric,
+    definition_span,
+    longest_named,
+    named_metric,
+    stated_definitions,
+)
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
 from pipeline.rag.metrics import ALL_METRICS, Metric
 from pipeline.rag.operation import Operation
@@ -118,14 +125,16 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
 
 
-def parse_measure(text: str, latest_year: int | None = None) -> LineItem | Metric | None:
+def parse_measure(text: str, latest_year: int | None = None,
+                  definitions: list[Definition] | None = None) -> LineItem | Metric | None:
     """The metric or line item named, the longest name first ("operating margin" is a
     metric, not "operating income"); a definition in the question wins (a year it names
-    read against `latest_year`), and "COGS % margin" or "capex to revenue ratio" is a
-    metric of its line items."""
+    read against `latest_year`; `definitions`: its `stated_definitions`, when already
+    read), and "COGS % margin" or "capex to revenue ratio" is a metric of its line items."""
+    found = stated_definitions(text) if definitions is None else definitions
     # A metric named wins over the line items its definition names ("current ratio
     # (current assets / current liabilities)" was handled first, as a definition).
-    return (defined_metric(text, latest_year) or longest_named(text, ALL_METRICS)
+    return (defined_metric(text, found, latest_year) or longest_named(text, ALL_METRICS)
             or named_metric(text) or longest_named(text, LINE_ITEMS))
 
 
@@ -153,16 +162,18 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
         word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
         decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
     # A definition's words ("average", "change in", its years) are the metric's, not the ask.
-    span = definition_span(text)
+    definitions = stated_definitions(text)
+    span = definition_span(definitions)
     asked = f"{text[:span[0]]} {text[span[1]:]}" if span else text
     question = operation(asked)
     if _PERCENT_CHANGE.search(asked) and question.operation != Operation.PERCENT_CHANGE:
         question = replace(question, operation=Operation.PERCENT_CHANGE)
     periods = parse_periods(text)
     latest = max((p.year for p in periods if p.year is not None), default=None)
+    asked_periods = parse_periods(asked) if span else periods
     return Query(text, question, find_company(text, aliases or {}),
-                 _over_years(parse_periods(asked) or periods, question),
-                 parse_measure(text, latest),
+                 _over_years(asked_periods or periods, question),
+                 parse_measure(text, latest, definitions),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals)
 
 

@@ -93,8 +93,8 @@ class FilingAnswerer:
             return ShortAnswer()
         if query.measure is None:  # maybe a field of the cover: the symbol, the incorporation
             doc_id = scope.doc_ids[0]
-            chunks = self.store.document(doc_id) if hasattr(self.store, "document") else ()
-            return answer_from_cover(query, self.info[doc_id], chunks) or ShortAnswer()
+            return answer_from_cover(query, self.info[doc_id], self.store.document(doc_id)) \
+                or ShortAnswer()
         tagged = bool(self.info[scope.doc_ids[0]].facts)
         info = self.facts_of(scope.doc_ids[0])
         if not info.facts:

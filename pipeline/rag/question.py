@@ -44,11 +44,11 @@ _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|
 _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
 _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)
-# A year the question names in words a table would not parse as one ("in 1850"): no
-# table's column can hold it, so nothing may be looked up for it.
 # A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
 # how many of the years was R&D more than 5 million?".
 _LED_COUNT = re.compile(r"(?:from|between|in|for|during|over) [^,?]*, how many\b(?! percent| %)")
+# A year the question names in words a table would not parse as one ("in 1850"): no
+# table's column can hold it, so nothing may be looked up for it.
 _NAMED_YEAR = re.compile(r"\b(?:in|between|from|since|fy|year)\s+([12]\d{3})\b(?![,.]\d)", re.I)
 # What follows a threshold word with a currency sign: the whole token, to see it is a number.
 _THRESHOLD_TOKEN = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$\s*([^\s?]+)", re.I)

@@ -198,11 +198,11 @@ def _threshold_in_table_units(table: Table, cells: list[Cell], q: Question) -> D
     table in thousands, so a cell of 1,900 exceeds it. A percentage, or a row the table's
     scale does not apply to (per share, counts), is compared as written."""
     number, unit = q.threshold
-    limit = Decimal(number.replace(",", "")) * _SCALE_WORDS.get(unit.lower(), Decimal(1))
+    written = Decimal(number.replace(",", ""))
     scale = _scale(table, cells, q)
     if unit == "%" or scale == "percent":
-        return Decimal(number.replace(",", ""))
-    return limit / _SCALE_WORDS.get(scale, Decimal(1))
+        return written
+    return written * _SCALE_WORDS.get(unit.lower(), Decimal(1)) / _SCALE_WORDS.get(scale, Decimal(1))
 
 
 def _by_year(table: Table, cols: list[int]) -> list[int]:

@@ -7,9 +7,9 @@ best retrieving label's (finance). A confident decision is one `margin` or more 
 - a question without one gets its label's reply unless lead <= -margin: then it retrieves.
 Between the two the lexical prior decides, since refusing a finance question costs the
 user their answer while a question about nothing in the reports only gets a polite reply.
-The default margin (settings.intent_margin) is the one that refuses the fewest finance
-questions of half a of TAT-QA dev (benchmarks/intent_eval.py --choose-margin; half b
-reports it held out).
+The default margin (settings.intent_margin) is above the one that refuses the fewest finance
+questions of half a of TAT-QA dev on each CPU kind measured (benchmarks/intent_eval.py
+--choose-margin; half b reports it held out): the kernels' numerics move that edge.
 With `use_cues=False` the margin alone decides (lead >= margin sends away).
 """
 

@@ -25,6 +25,8 @@ class Operation(str, Enum):
     COUNT = "count"                    # how many years a row passes a threshold
     YEARS_LIST = "years_list"          # the years a table covers
     ROW_LIST = "row_list"              # the rows a table lists
+    ROW_COUNT = "row_count"            # how many rows a table lists
+    WHICH_ROW = "which_row"            # the row highest / lowest in a period
     TEXT = "text"                      # a description: answered from the text
 
     # Compared, hashed and printed as its value, so it stands wherever the string did.

@@ -64,6 +64,15 @@ _ROW_LIST = re.compile(
     r"regions|categories|elements|scopes|line items)\b|\bitems (?:are )?listed\b|"
     r"^what (?:financial )?items does .+ consist of|^what were the components making up\b",
     re.I)
+# "How many types of finite-lived intangible assets are there?": the rows a row list gives,
+# counted.
+_ROW_COUNT = re.compile(
+    r"^how many (?:[\w-]+ ){0,3}?(?:components|items|types|segments|regions|categories|"
+    r"elements|kinds|classes|countries|sources|line items)\b", re.I)
+# "Which segment had the highest revenue in 2019?": a superlative over rows, not years
+# (comparatives are the years': "In which year was X larger?").
+_WHICH_ROW = re.compile(r"^(?:which|what)\b(?!.*\b(?:year|period)s?\b).*\b(?:largest|highest|"
+                        r"greatest|biggest|most|lowest|smallest|least)\b", re.I)
 # Questions about reasons, definitions and contents: answered from the text, not a cell.
 _DESCRIPTIVE = re.compile(
     r"^\s*(?:why|how (?:is|are|was|were|does|do|did|often|will|would|can|should|has|have)\b)|"
@@ -205,6 +214,8 @@ def _operation(text: str) -> Question:
     thr = (threshold.group(1), threshold.group(2) or "") if threshold else None
     if _ROW_LIST.search(q) and not _YEARS_LIST.search(q):
         return Question(q, Operation.ROW_LIST, years)
+    if _ROW_COUNT.search(q):
+        return Question(q, Operation.ROW_COUNT, years, higher=not _LOWER.search(q), threshold=thr)
     if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
         return Question(q, Operation.TEXT, years)
     per_year = thr or _YEARS_LIST.search(q) or "year" in low
@@ -217,6 +228,8 @@ def _operation(text: str) -> Question:
     if _WHICH_YEAR.search(q) and (_HIGHER.search(q) or _LOWER.search(q)):
         lower = bool(_LOWER.search(q)) and not _HIGHER.search(q.split("than")[0] if thr else q)
         return Question(q, Operation.WHICH_YEAR, years, higher=not lower, threshold=thr)
+    if _WHICH_ROW.search(q) and not _THRESHOLD.search(q):
+        return Question(q, Operation.WHICH_ROW, years, higher=not _LOWER.search(q))
     if _PCT_CHANGE.search(q):
         return Question(q, Operation.PERCENT_CHANGE, years)
     if re.search(r"\b(?:change|difference|increase|decrease) (?:in|of) (?:the )?(?:average|"

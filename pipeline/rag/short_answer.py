@@ -37,7 +37,7 @@ TIE = 1e-6
 # The other reports the prose names besides the one answering: "name both".
 NAMED_TIES = 1
 # Operations whose answer names no row, so every table fits them alike: no tie is said.
-UNMATCHED = (Operation.YEARS_LIST, Operation.ROW_LIST)
+UNMATCHED = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.ROW_COUNT)
 # The text's extract replaces a table lookup when its sentence has this share of the
 # question's words (rarity-weighted; 0..1.1 with the years bonus) and the table's row match
 # (TableAnswer.score) is below TABLE_SURE. Chosen on half a of TAT-QA dev, reported on half b
@@ -48,7 +48,8 @@ TABLE_SURE = 1.0
 # question, and the model's prose (which may say so) answers instead.
 TEXT_FLOOR = 0.3
 # Operations only a table answers (periods, row lists, computations): never replaced.
-TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.WHICH_YEAR, *ARITHMETIC_OPERATIONS)
+TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_YEAR,
+              *ARITHMETIC_OPERATIONS)
 # The documents of the top passages whose paragraphs are searched for the extract.
 TEXT_DOCUMENTS = 2
 # Computed from the amounts one sentence states for the periods asked ("$60.3 million and

@@ -16,6 +16,14 @@ from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
+from pipeline.rag.table_rows import (
+    ROW_LIST_BASE,
+    SECTION_BONUS,
+    extreme_row,
+    label_tokens,
+    listed_rows,
+    row_labels,
+)
 from retriever_trt.tables import Cell, Table, detect_scale
 
 logger = logging.getLogger(__name__)
@@ -30,15 +38,9 @@ MIN_PLAIN_LOOKUP = 0.9
 # rarely quoted in full); SECTION_BONUS for its section's words, and WORD_TIE_BREAK per word
 # matched, so that of two equal shares the longer match wins.
 LABEL_SHARE, QUESTION_SHARE = 0.6, 0.4
-SECTION_BONUS = 0.1
 WORD_TIE_BREAK = 0.01
-# A section names the rows of a row list when the question uses this share of its words;
-# the answer's match is ROW_LIST_BASE plus SECTION_BONUS per word of it.
-MIN_SECTION_COVER = 0.5
-ROW_LIST_BASE = 0.5
 _EXPLICIT_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\bin total\b|\btotal (?:of|amount of)\b|"
                            r"\bboth\b|\ball (?:\w+ )?(?:years|periods)\b|\bbetween\b", re.I)
-_FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
 _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
                        r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
@@ -70,15 +72,11 @@ class TableAnswer:
     tied: list[TableAnswer] = field(default_factory=list)
 
 
-def _label_tokens(text: str) -> set[str]:
-    return set(tokens(_FOOTNOTE.sub(" ", text)))
-
-
 def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     """Mostly the share of the label's words the question uses, partly the share of the
     question's words the label uses (long labels are rarely quoted in full)."""
-    label = _label_tokens(table.row_labels[i])
-    parent = _label_tokens(table.parents[i])
+    label = label_tokens(table.row_labels[i])
+    parent = label_tokens(table.parents[i])
     if len(label) <= 1:  # "Total", "Other": the section names the row
         label |= parent
     if not label or not words or (label & MEASURE_QUALIFIERS) - words:
@@ -237,8 +235,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         years = [str(max(table.column_years[j])) for j in _year_columns(table, q)]
         years = list(dict.fromkeys(years))
         return TableAnswer(years, "", "multi-span", None) if years else None
-    if op == Operation.ROW_LIST:
-        return _row_list(table, q)
+    if op in (Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_ROW):
+        return _about_rows(table, q)
     if op in (Operation.WHICH_YEAR, Operation.COUNT):
         cols = _columns(table, q) or []
         cols = [j for j in cols if table.column_years[j]]
@@ -293,7 +291,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols
     cells = [table.cell(row[0], j) for j in cols]
     if op == Operation.SUM and not _EXPLICIT_SUM.search(q.text) and re.search(r"\bTotal\b", q.text[1:]) \
-            and "total" in _label_tokens(cells[0].row):
+            and "total" in label_tokens(cells[0].row):
         op = Operation.MULTI_LOOKUP  # "the Total operating expense in 2019 and 2018" quotes the row
     if op == Operation.MULTI_LOOKUP:
         return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
@@ -301,29 +299,36 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     return _finish(table, q, op, cells, row[1])
 
 
-def _row_list(table: Table, q: Question) -> TableAnswer | None:
-    """The labels of the rows under the section the question names (all the value rows when
-    it names none), totals left out: what the rows are made of, not their sum."""
-    words = set(q.words) - {"component", "item", "type", "segment", "region", "categorie",
-                            "element", "scope", "line", "financial", "listed", "table",
-                            "consist", "making", "considered"}
-    sections = dict.fromkeys(table.parents[i] for i in table.body() if table.parents[i])
-    best, best_hit, best_cover = "", 0, 0.0
-    for sec in sections:  # table order: the first of equally good sections wins
-        label = set(tokens(sec))
-        hit = len(label & words)
-        cover = hit / len(label) if label else 0.0
-        if cover >= MIN_SECTION_COVER and (cover, hit) > (best_cover, best_hit):
-            best, best_hit, best_cover = sec, hit, cover
-    if words and not best:
+def _about_rows(table: Table, q: Question) -> TableAnswer | None:
+    """A row list, a row count, or the row highest / lowest in the period asked."""
+    op = q.operation
+    found = listed_rows(table, q, require_section=op != Operation.WHICH_ROW)
+    if found is None:
         return None
-    rows = [i for i in table.body() if table.parents[i] == best and
-            any(c.value is not None for c in table.cells if c.row_index == i)
-            and "total" not in _label_tokens(table.row_labels[i])]
-    if len(rows) < 2:
+    rows, hit = found
+    score = ROW_LIST_BASE + SECTION_BONUS * hit
+    if op == Operation.ROW_LIST:
+        return TableAnswer(row_labels(table, rows), "", "multi-span", None, [], score)
+    if op == Operation.ROW_COUNT and not q.threshold:
+        labels = row_labels(table, rows)
+        return TableAnswer(str(len(labels)), "", "count", f"count of {', '.join(labels)}", [],
+                           score)
+    cols = _columns(table, q, 1)
+    if not cols:
         return None
-    labels = [table.row_labels[i] for i in rows]
-    return TableAnswer(labels, "", "multi-span", None, [], ROW_LIST_BASE + SECTION_BONUS * best_hit)
+    if op == Operation.ROW_COUNT:  # "How many segments in 2019 were above $50 million?"
+        cells = [c for i in rows if (c := table.cell(i, cols[0])) is not None and c.value]
+        if not cells:
+            return None
+        limit = _threshold_in_table_units(table, cells, q)
+        keep = [c.row for c in cells if (c.value.number > limit) == q.higher]
+        return TableAnswer(str(len(keep)), "", "count",
+                           f"count of {', '.join(keep) or 'none of the rows'}", cells, score)
+    got = extreme_row(table, rows, cols[0], q.higher)
+    if got is None:
+        return None
+    top, cells = got
+    return TableAnswer(row_labels(table, [top.row_index])[0], "", "span", None, cells, score)
 
 
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:

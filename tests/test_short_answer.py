@@ -269,3 +269,24 @@ def test_a_scale_the_operands_own_labels_name_is_theirs() -> None:
     q = operation("What is the number of shares nonvested as of December 31, 2019?")
     got = answer_question(q, [parse_table(rows, [])])
     assert (got.short_answer, got.scale) == ("6148", "thousand")
+
+
+@pytest.mark.parametrize("question, short", [
+    ("What is the current ratio in 2019?", "1.6"),   # the vocabulary's current assets over liabilities
+    ("What is the cash-to-debt ratio in 2018?", "0.2"),
+    ("What was the inventory to current liabilities ratio in 2019?", "0.3"),
+])
+def test_ratios_named_not_spelled_out_divide_their_terms(question: str, short: str) -> None:
+    rows = [["($ in millions)", "2019", "2018"],
+            ["Cash", "120", "90"],
+            ["Inventory", "150", "140"],
+            ["Total current assets", "800", "700"],
+            ["Total debt", "600", "450"],
+            ["Total current liabilities", "500", "400"]]
+    got = answer_question(question, [parse_table(rows)])
+    assert got is not None and (got.short_answer, got.answer_type) == (short, "arithmetic")
+
+
+def test_a_change_in_a_named_ratio_is_not_one_ratio() -> None:
+    assert operation("What is the change in current ratio from 2018 to 2019?").operands != [
+        "total current assets", "total current liabilities"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pipeline.rag.metrics import ALL_METRICS, Scale
 from pipeline.rag.operation import Operation
 from retriever_trt.tables import years_in
 
@@ -161,6 +162,25 @@ _PART_OF_TOTAL = re.compile(r"^(?:the )?(total .+?) (?:is|was|are|were) (?:gener
                             r"comprised |accounted for |contributed )?(?:from|of|by) (.+)$", re.I)
 
 
+# "the debt-to-asset ratio", "the liability to asset ratio": its two terms, in order.
+_TO_RATIO = re.compile(r"\b(?:the )?([\w'’ ]{2,40}?)[- ]to[- ]([\w'’ ]{2,40}?) ratio\b", re.I)
+# Ratios of the vocabulary with one line item over another ("current ratio"): their items'
+# names are the rows' words.
+_NAMED_RATIOS = {phrase: (m.numerator[0][0], m.denominator) for m in ALL_METRICS
+                 if m.scale is Scale.RATIO and len(m.numerator) == 1 and m.denominator
+                 and not m.average for phrase in m.phrases if " to " not in phrase}
+
+
+def _ratio_terms(q: str) -> list[str]:
+    """The two terms of a ratio named, not spelled out: "X-to-Y ratio", "current ratio"."""
+    low = q.lower()
+    for phrase, terms in _NAMED_RATIOS.items():
+        if re.search(rf"\b{re.escape(phrase)}\b", low):
+            return list(terms)
+    m = _TO_RATIO.search(_strip_lead(_DIVISION_LEAD.sub("", q)))
+    return [m.group(1), m.group(2)] if m else []
+
+
 def _division(q: str, years: list[int]) -> Question:
     """A ratio ("ratio of A to B") or a share ("A as a percentage of B", "percentage of
     the total B made up of A"): the operand phrases, numerator first."""
@@ -169,6 +189,10 @@ def _division(q: str, years: list[int]) -> Question:
     # "as a percentage" is in percent.
     as_percent = bool(re.search(r"percent|%", low))
     op = Operation.PROPORTION if as_percent else Operation.RATIO
+    # "the change in current ratio" is a change of two ratios: not computed here.
+    named = [] if _CHANGE.search(q) else _ratio_terms(q)
+    if named:
+        return Question(q, op, years, named)
     body = _DIVISION_LEAD.sub("", q)
     m = _PART_OF_TOTAL.match(body)
     if m:

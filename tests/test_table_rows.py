@@ -44,7 +44,8 @@ INTANGIBLES = [["", "Gross Carrying Amount", "Accumulated Amortization", "Net"],
     ("How many types of finite-lived intangible assets are there?", "row_count"),
     ("How many segments in 2019 had net sales above $2,000 million?", "row_count"),
     ("Which segment had the highest net sales in 2019?", "which_row"),
-    ("What was the lowest of the deferred tax assets in 2018?", "which_row"),
+    ("What segment had the lowest net sales in 2018?", "which_row"),
+    ("What was the highest net sales in 2019?", "lookup"),  # a figure, not a row
     # superlatives over years stay the years'
     ("In which year was the net sales of Industrial Solutions the highest?", "which_year"),
     ("How many years did net sales exceed $13,500 million?", "count"),

@@ -71,8 +71,10 @@ _ROW_COUNT = re.compile(
     r"^how many (?:[\w-]+ ){0,3}?(?:components|items|types|segments|regions|categories|"
     r"elements|kinds|classes|countries|sources|line items)\b", re.I)
 # "Which segment had the highest revenue in 2019?": a superlative over rows, not years
-# (comparatives are the years': "In which year was X larger?").
-_WHICH_ROW = re.compile(r"^(?:which|what)\b(?!.*\b(?:year|period)s?\b).*\b(?:largest|highest|"
+# (comparatives are the years': "In which year was X larger?"). "What was the highest X?"
+# asks a figure, not a row.
+_WHICH_ROW = re.compile(r"^(?:which|what (?!(?:is|was|were|are|did|does|do)\b))(?!.*\b(?:year|period)s?\b)"
+                        r".*\b(?:largest|highest|"
                         r"greatest|biggest|most|lowest|smallest|least)\b", re.I)
 # Questions about reasons, definitions and contents: answered from the text, not a cell.
 _DESCRIPTIVE = re.compile(

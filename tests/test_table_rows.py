@@ -46,6 +46,10 @@ INTANGIBLES = [["", "Gross Carrying Amount", "Accumulated Amortization", "Net"],
     ("Which segment had the highest net sales in 2019?", "which_row"),
     ("What segment had the lowest net sales in 2018?", "which_row"),
     ("What was the highest net sales in 2019?", "lookup"),  # a figure, not a row
+    ("Which segment had the highest net sales in the year ended December 31, 2019?", "which_row"),
+    ("In which currency were the financial assets the smallest?", "which_row"),
+    ("What types of accounts receivable are there?", "row_list"),
+    ("Which countries are shown in the table of revenues by location?", "row_list"),
     # superlatives over years stay the years'
     ("In which year was the net sales of Industrial Solutions the highest?", "which_year"),
     ("How many years did net sales exceed $13,500 million?", "count"),

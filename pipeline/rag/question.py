@@ -63,7 +63,10 @@ _RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*
 _ROW_LIST = re.compile(
     r"^(?:what|which) (?:are|were)(?: the)?(?: \w+){0,2} (?:components|items|types|segments|"
     r"regions|categories|elements|scopes|line items)\b|\bitems (?:are )?listed\b|"
-    r"^what (?:financial )?items does .+ consist of|^what were the components making up\b",
+    r"^what (?:financial )?items does .+ consist of|^what were the components making up\b|"
+    # "What types of accounts receivable are there?", "Which countries are shown in the table?"
+    r"^(?:what|which) (?:types|kinds|categories|components) of .+ (?:are|were) there\b|"
+    r"^which \w+ (?:are|were) (?:shown|listed|included|presented) in the table\b",
     re.I)
 # "How many types of finite-lived intangible assets are there?": the rows a row list gives,
 # counted.
@@ -73,7 +76,7 @@ _ROW_COUNT = re.compile(
 # "Which segment had the highest revenue in 2019?": a superlative over rows, not years
 # (comparatives are the years': "In which year was X larger?"). "What was the highest X?"
 # asks a figure, not a row.
-_WHICH_ROW = re.compile(r"^(?:which|what (?!(?:is|was|were|are|did|does|do)\b))(?!.*\b(?:year|period)s?\b)"
+_WHICH_ROW = re.compile(r"^(?:(?:in|for|from) )?(?:which|what (?!(?:is|was|were|are|did|does|do)\b))"
                         r".*\b(?:largest|highest|"
                         r"greatest|biggest|most|lowest|smallest|least)\b", re.I)
 # Questions about reasons, definitions and contents: answered from the text, not a cell.
@@ -254,7 +257,7 @@ def _operation(text: str) -> Question:
     if _WHICH_YEAR.search(q) and (_HIGHER.search(q) or _LOWER.search(q)):
         lower = bool(_LOWER.search(q)) and not _HIGHER.search(q.split("than")[0] if thr else q)
         return Question(q, Operation.WHICH_YEAR, years, higher=not lower, threshold=thr)
-    if _WHICH_ROW.search(q) and not _THRESHOLD.search(q):
+    if _WHICH_ROW.search(q) and not _THRESHOLD.search(q) and not _WHICH_YEAR.search(q):
         return Question(q, Operation.WHICH_ROW, years, higher=not _LOWER.search(q))
     if _PCT_CHANGE.search(q):
         return Question(q, Operation.PERCENT_CHANGE, years)

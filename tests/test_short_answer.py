@@ -290,3 +290,16 @@ def test_ratios_named_not_spelled_out_divide_their_terms(question: str, short: s
 def test_a_change_in_a_named_ratio_is_not_one_ratio() -> None:
     assert operation("What is the change in current ratio from 2018 to 2019?").operands != [
         "total current assets", "total current liabilities"]
+
+
+def test_a_sections_qualifier_does_not_make_its_rows_another_measure() -> None:
+    rows = [["", "2019", "2018"],
+            ["Deferred tax assets:", "", ""],
+            ["Inventories", "43", "58"],
+            ["Other", "8", "13"],
+            ["Total deferred tax assets", "51", "71"]]
+    got = answer_question("In which year were inventories larger?", [parse_table(rows)])
+    assert got is not None and got.short_answer == "2018"
+    # the row's own qualifier still does: "Other" is no answer for "assets"
+    assert answer_question("What were the assets in 2019?", [parse_table(rows)]) is None or \
+        answer_question("What were the assets in 2019?", [parse_table(rows)]).cells[0].row != "Other"

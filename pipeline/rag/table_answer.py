@@ -75,11 +75,12 @@ class TableAnswer:
 def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     """Mostly the share of the label's words the question uses, partly the share of the
     question's words the label uses (long labels are rarely quoted in full)."""
-    label = label_tokens(table.row_labels[i])
+    own = label_tokens(table.row_labels[i])
     parent = label_tokens(table.parents[i])
-    if len(label) <= 1:  # "Total", "Other": the section names the row
-        label |= parent
-    if not label or not words or (label & MEASURE_QUALIFIERS) - words:
+    # A qualifier of the row's own label makes it another measure; its section's does not
+    # ("Inventories" under "Deferred tax assets" is inventories).
+    label = own | parent if len(own) <= 1 else own  # "Total", "Other": the section names it
+    if not label or not words or (own & MEASURE_QUALIFIERS) - words:
         return 0.0, 0
     hit = len(label & words)
     score = LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words)

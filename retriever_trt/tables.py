@@ -267,3 +267,35 @@ def transpose(table: Table) -> Table | None:
              for j in range(1, width) for k, i in enumerate(body) if table.rows[i][j]]
     return Table(rows, 1, ["", *labels], [[], *(years_in(x) for x in labels)],
                  ["", *table.column_headers[1:]], [""] * width, table.scale, cells)
+
+
+def period_blocks(table: Table) -> tuple[Table, dict[tuple[int, int], tuple[int, int]]] | None:
+    """The table with its period blocks as columns, for tables whose periods are sections
+    ("As at 31 December 2019" rows over "USD denominated | Non-USD denominated" columns):
+    one row a label, one column a (column, period), headed "USD denominated As at 31
+    December 2019". None when a column names a year or fewer than two sections do. Also
+    returns where each of its cells is in `table`: (row, column) -> (row, column)."""
+    if any(table.column_years[1:]):
+        return None
+    blocks = list(dict.fromkeys(table.parents[i] for i in table.body()
+                                if years_in(table.parents[i])))
+    if len(blocks) < 2:
+        return None
+    at = {(table.row_labels[i], table.parents[i]): i for i in table.body()}
+    labels = list(dict.fromkeys(label for label, block in at if block in blocks))
+    columns = [(j, b) for b in blocks for j in range(1, len(table.column_headers))]
+    headers = ["", *(f"{table.column_headers[j]} {b}".strip() for j, b in columns)]
+    rows, cells, origin = [headers], [], {}
+    for r, label in enumerate(labels, start=1):
+        row = [label]
+        for c, (j, b) in enumerate(columns, start=1):
+            i = at.get((label, b))
+            text = table.rows[i][j] if i is not None else ""
+            row.append(text)
+            if text:
+                cells.append(Cell(r, c, label, "", headers[c], text, parse_value(text)))
+                origin[(r, c)] = (i, j)
+        rows.append(row)
+    pivot = Table(rows, 1, headers, [[], *(years_in(b) for _, b in columns)], ["", *labels],
+                  [""] * len(rows), table.scale, cells)
+    return pivot, origin

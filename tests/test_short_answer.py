@@ -304,3 +304,40 @@ def test_a_sections_qualifier_does_not_make_its_rows_another_measure() -> None:
     # the row's own qualifier still does: "Other" is no answer for the tax assets
     got = answer_question("What were the tax assets in 2019?", [parse_table(rows)])
     assert got is None or got.cells[0].row != "Other"
+
+
+# Periods as sections, categories as columns.
+BLOCKS = [["", "USD denominated RMB'Million", "Non-USD denominated RMB'Million"],
+          ["As at 31 December 2019", "", ""],
+          ["Monetary assets, current", "27,728", "2,899"],
+          ["Monetary liabilities, current", "(4,273)", "(14,732)"],
+          ["As at 31 December 2018", "", ""],
+          ["Monetary assets, current", "18,041", "1,994"],
+          ["Monetary liabilities, current", "(3,434)", "(4,587)"]]
+
+
+def test_a_period_section_is_read_as_the_period_column() -> None:
+    table = parse_table(BLOCKS)
+    got = answer_question("What was the non-USD denominated current monetary assets as at 31 "
+                          "December 2018?", [table])
+    assert got is not None and got.short_answer == "1994"
+    cell = got.cells[0]  # cited where it is in the report's table
+    assert BLOCKS[cell.row_index][cell.column_index] == "1,994"
+    got = answer_question("What was the change in USD denominated current monetary assets "
+                          "from 2018 to 2019?", [table])
+    assert got.short_answer == "9687" and got.derivation == "27,728 - 18,041 = 9687"
+
+
+def test_a_column_named_by_its_header_makes_a_lookup_specific() -> None:
+    rows = [["30 June 2019", "Current $'000", "31 to 60 days past due $'000", "Total $'000"],
+            ["Expected loss rate", "1%", "7.5%", "-"],
+            ["Gross carrying amount", "23,762", "787", "28,320"],
+            ["Loss allowance provision", "238", "59", "741"]]
+    got = answer_question("What is the gross carrying amount for current receivables?",
+                          [parse_table(rows)])
+    assert got is not None and got.short_answer == "23762"
+
+
+def test_defined_benefit_schemes_are_a_figure_not_a_definition() -> None:
+    assert operation("What was the defined benefit schemes expense in 2019?").operation == "lookup"
+    assert operation("How is revenue defined?").operation == "text"

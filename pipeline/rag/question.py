@@ -83,7 +83,8 @@ _WHICH_ROW = re.compile(r"^(?:(?:in|for|from) )?(?:which|what (?!(?:is|was|were|
 _DESCRIPTIVE = re.compile(
     r"^\s*(?:why|how (?:is|are|was|were|does|do|did|often|will|would|can|should|has|have)\b)|"
     r"\b(?:reasons?|caused?|causing|(?:is|was|were) due to|includ\w*|consists?|comprised?|relates?|"
-    r"represents?|defined?|means?|allows?|results? in|led to|lead to|driven|drivers?|"
+    r"represents?|defined?(?! (?:contribution|benefit))|means?|allows?|results? in|led to|lead to|"
+    r"driven|drivers?|"
     r"purpose|describe|explain|primarily|mainly)\b", re.I)
 # "Difference" names a gap's size; "change", "increase", "decrease" name a direction too.
 _MAGNITUDE = re.compile(r"\bdifference\b", re.I)

@@ -26,7 +26,7 @@ from pipeline.rag.operation import Operation
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
 from pipeline.rag.text_answer import TextAnswer, answer_from_text, document_paragraphs
-from retriever_trt.tables import Cell, Table, parse_table, transpose
+from retriever_trt.tables import Cell, Table, parse_table, period_blocks, transpose
 
 ARITHMETIC_OPERATIONS = (*(o for o in Operation if o.computed), Operation.COUNT)
 # An answer from a later-retrieved table must match this much better to win.
@@ -71,6 +71,19 @@ def _transposed_answer(table: Table, q: Question,
     return got
 
 
+def _blocks_answer(table: Table, q: Question,
+                   refusals: list[str] | None = None) -> TableAnswer | None:
+    """The answer from the table read with its period sections as columns, cited by the
+    original table's (row, column)."""
+    pivoted = period_blocks(table)
+    got = answer_from_table(pivoted[0], q, refusals) if pivoted is not None else None
+    if got is None:
+        return None
+    origin = pivoted[1]
+    got.cells = [table.cell(*origin[(c.row_index, c.column_index)]) or c for c in got.cells]
+    return got
+
+
 def answer_question(question: str | Question, tables: Sequence[Table],
                     refusals: list[str] | None = None) -> TableAnswer | None:
     """The computed or looked-up answer; `.table_index` says which of `tables` it is from.
@@ -80,7 +93,8 @@ def answer_question(question: str | Question, tables: Sequence[Table],
     best_score = 0.0
     found: list[TableAnswer] = []
     for k, table in enumerate(tables):
-        got = answer_from_table(table, q, refusals) or _transposed_answer(table, q, refusals)
+        got = answer_from_table(table, q, refusals) or _transposed_answer(table, q, refusals) \
+            or _blocks_answer(table, q, refusals)
         if got is None:
             continue
         got.table_index = k

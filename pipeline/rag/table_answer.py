@@ -30,8 +30,8 @@ logger = logging.getLogger(__name__)
 
 # A row must have at least this share of its label's words in the question.
 MIN_COVERAGE = 0.4
-# A lookup that names no period must match its row this well: most such questions are
-# about the text ("What are distribution customers?").
+# A lookup that names no period or column must match its row this well: most such
+# questions are about the text ("What are distribution customers?").
 MIN_PLAIN_LOOKUP = 0.9
 # A row's match: LABEL_SHARE of the share of its label's words the question uses, plus
 # QUESTION_SHARE of the share of the question's words the label uses (long labels are
@@ -172,6 +172,13 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
     return picked[:n] if len(picked) >= n else None
 
 
+def _names_column(table: Table, q: Question, cols: list[int]) -> bool:
+    """Whether the question names the column by its header's words ("the gross carrying
+    amount for current receivables": "Current"), which makes a lookup as specific as a year."""
+    words = set(q.words)
+    return any(set(tokens(table.column_headers[j])) & words for j in cols)
+
+
 def _with_prior_year(table: Table, q: Question) -> list[int] | None:
     """The columns of the year before the one the question names and of that year."""
     this = _column_for_year(table, q.years[0], q)
@@ -286,7 +293,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if not cols or (n and len(cols) != n) or (op in (Operation.AVERAGE, Operation.SUM) and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)
-    if row is None or (op == Operation.LOOKUP and not q.years and row[1] < MIN_PLAIN_LOOKUP):
+    if row is None or (op == Operation.LOOKUP and not q.years and not _names_column(table, q, cols)
+                       and row[1] < MIN_PLAIN_LOOKUP):
         return None
     if op in (Operation.CHANGE, Operation.PERCENT_CHANGE):
         cols = _by_year(table, cols) if all(table.column_years[j] for j in cols) else cols

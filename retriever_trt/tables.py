@@ -33,7 +33,8 @@ _EMPTY = {"", "-", "—", "–", "--", "— %", "—%", "n/a", "na", "nm", "n.m.
 _NUMBER = re.compile(r"^\(?-?\(?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\(?\.\d+\)?$")
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)\b")
 _SPACED_DIGITS = re.compile(r"\b(\d) (?=\d\b)")  # "2 0 1 8", as some PDFs extract years
-_FISCAL = re.compile(r"\bfy\s?['’]?(\d{2})\b", re.I)
+# "FY19", "FY '19", and "F19" as Australian reports head their years.
+_FISCAL = re.compile(r"\b(?:fy\s?['’]?|f)(\d{2})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def parse_value(text: str) -> Value | None:
 
 
 def years_in(text: str) -> list[int]:
-    """Years a header names: "2019", "Fiscal 2018", "FY19" (as 2019)."""
+    """Years a header names: "2019", "Fiscal 2018", "FY19", "F19" (as 2019)."""
     text = _SPACED_DIGITS.sub(r"\1", text)
     years = [int(y) for y in _YEAR.findall(text)]
     years += [2000 + int(y) for y in _FISCAL.findall(text)]

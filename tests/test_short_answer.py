@@ -341,3 +341,9 @@ def test_a_column_named_by_its_header_makes_a_lookup_specific() -> None:
 def test_defined_benefit_schemes_are_a_figure_not_a_definition() -> None:
     assert operation("What was the defined benefit schemes expense in 2019?").operation == "lookup"
     assert operation("How is revenue defined?").operation == "text"
+
+
+def test_years_headed_f19_are_fiscal_years() -> None:
+    rows = [["$M", "F19", "F18"], ["Sales", "1,650", "1,633"]]
+    got = answer_question("What is the average sales for years F19 and F18?", [parse_table(rows)])
+    assert got is not None and got.short_answer == "1641.5"

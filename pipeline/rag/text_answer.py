@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.rag.arithmetic import plain
 from pipeline.rag.question import tokens
+from pipeline.rag.span_bounds import clean, span_of
 from retriever_trt.tables import years_in
 
 # A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
@@ -148,7 +149,9 @@ def split_sentences(text: str) -> list[str]:
 def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words, a word weighing more the fewer
     candidate sentences have it; plus 0.1 for naming the question's years."""
-    words = set(tokens(question))
+    # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
+    # (a set's order changes with the hash seed, and a float sum with its order).
+    words = sorted(set(tokens(question)))
     years = set(years_in(question))
     bags = [set(tokens(s)) for s in sentences]
     n = len(bags)
@@ -156,66 +159,11 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     total = sum(weight.values()) or 1.0
     out = []
     for s, bag in zip(sentences, bags, strict=True):
-        score = sum(weight[w] for w in words & bag) / total
+        score = sum(weight[w] for w in words if w in bag) / total
         if years:
             score += 0.1 * len(years & set(years_in(s))) / len(years)
         out.append(score)
     return out
-
-
-def _clean(span: str) -> str:
-    span = re.sub(r"^\s*\(\d{1,2}\)\s*", "", span)  # a footnote's "(1)"
-    # Closing punctuation is the sentence's, not the span's: "... 2019.", "... 2019.”"
-    return span.strip(" ,;:-–—").rstrip(".;:,\"” ").strip()
-
-
-def _beyond_question(question: str, sentence: str) -> str | None:
-    """What a sentence says past its opening words that all restate the question ("X costs
-    are primarily related to | third party advisory services"); None when that is nothing
-    much (two words or fewer) or the sentence opens with something else."""
-    asked = set(tokens(question))
-    words = _clean(sentence).split()
-    cut = 0
-    for i, w in enumerate(words):
-        content = tokens(w)
-        if content and not set(content) <= asked:
-            break
-        if content:
-            cut = i + 1
-    said = {w.strip("?,.").lower() for w in question.split()}
-    while cut < len(words) and cut >= 2 and not tokens(words[cut]) and \
-            words[cut].strip(",").lower() in said:  # "related | to": the question's "to"
-        cut += 1
-    if cut >= 2:
-        cut = _past_verb(asked, words, cut)
-    rest = words[cut:]
-    if cut < 2 or len(rest) <= 2:
-        return None
-    return _clean(" ".join(rest))
-
-
-# Between the words restating a question and the answer: "(are significantly) influenced
-# by", "represents": linking words, then the question's verb inflected or a defining verb.
-_LINKING = {"is", "are", "was", "were", "be", "been", "has", "have", "had", "which", "that",
-            "primarily", "mainly", "largely", "significantly", "generally", "also"}
-_DEFINING = {"represents", "represent", "refers", "refer", "means", "mean"}
-_PREPOSITIONS = {"of", "by", "to", "on", "as"}
-
-
-def _past_verb(asked: set[str], words: list[str], cut: int) -> int:
-    """`cut` moved past "are comprised of" in "Tax fees | are comprised of | fees for ..."
-    when the verb is the question's (its first five letters) or a defining one."""
-    stems = {w[:5] for w in asked if len(w) >= 4}
-    j = cut
-    while j < len(words) and words[j].lower() in _LINKING:
-        j += 1
-    verb = words[j].lower().strip(",") if j < len(words) else ""
-    if not verb or not (verb[:5] in stems or verb in _DEFINING):
-        return cut
-    j += 1
-    while j < len(words) and words[j].lower() in _PREPOSITIONS:
-        j += 1
-    return j
 
 
 def _amounts(sentence: str) -> list[re.Match]:
@@ -341,10 +289,9 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
         # "What was the increase driven by?": the question's own "driven by" is no part of
         # the answer, which is what drove it; otherwise the report's words are kept whole.
         asked = _HEDGE.sub("", m.group(0)).lower() in question.lower()
-        cause = _clean(sentence[m.end() if asked else m.start():])
+        cause = clean(sentence[m.end() if asked else m.start():])
         return (cause, "") if cause else None
-    rest = _beyond_question(question, sentence)
-    return (rest, "") if rest else None
+    return span_of(question, sentence), ""
 
 
 def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
@@ -357,8 +304,8 @@ def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnsw
     paragraph, sentence = cands[best]
     kind = kind_of(question)
     got = extract(question, sentence, kind)
-    if got is None:
-        got, kind = (_clean(sentence), ""), "sentence"
+    if got is None:  # not the kind asked ("when" and no date): the span answering it
+        got, kind = (span_of(question, sentence), ""), "sentence"
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
                       scores[best], kind, kind_of(question))

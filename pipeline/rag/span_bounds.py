@@ -26,6 +26,8 @@ MIN_RESTATED = 2
 MIN_RESTATED_TAIL = 2
 # What is left of a span cut at its end has at least this many words.
 MIN_KEPT_WORDS = 2
+# A line of this many words or fewer that does not end as a sentence does is a heading.
+HEADING_WORDS = 8
 # Leading adverbial phrases ("As further described in Note 2, effective October 1, 2018,
 # ...") set aside before the subject: at most this many, each of at most INTRO_WORDS words.
 MAX_INTROS = 3
@@ -37,6 +39,8 @@ _AUXILIARIES = {"is", "are", "was", "were", "be", "been", "being", "has", "have"
 # Words the verb group after the subject may hold besides auxiliaries, adverbs and the
 # question's words: "has | an | investment arrangement".
 _DETERMINERS = {"a", "an", "the", "its", "our", "their", "not"}
+_ARTICLES = _DETERMINERS - {"not"}
+_COPULAS = {"is", "are", "was", "were", "be", "been"}
 # A sentence opening with its own clause puts the answer first: "To assess X, we analyse".
 _CLAUSE_OPENERS = {"to", "by", "if", "because", "although", "though", "unless", "despite",
                    "while", "whereas"}
@@ -119,6 +123,9 @@ def _opening(asked: Asked, words: list[str]) -> int:
         if w.lower().strip(",") in _AUXILIARIES and restated:
             verb_at = i
             break
+        if w.lower() == "that" and i and _PARTICIPLE.match(words[i - 1].lower()) and \
+                asked.restates(words[i - 1]):
+            return i + 1  # "The Group has assumed that | mortality will ...": its clause
         said = asked.restates(w)
         restated += bool(said)
         new += said is False
@@ -132,6 +139,8 @@ def _opening(asked: Asked, words: list[str]) -> int:
         said = asked.restates(words[j])
         if said:
             restated, cut = restated + 1, j + 1
+        elif low in _ARTICLES and words[j - 1].lower() in _COPULAS:
+            break  # "Liquidity risk is | the risk that ...": what it is, the answer
         elif low in _AUXILIARIES or low in _DETERMINERS or low.endswith("ly") or (
                 said is None and j + 1 < len(words) and asked.says_before(low, words[j + 1])):
             continue  # "entered | into with | different counterparties", as the question has
@@ -236,18 +245,23 @@ def _unless_common(m: re.Match) -> str:
     return before if before[:1].isupper() or before.endswith(")") else m.group(0)
 
 
-def trim_end(question: str, span: str) -> str:
-    """A span without what follows its answer: a second clause, a contrast, a closing note
-    in brackets, "were as follows", an appositive after a name, the question's own words,
-    a time phrase when the question names the year."""
-    asked = Asked.of(question)
+def first_clause(span: str) -> str:
+    """A span without a second clause, a contrast, a closing note in brackets or "were as
+    follows" after it."""
     span = clean(span)
-    for clause_end in (_CLAUSES, _BUT):  # the span's first clause
+    for clause_end in (_CLAUSES, _BUT):
         m = clause_end.search(span)
         if m and m.start() > 0:
             span = span[:m.start()]
-    span = _AS_FOLLOWS.sub("", _TRAILING_NOTE.sub("", span))
-    span = _APPOSITIVE.sub(_unless_common, span)
+    return clean(_AS_FOLLOWS.sub("", _TRAILING_NOTE.sub("", span)))
+
+
+def trim_end(question: str, span: str) -> str:
+    """A span without what follows its answer: a second clause, a closing note (see
+    `first_clause`), an appositive after a name, the question's own words, a time phrase
+    when the question names the year."""
+    asked = Asked.of(question)
+    span = _APPOSITIVE.sub(_unless_common, first_clause(span))
     if asked.years:
         span = _TRAILING_TIME.sub("", span)
     words = span.split()
@@ -281,6 +295,12 @@ def list_items(span: str) -> list[str] | None:
     if len(items) < MIN_LIST_ITEMS or any(len(i.split()) > MAX_ITEM_WORDS for i in items):
         return None
     return items
+
+
+def is_heading(sentence: str) -> bool:
+    """A heading, not a sentence: HEADING_WORDS words or fewer without a closing stop."""
+    text = sentence.strip()
+    return len(text.split()) <= HEADING_WORDS and not text.endswith((".", "!", "?", ":", ".”"))
 
 
 def span_of(question: str, sentence: str) -> str | list[str]:

@@ -41,6 +41,7 @@ _AUXILIARIES = {"is", "are", "was", "were", "be", "been", "being", "has", "have"
 _DETERMINERS = {"a", "an", "the", "its", "our", "their", "not"}
 _ARTICLES = _DETERMINERS - {"not"}
 _COPULAS = {"is", "are", "was", "were", "be", "been"}
+_WH_WORDS = {"what", "which", "who", "whom", "when", "where", "why", "how"}
 # A sentence opening with its own clause puts the answer first: "To assess X, we analyse".
 _CLAUSE_OPENERS = {"to", "by", "if", "because", "although", "though", "unless", "despite",
                    "while", "whereas"}
@@ -49,7 +50,7 @@ _LINKING = _AUXILIARIES | {"which", "that", "primarily", "mainly", "largely", "s
                            "generally", "also"}
 _DEFINING = {"represents", "represent", "refers", "refer", "means", "mean"}
 _PREPOSITIONS = {"of", "by", "to", "on", "as", "in", "into", "within", "from", "with",
-                 "through", "at", "that"}
+                 "through", "at", "over", "that"}
 # A "how", "where" or "why" question's preposition is part of its answer ("by adding back
 # ...", "within note 35"); a "what" question's is not ("limited to | the remittance").
 _KEEPS_PREPOSITION = re.compile(r"^\s*(?:how|where|why)\b", re.I)
@@ -109,15 +110,16 @@ def clean(span: str) -> str:
     return span.strip(" ,;:-–—").rstrip(".;:,\"” ").strip()
 
 
-def _opening(asked: Asked, words: list[str]) -> int:
+def _opening(asked: Asked, words: list[str], intro: int = 0) -> int:
     """How many of `words` restate the question: a subject of its words (and up to
     MAX_NEW_IN_OPENING others) with the verb group after it ("Goodwill | is considered
     impaired"), or, with no verb met, the words up to the first the question does not
-    have; 0 when fewer than MIN_RESTATED restate it or the sentence opens with a clause of
-    its own ("To assess ...", "If ...")."""
+    have; 0 when fewer than MIN_RESTATED restate it (with the `intro` restated in the
+    phrases before it: "In 2019, | the Company acquired") or the sentence opens with a clause of its own
+    ("To assess ...", "If ...")."""
     if not words or words[0].lower() in _CLAUSE_OPENERS:
         return 0
-    restated = new = 0
+    restated, new = intro, 0
     verb_at = None
     for i, w in enumerate(words):
         if w.lower().strip(",") in _AUXILIARIES and restated:
@@ -132,7 +134,7 @@ def _opening(asked: Asked, words: list[str]) -> int:
         if new > MAX_NEW_IN_OPENING:
             break
     if verb_at is None:
-        return _contiguous(asked, words)
+        return _contiguous(asked, words, intro)
     cut = verb_at
     for j in range(verb_at, len(words)):  # "is | considered impaired", "have been | classified"
         low = words[j].lower().strip(",")
@@ -149,10 +151,10 @@ def _opening(asked: Asked, words: list[str]) -> int:
     return cut if restated >= MIN_RESTATED else 0
 
 
-def _contiguous(asked: Asked, words: list[str]) -> int:
+def _contiguous(asked: Asked, words: list[str], intro: int) -> int:
     """The words before the first the question does not have, when MIN_RESTATED of them
-    restate it; else 0."""
-    cut = restated = 0
+    (and the `intro`'s) restate it; else 0."""
+    cut, restated = 0, intro
     for i, w in enumerate(words):
         said = asked.restates(w)
         if said is False:
@@ -162,12 +164,20 @@ def _contiguous(asked: Asked, words: list[str]) -> int:
     return cut if restated >= MIN_RESTATED else 0
 
 
+def _question_s_own(asked: Asked, word: str) -> bool:
+    """A function word the question says too ("related | to", "value | represents"), not an
+    auxiliary, article or wh-word: those start the answer's own words."""
+    low = word.lower()
+    return low in asked.said and asked.restates(word) is None and \
+        low not in _AUXILIARIES | _ARTICLES | _WH_WORDS
+
+
 def _past_verb(question: str, asked: Asked, words: list[str], cut: int) -> int:
     """`cut` moved past what joins the restatement to the answer: the question's own "to"
     ("related | to"), "are comprised of" (the question's verb), "represents", "is performed
     by" (a passive), "is to"."""
     j = cut
-    while j < len(words) and words[j].lower() in asked.said and asked.restates(words[j]) is None:
+    while j < len(words) and _question_s_own(asked, words[j]):
         j += 1
     linked = j
     while j < len(words) and words[j].lower() in _LINKING:
@@ -212,8 +222,10 @@ def beyond_question(question: str, sentence: str) -> str | None:
     when the sentence opens with something else or nothing is left."""
     asked = Asked.of(question)
     words = _CONNECTIVE.sub("", clean(sentence)).split()
+    intro = len(words)
     words = _without_intro(asked, words)
-    cut = _opening(asked, words)
+    intro = sum(bool(asked.restates(w)) for w in clean(sentence).split()[:intro - len(words)])
+    cut = _opening(asked, words, intro)
     if not cut:
         return None
     rest = trim_end(question, " ".join(words[_past_verb(question, asked, words, cut):]))

@@ -19,7 +19,7 @@ from retriever_trt.tables import years_in
 STEM_MIN = 4
 # Endings an inflection adds or changes, longest first.
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "ies", "ied",
-             "ed", "es", "e", "s", "y")
+             "ed", "es", "e", "s")
 # Words that say nothing of what a sentence is about (beyond question.tokens' own list).
 FUNCTION_WORDS = frozenset("""since upon within into through regarding under such both each
 all any other more less not no if when where while there who whose we us they them it your
@@ -29,6 +29,8 @@ _FIGURE = re.compile(r"\(?\$?(\d[\d,]*(?:\.\d+)?)%?\)?[,.;:]?")
 
 
 def _stem(word: str) -> str:
+    if word.endswith("y"):
+        word = word[:-1] + "i"  # "rely" / "relies"
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= STEM_MIN:
             return word[:-len(suffix)]

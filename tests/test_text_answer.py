@@ -212,3 +212,140 @@ def test_a_span_ends_without_the_sentence_s_closing_punctuation() -> None:
               "Strategic alternative evaluation costs are primarily related to third party "
               "advisory services.”")  # the paragraph's last sentence keeps its quote
     assert got.short_answer == "third party advisory services"
+
+
+# Report-style sentences (written for these tests) for the span rules of span_bounds.py.
+IMPAIRED = ("An intangible asset is considered impaired when its carrying amount exceeds its "
+            "recoverable amount.")
+REVIEW = ("The first stage of the annual impairment review is performed by comparing the "
+          "recoverable amount of each cash-generating unit with its carrying amount.")
+LEASES = ("The variable lease payments under these contracts have been classified as operating "
+          "expenses.")
+LIMITED = ("Our continuing involvement is limited to the servicing of the transferred loans; "
+           "accordingly, the loans are not recognised on our balance sheet.")
+FREIGHT = ("Quarterly surveys prepared by independent brokers are used to estimate the freight "
+           "accruals.")
+TURNOVER = "The Group has assumed that staff turnover will remain at 8% a year."
+RISK = "Credit risk is the risk that a customer fails to pay the amounts it owes."
+CUSTOMERS = ("Retail customers are consumers who buy through our stores, while wholesale "
+             "customers are distributors that resell our products.")
+OFFICERS = "Our officers are appointed annually but may be removed by the Board at any time."
+EXCLUDED = ("Sales taxes collected from customers and remitted to tax authorities are excluded "
+            "from net sales.")
+SWAPS = ("In addition, to the extent practicable, currency forwards are entered into with several "
+         "banks to limit concentration risk.")
+
+
+@pytest.mark.parametrize("question, short", [
+    # past the restated subject and its verb group; the condition a "when" asks for
+    ("When is an intangible asset considered impaired?",
+     "when its carrying amount exceeds its recoverable amount"),
+    # a passive's participle and preposition: the answer is what follows them
+    ("What is the first stage of the annual impairment review?",
+     "comparing the recoverable amount of each cash-generating unit with its carrying amount"),
+    # a new word in the subject; the question's verb and its preposition
+    ("What are variable lease payments classified as?", "operating expenses"),
+    # the answer ends at a second clause after ";"
+    ("What is the company's continuing involvement limited to?",
+     "the servicing of the transferred loans"),
+    # the closing words that only restate the question are left out
+    ("What is used to estimate the freight accruals?",
+     "Quarterly surveys prepared by independent brokers"),
+    ("What is excluded from net sales?",
+     "Sales taxes collected from customers and remitted to tax authorities"),
+    # a "that" clause after the question's verb is the answer, whole
+    ("What are the Group's assumptions on staff turnover?",
+     "staff turnover will remain at 8% a year"),
+    # "X is the Y that ...": what X is
+    ("What is credit risk?", "the risk that a customer fails to pay the amounts it owes"),
+    # the clause about what is asked, of two a "while" joins
+    ("What are wholesale customers?", "distributors that resell our products"),
+    # "but" before a verb starts another clause
+    ("How often are the officers appointed?", "annually"),
+    # a leading connective and phrase set aside; a "why" keeps its "to"
+    ("Why are currency forwards entered into with several banks?", "to limit concentration risk"),
+])
+def test_a_span_starts_past_the_question_and_ends_with_the_answer(question, short) -> None:
+    sentences = (IMPAIRED, REVIEW, LEASES, LIMITED, FREIGHT, TURNOVER, RISK, CUSTOMERS,
+                 OFFICERS, EXCLUDED, SWAPS)
+    got = ask(question, *sentences)
+    assert (got.short_answer, got.kind) == (short, "sentence")
+
+
+@pytest.mark.parametrize("question, text, short", [
+    # a name for "who" / "which": past "by", before what the sentence goes on to say
+    ("Who approved the annual accounts?",
+     "The annual accounts were approved by the Board of Directors on 4 March 2020 and signed "
+     "on its behalf.", "the Board of Directors"),
+    ("Which exchange are the ordinary shares listed on?",
+     "The ordinary shares are listed on the London Stock Exchange under the ticker “SPT”.",
+     "the London Stock Exchange"),
+    # an appositive after a name is no part of it
+    ("What did the company acquire in 2019?",
+     "In June 2019, the Company acquired Northwind Logistics, Inc., a regional carrier based "
+     "in Ohio.", "Northwind Logistics, Inc"),
+    # a list a colon introduces: its items
+    ("What are the segments of the company?",
+     "The Company reports four segments: Aerospace, Industrial, Marine and Energy.",
+     ["Aerospace", "Industrial", "Marine", "Energy"]),
+    # a yes-or-no question: the sentence saying so, whole
+    ("Was there any impairment of goodwill in 2019?",
+     "There was no impairment of goodwill in 2019 or 2018.",
+     "There was no impairment of goodwill in 2019 or 2018"),
+    # the prior period's figure in brackets is a closing note, not the answer
+    ("What was the weighted average share price of options exercised in 2019?",
+     "The weighted average share price of options exercised in 2019 was 512.3p (2018: n/a).",
+     "512.3p"),
+])
+def test_names_lists_and_whole_sentences(question, text, short) -> None:
+    got = ask(question, text)
+    assert got.short_answer == short
+    assert got.answer_type == ("multi-span" if isinstance(short, list) else "span")
+
+
+def test_a_heading_is_passed_over_for_the_sentence_after_it() -> None:
+    got = ask("What is credit risk?", "Managing Credit Risk", RISK)
+    assert got.sentence == RISK
+
+
+@pytest.mark.parametrize("question, short", [
+    # "what is the main reason": the cause itself; "why": "due to" and the cause
+    ("What is the main reason for the rise in freight costs?",
+     "higher fuel prices and port congestion"),
+    ("Why did freight costs rise in 2019?",
+     "primarily due to higher fuel prices and port congestion"),
+])
+def test_a_cause_as_the_question_asks_for_it(question, short) -> None:
+    got = ask(question, "Freight costs rose by 12% in 2019 primarily due to higher fuel "
+                        "prices and port congestion (see Note 4).")
+    assert (got.short_answer, got.kind) == (short, "reason")
+
+
+GUARANTEE = ("At 31 December 2019 the guarantee given to the local authority totalled £8.2 "
+             "million (2018: £7.9 million).")
+CREDITS = ("At December 31, 2019, the Company had federal, state and foreign research credit "
+           "carryforwards of approximately $12.5 million, $4.1 million and $0.8 million, "
+           "respectively.")
+
+
+@pytest.mark.parametrize("question, short, scale", [
+    # a bracket labelled with a period states that period's amount (pounds: as written)
+    ("What was the guarantee given to the local authority at 31 December 2018?",
+     "£7.9 million", ""),
+    ("What was the guarantee given to the local authority at 31 December 2019?",
+     "£8.2 million", ""),
+    # "respectively" for the items a question names (not years): the whole list
+    ("What were the federal, state and foreign research credit carryforwards respectively?",
+     ["12.5", "4.1", "0.8"], "million"),
+    # "per cent" is a unit; "by how much" asks for an amount
+    ("By how much did the Group reduce its water use since 2016, as a percentage?", "18",
+     "percent"),
+    # another currency, written as reports write it
+    ("What was the market price per share of Varun at 31 March 2019?", "INR42", ""),
+])
+def test_amounts_by_period_label_list_and_unit(question, short, scale) -> None:
+    got = ask(question, GUARANTEE, CREDITS,
+              "The Group has reduced its water use by 18 per cent since 2016.",
+              "The market price per share of Varun at 31 March 2019 was INR42 (31 March "
+              "2018: INR37), valuing the holding at £3.1 million.")
+    assert (got.short_answer, got.scale) == (short, scale)

@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.rag.arithmetic import plain
 from pipeline.rag.question import tokens
+from pipeline.rag.span_bounds import first_clause, is_heading, span_of
 from retriever_trt.tables import years_in
 
 # A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
@@ -29,8 +30,8 @@ _ABBREVIATION = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|vs|approx|e
                            r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
           r"December)")
-_CURRENCY = r"(?:(?:US|A|C|S|HK|NZ)?\$|€|£|¥|RMB\s?|USD\s?|EUR\s?|GBP\s?)"
-_UNIT = r"(?:\s?(?:%|percent\b|(?:thousand|million|billion|bn|m)\b))"
+_CURRENCY = r"(?:(?:US|A|C|S|HK|NZ)?\$|€|£|¥|RMB\s?|USD\s?|EUR\s?|GBP\s?|INR\s?)"
+_UNIT = r"(?:\s?(?:%|percent\b|per cent\b|(?:thousand|million|billion|bn|m)\b))"
 # An amount as reports write it: [currency] number [scale word or %]; groups: the currency,
 # the number (parenthesised when negative), the unit.
 _AMOUNT = re.compile(rf"(?<![\w.])({_CURRENCY})?(\(?-?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?\)?)"
@@ -44,7 +45,8 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
 _DATE = re.compile(rf"\b{_MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b|"
                    r"\b(?:fiscal\s+|FY\s?)?(?:19|20)\d\d\b", re.I)
 _SCALE_WORDS = {"thousand": "thousand", "million": "million", "m": "million",
-                "billion": "billion", "bn": "billion", "%": "percent", "percent": "percent"}
+                "billion": "billion", "bn": "billion", "%": "percent", "percent": "percent",
+                "per cent": "percent"}
 
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
@@ -55,7 +57,7 @@ _ASKS_DATE = re.compile(r"^\s*(?:when|in which (?:year|period|month)|what (?:is|
 # "As of December 31, 2019, what was ...": a leading time phrase.
 _LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during) [^?]*?, )?"
 _ASKS_AMOUNT = re.compile(
-    _LEAD + r"(?:how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
+    _LEAD + r"(?:(?:by )?how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
     r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"
     r"revenue|income|loss|gain|liabilit\w+|asset|cash|debt|obligation|guarantee|charge))", re.I)
 _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
@@ -65,10 +67,19 @@ _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove
 _ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
                           r"did)\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+# The words a list of amounts may end this many characters before its "respectively"
+# ("$14.2 million and $10.8 million over the next twelve months to fund ..., respectively").
+RESPECTIVELY_GAP = 80
+# A bracket whose label names a period: "(2018: £12.4 million)", "(31 December 2018: INR29)".
+_PERIOD_LABEL = re.compile(r"\(([^():]*?\b(?:19|20)\d\d(?:/\d\d)?)\s*:[^()]*\)")
 _ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
                          r"\bportion\b|\bpart\b|\byield\b", re.I)
 # The hedge before a cause phrase: "primarily due to" is the phrase "due to".
 _HEDGE = re.compile(r"^(?:primarily|mainly|largely|partly|partially) ", re.I)
+# "What is the primary reason for ...", "What led to ...": the cause itself, a noun phrase,
+# without the "primarily due to" that introduces it (a "why" keeps it: "due to X" answers).
+_ASKS_CAUSE_ITSELF = re.compile(r"^\s*what\b.*\b(?:(?:primary|main|principal|major) reasons?|"
+                                r"led to|lead to)\b", re.I)
 # Where a cause starts in the sentence that gives it.
 _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:due to|driven by|"
                     r"as a result of|resulting from|attributable to|because(?: of)?|reflecting|"
@@ -148,7 +159,9 @@ def split_sentences(text: str) -> list[str]:
 def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words, a word weighing more the fewer
     candidate sentences have it; plus 0.1 for naming the question's years."""
-    words = set(tokens(question))
+    # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
+    # (a set's order changes with the hash seed, and a float sum with its order).
+    words = sorted(set(tokens(question)))
     years = set(years_in(question))
     bags = [set(tokens(s)) for s in sentences]
     n = len(bags)
@@ -156,66 +169,11 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     total = sum(weight.values()) or 1.0
     out = []
     for s, bag in zip(sentences, bags, strict=True):
-        score = sum(weight[w] for w in words & bag) / total
+        score = sum(weight[w] for w in words if w in bag) / total
         if years:
             score += 0.1 * len(years & set(years_in(s))) / len(years)
         out.append(score)
     return out
-
-
-def _clean(span: str) -> str:
-    span = re.sub(r"^\s*\(\d{1,2}\)\s*", "", span)  # a footnote's "(1)"
-    # Closing punctuation is the sentence's, not the span's: "... 2019.", "... 2019.”"
-    return span.strip(" ,;:-–—").rstrip(".;:,\"” ").strip()
-
-
-def _beyond_question(question: str, sentence: str) -> str | None:
-    """What a sentence says past its opening words that all restate the question ("X costs
-    are primarily related to | third party advisory services"); None when that is nothing
-    much (two words or fewer) or the sentence opens with something else."""
-    asked = set(tokens(question))
-    words = _clean(sentence).split()
-    cut = 0
-    for i, w in enumerate(words):
-        content = tokens(w)
-        if content and not set(content) <= asked:
-            break
-        if content:
-            cut = i + 1
-    said = {w.strip("?,.").lower() for w in question.split()}
-    while cut < len(words) and cut >= 2 and not tokens(words[cut]) and \
-            words[cut].strip(",").lower() in said:  # "related | to": the question's "to"
-        cut += 1
-    if cut >= 2:
-        cut = _past_verb(asked, words, cut)
-    rest = words[cut:]
-    if cut < 2 or len(rest) <= 2:
-        return None
-    return _clean(" ".join(rest))
-
-
-# Between the words restating a question and the answer: "(are significantly) influenced
-# by", "represents": linking words, then the question's verb inflected or a defining verb.
-_LINKING = {"is", "are", "was", "were", "be", "been", "has", "have", "had", "which", "that",
-            "primarily", "mainly", "largely", "significantly", "generally", "also"}
-_DEFINING = {"represents", "represent", "refers", "refer", "means", "mean"}
-_PREPOSITIONS = {"of", "by", "to", "on", "as"}
-
-
-def _past_verb(asked: set[str], words: list[str], cut: int) -> int:
-    """`cut` moved past "are comprised of" in "Tax fees | are comprised of | fees for ..."
-    when the verb is the question's (its first five letters) or a defining one."""
-    stems = {w[:5] for w in asked if len(w) >= 4}
-    j = cut
-    while j < len(words) and words[j].lower() in _LINKING:
-        j += 1
-    verb = words[j].lower().strip(",") if j < len(words) else ""
-    if not verb or not (verb[:5] in stems or verb in _DEFINING):
-        return cut
-    j += 1
-    while j < len(words) and words[j].lower() in _PREPOSITIONS:
-        j += 1
-    return j
 
 
 def _amounts(sentence: str) -> list[re.Match]:
@@ -262,6 +220,38 @@ def _respective(sentence: str, amounts: list[re.Match], years: Sequence[int]) ->
     if len(listed) < 2 or len(before) != len(listed) or any(y not in listed for y in years):
         return []
     return [before[listed.index(y)] for y in dict.fromkeys(years)]
+
+
+def _by_period_label(sentence: str, amounts: list[re.Match],
+                     years: Sequence[int]) -> tuple[list[re.Match], list[re.Match]]:
+    """(the amounts to choose from, the one picked): "totalled £13.0 million (2018: £12.4
+    million)" states 2018's in the bracket its label opens; for 2018 that amount, for
+    another year the amounts outside such brackets."""
+    labelled = {}
+    for bracket in _PERIOD_LABEL.finditer(sentence):
+        for m in amounts:
+            if bracket.start() < m.start() < bracket.end():
+                labelled[m.start()] = set(years_in(bracket.group(1)))
+    asked = [m for m in amounts if set(years) & labelled.get(m.start(), set())]
+    if asked:
+        return amounts, asked[:1]
+    outside = [m for m in amounts if m.start() not in labelled]
+    return (outside or amounts), []
+
+
+def _listed_before_respectively(sentence: str, amounts: list[re.Match]) -> list[re.Match]:
+    """"... of approximately $41.8 million, $86.3 million and $5.7 million, respectively":
+    the list of amounts "respectively" closes, for a question naming its items, not years;
+    [] when fewer than two."""
+    at = _RESPECTIVELY.search(sentence)
+    if at is None:
+        return []
+    run: list[re.Match] = []
+    for m in (m for m in amounts if m.end() <= at.start()):
+        joined = run and re.fullmatch(r"\)?,?\s*(?:and\s+)?", sentence[run[-1].end():m.start()])
+        run = [*run, m] if joined else [m]
+    tail = sentence[run[-1].end():at.start()] if run else ""
+    return run if len(run) >= 2 and len(tail) <= RESPECTIVELY_GAP else []
 
 
 def as_value(m: re.Match) -> tuple[str, str] | None:
@@ -324,9 +314,12 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
                      != "percent"]
         if not found or kind == "stated_amount" and not any(m.group(1) or m.group(3) for m in found):
             return None
-        picked = _respective(sentence, found, years)
+        found, picked = _by_period_label(sentence, found, years)
+        picked = picked or _respective(sentence, found, years)
         if not picked and _RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
             picked = _near(sentence, found, words, ())[:len(years)]
+        if not picked and _RESPECTIVELY.search(question) and len(years) < 2:
+            picked = _listed_before_respectively(sentence, found)
         return _values(picked or _near(sentence, found, words, years)[:1])
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
@@ -340,11 +333,11 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
             return None
         # "What was the increase driven by?": the question's own "driven by" is no part of
         # the answer, which is what drove it; otherwise the report's words are kept whole.
-        asked = _HEDGE.sub("", m.group(0)).lower() in question.lower()
-        cause = _clean(sentence[m.end() if asked else m.start():])
+        asked = _HEDGE.sub("", m.group(0)).lower() in question.lower() or \
+            _ASKS_CAUSE_ITSELF.search(question) is not None
+        cause = first_clause(sentence[m.end() if asked else m.start():])
         return (cause, "") if cause else None
-    rest = _beyond_question(question, sentence)
-    return (rest, "") if rest else None
+    return span_of(question, sentence), ""
 
 
 def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
@@ -353,12 +346,15 @@ def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnsw
     if not cands or not tokens(question):
         return None
     scores = sentence_scores(question, [s for _, s in cands])
-    best = max(range(len(cands)), key=lambda i: (scores[i], -i))  # ties: the earlier
+    # A heading ("Net Cash Used In Investing Activities") shares the question's words and
+    # answers nothing: any sentence that says something is chosen before one.
+    says = [not is_heading(s) for _, s in cands]
+    best = max(range(len(cands)), key=lambda i: (says[i], scores[i], -i))  # ties: the earlier
     paragraph, sentence = cands[best]
     kind = kind_of(question)
     got = extract(question, sentence, kind)
-    if got is None:
-        got, kind = (_clean(sentence), ""), "sentence"
+    if got is None:  # not the kind asked ("when" and no date): the span answering it
+        got, kind = (span_of(question, sentence), ""), "sentence"
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
                       scores[best], kind, kind_of(question))

@@ -246,29 +246,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in (Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_ROW):
         return _about_rows(table, q)
     if op in (Operation.WHICH_YEAR, Operation.COUNT):
-        cols = _columns(table, q) or []
-        cols = [j for j in cols if table.column_years[j]]
-        # one column a year: "2019 $" and "2019 %" are the same period
-        per_year = {max(table.column_years[j]): j for j in reversed(cols)}
-        # A column of a comparison header ("2019 vs 2018") has years but is no period.
-        cols = [found[0] for y in sorted(per_year, reverse=True)
-                if (found := _column_for_year(table, y, q))]
-        row = best_row(table, q.text, cols) if cols else None
-        if row is None or len(cols) < 2:
-            return None
-        cells = [table.cell(row[0], j) for j in cols]
-        if q.threshold:
-            limit = _threshold_in_table_units(table, cells, q)
-            keep = [c for c in cells if (c.value.number > limit) == q.higher]
-        else:
-            pick = max if q.higher else min
-            keep = [pick(cells, key=lambda c: c.value.number)]
-        years = [str(max(table.column_years[c.column_index])) for c in keep]
-        if op == Operation.COUNT:
-            return TableAnswer(str(len(keep)), "", "count",
-                               f"count of {', '.join(years) or 'none of the years'}", cells, row[1])
-        return TableAnswer(years[0] if len(years) == 1 else years, "",
-                           "span" if len(years) == 1 else "multi-span", None, cells, row[1])
+        return _over_years(table, q)
     if op.two_rows and len(q.operands) == 2:
         cols = _columns(table, q, 1)
         if not cols:
@@ -306,6 +284,33 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
                            "multi-span", None, cells, row[1])
     return _finish(table, q, op, cells, row[1])
+
+
+def _over_years(table: Table, q: Question) -> TableAnswer | None:
+    """The year a row is highest / lowest in, or how many years it passes a threshold."""
+    cols = _columns(table, q) or []
+    cols = [j for j in cols if table.column_years[j]]
+    # one column a year: "2019 $" and "2019 %" are the same period
+    per_year = {max(table.column_years[j]): j for j in reversed(cols)}
+    # A column of a comparison header ("2019 vs 2018") has years but is no period.
+    cols = [found[0] for y in sorted(per_year, reverse=True)
+            if (found := _column_for_year(table, y, q))]
+    row = best_row(table, q.text, cols) if cols else None
+    if row is None or len(cols) < 2:
+        return None
+    cells = [table.cell(row[0], j) for j in cols]
+    if q.threshold:
+        limit = _threshold_in_table_units(table, cells, q)
+        keep = [c for c in cells if (c.value.number > limit) == q.higher]
+    else:
+        pick = max if q.higher else min
+        keep = [pick(cells, key=lambda c: c.value.number)]
+    years = [str(max(table.column_years[c.column_index])) for c in keep]
+    if q.operation == Operation.COUNT:
+        return TableAnswer(str(len(keep)), "", "count",
+                           f"count of {', '.join(years) or 'none of the years'}", cells, row[1])
+    return TableAnswer(years[0] if len(years) == 1 else years, "",
+                       "span" if len(years) == 1 else "multi-span", None, cells, row[1])
 
 
 def _about_rows(table: Table, q: Question) -> TableAnswer | None:

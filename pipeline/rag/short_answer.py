@@ -50,8 +50,10 @@ TEXT_FLOOR = 0.3
 # Operations only a table answers (periods, row lists, computations): never replaced.
 TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_YEAR,
               *ARITHMETIC_OPERATIONS)
-# The documents of the top passages whose paragraphs are searched for the extract.
-TEXT_DOCUMENTS = 2
+# The documents of the top passages whose paragraphs are searched for the extract: with the
+# extracts' bounds cut past the question's words, 3 beat 2 on half a of TAT-QA dev (52.3
+# against 51.6 EM, rules alone) and on held-out half b (42.9 against 42.5).
+TEXT_DOCUMENTS = 3
 # Computed from the amounts one sentence states for the periods asked ("$60.3 million and
 # $80.5 million ... at September 30, 2019 and 2018, respectively"): order-free operations.
 TEXT_OPERATIONS = (Operation.SUM, Operation.AVERAGE)

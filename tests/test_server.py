@@ -132,10 +132,11 @@ def test_openapi_documents_the_answer_fields(server) -> None:
     schema = httpx.get(f"{server}/openapi.json").json()
     comps = schema["components"]["schemas"]
     assert CONTRACT | {"answer", "sources", "filing"} <= set(comps["AskAnswer"]["properties"])
-    # A cell (row, column, value, indices), a sentence (quote), or a tagged fact (doc_id, fact).
+    # A cell (row, column, value, indices), a sentence (quote), or a tagged fact (doc_id,
+    # fact), with the page of a PDF filing.
     assert set(comps["Citation"]["properties"]) == {"source_id", "row", "column", "value",
                                                      "row_index", "column_index", "quote",
-                                                     "doc_id", "fact"}
+                                                     "doc_id", "fact", "page"}
     assert {"doc_id", "title", "company", "form", "fiscal_year"} <= \
         set(comps["Filing"]["properties"])
     assert "table" in comps["Source"]["properties"]

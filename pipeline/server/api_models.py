@@ -177,6 +177,8 @@ class Citation(BaseModel):
     column_index: int | None = Field(None, ge=0, description="index into that row")
     quote: str | None = Field(None, description="for an answer from the text: the sentence of "
                                                 "that source it is cut from (no cell fields)")
+    page: int | None = Field(None, ge=1, description="the page of a PDF filing showing the "
+                                                     "cell, fact or cover field; absent for HTML")
 
 
 class AskResult(BaseModel):

@@ -347,3 +347,26 @@ def test_years_headed_f19_are_fiscal_years() -> None:
     rows = [["$M", "F19", "F18"], ["Sales", "1,650", "1,633"]]
     got = answer_question("What is the average sales for years F19 and F18?", [parse_table(rows)])
     assert got is not None and got.short_answer == "1641.5"
+
+
+# A statement whose first year's header carries the units, the latest year first.
+UNITS_IN_HEADER = [["", "Fiscal 2019", "2018 (In thousands, except percentages)", "2017"],
+                   ["Deferred tax assets:", "", "", ""],
+                   ["Inventories", "43", "58", "61"],
+                   ["Lease obligation", "2,047", "—", "—"],
+                   ["Other income (expense), net", "(2,950)", "(3,420)", "(1,100)"]]
+
+
+@pytest.mark.parametrize("question, short", [
+    # "thousands" is how the figures are written, not a name of the 2018 column
+    ("In which year was inventories less than 60 thousands?", ["2019", "2018"]),
+    # a one-word line item is quoted alone, not with its section's words ("Deferred tax
+    # assets")
+    ("In which year were inventories larger?", "2017"),
+    # a negative threshold, and one typed without its space
+    ("In which year was other income (expense), net less than -3,000 thousands?", "2018"),
+    ("In which year was inventories less than45 thousands?", "2019"),
+])
+def test_which_year_reads_every_period_column(question: str, short) -> None:
+    got = answer_question(question, [parse_table(UNITS_IN_HEADER)])
+    assert got is not None and got.short_answer == short

@@ -43,7 +43,8 @@ _YEARS_LIST = re.compile(r"\b(?:which|what) (?:fiscal |financial )?(?:years|peri
 _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|most|bigger|"
                      r"biggest|exceed\w*|above|over)\b", re.I)
 _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
-_THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d,]+(?:\.\d+)?)"
+# "less than -3,000 thousands", "less than15,000" (the space lost in typing).
+_THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s*\$?\s*(-?[\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)
 # A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
 # how many of the years was R&D more than 5 million?".

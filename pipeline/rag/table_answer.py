@@ -54,6 +54,10 @@ _ADJUSTMENT = re.compile(r"\badjust\w*|\bwithout\b|\bimpacts?\b|\beffects?\b", r
 # revenue, nor "Other assets" assets. A row is a match only if the question says them too.
 MEASURE_QUALIFIERS = frozenset({"deferred", "unearned", "unbilled", "accrued", "prepaid",
                                 "other", "accumulated"})
+# Words a header uses for its units ("2018 (In thousands, except percentages)", "2019 €m"):
+# they say how figures are written, not which column a question names.
+UNIT_WORDS = frozenset({"thousand", "million", "billion", "except", "percentage", "data",
+                        "m", "bn", "k", "000"})
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 
@@ -72,6 +76,11 @@ class TableAnswer:
     tied: list[TableAnswer] = field(default_factory=list)
 
 
+def header_words(header: str) -> set[str]:
+    """A column header's words that can name it, its unit words left out."""
+    return set(tokens(header)) - UNIT_WORDS
+
+
 def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     """Mostly the share of the label's words the question uses, partly the share of the
     question's words the label uses (long labels are rarely quoted in full)."""
@@ -79,13 +88,22 @@ def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     parent = label_tokens(table.parents[i])
     # A qualifier of the row's own label makes it another measure; its section's does not
     # ("Inventories" under "Deferred tax assets" is inventories).
-    label = own | parent if len(own) <= 1 else own  # "Total", "Other": the section names it
-    if not label or not words or (own & MEASURE_QUALIFIERS) - words:
+    if not words or (own & MEASURE_QUALIFIERS) - words:
         return 0.0, 0
-    hit = len(label & words)
-    score = LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words)
+    # A one-word label ("Total", "Other") may need its section to say what it is; one that
+    # names a line item ("Inventories") is quoted alone as well: the better of the two.
+    labels = [own, own | parent] if len(own) <= 1 else [own]
+    score, hit = max((_label_share(label, words) for label in labels if label),
+                     default=(0.0, 0))
+    if not hit:
+        return 0.0, 0
     bonus = SECTION_BONUS * len(parent & words) / len(parent) if parent else 0.0
     return score + WORD_TIE_BREAK * hit + bonus, hit
+
+
+def _label_share(label: set[str], words: set[str]) -> tuple[float, int]:
+    hit = len(label & words)
+    return LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words), hit
 
 
 def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
@@ -123,7 +141,7 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
     wants_percent = bool(re.search(r"%|percent", question.text, re.I))
 
     def rank(j: int) -> tuple[float, int]:
-        head = set(tokens(table.column_headers[j]))
+        head = header_words(table.column_headers[j])
         pct = "%" in table.column_headers[j] or any(
             c.value and c.value.percent for c in table.cells if c.column_index == j)
         return (len(head & words) + (1 if pct == wants_percent else 0), -j)
@@ -153,7 +171,7 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
         return cols
     words = set(question.words)
     named = [j for j in range(1, len(table.column_headers))
-             if set(tokens(table.column_headers[j])) & words]
+             if header_words(table.column_headers[j]) & words]
     if named and (n is None or len(named) == n):
         return named
     years = _year_columns(table, question)
@@ -176,7 +194,7 @@ def _names_column(table: Table, q: Question, cols: list[int]) -> bool:
     """Whether the question names the column by its header's words ("the gross carrying
     amount for current receivables": "Current"), which makes a lookup as specific as a year."""
     words = set(q.words)
-    return any(set(tokens(table.column_headers[j])) & words for j in cols)
+    return any(header_words(table.column_headers[j]) & words for j in cols)
 
 
 def _with_prior_year(table: Table, q: Question) -> list[int] | None:

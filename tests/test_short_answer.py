@@ -370,3 +370,20 @@ UNITS_IN_HEADER = [["", "Fiscal 2019", "2018 (In thousands, except percentages)"
 def test_which_year_reads_every_period_column(question: str, short) -> None:
     got = answer_question(question, [parse_table(UNITS_IN_HEADER)])
     assert got is not None and got.short_answer == short
+
+
+def test_a_dash_is_a_nil_year_below_any_threshold() -> None:
+    got = answer_question("In which year was lease obligation less than 500 thousands?",
+                          [parse_table(UNITS_IN_HEADER)])
+    assert got is not None and got.short_answer == ["2018", "2017"]
+    # a row of dashes only is no row's figures
+    rows = [["", "2019", "2018"], ["Sales", "10", "12"], ["Restructuring", "—", "—"]]
+    assert answer_question("In which year was restructuring larger?", [parse_table(rows)]) is None
+
+
+def test_a_year_s_average_balance_is_of_its_opening_and_closing() -> None:
+    rows = [["£m", "2019", "2018", "2017"],
+            ["Trade receivables", "166", "178", "192"],
+            ["Prepayments", "57", "44", "20"]]
+    got = answer_question("What is the 2019 average trade receivables?", [parse_table(rows)])
+    assert got is not None and (got.short_answer, got.derivation) == ("172", "(178 + 166) / 2 = 172")

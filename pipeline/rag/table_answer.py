@@ -16,6 +16,7 @@ from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
+from pipeline.rag.table_cells import figure, header_words, is_nil
 from pipeline.rag.table_rows import (
     ROW_LIST_BASE,
     SECTION_BONUS,
@@ -54,10 +55,6 @@ _ADJUSTMENT = re.compile(r"\badjust\w*|\bwithout\b|\bimpacts?\b|\beffects?\b", r
 # revenue, nor "Other assets" assets. A row is a match only if the question says them too.
 MEASURE_QUALIFIERS = frozenset({"deferred", "unearned", "unbilled", "accrued", "prepaid",
                                 "other", "accumulated"})
-# Words a header uses for its units ("2018 (In thousands, except percentages)", "2019 €m"):
-# they say how figures are written, not which column a question names.
-UNIT_WORDS = frozenset({"thousand", "million", "billion", "except", "percentage", "data",
-                        "m", "bn", "k", "000"})
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 
@@ -74,11 +71,6 @@ class TableAnswer:
     # The answers of other tables whose rows, columns and years fit the question exactly as
     # well and that say otherwise: the caller names them rather than pick one silently.
     tied: list[TableAnswer] = field(default_factory=list)
-
-
-def header_words(header: str) -> set[str]:
-    """A column header's words that can name it, its unit words left out."""
-    return set(tokens(header)) - UNIT_WORDS
 
 
 def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
@@ -106,17 +98,24 @@ def _label_share(label: set[str], words: set[str]) -> tuple[float, int]:
     return LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words), hit
 
 
-def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
-    return [i for i in table.body()
-            if all(table.cell(i, j) is not None and table.cell(i, j).value is not None
-                   for j in columns)]
+def _numeric_rows(table: Table, columns: list[int], nil_ok: bool = False) -> list[int]:
+    """Rows with a figure in every column; with `nil_ok`, a dash counts as one (zero) in
+    all but one of them."""
+    rows = []
+    for i in table.body():
+        cells = [table.cell(i, j) for j in columns]
+        nil = sum(is_nil(c) for c in cells) if nil_ok else 0
+        if nil < max(len(cells), 1) and \
+                sum(c is not None and c.value is not None for c in cells) + nil == len(cells):
+            rows.append(i)
+    return rows
 
 
-def best_row(table: Table, phrase: str, columns: list[int],
-             exclude: tuple[int, ...] = ()) -> tuple[int, float] | None:
+def best_row(table: Table, phrase: str, columns: list[int], exclude: tuple[int, ...] = (),
+             nil_ok: bool = False) -> tuple[int, float] | None:
     words = set(tokens(phrase)) - OPERATION_WORDS
     best = None
-    for i in _numeric_rows(table, columns):
+    for i in _numeric_rows(table, columns, nil_ok):
         if i in exclude:
             continue
         score, hit = _row_score(table, i, words)
@@ -284,8 +283,10 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in (Operation.PROPORTION, Operation.RATIO, Operation.DIFFERENCE, Operation.TEXT):
         return None
     cols = _columns(table, q, n)
-    if op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and len(q.years) == 1:
-        cols = _with_prior_year(table, q)  # "the change in sales in 2019": from 2018
+    if op in (Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE) and len(q.years) == 1:
+        # "the change in sales in 2019": from 2018; "the 2019 average receivables": of the
+        # year's opening (2018's closing) and closing balances
+        cols = _with_prior_year(table, q)
     if not cols or (n and len(cols) != n) or (op in (Operation.AVERAGE, Operation.SUM) and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)
@@ -313,16 +314,17 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
     # A column of a comparison header ("2019 vs 2018") has years but is no period.
     cols = [found[0] for y in sorted(per_year, reverse=True)
             if (found := _column_for_year(table, y, q))]
-    row = best_row(table, q.text, cols) if cols else None
+    # A year the row shows as a dash had none of it: nil is below any threshold.
+    row = best_row(table, q.text, cols, nil_ok=True) if cols else None
     if row is None or len(cols) < 2:
         return None
     cells = [table.cell(row[0], j) for j in cols]
     if q.threshold:
-        limit = _threshold_in_table_units(table, cells, q)
-        keep = [c for c in cells if (c.value.number > limit) == q.higher]
+        limit = _threshold_in_table_units(table, [c for c in cells if c.value], q)
+        keep = [c for c in cells if (figure(c) > limit) == q.higher]
     else:
         pick = max if q.higher else min
-        keep = [pick(cells, key=lambda c: c.value.number)]
+        keep = [pick(cells, key=figure)]
     years = [str(max(table.column_years[c.column_index])) for c in keep]
     if q.operation == Operation.COUNT:
         return TableAnswer(str(len(keep)), "", "count",

@@ -146,7 +146,8 @@ def _split_two(text: str, separators: tuple[str, ...]) -> list[str]:
     for sep in separators:
         at = low.find(sep)
         if at >= 0:
-            return [text[:at], text[at + len(sep):]]
+            kept = len(sep) - len("total ") if sep.endswith(" total ") else len(sep)
+            return [text[:at], text[at + kept:]]
     return [text]
 
 
@@ -160,13 +161,21 @@ _DIVISION_LEAD = re.compile(
     r"(?:value of\s+)?(?:ratio|proportion|percentage (?:of )?constitution|percentage|percent|%)"
     r"(?:\s*\([^)]*\))?,?"
     r"(?:\s*in percentage,?)?\s+(?:of|between)?\s*", re.I)
+# A separator ending in "total " leaves "total" to the denominator: "audit fees in total
+# fees" divides by the row "Total fees", not by a row "Fees".
 _DIVISION_SEPARATORS = (
     " out of ", " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
-    " in relation to ", " among ", " in the total ", " of the total ",
+    " as a ratio of ", " in relation to ", " among ", " in the total ", " of the total ",
     " in total ", " of total ", " compared to ", " to ", " over ", " against ", " versus ",
     " vs ", " divided by ")
+# "percentage of total X was generated from Y", "proportion of X is made up of Y", "percentage
+# of total X were accounted for using Y": the part, Y, over the whole, X. Without "total" the
+# verb must say the whole is made of the part ("revenue was from services" may be a flow).
 _PART_OF_TOTAL = re.compile(r"^(?:the )?(total .+?) (?:is|was|are|were) (?:generated |made up |"
-                            r"comprised |accounted for |contributed )?(?:from|of|by) (.+)$", re.I)
+                            r"comprised |accounted for |contributed |derived )?"
+                            r"(?:from|of|by|using|under) (.+)$", re.I)
+_PART_OF_WHOLE = re.compile(r"^(?:the )?(.+?) (?:is|was|are|were) (?:made up|comprised|"
+                            r"accounted for|derived) (?:from|of|by|using|under) (.+)$", re.I)
 
 
 # "the debt-to-asset ratio", "the liability to asset ratio": its two terms, in order.
@@ -201,7 +210,7 @@ def _division(q: str, years: list[int]) -> Question:
     if named:
         return Question(q, op, years, named)
     body = _DIVISION_LEAD.sub("", q)
-    m = _PART_OF_TOTAL.match(body)
+    m = _PART_OF_TOTAL.match(body) or _PART_OF_WHOLE.match(body)
     if m:
         return Question(q, op, years, [m.group(2), m.group(1)])
     separators = _DIVISION_SEPARATORS + ((" and ",) if op == Operation.RATIO else (" of ", " in "))

@@ -16,7 +16,7 @@ from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
-from pipeline.rag.table_cells import figure, header_words, is_nil
+from pipeline.rag.table_cells import figure, figure_columns, header_words, is_nil, is_year_figure
 from pipeline.rag.table_rows import (
     ROW_LIST_BASE,
     SECTION_BONUS,
@@ -175,7 +175,7 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
         return named
     years = _year_columns(table, question)
     if not years:
-        numeric = sorted({c.column_index for c in table.numeric_cells()})
+        numeric = figure_columns(table)
         return numeric[:n] if n and len(numeric) >= n else (numeric[:1] if n in (None, 1) else None)
     ordered = sorted(years, key=lambda j: max(table.column_years[j]), reverse=True)
     seen, picked = set(), []
@@ -213,7 +213,8 @@ def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     if len(own) == 1 and "" not in own:
         return own.pop()
     text = " ".join([question.text] + [c.row for c in cells])
-    return "" if _UNSCALED.search(text) else table.scale
+    unscaled = _UNSCALED.search(text) or all(is_year_figure(c) for c in cells)
+    return "" if unscaled else table.scale
 
 
 def _threshold_in_table_units(table: Table, cells: list[Cell], q: Question) -> Decimal:

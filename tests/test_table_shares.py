@@ -1,5 +1,5 @@
-"""Shares of a whole and the columns they read: "percentage of X in total Y", "proportion of
-X made up of Y", a column of expiry years beside the amounts."""
+"""Shares of a whole, differences of two periods, and the columns they read: "percentage of
+X in total Y", "proportion of X made up of Y", a column of expiry years beside the amounts."""
 
 from __future__ import annotations
 
@@ -60,3 +60,16 @@ def test_a_column_of_years_is_dates_not_figures() -> None:
     got = answer_question("What was the last fiscal year of expiration for domestic-state tax "
                           "credit carryforwards?", [table])
     assert got is not None and (got.short_answer, got.scale) == ("2027", "")
+
+
+def test_a_difference_between_one_row_s_two_periods_is_its_change() -> None:
+    rows = [["($ in millions)", "2019", "2018"],
+            ["Net cash provided by operating activities", "14,551", "15,386"],
+            ["Net cash used for financing activities", "(42,056)", "(9,982)"]]
+    table = parse_table(rows)
+    got = answer_question("What is the difference between the net cash provided by operating "
+                          "activities from 2018 to 2019?", [table])
+    assert got is not None and got.short_answer == "-835"
+    # "the difference in X between 2018 and 2019" stays a gap's size
+    assert operation("What is the difference in total costs incurred between 2018 and "
+                     "2019?").magnitude

@@ -91,6 +91,10 @@ _DESCRIPTIVE = re.compile(
 _MAGNITUDE = re.compile(r"\bdifference\b", re.I)
 _DIRECTION = re.compile(r"\bchange[sd]?\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bgrowth\b|"
                         r"\bdecline[sd]?\b|\bmovement\b|\(decrease\)|\(increase\)", re.I)
+# "the difference between the net cash from 2018 to 2019": one row between two periods, read
+# as the change from the first to the second, not a gap's size.
+_PERIOD_DIFFERENCE = re.compile(r"\bdifference between (?:the )?[^?]+? (?:from|in|for) "
+                                r"(?:fy ?)?\d{4} (?:to|and) (?:fy ?)?\d{4}\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 
@@ -281,7 +285,8 @@ def _operation(text: str) -> Question:
     if _RATIO.search(q) or _PROPORTION.search(q):
         return _division(q, years)
     if _CHANGE.search(q):
-        magnitude = bool(_MAGNITUDE.search(q)) and not _DIRECTION.search(q)
+        magnitude = bool(_MAGNITUDE.search(q)) and not _DIRECTION.search(q) \
+            and not _PERIOD_DIFFERENCE.search(q)
         m = re.search(r"\bdifference (?:in \w+ )?between (.+?) and (.+?)(?:\?|$| in (?:fy)?\d{4})",
                       q, re.I)
         # "between X in 2018 and 2019" is one row in two periods: a side that is only a

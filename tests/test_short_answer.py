@@ -163,9 +163,10 @@ def test_components_are_the_rows_of_the_named_section() -> None:
     # "difference" is a gap's size; "change", "increase" keep their direction
     ("What is the difference in revenue between 2018 and 2019?", "change", [], True),
     ("What was the change in revenue between 2018 and 2019?", "change", [], False),
-    # a side that is only a period names no row: one row, two periods
+    # a side that is only a period names no row: one row, two periods, its change from
+    # the first to the second
     ("What is the difference between the net cash used for financing activities in 2018 and "
-     "2019?", "change", [], True),
+     "2019?", "change", [], False),
     ("What was the difference between total net receivables and current net receivables?",
      "difference", ["total net receivables", "current net receivables"], True),
     # shares: "percentage (of) constitution ... among/in", "out of"; the total's word stays
@@ -347,3 +348,43 @@ def test_years_headed_f19_are_fiscal_years() -> None:
     rows = [["$M", "F19", "F18"], ["Sales", "1,650", "1,633"]]
     got = answer_question("What is the average sales for years F19 and F18?", [parse_table(rows)])
     assert got is not None and got.short_answer == "1641.5"
+
+
+# A statement whose first year's header carries the units, the latest year first.
+UNITS_IN_HEADER = [["", "Fiscal 2019", "2018 (In thousands, except percentages)", "2017"],
+                   ["Deferred tax assets:", "", "", ""],
+                   ["Inventories", "43", "58", "61"],
+                   ["Lease obligation", "2,047", "—", "—"],
+                   ["Other income (expense), net", "(2,950)", "(3,420)", "(1,100)"]]
+
+
+@pytest.mark.parametrize("question, short", [
+    # "thousands" is how the figures are written, not a name of the 2018 column
+    ("In which year was inventories less than 60 thousands?", ["2019", "2018"]),
+    # a one-word line item is quoted alone, not with its section's words ("Deferred tax
+    # assets")
+    ("In which year were inventories larger?", "2017"),
+    # a negative threshold, and one typed without its space
+    ("In which year was other income (expense), net less than -3,000 thousands?", "2018"),
+    ("In which year was inventories less than45 thousands?", "2019"),
+])
+def test_which_year_reads_every_period_column(question: str, short) -> None:
+    got = answer_question(question, [parse_table(UNITS_IN_HEADER)])
+    assert got is not None and got.short_answer == short
+
+
+def test_a_dash_is_a_nil_year_below_any_threshold() -> None:
+    got = answer_question("In which year was lease obligation less than 500 thousands?",
+                          [parse_table(UNITS_IN_HEADER)])
+    assert got is not None and got.short_answer == ["2018", "2017"]
+    # a row of dashes only is no row's figures
+    rows = [["", "2019", "2018"], ["Sales", "10", "12"], ["Restructuring", "—", "—"]]
+    assert answer_question("In which year was restructuring larger?", [parse_table(rows)]) is None
+
+
+def test_a_year_s_average_balance_is_of_its_opening_and_closing() -> None:
+    rows = [["£m", "2019", "2018", "2017"],
+            ["Trade receivables", "166", "178", "192"],
+            ["Prepayments", "57", "44", "20"]]
+    got = answer_question("What is the 2019 average trade receivables?", [parse_table(rows)])
+    assert got is not None and (got.short_answer, got.derivation) == ("172", "(178 + 166) / 2 = 172")

@@ -43,7 +43,8 @@ _YEARS_LIST = re.compile(r"\b(?:which|what) (?:fiscal |financial )?(?:years|peri
 _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|most|bigger|"
                      r"biggest|exceed\w*|above|over)\b", re.I)
 _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
-_THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$?\s*([\d,]+(?:\.\d+)?)"
+# "less than -3,000 thousands", "less than15,000" (the space lost in typing).
+_THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s*\$?\s*(-?[\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)
 # A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
 # how many of the years was R&D more than 5 million?".
@@ -90,6 +91,10 @@ _DESCRIPTIVE = re.compile(
 _MAGNITUDE = re.compile(r"\bdifference\b", re.I)
 _DIRECTION = re.compile(r"\bchange[sd]?\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bgrowth\b|"
                         r"\bdecline[sd]?\b|\bmovement\b|\(decrease\)|\(increase\)", re.I)
+# "the difference between the net cash from 2018 to 2019": one row between two periods, read
+# as the change from the first to the second, not a gap's size.
+_PERIOD_DIFFERENCE = re.compile(r"\bdifference between (?:the )?[^?]+? (?:from|in|for) "
+                                r"(?:fy ?)?\d{4} (?:to|and) (?:fy ?)?\d{4}\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 
@@ -145,7 +150,8 @@ def _split_two(text: str, separators: tuple[str, ...]) -> list[str]:
     for sep in separators:
         at = low.find(sep)
         if at >= 0:
-            return [text[:at], text[at + len(sep):]]
+            kept = len(sep) - len("total ") if sep.endswith(" total ") else len(sep)
+            return [text[:at], text[at + kept:]]
     return [text]
 
 
@@ -159,13 +165,21 @@ _DIVISION_LEAD = re.compile(
     r"(?:value of\s+)?(?:ratio|proportion|percentage (?:of )?constitution|percentage|percent|%)"
     r"(?:\s*\([^)]*\))?,?"
     r"(?:\s*in percentage,?)?\s+(?:of|between)?\s*", re.I)
+# A separator ending in "total " leaves "total" to the denominator: "audit fees in total
+# fees" divides by the row "Total fees", not by a row "Fees".
 _DIVISION_SEPARATORS = (
     " out of ", " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
-    " in relation to ", " among ", " in the total ", " of the total ",
+    " as a ratio of ", " in relation to ", " among ", " in the total ", " of the total ",
     " in total ", " of total ", " compared to ", " to ", " over ", " against ", " versus ",
     " vs ", " divided by ")
+# "percentage of total X was generated from Y", "proportion of X is made up of Y", "percentage
+# of total X were accounted for using Y": the part, Y, over the whole, X. Without "total" the
+# verb must say the whole is made of the part ("revenue was from services" may be a flow).
 _PART_OF_TOTAL = re.compile(r"^(?:the )?(total .+?) (?:is|was|are|were) (?:generated |made up |"
-                            r"comprised |accounted for |contributed )?(?:from|of|by) (.+)$", re.I)
+                            r"comprised |accounted for |contributed |derived )?"
+                            r"(?:from|of|by|using|under) (.+)$", re.I)
+_PART_OF_WHOLE = re.compile(r"^(?:the )?(.+?) (?:is|was|are|were) (?:made up|comprised|"
+                            r"accounted for|derived) (?:from|of|by|using|under) (.+)$", re.I)
 
 
 # "the debt-to-asset ratio", "the liability to asset ratio": its two terms, in order.
@@ -200,7 +214,7 @@ def _division(q: str, years: list[int]) -> Question:
     if named:
         return Question(q, op, years, named)
     body = _DIVISION_LEAD.sub("", q)
-    m = _PART_OF_TOTAL.match(body)
+    m = _PART_OF_TOTAL.match(body) or _PART_OF_WHOLE.match(body)
     if m:
         return Question(q, op, years, [m.group(2), m.group(1)])
     separators = _DIVISION_SEPARATORS + ((" and ",) if op == Operation.RATIO else (" of ", " in "))
@@ -271,7 +285,8 @@ def _operation(text: str) -> Question:
     if _RATIO.search(q) or _PROPORTION.search(q):
         return _division(q, years)
     if _CHANGE.search(q):
-        magnitude = bool(_MAGNITUDE.search(q)) and not _DIRECTION.search(q)
+        magnitude = bool(_MAGNITUDE.search(q)) and not _DIRECTION.search(q) \
+            and not _PERIOD_DIFFERENCE.search(q)
         m = re.search(r"\bdifference (?:in \w+ )?between (.+?) and (.+?)(?:\?|$| in (?:fy)?\d{4})",
                       q, re.I)
         # "between X in 2018 and 2019" is one row in two periods: a side that is only a

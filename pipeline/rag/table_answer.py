@@ -16,6 +16,7 @@ from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
+from pipeline.rag.table_cells import figure, figure_columns, header_words, is_nil, is_year_figure
 from pipeline.rag.table_rows import (
     ROW_LIST_BASE,
     SECTION_BONUS,
@@ -79,26 +80,42 @@ def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
     parent = label_tokens(table.parents[i])
     # A qualifier of the row's own label makes it another measure; its section's does not
     # ("Inventories" under "Deferred tax assets" is inventories).
-    label = own | parent if len(own) <= 1 else own  # "Total", "Other": the section names it
-    if not label or not words or (own & MEASURE_QUALIFIERS) - words:
+    if not words or (own & MEASURE_QUALIFIERS) - words:
         return 0.0, 0
-    hit = len(label & words)
-    score = LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words)
+    # A one-word label ("Total", "Other") may need its section to say what it is; one that
+    # names a line item ("Inventories") is quoted alone as well: the better of the two.
+    labels = [own, own | parent] if len(own) <= 1 else [own]
+    score, hit = max((_label_share(label, words) for label in labels if label),
+                     default=(0.0, 0))
+    if not hit:
+        return 0.0, 0
     bonus = SECTION_BONUS * len(parent & words) / len(parent) if parent else 0.0
     return score + WORD_TIE_BREAK * hit + bonus, hit
 
 
-def _numeric_rows(table: Table, columns: list[int]) -> list[int]:
-    return [i for i in table.body()
-            if all(table.cell(i, j) is not None and table.cell(i, j).value is not None
-                   for j in columns)]
+def _label_share(label: set[str], words: set[str]) -> tuple[float, int]:
+    hit = len(label & words)
+    return LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words), hit
 
 
-def best_row(table: Table, phrase: str, columns: list[int],
-             exclude: tuple[int, ...] = ()) -> tuple[int, float] | None:
+def _numeric_rows(table: Table, columns: list[int], nil_ok: bool = False) -> list[int]:
+    """Rows with a figure in every column; with `nil_ok`, a dash counts as one (zero) in
+    all but one of them."""
+    rows = []
+    for i in table.body():
+        cells = [table.cell(i, j) for j in columns]
+        nil = sum(is_nil(c) for c in cells) if nil_ok else 0
+        if nil < max(len(cells), 1) and \
+                sum(c is not None and c.value is not None for c in cells) + nil == len(cells):
+            rows.append(i)
+    return rows
+
+
+def best_row(table: Table, phrase: str, columns: list[int], exclude: tuple[int, ...] = (),
+             nil_ok: bool = False) -> tuple[int, float] | None:
     words = set(tokens(phrase)) - OPERATION_WORDS
     best = None
-    for i in _numeric_rows(table, columns):
+    for i in _numeric_rows(table, columns, nil_ok):
         if i in exclude:
             continue
         score, hit = _row_score(table, i, words)
@@ -123,7 +140,7 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
     wants_percent = bool(re.search(r"%|percent", question.text, re.I))
 
     def rank(j: int) -> tuple[float, int]:
-        head = set(tokens(table.column_headers[j]))
+        head = header_words(table.column_headers[j])
         pct = "%" in table.column_headers[j] or any(
             c.value and c.value.percent for c in table.cells if c.column_index == j)
         return (len(head & words) + (1 if pct == wants_percent else 0), -j)
@@ -153,12 +170,12 @@ def _columns(table: Table, question: Question, n: int | None = None) -> list[int
         return cols
     words = set(question.words)
     named = [j for j in range(1, len(table.column_headers))
-             if set(tokens(table.column_headers[j])) & words]
+             if header_words(table.column_headers[j]) & words]
     if named and (n is None or len(named) == n):
         return named
     years = _year_columns(table, question)
     if not years:
-        numeric = sorted({c.column_index for c in table.numeric_cells()})
+        numeric = figure_columns(table)
         return numeric[:n] if n and len(numeric) >= n else (numeric[:1] if n in (None, 1) else None)
     ordered = sorted(years, key=lambda j: max(table.column_years[j]), reverse=True)
     seen, picked = set(), []
@@ -176,7 +193,7 @@ def _names_column(table: Table, q: Question, cols: list[int]) -> bool:
     """Whether the question names the column by its header's words ("the gross carrying
     amount for current receivables": "Current"), which makes a lookup as specific as a year."""
     words = set(q.words)
-    return any(set(tokens(table.column_headers[j])) & words for j in cols)
+    return any(header_words(table.column_headers[j]) & words for j in cols)
 
 
 def _with_prior_year(table: Table, q: Question) -> list[int] | None:
@@ -196,7 +213,8 @@ def _scale(table: Table, cells: list[Cell], question: Question) -> str:
     if len(own) == 1 and "" not in own:
         return own.pop()
     text = " ".join([question.text] + [c.row for c in cells])
-    return "" if _UNSCALED.search(text) else table.scale
+    unscaled = _UNSCALED.search(text) or all(is_year_figure(c) for c in cells)
+    return "" if unscaled else table.scale
 
 
 def _threshold_in_table_units(table: Table, cells: list[Cell], q: Question) -> Decimal:
@@ -266,8 +284,10 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in (Operation.PROPORTION, Operation.RATIO, Operation.DIFFERENCE, Operation.TEXT):
         return None
     cols = _columns(table, q, n)
-    if op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and len(q.years) == 1:
-        cols = _with_prior_year(table, q)  # "the change in sales in 2019": from 2018
+    if op in (Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE) and len(q.years) == 1:
+        # "the change in sales in 2019": from 2018; "the 2019 average receivables": of the
+        # year's opening (2018's closing) and closing balances
+        cols = _with_prior_year(table, q)
     if not cols or (n and len(cols) != n) or (op in (Operation.AVERAGE, Operation.SUM) and len(cols) < 2):
         return None
     row = best_row(table, q.text, cols)
@@ -295,16 +315,17 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
     # A column of a comparison header ("2019 vs 2018") has years but is no period.
     cols = [found[0] for y in sorted(per_year, reverse=True)
             if (found := _column_for_year(table, y, q))]
-    row = best_row(table, q.text, cols) if cols else None
+    # A year the row shows as a dash had none of it: nil is below any threshold.
+    row = best_row(table, q.text, cols, nil_ok=True) if cols else None
     if row is None or len(cols) < 2:
         return None
     cells = [table.cell(row[0], j) for j in cols]
     if q.threshold:
-        limit = _threshold_in_table_units(table, cells, q)
-        keep = [c for c in cells if (c.value.number > limit) == q.higher]
+        limit = _threshold_in_table_units(table, [c for c in cells if c.value], q)
+        keep = [c for c in cells if (figure(c) > limit) == q.higher]
     else:
         pick = max if q.higher else min
-        keep = [pick(cells, key=lambda c: c.value.number)]
+        keep = [pick(cells, key=figure)]
     years = [str(max(table.column_years[c.column_index])) for c in keep]
     if q.operation == Operation.COUNT:
         return TableAnswer(str(len(keep)), "", "count",

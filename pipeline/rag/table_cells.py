@@ -1,6 +1,6 @@
 """How a table's cells and headers read: a dash is nil, a header's unit words name no column.
 
-Shared by the table rules (table_answer.py) and the row aggregates (row_sums.py).
+Read by the table rules (table_answer.py).
 """
 
 from __future__ import annotations

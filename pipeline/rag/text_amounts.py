@@ -154,3 +154,30 @@ def values(found: list[re.Match]) -> tuple[str | list[str], str]:
     return (spans[0] if len(spans) == 1 else spans), ""
 
 
+
+
+# What an amount's own words are: those after it up to the next amount, bracket or comma
+# ("$46.4 million | is related to RSUs", "251,379 | primary services units (").
+_OWN_WORDS_END = re.compile(r"[(),;]")
+
+
+def qualified(sentence: str, found: list[re.Match], words: set[str]) -> list[re.Match]:
+    """[the amount a question's word qualifies]: "... $60.3 million unrecognized expense of
+    which $13.9 million is related to stock options and $46.4 million is related to RSUs"
+    for "related to RSUs": the last amount whose own words hold a word of the question the
+    sentence says only there (the opening amount is the total the other words describe);
+    [] when none does or fewer than two amounts."""
+    if len(found) < 2:
+        return []
+    low = sentence.lower()
+    # Dates ("December 31") place an amount in time, the year picks by its own rules.
+    named = [w for w in words if w.isalpha() and not re.fullmatch(MONTH, w, re.I)]
+    once = [w for w in named if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
+    picked = []
+    for m, nxt in zip(found, [*found[1:], None], strict=True):
+        own = low[m.end():nxt.start() if nxt else len(low)]
+        stop = _OWN_WORDS_END.search(own, 1)  # "£(8.1m)": its own bracket closes first
+        own = own[:stop.start()] if stop else own
+        if any(re.search(rf"\b{re.escape(w)}", own) for w in once):
+            picked = [m]
+    return picked

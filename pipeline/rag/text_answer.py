@@ -28,6 +28,7 @@ from pipeline.rag.text_amounts import (
     by_period_label,
     listed_before_respectively,
     near,
+    qualified,
     respective,
     scale_of,
     values,
@@ -228,7 +229,8 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
             picked = near(sentence, found, words, ())[:len(years)]
         if not picked and RESPECTIVELY.search(question) and len(years) < 2:
             picked = listed_before_respectively(sentence, found)
-        return values(picked or near(sentence, found, words, years)[:1])
+        return values(picked or qualified(sentence, found, words)
+                      or near(sentence, found, words, years)[:1])
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None

@@ -10,6 +10,7 @@ import pytest
 from test_text_answer import Store, ask
 
 from pipeline.rag.short_answer import ShortAnswer, choose
+from pipeline.rag.span_bounds import span_of
 from pipeline.rag.text_answer import answer_from_text, document_paragraphs
 from retriever_trt.store import Chunk
 
@@ -77,3 +78,13 @@ def test_the_amount_a_question_s_word_qualifies(question, short) -> None:
               "Excludes 1,200 customer accounts (700 retail, 500 business accounts) from the "
               "Northwind acquisition.")
     assert got.short_answer == short
+
+
+@pytest.mark.parametrize("question, short", [
+    ("Which regions does the company lease warehouses in?", "Europe and Asia"),
+    ("Which regions does the company own factories in?", "Mexico and Brazil"),
+])
+def test_and_before_the_subject_again_opens_a_second_clause(question, short) -> None:
+    sentence = ("The company leases warehouses in Europe and Asia and the company owns "
+                "factories in Mexico and Brazil.")
+    assert span_of(question, sentence) == short

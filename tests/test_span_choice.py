@@ -88,3 +88,9 @@ def test_and_before_the_subject_again_opens_a_second_clause(question, short) -> 
     sentence = ("The company leases warehouses in Europe and Asia and the company owns "
                 "factories in Mexico and Brazil.")
     assert span_of(question, sentence) == short
+
+
+def test_an_amount_is_named_before_it() -> None:
+    got = ask("What is the hurdle rate?", "The hurdle rate has been set at 7%, and the plan "
+                                          "shares up to 12% of growth above the hurdle rate.")
+    assert (got.short_answer, got.scale) == ("7", "percent")

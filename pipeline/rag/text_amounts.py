@@ -36,6 +36,10 @@ RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 RESPECTIVELY_GAP = 80
 # A bracket whose label names a period: "(2018: £12.4 million)", "(31 December 2018: INR29)".
 _PERIOD_LABEL = re.compile(r"\(([^():]*?\b(?:19|20)\d\d(?:/\d\d)?)\s*:[^()]*\)")
+# Reports name what an amount is before it ("The hurdle rate has been set at 7%, and ... up
+# to 12% of growth above the hurdle rate"): a question's word after an amount is this many
+# times as far from it.
+AFTER_WORDS = 1.5
 
 
 def amounts(sentence: str) -> list[re.Match]:
@@ -63,7 +67,8 @@ def near(sentence: str, spans: list[re.Match], words: set[str],
     year_at = [m.start() for y in years for m in re.finditer(str(y), sentence)]
 
     def distance(m: re.Match) -> float:
-        d = min((abs(m.start() - a) for a in anchors), default=len(sentence))
+        d = min((m.start() - a if a <= m.start() else AFTER_WORDS * (a - m.start())
+                 for a in anchors), default=len(sentence))
         if year_at:
             d += 0.5 * min(abs(m.start() - a) for a in year_at)
         return d

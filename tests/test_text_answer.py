@@ -349,3 +349,4 @@ def test_amounts_by_period_label_list_and_unit(question, short, scale) -> None:
               "The market price per share of Varun at 31 March 2019 was INR42 (31 March "
               "2018: INR37), valuing the holding at £3.1 million.")
     assert (got.short_answer, got.scale) == (short, scale)
+

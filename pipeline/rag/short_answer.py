@@ -16,6 +16,7 @@ when a sentence has nearly all of the question's words and no row matched as wel
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -57,6 +58,17 @@ TEXT_DOCUMENTS = 3
 # Computed from the amounts one sentence states for the periods asked ("$60.3 million and
 # $80.5 million ... at September 30, 2019 and 2018, respectively"): order-free operations.
 TEXT_OPERATIONS = (Operation.SUM, Operation.AVERAGE)
+# The direction of a change a question asks for ("the decrease in X", "how much did X
+# decrease by"): a sentence saying X changed that way states the change itself.
+_CHANGE_WORD = re.compile(r"\b(increas|decreas|declin|grow|growth|reduc|ris|fell|fall)\w*", re.I)
+
+
+def _states_change(question: str, text: TextAnswer) -> bool:
+    """The extract is an amount from a sentence that changed the way the question asks
+    ("Interest expense increased $621 million compared to 2018" for "the increase")."""
+    asked = _CHANGE_WORD.search(question)
+    return text.kind == "amount" and asked is not None and \
+        re.search(rf"\b{asked.group(1)}", text.sentence, re.I) is not None
 
 
 def _transposed_answer(table: Table, q: Question,
@@ -276,8 +288,10 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
         return table  # a sentence about another period is no answer for this one
     op = q.operation
     # "The increase in X in 2019" is computed from 2018 when no sentence states it: a
-    # sentence that does is read like one for a lookup.
-    stated = op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and len(q.years) == 1
+    # sentence that does is read like one for a lookup; so is one that states "the
+    # increase in X" a question names no year of (two years: TAT-QA's signed difference).
+    stated = op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and (
+        len(q.years) == 1 or not q.years and _states_change(q.text, text))
     if op in TEXT_OPERATIONS and text.score >= TEXT_MIN and table.match < TABLE_SURE:
         computed = _computed_from_text(op, text, passages, store)
         if computed is not None:

@@ -68,6 +68,8 @@ _INTRO = re.compile(rf"^((?:as|in|on|at|during|for|effective|following|after|bef
                     rf"{{0,{INTRO_WORDS - 2}}}[^,\s]+),\s+", re.I)
 _MORE_INTRO = re.compile(rf"^((?:[^,\s]+\s+){{0,{INTRO_WORDS - 1}}}[^,\s]+),\s+")
 
+# The words opening a sentence that, said again after an "and", open a second clause.
+SUBJECT_WORDS = 2
 # Where one clause of a sentence ends and another starts: ";", ", while", ", whereas".
 _CLAUSES = re.compile(r";\s+|,?\s+(?:while|whereas)\s+", re.I)
 # "but" before a verb starts a second clause too ("annually | but are removable").
@@ -213,6 +215,12 @@ def _best_clause(asked: Asked, sentence: str) -> str:
     """The clause of a sentence that restates most of the question ("OEM are ..., while
     Distribution customers refers to ..."); the first on ties."""
     clauses = [c for c in _CLAUSES.split(sentence) if c.strip()] or [sentence]
+    # "The Group operates X in A and the Group operates Y in B": "and" before the
+    # sentence's own subject again starts a second clause.
+    subject = " ".join(sentence.split()[:SUBJECT_WORDS])
+    if len(subject.split()) == SUBJECT_WORDS:
+        again = re.compile(rf",?\s+and\s+(?={re.escape(subject)}\b)", re.I)
+        clauses = [part for c in clauses for part in again.split(c) if part.strip()]
     return max(clauses, key=lambda c: sum(bool(asked.restates(w)) for w in c.split()))
 
 

@@ -7,6 +7,8 @@ rare it is among the candidate sentences), then, within it, what the question as
 amount with its unit ("how much", "what was X in 2019": the amount nearest the question's
 words, or the one a "..., respectively" list pairs with the year asked), a period ("how
 long"), a date ("when"), the cause after "due to" / "driven by" ("why"), else the sentence.
+A near-tie that has the kind asked beats a best sentence that has not (the question's words
+sit in the sentences around the answer); the amounts themselves are text_amounts.py's.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pipeline.rag.arithmetic import plain
 from pipeline.rag.question import tokens
 from pipeline.rag.span_bounds import first_clause, is_heading, span_of
+from pipeline.rag.text_amounts import (
+    MONTH,
+    RESPECTIVELY,
+    amounts,
+    by_period_label,
+    listed_before_respectively,
+    near,
+    qualified,
+    respective,
+    scale_of,
+    values,
+)
 from retriever_trt.tables import years_in
 
 # A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
@@ -28,26 +40,11 @@ from retriever_trt.tables import years_in
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Z“\"(])")
 _ABBREVIATION = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|vs|approx|etc|e\.g|i\.e|"
                            r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
-_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
-          r"December)")
-_CURRENCY = r"(?:(?:US|A|C|S|HK|NZ)?\$|€|£|¥|RMB\s?|USD\s?|EUR\s?|GBP\s?|INR\s?)"
-_UNIT = r"(?:\s?(?:%|percent\b|per cent\b|(?:thousand|million|billion|bn|m)\b))"
-# An amount as reports write it: [currency] number [scale word or %]; groups: the currency,
-# the number (parenthesised when negative), the unit.
-_AMOUNT = re.compile(rf"(?<![\w.])({_CURRENCY})?(\(?-?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?\)?)"
-                     rf"({_UNIT})?(?!\w)", re.I)
-_MONTH_BEFORE = re.compile(rf"(?:{_MONTH}|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
-                           r"\.?\s*$", re.I)
-_MONTH_AFTER = re.compile(rf"\s*{_MONTH}\b", re.I)
 _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
                        r"twelve|fifteen|twenty|thirty)(?:\s|-)(?:years?|months?|days?|weeks?|"
                        r"quarters?)\b", re.I)
-_DATE = re.compile(rf"\b{_MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b|"
+_DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
                    r"\b(?:fiscal\s+|FY\s?)?(?:19|20)\d\d\b", re.I)
-_SCALE_WORDS = {"thousand": "thousand", "million": "million", "m": "million",
-                "billion": "billion", "bn": "billion", "%": "percent", "percent": "percent",
-                "per cent": "percent"}
-
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
@@ -60,18 +57,22 @@ _ASKS_AMOUNT = re.compile(
     _LEAD + r"(?:(?:by )?how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
     r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"
     r"revenue|income|loss|gain|liabilit\w+|asset|cash|debt|obligation|guarantee|charge))", re.I)
+# "What was the increase in X?": the amount of the change (checked after a reason: "What
+# was the increase driven by?" asks for its cause).
+_ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(?: \w+){0,2}? "
+                          r"(?:increases?|decreases?|declines?|changes?|growth|reductions?|"
+                          r"rises?)\b", re.I)
+# A question ending on its preposition ("What were the investments mainly engaged in?")
+# asks for that preposition's object, a phrase: not for an amount the sentence states.
+_ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
+# "What was the percentage decrease": a percent, not the amount beside it.
+_ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
 _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
                           r"drivers?|attributable|due to|result of)\b", re.I)
 # "What was the X in 2019?", "What were the X and Y, respectively?": an amount when the
 # sentence states one with its currency or unit, else the sentence.
 _ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
                           r"did)\b", re.I)
-_RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
-# The words a list of amounts may end this many characters before its "respectively"
-# ("$14.2 million and $10.8 million over the next twelve months to fund ..., respectively").
-RESPECTIVELY_GAP = 80
-# A bracket whose label names a period: "(2018: £12.4 million)", "(31 December 2018: INR29)".
-_PERIOD_LABEL = re.compile(r"\(([^():]*?\b(?:19|20)\d\d(?:/\d\d)?)\s*:[^()]*\)")
 _ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
                          r"\bportion\b|\bpart\b|\byield\b", re.I)
 # The hedge before a cause phrase: "primarily due to" is the phrase "due to".
@@ -84,6 +85,22 @@ _ASKS_CAUSE_ITSELF = re.compile(r"^\s*what\b.*\b(?:(?:primary|main|principal|maj
 _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:due to|driven by|"
                     r"as a result of|resulting from|attributable to|because(?: of)?|reflecting|"
                     r"caused by|owing to)\b", re.I)
+
+
+# A sentence scoring within this much of the best that has what the question asks for (a
+# date for "when", a cause for "why", an amount for "how much") is chosen before the best
+# when that has none: the question's words are shared by the sentences around the answer.
+KIND_MARGIN = 0.15
+# "Net cash used in investing activities increased by $618.4 million. | The increase is
+# mainly attributable to ...": the cause of what the sentence before states.
+_CONTINUES = re.compile(r"^(?:the|this|these|such|that)\s+(?:\w+\s+){0,2}?(?:increases?|"
+                        r"decreases?|declines?|changes?|improvements?|growth|reductions?)\b"
+                        r"|^(?:this|these|it)\b", re.I)
+
+
+# "Aggregate intrinsic value represents the value of ...": a definition answers whatever
+# kind "What is X?" seems to ask ("value": an amount).
+_DEFINES = re.compile(r"\b(?:represents?|means|refers? to|is defined as)\b", re.I)
 
 
 @dataclass
@@ -176,118 +193,6 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     return out
 
 
-def _amounts(sentence: str) -> list[re.Match]:
-    """The amounts of a sentence, not years, days of dates or list marks ("(1)"); only those
-    with a currency or a unit when there are any: they are what a report states."""
-    out, stated = [], []
-    for m in _AMOUNT.finditer(sentence):
-        currency, number, unit = m.group(1), m.group(2), m.group(3)
-        if not (currency or unit) and (
-                years_in(number) or re.fullmatch(r"\(\d{1,2}\)", number)
-                or _MONTH_BEFORE.search(sentence[:m.start()])
-                or _MONTH_AFTER.match(sentence[m.end():])):
-            continue
-        out.append(m)
-        if currency or unit:
-            stated.append(m)
-    return stated or out
-
-
-def _near(sentence: str, spans: list[re.Match], words: set[str],
-          years: Sequence[int]) -> list[re.Match]:
-    """The spans nearest the question's words (and the years it names), nearest first."""
-    low = sentence.lower()
-    anchors = [m.start() for w in words for m in re.finditer(rf"\b{re.escape(w)}", low)]
-    year_at = [m.start() for y in years for m in re.finditer(str(y), sentence)]
-
-    def distance(m: re.Match) -> float:
-        d = min((abs(m.start() - a) for a in anchors), default=len(sentence))
-        if year_at:
-            d += 0.5 * min(abs(m.start() - a) for a in year_at)
-        return d
-
-    return sorted(spans, key=distance)
-
-
-def _respective(sentence: str, amounts: list[re.Match], years: Sequence[int]) -> list[re.Match]:
-    """"In 2019, 2018 and 2017 ... were $131 million, $117 million and $180 million,
-    respectively": the amounts of the years asked, by their places in the two lists."""
-    at = _RESPECTIVELY.search(sentence)
-    if not years or at is None:
-        return []
-    listed = list(dict.fromkeys(years_in(sentence[:at.start()])))
-    before = [m for m in amounts if m.start() < at.start()]
-    if len(listed) < 2 or len(before) != len(listed) or any(y not in listed for y in years):
-        return []
-    return [before[listed.index(y)] for y in dict.fromkeys(years)]
-
-
-def _by_period_label(sentence: str, amounts: list[re.Match],
-                     years: Sequence[int]) -> tuple[list[re.Match], list[re.Match]]:
-    """(the amounts to choose from, the one picked): "totalled £13.0 million (2018: £12.4
-    million)" states 2018's in the bracket its label opens; for 2018 that amount, for
-    another year the amounts outside such brackets."""
-    labelled = {}
-    for bracket in _PERIOD_LABEL.finditer(sentence):
-        for m in amounts:
-            if bracket.start() < m.start() < bracket.end():
-                labelled[m.start()] = set(years_in(bracket.group(1)))
-    asked = [m for m in amounts if set(years) & labelled.get(m.start(), set())]
-    if asked:
-        return amounts, asked[:1]
-    outside = [m for m in amounts if m.start() not in labelled]
-    return (outside or amounts), []
-
-
-def _listed_before_respectively(sentence: str, amounts: list[re.Match]) -> list[re.Match]:
-    """"... of approximately $41.8 million, $86.3 million and $5.7 million, respectively":
-    the list of amounts "respectively" closes, for a question naming its items, not years;
-    [] when fewer than two."""
-    at = _RESPECTIVELY.search(sentence)
-    if at is None:
-        return []
-    run: list[re.Match] = []
-    for m in (m for m in amounts if m.end() <= at.start()):
-        joined = run and re.fullmatch(r"\)?,?\s*(?:and\s+)?", sentence[run[-1].end():m.start()])
-        run = [*run, m] if joined else [m]
-    tail = sentence[run[-1].end():at.start()] if run else ""
-    return run if len(run) >= 2 and len(tail) <= RESPECTIVELY_GAP else []
-
-
-def as_value(m: re.Match) -> tuple[str, str] | None:
-    """An amount as the /ask contract gives numbers: a plain decimal and its scale; None
-    for one in another currency than the dollar (a bare 77 would pass RMB77 million off as
-    dollars: it is given as written)."""
-    number, unit = m.group(2), (m.group(3) or "").strip().lower()
-    if (m.group(1) or "$").strip() != "$":
-        return None
-    negative = number.startswith("(") or number.startswith("-")
-    try:
-        value = Decimal(number.strip("()-").replace(",", ""))
-    except InvalidOperation:
-        return None
-    return plain(-value if negative else value), _SCALE_WORDS.get(unit, "")
-
-
-def _as_written(m: re.Match) -> str:
-    """The amount's text; "£(8.1m)" keeps the bracket its scale letter sits inside."""
-    text = m.group(0).strip()
-    if text.count("(") > text.count(")") and m.string[m.end():m.end() + 1] == ")":
-        text += ")"
-    return text
-
-
-def _values(found: list[re.Match]) -> tuple[str | list[str], str]:
-    """Plain numbers with their one scale; the amounts as written when their scales differ."""
-    values = [as_value(m) for m in found]
-    scales = {v[1] for v in values if v}
-    if all(values) and len(scales) == 1:
-        nums = [v[0] for v in values if v]
-        return (nums[0] if len(nums) == 1 else nums), scales.pop()
-    spans = [_as_written(m) for m in found]
-    return (spans[0] if len(spans) == 1 else spans), ""
-
-
 def kind_of(question: str) -> str:
     """What a question about the text asks for."""
     if _ASKS_DURATION.search(question):
@@ -298,7 +203,10 @@ def kind_of(question: str) -> str:
         return "amount"
     if _ASKS_REASON.search(question):
         return "reason"
-    if _ASKS_STATED.search(question) and (years_in(question) or _RESPECTIVELY.search(question)):
+    if _ASKS_CHANGE.search(question):
+        return "amount"
+    if _ASKS_STATED.search(question) and (years_in(question) or RESPECTIVELY.search(question)) \
+            and not _ENDS_ON_PREPOSITION.search(question):
         return "stated_amount"
     return "sentence"
 
@@ -308,25 +216,27 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
     (for a plain "sentence": when nothing is left past the words restating the question)."""
     words, years = set(tokens(question)), years_in(question)
     if kind in ("amount", "stated_amount"):
-        found = _amounts(sentence)
+        found = amounts(sentence)
         if not _ASKS_SHARE.search(question):  # "revenue": an amount, not a share of one
-            found = [m for m in found if _SCALE_WORDS.get((m.group(3) or "").strip().lower())
-                     != "percent"]
+            found = [m for m in found if scale_of(m) != "percent"]
+        elif _ASKS_PERCENT.search(question):  # "the percentage decrease": its percent
+            found = [m for m in found if scale_of(m) == "percent"] or found
         if not found or kind == "stated_amount" and not any(m.group(1) or m.group(3) for m in found):
             return None
-        found, picked = _by_period_label(sentence, found, years)
-        picked = picked or _respective(sentence, found, years)
-        if not picked and _RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
-            picked = _near(sentence, found, words, ())[:len(years)]
-        if not picked and _RESPECTIVELY.search(question) and len(years) < 2:
-            picked = _listed_before_respectively(sentence, found)
-        return _values(picked or _near(sentence, found, words, years)[:1])
+        found, picked = by_period_label(sentence, found, years)
+        picked = picked or respective(sentence, found, years)
+        if not picked and RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
+            picked = near(sentence, found, words, ())[:len(years)]
+        if not picked and RESPECTIVELY.search(question) and len(years) < 2:
+            picked = listed_before_respectively(sentence, found)
+        return values(picked or qualified(sentence, found, words)
+                      or near(sentence, found, words, years)[:1])
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
-        return (_near(sentence, found, words, years)[0].group(0), "") if found else None
+        return (near(sentence, found, words, years)[0].group(0), "") if found else None
     if kind == "date":
         found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)]
-        return (_near(sentence, found, words, ())[0].group(0), "") if found else None
+        return (near(sentence, found, words, ())[0].group(0), "") if found else None
     if kind == "reason":
         m = _CAUSE.search(sentence)
         if m is None:
@@ -340,18 +250,38 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
     return span_of(question, sentence), ""
 
 
+def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
+            kind: str) -> int:
+    """The index of the sentence to answer from: the best scoring that says something (a
+    heading, "Net Cash Used In Investing Activities", shares the question's words and
+    answers nothing); before it, one of its report within KIND_MARGIN that has the kind
+    asked when it has not, or, for a cause, the next sentence of its paragraph giving it ("The increase is
+    mainly attributable to ...")."""
+    says = [not is_heading(s) for _, s in cands]
+    order = sorted(range(len(cands)), key=lambda i: (not says[i], -scores[i], i))  # ties: earlier
+    best = order[0]
+    if kind == "sentence" or extract(question, cands[best][1], kind) is not None or \
+            _DEFINES.search(cands[best][1]):
+        return best
+    after = best + 1
+    if kind == "reason" and after < len(cands) and cands[after][0] is cands[best][0] and \
+            _CONTINUES.match(cands[after][1]) and _CAUSE.search(cands[after][1]):
+        return after
+    doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
+    near = (i for i in order[1:] if says[i] and cands[i][0].doc_id == doc
+            and scores[i] >= scores[best] - KIND_MARGIN)
+    return next((i for i in near if extract(question, cands[i][1], kind) is not None), best)
+
+
 def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
     """The extract from `paragraphs` (best retrieved document first); None without text."""
     cands = [(p, s) for p in paragraphs for s in split_sentences(p.text)]
     if not cands or not tokens(question):
         return None
     scores = sentence_scores(question, [s for _, s in cands])
-    # A heading ("Net Cash Used In Investing Activities") shares the question's words and
-    # answers nothing: any sentence that says something is chosen before one.
-    says = [not is_heading(s) for _, s in cands]
-    best = max(range(len(cands)), key=lambda i: (says[i], scores[i], -i))  # ties: the earlier
-    paragraph, sentence = cands[best]
     kind = kind_of(question)
+    best = _chosen(question, cands, scores, kind)
+    paragraph, sentence = cands[best]
     got = extract(question, sentence, kind)
     if got is None:  # not the kind asked ("when" and no date): the span answering it
         got, kind = (span_of(question, sentence), ""), "sentence"

@@ -1,0 +1,96 @@
+"""Short answers cut from the text: which sentence answers (the kind asked within a near
+tie, a cause in the next sentence), which amount a question's word qualifies, and when a
+sentence stating a change beats the table's computed one. Report-style sentences."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from test_text_answer import Store, ask
+
+from pipeline.rag.short_answer import ShortAnswer, choose
+from pipeline.rag.span_bounds import span_of
+from pipeline.rag.text_answer import answer_from_text, document_paragraphs
+from retriever_trt.store import Chunk
+
+
+def test_the_sentence_with_the_kind_asked_beats_a_near_tie_without_it() -> None:
+    # "when": the adoption sentence with its date, not the policy sentence beside it
+    got = ask("When did the company adopt the new lease standard?",
+              "The company applies the new lease standard to all leases of office space. "
+              "The company adopted the new lease standard effective January 1, 2019.")
+    assert (got.short_answer, got.kind) == ("January 1, 2019", "date")
+    # "why": the next sentence gives the cause of the change the best one states
+    got = ask("Why did net cash used in financing activities increase?",
+              "Net cash used in financing activities increased by $42.0 million in 2019. "
+              "The increase is mainly attributable to higher repayments of the term loan.")
+    assert got.kind == "reason" and "higher repayments of the term loan" in got.short_answer
+    # a definition answers "What is X?" though its "value" asks for an amount
+    got = ask("What is net asset value?",
+              "Net asset value represents the fair value of the fund's assets less its "
+              "liabilities. The net asset value of the fund was $12.5 million at year end.")
+    assert got.kind == "sentence" and "fair value of the fund's assets" in got.short_answer
+
+
+@pytest.mark.parametrize("question, short, scale, kind", [
+    # the amount of a change asked for, not the sentence stating it
+    ("What was the increase in the warranty reserve?", "3.4", "million", "amount"),
+    # a question ending on its preposition asks for that preposition's object
+    ("What were the proceeds in 2019 used for?", "the repayment of the revolving credit "
+     "facility", "", "sentence"),
+    # "the percentage decrease": the percent, not the amount beside it
+    ("What was the percentage decrease in backlog in 2019?", "8", "percent", "amount"),
+])
+def test_changes_prepositions_and_percents(question, short, scale, kind) -> None:
+    got = ask(question, "The $3.4 million increase in the warranty reserve reflects higher "
+                        "claims on the new product line. In 2019, proceeds of $25.0 million "
+                        "were used for the repayment of the revolving credit facility. Backlog "
+                        "decreased by $12.1 million, or 8%, in 2019.")
+    assert (got.short_answer, got.scale, got.kind) == (short, scale, kind)
+
+
+def test_a_sentence_stating_the_change_asked_replaces_a_computed_one() -> None:
+    store = Store(Chunk("p0/0", "d1", "", "The increase in interest expense was $621 million, "
+                                          "on higher average borrowings."))
+    passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
+    q = "What was the increase in interest expense?"
+    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    computed = ShortAnswer("-12", "million", "arithmetic", "1 - 13 = -12", match=0.9)
+    assert choose(q, computed, text, passages, store).short_answer == "621"
+    # two years named: the change between them is computed from the table
+    q2 = "What was the increase in interest expense from 2018 to 2019?"
+    text2 = answer_from_text(q2, document_paragraphs(store.document("d1")))
+    assert choose(q2, computed, text2, passages, store) is computed
+
+
+@pytest.mark.parametrize("question, short", [
+    ("What was the unrecognized compensation expense related to restricted stock units?",
+     "8.2"),
+    ("What was the unrecognized compensation expense?", "11.5"),
+    ("How many customer accounts are excluded from the Northwind acquisition?", "1200"),
+])
+def test_the_amount_a_question_s_word_qualifies(question, short) -> None:
+    # the opening amount is the total; a later one is the part the question's word names
+    got = ask(question, "There was $11.5 million of unrecognized compensation expense, of "
+                        "which $3.3 million is related to options and $8.2 million is related "
+                        "to restricted stock units.",
+              "Excludes 1,200 customer accounts (700 retail, 500 business accounts) from the "
+              "Northwind acquisition.")
+    assert got.short_answer == short
+
+
+@pytest.mark.parametrize("question, short", [
+    ("Which regions does the company lease warehouses in?", "Europe and Asia"),
+    ("Which regions does the company own factories in?", "Mexico and Brazil"),
+])
+def test_and_before_the_subject_again_opens_a_second_clause(question, short) -> None:
+    sentence = ("The company leases warehouses in Europe and Asia and the company owns "
+                "factories in Mexico and Brazil.")
+    assert span_of(question, sentence) == short
+
+
+def test_an_amount_is_named_before_it() -> None:
+    got = ask("What is the hurdle rate?", "The hurdle rate has been set at 7%, and the plan "
+                                          "shares up to 12% of growth above the hurdle rate.")
+    assert (got.short_answer, got.scale) == ("7", "percent")

@@ -229,6 +229,13 @@ def _threshold_in_table_units(table: Table, cells: list[Cell], q: Question) -> D
     return written * _SCALE_WORDS.get(unit.lower(), Decimal(1)) / _SCALE_WORDS.get(scale, Decimal(1))
 
 
+def _past_threshold(table: Table, cells: list[Cell], q: Question) -> list[Cell]:
+    """The cells above the question's threshold (below it, for "less than"), read in the
+    units of the cells with figures; a dash is nil."""
+    limit = _threshold_in_table_units(table, [c for c in cells if c.value], q)
+    return [c for c in cells if (figure(c) > limit) == q.higher]
+
+
 def _by_year(table: Table, cols: list[int]) -> list[int]:
     """Columns oldest first (by the latest year each names)."""
     return sorted(cols, key=lambda j: max(table.column_years[j] or [0]))
@@ -321,8 +328,7 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
         return None
     cells = [table.cell(row[0], j) for j in cols]
     if q.threshold:
-        limit = _threshold_in_table_units(table, [c for c in cells if c.value], q)
-        keep = [c for c in cells if (figure(c) > limit) == q.higher]
+        keep = _past_threshold(table, cells, q)
     else:
         pick = max if q.higher else min
         keep = [pick(cells, key=figure)]
@@ -355,8 +361,7 @@ def _about_rows(table: Table, q: Question) -> TableAnswer | None:
         cells = [c for i in rows if (c := table.cell(i, cols[0])) is not None and c.value]
         if not cells:
             return None
-        limit = _threshold_in_table_units(table, cells, q)
-        keep = [c.row for c in cells if (c.value.number > limit) == q.higher]
+        keep = [c.row for c in _past_threshold(table, cells, q)]
         return TableAnswer(str(len(keep)), "", "count",
                            f"count of {', '.join(keep) or 'none of the rows'}", cells, score)
     got = extreme_row(table, rows, cols[0], q.higher)

@@ -279,7 +279,7 @@ def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnsw
     if not cands or not tokens(question):
         return None
     scores = sentence_scores(question, [s for _, s in cands])
-    kind = kind_of(question)
+    kind = asked = kind_of(question)
     best = _chosen(question, cands, scores, kind)
     paragraph, sentence = cands[best]
     got = extract(question, sentence, kind)
@@ -287,4 +287,4 @@ def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnsw
         got, kind = (span_of(question, sentence), ""), "sentence"
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
-                      scores[best], kind, kind_of(question))
+                      scores[best], kind, asked)

@@ -272,7 +272,7 @@ def _operation(text: str) -> Question:
     if _WHICH_YEAR.search(q) and (_HIGHER.search(q) or _LOWER.search(q)):
         lower = bool(_LOWER.search(q)) and not _HIGHER.search(q.split("than")[0] if thr else q)
         return Question(q, Operation.WHICH_YEAR, years, higher=not lower, threshold=thr)
-    if _WHICH_ROW.search(q) and not _THRESHOLD.search(q) and not _WHICH_YEAR.search(q):
+    if _WHICH_ROW.search(q) and not thr and not _WHICH_YEAR.search(q):
         return Question(q, Operation.WHICH_ROW, years, higher=not _LOWER.search(q))
     if _PCT_CHANGE.search(q):
         return Question(q, Operation.PERCENT_CHANGE, years)

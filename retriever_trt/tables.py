@@ -15,15 +15,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 SCALES = ("", "thousand", "million", "billion")
-# Scale words as reports write them: "(in thousands)", "$'000", "$m", "in millions of euros".
+# Scale words as reports write them: "(in thousands)", "$'000", "$m", "$ million", "in
+# millions of euros", "(in 000’s)", "Number of shares (1,000)".
 _SCALE_PATTERNS = (
     ("billion", re.compile(r"\bin\s*billions?\b|\(\s*billions?|(?<![a-z])(?:us)?[$£€]\s?bn\b|"
                            r"\bbillions\b|['’]\s?billion", re.I)),
     ("million", re.compile(r"\bin\s*millions?\b|\(\s*millions?|\bmillions\s+of\b|"
-                           r"(?<![a-z])(?:us|a|c|hk|rmb|r)?[$£€]\s?m\b|\bmillions\b|"
+                           r"(?<![a-z])(?:us|a|c|hk|rmb|r)?[$£€]\s?m(?:illions?)?\b|\bmillions\b|"
                            r"['’]\s?million\b|\brmb\s?million\b|'000,000", re.I)),
     ("thousand", re.compile(r"\bin\s*thousands?\b|\(\s*thousands?|\bthousands\s+of\b|"
-                            r"[$£€]?\s?['’‘]\s?000s?\b|\$\s?000s?\b|\bthousands\b|\b000s\b",
+                            r"[$£€]?\s?['’‘]\s?000s?\b|\$\s?000s?\b|\bthousands\b|\b000['’]?s\b|"
+                            r"(?<![$\d])\(\s*1,000s?\s*\)",
                             re.I)),
 )
 # "$24.2 million of net income" beside a table cell 24,193: the table is in thousands.

@@ -47,6 +47,8 @@ def test_years_in_headers() -> None:
     ("(in thousands)", "thousand"), ("$'000", "thousand"), ("USD ‘000", "thousand"),
     ("(In Millions)", "million"), ("in millions of euros", "million"),
     ("$ in billions", "billion"), ("(inthousands)", "thousand"), ("2019", ""),
+    ("$ million", "million"), ("(in 000’s)", "thousand"), ("Number of shares (1,000)", "thousand"),
+    ("a loss of $(1,000)", ""), ("$5 million", ""),
 ])
 def test_detect_scale(text, scale) -> None:
     assert detect_scale(text) == scale

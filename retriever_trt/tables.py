@@ -32,6 +32,8 @@ _SCALE_PATTERNS = (
 _MENTION = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion)\b", re.I)
 _STEP = {"thousand": 1, "million": 2, "billion": 3}
 _EMPTY = {"", "-", "—", "–", "--", "— %", "—%", "n/a", "na", "nm", "n.m.", "*", "none", "nil"}
+# A footnote mark after a figure, set off by a space: "(1)", "(a)", "(iv)", "*".
+_FOOTNOTE_MARK = re.compile(r"(?<=[\d%)])\s+(?:\((?:\d|[a-z]|[ivx]{1,4})\)|\*{1,3})$")
 _NUMBER = re.compile(r"^\(?-?\(?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\(?\.\d+\)?$")
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)\b")
 _SPACED_DIGITS = re.compile(r"\b(\d) (?=\d\b)")  # "2 0 1 8", as some PDFs extract years
@@ -51,9 +53,9 @@ def parse_value(text: str) -> Value | None:
     """The number a cell holds, or None for text and empty markers.
 
     Handles currency signs and codes, thousands separators, "(1,234)" and "-1,234" negatives,
-    "$ (12)", "12.5%", "12.5 %" and trailing footnote marks like "1,234 (1)" are not numbers.
+    "$ (12)", "12.5%", "12.5 %", and a trailing footnote mark: "$130,000 (1)", "6,320 (a)".
     """
-    s = " ".join(text.split()).strip()
+    s = _FOOTNOTE_MARK.sub("", " ".join(text.split()).strip())
     if s.lower() in _EMPTY:
         return None
     percent = s.endswith("%")

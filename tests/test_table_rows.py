@@ -79,9 +79,9 @@ def test_rows_past_a_threshold_are_counted_in_the_table_units() -> None:
 def test_a_sections_rows_are_counted_without_its_gross_and_net_lines() -> None:
     got = answer_question("How many components are there under deferred tax assets?",
                           [parse_table(DEFERRED_TAX)])
-    # the valuation allowance is a row of its own; "Gross ..." and "Net deferred tax
-    # assets" add the others up
-    assert got is not None and got.short_answer == "4"
+    # "Gross ..." adds the three up; the valuation allowance after it and "Net deferred tax
+    # assets" adjust that total, they are no components of it
+    assert got is not None and got.short_answer == "3"
     got = answer_question("What are the components of deferred tax liabilities?",
                           [parse_table(DEFERRED_TAX)])
     assert got.short_answer == ["Depreciation", "Intangible assets"]
@@ -99,3 +99,37 @@ def test_a_row_list_of_a_table_without_sections_is_its_rows() -> None:
     assert got is not None
     assert got.short_answer == ["Transportation Solutions", "Industrial Solutions",
                                 "Communications Solutions"]
+
+
+RECEIVABLES = [["", "2019", "2018"],
+               ["Accounts receivable", "", ""],
+               ["Billed", "$ 127,406", "$ 156,948"],
+               ["Unbilled", "—", "242,877"],
+               ["Allowance for doubtful accounts", "(1,392)", "(1,324)"],
+               ["Total accounts receivable", "126,014", "398,501"],
+               ["Less estimated amounts not currently due", "—", "(6,134)"],
+               ["Current accounts receivable", "$ 126,014", "$ 392,367"]]
+
+ROLL_FORWARD = [["", "2019", "2018"],
+                ["At beginning of the period", "1,212.9", "1,210.5"],
+                ["Additions", "3.1", "2.4"],
+                ["At end of the period", "1,216.0", "1,212.9"]]
+
+
+def test_deductions_and_rows_past_the_sections_total_are_no_types() -> None:
+    got = answer_question("What types of accounts receivable are there?", [parse_table(RECEIVABLES)])
+    assert got is not None and got.short_answer == ["Billed", "Unbilled"]
+
+
+def test_a_closing_balance_is_no_component_of_itself() -> None:
+    got = answer_question("What are the components of the investments at end of the period?",
+                          [parse_table(ROLL_FORWARD)])
+    assert got is not None and got.short_answer == ["At beginning of the period", "Additions"]
+
+
+def test_a_footnote_mark_on_a_label_is_left_out_of_the_listed_row() -> None:
+    table = [["", "2019", "2018"], ["Amounts owed by subsidiaries1", "410.2", "300.1"],
+             ["Taxation recoverable", "5.7", "2.0"], ["Other debtors", "0.9", "1.1"]]
+    got = answer_question("What financial items are listed in the table?", [parse_table(table)])
+    assert got is not None and got.short_answer == [
+        "Amounts owed by subsidiaries", "Taxation recoverable", "Other debtors"]

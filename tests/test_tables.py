@@ -22,6 +22,10 @@ from retriever_trt.tables import detect_scale, parse_table, parse_value, years_i
     ("£m 40", None, False),
     ("0.43", "0.43", False),
     (".5", "0.5", False),
+    # a footnote mark after the figure is no part of it
+    ("$130,000 (1)", "130000", False),
+    ("(1,234) (a)", "-1234", False),
+    ("12% (2)", "12", True),
 ])
 def test_parse_value(text, number, percent) -> None:
     v = parse_value(text)

@@ -350,3 +350,20 @@ def test_amounts_by_period_label_list_and_unit(question, short, scale) -> None:
               "2018: INR37), valuing the holding at £3.1 million.")
     assert (got.short_answer, got.scale) == (short, scale)
 
+
+
+@pytest.mark.parametrize("question, sentence, shown", [
+    ("What does the table represent?", "The table below shows the carrying amounts and "
+     "estimated fair values of our debt, excluding lease liabilities:",
+     "the carrying amounts and estimated fair values of our debt, excluding lease liabilities"),
+    ("What does the table show?", "As of December 31, 2019, maturities of lease liabilities "
+     "were as follows:", "maturities of lease liabilities"),
+    ("What charges does the table summarize for the fiscal 2019 program?", "The following table "
+     "summarizes expected, incurred, and remaining charges for the fiscal 2019 program by "
+     "segment.", "expected, incurred, and remaining charges for the fiscal 2019 program by segment"),
+])
+def test_what_a_table_shows_is_what_its_introducing_sentence_says(question, sentence, shown) -> None:
+    # The introducing sentence shares only "table" with the question, not the best score.
+    got = ask(question, "Revenue grew in every segment of the table of results.", sentence,
+              "The increase in the table's total was due to higher volumes.")
+    assert (got.short_answer, got.kind) == (shown, "table")

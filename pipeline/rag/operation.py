@@ -56,7 +56,8 @@ class Operation(str, Enum):
     @property
     def over_years(self) -> bool:
         """Whether "from 2017 to 2019" means every year of the range, not its two ends."""
-        return self in (Operation.AVERAGE, Operation.SUM, Operation.MULTI_LOOKUP)
+        return self in (Operation.AVERAGE, Operation.SUM, Operation.MULTI_LOOKUP,
+                        Operation.COUNT, Operation.WHICH_YEAR)
 
 
 _PERIODS = {Operation.LOOKUP: 1, Operation.CHANGE: 2, Operation.PERCENT_CHANGE: 2}

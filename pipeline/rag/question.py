@@ -25,6 +25,7 @@ proportion sum growth variance movement combined mean""".split())
 _PCT_CHANGE = re.compile(
     r"percent(?:age)?\s*(?:of\s+)?(?:change|increase|decrease|growth|decline|rise|drop|"
     r"increase\s*/\s*\(?decrease\)?)|%\s*(?:change|increase|decrease)|growth rate|"
+    r"\b(?:change|increase|decrease|growth)\s*\(\s*%\s*\)|"
     r"rate of (?:change|increase|growth)", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bmean\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
@@ -37,9 +38,14 @@ _CHANGE = re.compile(
     r"\bgrowth\b|\bdecline\b|\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
     r"\bmovement\b", re.I)
 _SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\btotal\b|\bin total\b", re.I)
-_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal )?(?:year|period)\b|\bin which\b.*\byear\b",
-                         re.I)
-_YEARS_LIST = re.compile(r"\b(?:which|what) (?:fiscal |financial )?(?:years|periods)\b", re.I)
+# "In which years was X less than 600,000?" is the same question with a threshold: the
+# plain list of years ("Which years does the table cover?") is _YEARS_LIST's, read first.
+_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal )?(?:years?|periods?)\b|"
+                         r"\bin which\b.*\byears?\b", re.I)
+# "Which years does the table cover?", "What are the years included ...?", "For which
+# year(s) is X recorded?".
+_YEARS_LIST = re.compile(r"\b(?:which|what) (?:(?:are|were) the )?(?:fiscal |financial )?"
+                         r"(?:years|periods|year\(s\))(?!\w)", re.I)
 _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|most|bigger|"
                      r"biggest|exceed\w*|above|over)\b", re.I)
 _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
@@ -95,6 +101,8 @@ _DIRECTION = re.compile(r"\bchange[sd]?\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\b
 # as the change from the first to the second, not a gap's size.
 _PERIOD_DIFFERENCE = re.compile(r"\bdifference between (?:the )?[^?]+? (?:from|in|for) "
                                 r"(?:fy ?)?\d{4} (?:to|and) (?:fy ?)?\d{4}\b", re.I)
+_PERCENT_WORD = re.compile(r"%|\bpercent", re.I)
+_AS_PERCENT = re.compile(r"\bas a (?:percentage|percent|%)", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 
@@ -130,6 +138,14 @@ class Question:
     @property
     def words(self) -> list[str]:
         return tokens(self.text)
+
+    @property
+    def percent_operand(self) -> bool:
+        """Whether the figures asked are percentages ("the percentage of sales from APAC",
+        "the change in gross margin %"), not amounts a percent is computed from ("the
+        percentage change in net sales", "X as a percentage of Y")."""
+        return _PERCENT_WORD.search(_AS_PERCENT.sub(" ", _PCT_CHANGE.sub(" ", self.text))) \
+            is not None
 
     @property
     def year_range(self) -> tuple[int, int] | None:

@@ -305,8 +305,10 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:
         return table  # "could not find the figures" rather than a loosely related sentence
-    elif text.score < TEXT_FLOOR:
-        return table  # no sentence is about the question: the model answers in prose
+    elif text.score < TEXT_FLOOR and text.kind != "table":
+        # No sentence is about the question: the model answers in prose. The sentence
+        # introducing a table is about "What does the table show?" with one word of it.
+        return table
     return _from_text(text, text.short_answer, text.answer_type, None, passages, store,
                       table.wanted_arithmetic)
 

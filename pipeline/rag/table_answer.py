@@ -55,6 +55,9 @@ _ADJUSTMENT = re.compile(r"\badjust\w*|\bwithout\b|\bimpacts?\b|\beffects?\b", r
 # revenue, nor "Other assets" assets. A row is a match only if the question says them too.
 MEASURE_QUALIFIERS = frozenset({"deferred", "unearned", "unbilled", "accrued", "prepaid",
                                 "other", "accumulated"})
+# What a years-past-a-threshold answer loses in its match when no year passes (matches
+# are 0..~1.2): more than any two tables' matches differ.
+NONE_PAST_PENALTY = 0.5
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 
@@ -137,13 +140,16 @@ def _column_for_year(table: Table, year: int, question: Question) -> list[int]:
     if len(candidates) <= 1:
         return candidates
     words = set(question.words)
-    wants_percent = bool(re.search(r"%|percent", question.text, re.I))
+    wants_percent = question.percent_operand
 
-    def rank(j: int) -> tuple[float, int]:
+    def rank(j: int) -> tuple[bool, int, int]:
+        # A percent column answers only a question that asks a percent: "the average total
+        # cost of revenue" is the Amount column's, not "% of total revenue", whose header
+        # words the question happens to use.
         head = header_words(table.column_headers[j])
         pct = "%" in table.column_headers[j] or any(
             c.value and c.value.percent for c in table.cells if c.column_index == j)
-        return (len(head & words) + (1 if pct == wants_percent else 0), -j)
+        return (pct == wants_percent, len(head & words), -j)
 
     return sorted(candidates, key=rank, reverse=True)
 
@@ -204,7 +210,9 @@ def _with_prior_year(table: Table, q: Question) -> list[int] | None:
 
 
 def _scale(table: Table, cells: list[Cell], question: Question) -> str:
-    if any(c.value and c.value.percent for c in cells) or any(
+    # A figure the question calls a percentage ("the change in percentage of sales
+    # represented by gross profit") is one, though a "% of sales" table may print no sign.
+    if question.percent_operand or any(c.value and c.value.percent for c in cells) or any(
             "%" in c.column for c in cells):
         return "percent"
     # A scale the operands' own labels name ("Number of Shares (thousands)") is theirs,
@@ -315,7 +323,9 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
 
 def _over_years(table: Table, q: Question) -> TableAnswer | None:
     """The year a row is highest / lowest in, or how many years it passes a threshold."""
-    cols = _columns(table, q) or []
+    # Without years named, every year column is a candidate; the header words the question
+    # uses ("Revenues" over only the first of its two years) choose among a year's columns.
+    cols = (_columns(table, q) or []) if q.years else _year_columns(table, q)
     cols = [j for j in cols if table.column_years[j]]
     # one column a year: "2019 $" and "2019 %" are the same period
     per_year = {max(table.column_years[j]): j for j in reversed(cols)}
@@ -333,11 +343,14 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
         pick = max if q.higher else min
         keep = [pick(cells, key=figure)]
     years = [str(max(table.column_years[c.column_index])) for c in keep]
+    # A threshold no year of the row passes is likely another table's: questions set it
+    # among the row's figures. The answer stands, but any table some year passes in wins.
+    score = row[1] - (NONE_PAST_PENALTY if q.threshold and not keep else 0.0)
     if q.operation == Operation.COUNT:
         return TableAnswer(str(len(keep)), "", "count",
-                           f"count of {', '.join(years) or 'none of the years'}", cells, row[1])
+                           f"count of {', '.join(years) or 'none of the years'}", cells, score)
     return TableAnswer(years[0] if len(years) == 1 else years, "",
-                       "span" if len(years) == 1 else "multi-span", None, cells, row[1])
+                       "span" if len(years) == 1 else "multi-span", None, cells, score)
 
 
 def _about_rows(table: Table, q: Question) -> TableAnswer | None:

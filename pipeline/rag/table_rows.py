@@ -13,7 +13,8 @@ import re
 from pipeline.rag.question import Question, tokens
 from retriever_trt.tables import Cell, Table
 
-_FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)", re.I)
+# "(see Note 4)", "(1)", and a mark set on the word itself: "Order intake1".
+_FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)|(?<=[a-z]{3})\d{1,2}$")
 # Words naming what is listed or counted, not which section: "the components of deferred
 # tax assets" names the section "deferred tax assets".
 _LISTING_WORDS = frozenset({"component", "item", "type", "segment", "region", "categorie",
@@ -21,6 +22,12 @@ _LISTING_WORDS = frozenset({"component", "item", "type", "segment", "region", "c
                             "table", "consist", "making", "considered", "kind", "class",
                             "countrie", "country", "source", "major", "different"})
 _NET_GROSS = frozenset({"net", "gross"})
+# Rows that are no component of what a section sums: a deduction ("Less valuation
+# allowance", "Allowance for doubtful accounts") or a roll-forward's closing balance ("At
+# end of the period", whose components are the opening balance and the movements).
+_CONTRA = re.compile(r"^\s*(?:less\b|allowances?\b)", re.I)
+_CLOSING = re.compile(r"\b(?:at|as of|as at) (?:the )?end of\b|^\s*(?:closing|ending) balance\b|"
+                      r"^\s*balance,? (?:at )?end\b", re.I)
 # A section names the rows when the question uses this share of its words; the answer's
 # match is ROW_LIST_BASE plus SECTION_BONUS per word of it.
 MIN_SECTION_COVER = 0.5
@@ -54,8 +61,16 @@ def listed_rows(table: Table, q: Question, require_section: bool = True) -> tupl
         label = table.row_labels[i]
         # A label repeated under another period's block ("June 30, 2018") is the same row.
         if (best is not None and table.parents[i] != best) or label in seen or \
-                _is_aggregate(label, named) or \
                 not any(c.value is not None for c in table.cells if c.row_index == i):
+            continue
+        if _is_aggregate(label, named):
+            # A section's components come before their total; what follows it within the
+            # section ("Less valuation allowance", "Net deferred tax assets") adjusts the
+            # total, it is no component.
+            if best is not None and len(rows) >= 2:
+                break
+            continue
+        if _CONTRA.search(label):
             continue
         seen.add(label)
         rows.append(i)
@@ -66,14 +81,14 @@ def _is_aggregate(label: str, named: set[str]) -> bool:
     """A total of the rows, not one of them: "Total ...", or "Net deferred tax assets" /
     "Gross ... liabilities" under the section (or question) naming deferred tax."""
     words = label.lower().split()
-    if "total" in label_tokens(label):
+    if "total" in label_tokens(label) or _CLOSING.search(label):
         return True
     return bool(words) and words[0] in _NET_GROSS and bool(label_tokens(" ".join(words[1:])) & named)
 
 
 def row_labels(table: Table, rows: list[int]) -> list[str]:
     """The rows' labels as shown, without a closing period or colon ("Long-term debt .")."""
-    return [table.row_labels[i].rstrip(" .:") for i in rows]
+    return [_FOOTNOTE.sub("", table.row_labels[i]).strip().rstrip(" .:") for i in rows]
 
 
 def extreme_row(table: Table, rows: list[int], column: int,

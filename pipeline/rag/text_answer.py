@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.rag.question import tokens
-from pipeline.rag.span_bounds import first_clause, is_heading, span_of
+from pipeline.rag.span_bounds import clean, first_clause, is_heading, span_of
 from pipeline.rag.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -75,6 +75,22 @@ _ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
                           r"did)\b", re.I)
 _ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
                          r"\bportion\b|\bpart\b|\byield\b", re.I)
+# "What does the table show?", "What financial information does the table represent?":
+# what the report's sentence introducing its table says the table shows.
+_ASKS_TABLE = re.compile(r"^\s*what (?:[\w-]+ ){0,3}(?:does|do) the (?:following )?table(?: below| above)? "
+                         r"(?:show|represent|present|summari[sz]e|provide|display|illustrate|"
+                         r"depict|describe|set forth|detail)s?\b", re.I)
+# That sentence: "The following table sets forth | X", "The table below shows | X".
+_TABLE_SAYS = re.compile(r"\btables?(?: below| above| that follows)?(?:,[^,]{0,40},)? (?:shows?|sets? "
+                         r"forth|summari[sz]es|presents?|provides?|reflects?|represents?|details?|"
+                         r"illustrates?|displays?|depicts?|includes?|contains?|lists?|"
+                         r"reconciles?|outlines?|describes?)\b,?\s*", re.I)
+# Or "As of December 31, 2019, | maturities of lease liabilities | were as follows:".
+_TABLE_FOLLOWS = re.compile(r"^(?:(?:as of|as at|at|in|for|during) [^,]{1,40}(?:, \d{4})?, )?"
+                            r"(.+?),? (?:is|are|was|were) (?:as follows|(?:shown|presented|"
+                            r"summari[sz]ed|set forth|provided|detailed|listed) "
+                            r"(?:below|in the following table))\b",
+                            re.I)
 # The hedge before a cause phrase: "primarily due to" is the phrase "due to".
 _HEDGE = re.compile(r"^(?:primarily|mainly|largely|partly|partially) ", re.I)
 # "What is the primary reason for ...", "What led to ...": the cause itself, a noun phrase,
@@ -195,6 +211,8 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
 
 def kind_of(question: str) -> str:
     """What a question about the text asks for."""
+    if _ASKS_TABLE.search(question):
+        return "table"
     if _ASKS_DURATION.search(question):
         return "duration"
     if _ASKS_DATE.search(question):
@@ -231,6 +249,12 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
             picked = listed_before_respectively(sentence, found)
         return values(picked or qualified(sentence, found, words)
                       or near(sentence, found, words, years)[:1])
+    if kind == "table":
+        m = _TABLE_SAYS.search(sentence)
+        follows = _TABLE_FOLLOWS.search(sentence) if m is None else None
+        shown = clean(sentence[m.end():].split(":")[0]) if m else \
+            clean(follows.group(1)) if follows else ""
+        return (shown, "") if shown else None
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
@@ -268,8 +292,11 @@ def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Seque
             _CONTINUES.match(cands[after][1]) and _CAUSE.search(cands[after][1]):
         return after
     doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
+    # The sentence introducing a table shares little with "What does the table show?"
+    # but "table": any of the report's answers.
+    margin = 1.0 if kind == "table" else KIND_MARGIN
     near = (i for i in order[1:] if says[i] and cands[i][0].doc_id == doc
-            and scores[i] >= scores[best] - KIND_MARGIN)
+            and scores[i] >= scores[best] - margin)
     return next((i for i in near if extract(question, cands[i][1], kind) is not None), best)
 
 

@@ -1,0 +1,91 @@
+"""Which columns and years a question reads, and its answer's scale: an Amount column over a
+"% of total revenue" one, every year a header word names, a threshold some year passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.rag.operation import Operation
+from pipeline.rag.question import operation
+from pipeline.rag.short_answer import answer_question
+from retriever_trt.tables import parse_table
+
+COST_OF_REVENUE = [["", "2019", "", "2018", ""],
+                   ["", "Amount", "% of total revenue", "Amount", "% of total revenue"],
+                   ["(In thousands)", "", "", "", ""],
+                   ["Maintenance", "16,499", "2", "14,783", "2"],
+                   ["Total cost of revenue", "$ 324,350", "45%", "296,783", "45%"]]
+
+# "Revenues" heads only the first of its two year columns, as the table prints it.
+SEGMENTS = [["", "Revenues", "", "Income (loss) from vessel operations", ""],
+            ["(in thousands of U.S. dollars)", "2019", "2018", "2019", "2018"],
+            ["Teekay LNG", "601,256", "510,762", "299,253", "148,599"],
+            ["Teekay Tankers", "943,917", "776,493", "123,883", "7,204"]]
+
+RND = [["", "2019", "2018", "2017"],
+       ["(in thousands)", "", "", ""],
+       ["Research and development", "4,804", "6,137", "7,949"],
+       ["General and administrative", "18,328", "16,338", "15,682"]]
+
+SHARES_OF_SALES = [["", "2019", "2018"],
+                   ["Gross profit", "40.0", "50.9"],
+                   ["Net other income", "1.6", "0.1"]]
+
+
+def test_an_amount_is_read_from_the_amount_column_not_the_percent_one() -> None:
+    got = answer_question("What is the average total cost of revenue for 2018 and 2019?",
+                          [parse_table(COST_OF_REVENUE)])
+    assert got is not None and (got.short_answer, got.scale) == ("310566.5", "thousand")
+    got = answer_question("What was the total cost of revenue % in 2019?",
+                          [parse_table(COST_OF_REVENUE)])
+    assert got is not None and (got.short_answer, got.scale) == ("45", "percent")
+
+
+@pytest.mark.parametrize("question, percent", [
+    ("What was the percentage change in the net sales from JPKO between 2017 and 2018?", False),
+    ("What is the revenue as a percentage of total assets in 2019?", False),
+    ("What was the change in the percentage of sales from APAC between 2018 and 2019?", True),
+    ("What was the gross margin % in 2019?", True),
+])
+def test_a_percent_figure_is_asked_apart_from_a_percent_computed(question, percent) -> None:
+    assert operation(question).percent_operand is percent
+
+
+def test_a_figure_the_question_calls_a_percentage_has_the_percent_scale() -> None:
+    got = answer_question("What was the change in percentage of sales represented by gross "
+                          "profit between 2018 and 2019?", [parse_table(SHARES_OF_SALES)])
+    assert got is not None and (got.short_answer, got.scale) == ("-10.9", "percent")
+
+
+def test_which_years_pass_a_threshold_in_the_columns_a_header_word_names() -> None:
+    q = operation("In which years was Teekay LNG revenue less than 600,000 thousands?")
+    assert q.operation == Operation.WHICH_YEAR and q.threshold == ("600,000", "thousand")
+    got = answer_question(q, [parse_table(SEGMENTS)])
+    assert got is not None and got.short_answer == "2018"
+
+
+def test_a_count_over_a_range_of_years_reads_every_year_of_it() -> None:
+    got = answer_question("From 2017 to 2019, how many of the years was the research and "
+                          "development more than 5 million?", [parse_table(RND)])
+    assert got is not None and (got.short_answer, got.derivation) == ("2", "count of 2018, 2017")
+
+
+def test_a_table_some_year_passes_the_threshold_in_beats_one_none_does() -> None:
+    # Neither table names the company: the one whose figures the threshold splits is asked.
+    small = [["", "2019", "2018"], ["Research and development", "900", "800"]]
+    got = answer_question("In which year was research and development more than 5,000 thousand?",
+                          [parse_table(small), parse_table(RND)])
+    assert got is not None and got.table_index == 1 and got.short_answer == ["2018", "2017"]
+
+
+def test_a_change_marked_percent_is_a_percentage_change() -> None:
+    assert operation("What is the change (%) for order intake between 2018 and 2019?").operation \
+        == Operation.PERCENT_CHANGE
+
+
+@pytest.mark.parametrize("question", [
+    "What are the years included in the table?",
+    "For which year(s) is the amortization of purchased intangibles recorded?",
+])
+def test_the_years_a_table_covers(question) -> None:
+    assert operation(question).operation == Operation.YEARS_LIST

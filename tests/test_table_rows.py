@@ -6,6 +6,7 @@ import pytest
 
 from pipeline.rag.question import operation
 from pipeline.rag.short_answer import answer_question
+from pipeline.rag.table_rows import label_tokens
 from retriever_trt.tables import parse_table
 
 SEGMENTS = [["(in millions)", "2019", "2018"],
@@ -133,3 +134,12 @@ def test_a_footnote_mark_on_a_label_is_left_out_of_the_listed_row() -> None:
     got = answer_question("What financial items are listed in the table?", [parse_table(table)])
     assert got is not None and got.short_answer == [
         "Amounts owed by subsidiaries", "Taxation recoverable", "Other debtors"]
+
+
+@pytest.mark.parametrize("label, words", [
+    ("Transfers (Note (b))", {"transfer"}), ("Revenue (a)", {"revenue"}),
+    ("Other assets(1)", {"other", "asset"}), ("Cash (see Note 4)", {"cash"}),
+    ("Order intake1", {"order", "intake"}), ("Level 2", {"level", "2"}),
+])
+def test_a_labels_words_leave_its_footnote_marks_out(label, words) -> None:
+    assert label_tokens(label) == words

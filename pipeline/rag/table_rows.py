@@ -13,8 +13,10 @@ import re
 from pipeline.rag.question import Question, tokens
 from retriever_trt.tables import Cell, Table
 
-# "(see Note 4)", "(1)", and a mark set on the word itself: "Order intake1".
-_FOOTNOTE = re.compile(r"\((?:see )?note[^)]*\)|\(\d\)|(?<=[a-z]{3})\d{1,2}$")
+# "(see Note 4)", "(Note (b))", "(1)", "(a)", and a mark set on the word itself: "Order
+# intake1".
+_FOOTNOTE = re.compile(r"\((?:see )?note[^()]*(?:\([^()]*\)[^()]*)?\)|\(\d\)|\([a-z]\)|"
+                       r"(?<=[a-z]{3})\d{1,2}$", re.I)
 # Words naming what is listed or counted, not which section: "the components of deferred
 # tax assets" names the section "deferred tax assets".
 _LISTING_WORDS = frozenset({"component", "item", "type", "segment", "region", "categorie",

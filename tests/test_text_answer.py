@@ -367,3 +367,9 @@ def test_what_a_table_shows_is_what_its_introducing_sentence_says(question, sent
     got = ask(question, "Revenue grew in every segment of the table of results.", sentence,
               "The increase in the table's total was due to higher volumes.")
     assert (got.short_answer, got.kind) == (shown, "table")
+
+
+def test_a_count_asked_after_a_leading_phrase_is_an_amount() -> None:
+    got = ask("Of the 50 restaurants acquired in 2017, how many were sold to franchisees?",
+              "Of the 50 restaurants acquired in 2017, we closed eight and sold 42 to franchisees.")
+    assert (got.short_answer, got.kind) == ("42", "amount")

@@ -51,8 +51,9 @@ _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|dura
                             r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
 _ASKS_DATE = re.compile(r"^\s*(?:when|in which (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
                         r"(?:date|maturity))\b", re.I)
-# "As of December 31, 2019, what was ...": a leading time phrase.
-_LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during) [^?]*?, )?"
+# "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
+# a leading phrase.
+_LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?"
 _ASKS_AMOUNT = re.compile(
     _LEAD + r"(?:(?:by )?how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
     r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"

@@ -18,6 +18,8 @@ def s(finance: float, small: float, out: float) -> dict[str, float]:
 @pytest.mark.parametrize("question", [
     "What was the revenue in 2019?", "How did operating costs change?", "What is the 5% rate?",
     "What does the table show?", "What were the unaudited figures?", "Total dividends paid?",
+    "What was the objective of the instruments?", "What are Original Equipment Manufacturers?",
+    "Where is the performance-based award classification defined?",
 ])
 def test_finance_cues(question):
     assert has_finance_cue(question)

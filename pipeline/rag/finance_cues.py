@@ -6,7 +6,9 @@ name a figure, a year, a currency or percent sign, or a word of accounting and r
 vocabulary. The list below is general finance vocabulary written from the domain (word
 beginnings, so "revenue" covers "revenues"; an "un" prefix is allowed); its last line, words
 of a report's structure, was added after reading the questions of half a of TAT-QA dev that
-had no cue ("What does the table show?"); half b, which reports the figures, was not read.
+had no cue ("What does the table show?", then "What was the objective of the instruments?",
+"What are Original Equipment Manufacturers?"); half b, which reports the figures, was not
+read for it.
 A few finance words have a common sense too ("What is the capital of Spain?", the settings'
 own out-of-scope example): those are a cue only beside a word that gives them their finance
 sense, a finance word ("capital leases", "invested capital") or one of their own collocates
@@ -33,6 +35,7 @@ securit segment share stock subsidiar surplus tax total trad turnover unearn val
 vest wage warrant yield rate fee bonus option spend spent thousand proportion average
 change difference sum amount
 table year report statement note period group
+award instrument equipment
 """.split()
 
 # Word -> the beginnings of the words beside it that give it its finance sense (besides the

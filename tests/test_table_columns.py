@@ -85,6 +85,8 @@ def test_a_change_marked_percent_is_a_percentage_change() -> None:
 
 @pytest.mark.parametrize("question", [
     "What are the years included in the table?",
+    # "under" compares only before a figure
+    "What are the years included under the statement of cash flows table?",
     "For which year(s) is the amortization of purchased intangibles recorded?",
 ])
 def test_the_years_a_table_covers(question) -> None:

@@ -46,9 +46,13 @@ _WHICH_YEAR = re.compile(r"\b(?:which|what) (?:fiscal )?(?:years?|periods?)\b|"
 # year(s) is X recorded?".
 _YEARS_LIST = re.compile(r"\b(?:which|what) (?:(?:are|were) the )?(?:fiscal |financial )?"
                          r"(?:years|periods|year\(s\))(?!\w)", re.I)
+# "above", "over", "below" and "under" compare only before a figure ("under $5 million"),
+# not in "included under the statement of cash flows" or "over the period".
+_BEFORE_FIGURE = r"(?=\s*[$€£]?\s*-?\d)"
 _HIGHER = re.compile(r"\b(?:larger|largest|higher|highest|greater|greatest|more|most|bigger|"
-                     r"biggest|exceed\w*|above|over)\b", re.I)
-_LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|below|under)\b", re.I)
+                     rf"biggest|exceed\w*|(?:above|over){_BEFORE_FIGURE})\b", re.I)
+_LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|"
+                    rf"(?:below|under){_BEFORE_FIGURE})\b", re.I)
 # "less than -3,000 thousands", "less than15,000" (the space lost in typing).
 _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s*\$?\s*(-?[\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)

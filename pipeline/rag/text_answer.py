@@ -251,10 +251,7 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
         return values(picked or qualified(sentence, found, words)
                       or near(sentence, found, words, years)[:1])
     if kind == "table":
-        m = _TABLE_SAYS.search(sentence)
-        follows = _TABLE_FOLLOWS.search(sentence) if m is None else None
-        shown = clean(sentence[m.end():].split(":")[0]) if m else \
-            clean(follows.group(1)) if follows else ""
+        shown = _table_shown(sentence)
         return (shown, "") if shown else None
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
@@ -273,6 +270,15 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
         cause = first_clause(sentence[m.end() if asked else m.start():])
         return (cause, "") if cause else None
     return span_of(question, sentence), ""
+
+
+def _table_shown(sentence: str) -> str:
+    """What a sentence introducing a table says it shows; "" when it introduces none."""
+    says = _TABLE_SAYS.search(sentence)
+    if says is not None:
+        return clean(sentence[says.end():].split(":")[0])
+    follows = _TABLE_FOLLOWS.search(sentence)
+    return clean(follows.group(1)) if follows is not None else ""
 
 
 def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],

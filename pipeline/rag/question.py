@@ -316,7 +316,9 @@ def _operation(text: str) -> Question:
         return Question(q, Operation.CHANGE, years, magnitude=magnitude)
     if _RESPECTIVELY.search(q) and len(years) >= 2:
         return Question(q, Operation.MULTI_LOOKUP, years_in(q))
-    if _SUM.search(q) and (len(years) >= 2 or re.search(r"\bsum\b|\bcombined\b", low)):
+    # "the total fair value of all the liabilities assumed" adds a section's rows up
+    if _SUM.search(q) and (len(years) >= 2 or re.search(r"\bsum\b|\bcombined\b", low)
+                           or not years and re.search(r"\bof all\b", low)):
         m = re.search(r"\b(?:sum|total|combined)\b(?: of| value of| amount of)? (.+?) and (.+?)"
                       r"(?:\?|$| in (?:fy)?\d{4})", q, re.I)
         parts = [m.group(1), m.group(2)] if m and len(years) < 2 else []

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from pipeline.rag.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.arithmetic import NoAnswer, compute, plain, shown
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, tokens
@@ -42,6 +42,8 @@ LABEL_SHARE, QUESTION_SHARE = 0.6, 0.4
 WORD_TIE_BREAK = 0.01
 _EXPLICIT_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\bin total\b|\btotal (?:of|amount of)\b|"
                            r"\bboth\b|\ball (?:\w+ )?(?:years|periods)\b|\bbetween\b", re.I)
+# "the sum of all X", "the total of all the X": X's rows, not its years.
+_ALL_OF = re.compile(r"\b(?:sum|total)\b.*\bof all\b", re.I)
 _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
                        r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
@@ -281,6 +283,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in (Operation.WHICH_YEAR, Operation.COUNT):
         return _over_years(table, q)
     if op.two_rows and len(q.operands) == 2:
+        if (across := _one_row_two_columns(table, q)) is not None:
+            return _finish(table, q, op, *across)
         cols = _columns(table, q, 1)
         if not cols:
             return None
@@ -293,6 +297,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(a[0], col), table.cell(b[0], col)]
         return _finish(table, q, op, cells, min(a[1], b[1]))
+    if op == Operation.SUM and not q.years and _ALL_OF.search(q.text):
+        return _section_sum(table, q)
     if op == Operation.LOOKUP and len(q.years) >= 2:
         op = Operation.MULTI_LOOKUP  # "What was X in 2019 and 2018?"
     n = op.periods
@@ -305,7 +311,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         cols = _with_prior_year(table, q)
     if not cols or (n and len(cols) != n) or (op in (Operation.AVERAGE, Operation.SUM) and len(cols) < 2):
         return None
-    row = best_row(table, q.text, cols)
+    # A dash is nil: "(228) | —" changed by -228 from nothing.
+    row = best_row(table, q.text, cols, nil_ok=op == Operation.CHANGE)
     if row is None or (op == Operation.LOOKUP and not q.years and not _names_column(table, q, cols)
                        and row[1] < MIN_PLAIN_LOOKUP):
         return None
@@ -316,9 +323,19 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             and "total" in label_tokens(cells[0].row):
         op = Operation.MULTI_LOOKUP  # "the Total operating expense in 2019 and 2018" quotes the row
     if op == Operation.MULTI_LOOKUP:
-        return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
+        return TableAnswer([quoted(c) for c in cells], _scale(table, cells, q),
                            "multi-span", None, cells, row[1])
     return _finish(table, q, op, cells, row[1])
+
+
+def quoted(cell: Cell) -> str:
+    """A looked-up figure as the table prints it: a negative the table puts in parentheses
+    stays "(2,085)", the accountant's form (and TAT-QA's, whose gold spans quote the cell);
+    any other figure is plain ("-2085", "1200")."""
+    number = cell.value.number
+    if number < 0 and "(" in cell.text:
+        return f"({shown(-number)})"
+    return plain(number)
 
 
 def _over_years(table: Table, q: Question) -> TableAnswer | None:
@@ -351,6 +368,41 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
                            f"count of {', '.join(years) or 'none of the years'}", cells, score)
     return TableAnswer(years[0] if len(years) == 1 else years, "",
                        "span" if len(years) == 1 else "multi-span", None, cells, score)
+
+
+def _one_row_two_columns(table: Table, q: Question) -> tuple[list[Cell], float] | None:
+    """"The difference between total net receivables and current net receivables": one row
+    ("Net receivables") in the two columns the operands' other words name ("Total",
+    "Current"); None unless each operand names one column and the rest of both is the same."""
+    picked, rests = [], []
+    for operand in q.operands:
+        words = set(tokens(operand))
+        named = [j for j in range(1, len(table.column_headers))
+                 if header_words(table.column_headers[j]) & words]
+        if len(named) != 1:
+            return None
+        picked.append(named[0])
+        rests.append(words - header_words(table.column_headers[named[0]]))
+    if picked[0] == picked[1] or not rests[0] or rests[0] != rests[1]:
+        return None
+    row = best_row(table, " ".join(sorted(rests[0])), picked)
+    if row is None:
+        return None
+    return [table.cell(row[0], j) for j in picked], row[1]
+
+
+def _section_sum(table: Table, q: Question) -> TableAnswer | None:
+    """"The sum of all tax credit carryforwards": the section's component rows added up,
+    in the one column where each of them has a figure."""
+    found = listed_rows(table, q)
+    if found is None:
+        return None
+    rows, hit = found
+    for j in range(1, len(table.column_headers)):
+        cells = [table.cell(i, j) for i in rows]
+        if all(c is not None and c.value and not is_year_figure(c) for c in cells):
+            return _finish(table, q, Operation.SUM, cells, ROW_LIST_BASE + SECTION_BONUS * hit)
+    return None
 
 
 def _about_rows(table: Table, q: Question) -> TableAnswer | None:
@@ -386,8 +438,8 @@ def _about_rows(table: Table, q: Question) -> TableAnswer | None:
 
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
     check_same_kind(op, cells)
-    values = [c.value.number for c in cells]
-    percent_cells = any(c.value.percent or "%" in c.column for c in cells)
+    values = [figure(c) for c in cells]
+    percent_cells = any(c.value and c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)
     if q.magnitude and op in (Operation.CHANGE, Operation.DIFFERENCE) and result.value < 0:
         cells, values = cells[::-1], values[::-1]  # the larger first: the derivation shows it
@@ -398,7 +450,8 @@ def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float)
         scale = ""
     else:
         scale = _scale(table, cells, q)
-    kind = "span" if op == Operation.LOOKUP else "arithmetic"
-    return TableAnswer(plain(result.value), scale, kind,
-                       None if op == Operation.LOOKUP else result.derivation, cells, score)
+    if op == Operation.LOOKUP:
+        return TableAnswer(quoted(cells[0]), scale, "span", None, cells, score)
+    return TableAnswer(plain(result.value), scale, "arithmetic",
+                       result.derivation, cells, score)
 

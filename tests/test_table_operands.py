@@ -1,0 +1,101 @@
+"""Which cells a question's operands are and how a looked-up figure is shown: a negative as
+the table prints it, a section added up, one row across two named columns, a dash as nil,
+and, among reports that fit alike, the one whose row label the question quotes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from pipeline.rag.question import operation
+from pipeline.rag.short_answer import ShortAnswer, answer_question, choose
+from pipeline.rag.text_answer import answer_from_text, document_paragraphs
+from retriever_trt.store import Chunk
+from retriever_trt.tables import parse_table
+
+INTEREST = [["(in thousands)", "2019", "2018"],
+            ["Interest expense", "$(2,085)", "(85)"],
+            ["Interest income", "-12", "1,200"]]
+
+CARRYFORWARDS = [["(dollars in thousands)", "Last Fiscal Year of Expiration", "Amount"],
+                 ["Income tax net operating loss carryforwards:(1)", "", ""],
+                 ["Domestic–state", "2039", "$57,299"],
+                 ["Foreign", "2039 or indefinite", "$565,609"],
+                 ["Tax credit carryforwards:(1)", "", ""],
+                 ["Domestic–federal", "2029", "$39,784"],
+                 ["Domestic–state", "2027", "$3,313"],
+                 ["Foreign(2)", "2027 or indefinite", "$15,345"]]
+
+AGEING = [["30 June 2019", "Current", "0 to 30 days past due", "More than 60 days past due",
+           "Total"],
+          ["", "$'000", "$'000", "$'000", "$'000"],
+          ["Gross carrying amount", "23,762", "2,068", "1,703", "28,320"],
+          ["Net receivables", "23,524", "1,965", "1,362", "27,579"]]
+
+INTEREST_BRIDGE = [["($ in millions)", "2019", "2018"],
+                   ["Interest expense", "$1,344", "$723"],
+                   ["Acquisition-related charges", "(228)", "—"]]
+
+
+def test_a_looked_up_negative_is_shown_as_the_table_prints_it() -> None:
+    table = parse_table(INTEREST)
+    got = answer_question("What was the interest expense in 2019?", [table])
+    assert got is not None and (got.short_answer, got.scale) == ("(2,085)", "thousand")
+    got = answer_question("What was the interest expense in 2019 and 2018?", [table])
+    assert got is not None and got.short_answer == ["(2,085)", "(85)"]
+    got = answer_question("What was the interest income in 2019?", [table])
+    assert got is not None and got.short_answer == "-12"  # printed with a sign: plain
+    # a computation shows its result plainly, whatever its operands' form
+    got = answer_question("What was the change in interest expense from 2018 to 2019?", [table])
+    assert got is not None and got.short_answer == "-2000"
+
+
+def test_the_sum_of_all_of_a_section_adds_its_rows_in_their_figures_column() -> None:
+    table = parse_table(CARRYFORWARDS)
+    got = answer_question("What was the sum of all Tax credit carryforwards?", [table])
+    assert got is not None and (got.short_answer, got.scale) == ("58442", "thousand")
+    assert got.derivation == "39,784 + 3,313 + 15,345 = 58442"
+    q = operation("What is the total fair value of all the liabilities assumed?")
+    assert q.operation.value == "sum" and not q.years
+    # "total" with a year is still one row's figure, not a section's
+    assert operation("What is the total revenue of all segments in 2019?").operation.value != "sum"
+
+
+def test_one_row_in_the_two_columns_the_operands_name() -> None:
+    table = parse_table(AGEING)
+    got = answer_question("What was the difference between total net receivables and current "
+                          "net receivables?", [table])
+    assert got is not None and (got.short_answer, got.scale) == ("4055", "thousand")
+    got = answer_question("How much was the percentage of current net receivables out of "
+                          "total net receivables?", [table])
+    assert got is not None and (got.short_answer, got.scale) == ("85.3", "percent")
+
+
+def test_a_change_from_a_dash_is_from_nil() -> None:
+    got = answer_question("What is the increase / (decrease) in Acquisition-related charges "
+                          "from 2018 to 2019?", [parse_table(INTEREST_BRIDGE)])
+    assert got is not None and (got.short_answer, got.scale) == ("-228", "million")
+    assert got.derivation == "-228 - 0 = -228"
+
+
+def test_among_tables_that_fit_alike_the_quoted_label_wins() -> None:
+    first = parse_table([["", "2017", "2016"], ["Total Other (Expense) Income, Net", "7,134", "6,002"]])
+    second = parse_table([["", "2017", "2016"], ["Total other (expense) income, net", "1,758", "1,100"]])
+    q = "What was the Total other (expense) income, net in 2017?"
+    got = answer_question(q, [first, second])
+    assert got is not None and (got.short_answer, got.table_index) == ("1758", 1)
+    # quoting neither, the retrieval order decides, and the other report is named as tied
+    got = answer_question(q.lower().capitalize(), [first, second])
+    assert got is not None and got.table_index == 0 and got.tied
+
+
+def test_a_sentence_restating_a_cell_leaves_the_answer_to_the_table() -> None:
+    sentence = "Net sales were $93,662 for the year ended December 31, 2019, a decrease of 9.4%."
+    store = SimpleNamespace(document=lambda doc_id: [Chunk("p0/0", "d1", "", sentence)])
+    passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
+    q = "What is the net sales for year ended December 31, 2019?"
+    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    assert text is not None and (text.short_answer, text.scale) == ("93662", "")
+    table = ShortAnswer("93662", "thousand", "span", match=0.82)
+    assert choose(q, table, text, passages, store) is table
+    other = ShortAnswer("103350", "thousand", "span", match=0.82)
+    assert choose(q, other, text, passages, store).short_answer == "93662"

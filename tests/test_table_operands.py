@@ -99,3 +99,32 @@ def test_a_sentence_restating_a_cell_leaves_the_answer_to_the_table() -> None:
     assert choose(q, table, text, passages, store) is table
     other = ShortAnswer("103350", "thousand", "span", match=0.82)
     assert choose(q, other, text, passages, store).short_answer == "93662"
+
+
+def test_a_deduction_s_share_of_its_whole_is_a_magnitude() -> None:
+    table = parse_table([["$m", "F19", "F18"], ["EBITDA", "372", "350"],
+                         ["Depreciation and amortisation", "(111)", "(100)"],
+                         ["EBIT", "261", "250"]])
+    got = answer_question("What is the percentage constitution of Depreciation and "
+                          "Amortisation in EBITDA in F19?", [table])
+    assert got is not None and (got.short_answer, got.scale) == ("29.84", "percent")
+    assert got.derivation == "111 / 372 = 29.84%"
+
+
+def test_a_total_the_table_does_not_print_adds_the_rows_that_name_its_measure() -> None:
+    rows = [["", "USD denominated RMB’Million", "Non-USD denominated RMB’Million"],
+            ["Monetary assets, current", "27,728", "2,899"],
+            ["Monetary assets, non-current", "373", "–"],
+            ["Monetary liabilities, current", "(4,273)", "(14,732)"]]
+    q = "What was the total USD denominated monetary assets?"
+    got = answer_question(q, [parse_table(rows)])
+    assert got is not None and (got.short_answer, got.derivation) == ("28101", "27,728 + 373 = 28101")
+    # a table that prints the total quotes it
+    printed = [*rows, ["Total monetary assets", "28,101", "2,899"]]
+    got = answer_question(q, [parse_table(printed)])
+    assert got is not None and (got.short_answer, got.answer_type) == ("28101", "span")
+    # a section's own row has no figure: its value rows are the parts
+    section = [["", "As reported"], ["Assets", ""], ["Prepaid expenses and other current assets", "19,373"],
+               ["Deferred income tax assets", "22,626"], ["Other assets", "22,510"]]
+    got = answer_question("What were the total Assets as reported?", [parse_table(section)])
+    assert got is not None and got.short_answer == "64509"

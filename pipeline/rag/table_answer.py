@@ -14,9 +14,10 @@ from decimal import Decimal
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain, shown
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
+from pipeline.rag.operand_rows import best_row, one_row_two_columns
 from pipeline.rag.operation import Operation
-from pipeline.rag.question import OPERATION_WORDS, Question, tokens
-from pipeline.rag.table_cells import figure, figure_columns, header_words, is_nil, is_year_figure
+from pipeline.rag.question import Question
+from pipeline.rag.table_cells import figure, figure_columns, header_words, is_year_figure
 from pipeline.rag.table_rows import (
     ROW_LIST_BASE,
     SECTION_BONUS,
@@ -25,25 +26,16 @@ from pipeline.rag.table_rows import (
     listed_rows,
     row_labels,
 )
+from pipeline.rag.table_totals import ALL_OF, measure_parts, section_parts
 from retriever_trt.tables import Cell, Table, detect_scale
 
 logger = logging.getLogger(__name__)
 
-# A row must have at least this share of its label's words in the question.
-MIN_COVERAGE = 0.4
 # A lookup that names no period or column must match its row this well: most such
 # questions are about the text ("What are distribution customers?").
 MIN_PLAIN_LOOKUP = 0.9
-# A row's match: LABEL_SHARE of the share of its label's words the question uses, plus
-# QUESTION_SHARE of the share of the question's words the label uses (long labels are
-# rarely quoted in full); SECTION_BONUS for its section's words, and WORD_TIE_BREAK per word
-# matched, so that of two equal shares the longer match wins.
-LABEL_SHARE, QUESTION_SHARE = 0.6, 0.4
-WORD_TIE_BREAK = 0.01
 _EXPLICIT_SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\bin total\b|\btotal (?:of|amount of)\b|"
                            r"\bboth\b|\ball (?:\w+ )?(?:years|periods)\b|\bbetween\b", re.I)
-# "the sum of all X", "the total of all the X": X's rows, not its years.
-_ALL_OF = re.compile(r"\b(?:sum|total)\b.*\bof all\b", re.I)
 _UNSCALED = re.compile(r"per (?:common |ordinary |diluted |basic )?share|per unit|\bcents?\b|"
                        r"\beps\b|\bratio\b|\bdays\b|\bnumber of\b|\bheadcount\b|"
                        r"\bemployees\b|\bpence\b|\bmultiple\b|\(x\)|\btimes\b", re.I)
@@ -53,10 +45,6 @@ _COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\b
 # 2019 | ASC 606 Adjustments", "... Without ASC 606 Adoption". Not the period's figure,
 # unless the question asks for it in those words.
 _ADJUSTMENT = re.compile(r"\badjust\w*|\bwithout\b|\bimpacts?\b|\beffects?\b", re.I)
-# Words that make a row label another measure than the bare one: "Deferred revenue" is not
-# revenue, nor "Other assets" assets. A row is a match only if the question says them too.
-MEASURE_QUALIFIERS = frozenset({"deferred", "unearned", "unbilled", "accrued", "prepaid",
-                                "other", "accumulated"})
 # What a years-past-a-threshold answer loses in its match when no year passes (matches
 # are 0..~1.2): more than any two tables' matches differ.
 NONE_PAST_PENALTY = 0.5
@@ -76,57 +64,6 @@ class TableAnswer:
     # The answers of other tables whose rows, columns and years fit the question exactly as
     # well and that say otherwise: the caller names them rather than pick one silently.
     tied: list[TableAnswer] = field(default_factory=list)
-
-
-def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
-    """Mostly the share of the label's words the question uses, partly the share of the
-    question's words the label uses (long labels are rarely quoted in full)."""
-    own = label_tokens(table.row_labels[i])
-    parent = label_tokens(table.parents[i])
-    # A qualifier of the row's own label makes it another measure; its section's does not
-    # ("Inventories" under "Deferred tax assets" is inventories).
-    if not words or (own & MEASURE_QUALIFIERS) - words:
-        return 0.0, 0
-    # A one-word label ("Total", "Other") may need its section to say what it is; one that
-    # names a line item ("Inventories") is quoted alone as well: the better of the two.
-    labels = [own, own | parent] if len(own) <= 1 else [own]
-    score, hit = max((_label_share(label, words) for label in labels if label),
-                     default=(0.0, 0))
-    if not hit:
-        return 0.0, 0
-    bonus = SECTION_BONUS * len(parent & words) / len(parent) if parent else 0.0
-    return score + WORD_TIE_BREAK * hit + bonus, hit
-
-
-def _label_share(label: set[str], words: set[str]) -> tuple[float, int]:
-    hit = len(label & words)
-    return LABEL_SHARE * hit / len(label) + QUESTION_SHARE * hit / len(words), hit
-
-
-def _numeric_rows(table: Table, columns: list[int], nil_ok: bool = False) -> list[int]:
-    """Rows with a figure in every column; with `nil_ok`, a dash counts as one (zero) in
-    all but one of them."""
-    rows = []
-    for i in table.body():
-        cells = [table.cell(i, j) for j in columns]
-        nil = sum(is_nil(c) for c in cells) if nil_ok else 0
-        if nil < max(len(cells), 1) and \
-                sum(c is not None and c.value is not None for c in cells) + nil == len(cells):
-            rows.append(i)
-    return rows
-
-
-def best_row(table: Table, phrase: str, columns: list[int], exclude: tuple[int, ...] = (),
-             nil_ok: bool = False) -> tuple[int, float] | None:
-    words = set(tokens(phrase)) - OPERATION_WORDS
-    best = None
-    for i in _numeric_rows(table, columns, nil_ok):
-        if i in exclude:
-            continue
-        score, hit = _row_score(table, i, words)
-        if hit and score >= MIN_COVERAGE and (best is None or score > best[1]):
-            best = (i, score)
-    return best
 
 
 def _year_columns(table: Table, question: Question) -> list[int]:
@@ -283,7 +220,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op in (Operation.WHICH_YEAR, Operation.COUNT):
         return _over_years(table, q)
     if op.two_rows and len(q.operands) == 2:
-        if (across := _one_row_two_columns(table, q)) is not None:
+        if (across := one_row_two_columns(table, q)) is not None:
             return _finish(table, q, op, *across)
         cols = _columns(table, q, 1)
         if not cols:
@@ -297,8 +234,9 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(a[0], col), table.cell(b[0], col)]
         return _finish(table, q, op, cells, min(a[1], b[1]))
-    if op == Operation.SUM and not q.years and _ALL_OF.search(q.text):
-        return _section_sum(table, q)
+    if op == Operation.SUM and not q.years and ALL_OF.search(q.text):
+        parts = section_parts(table, q)
+        return _finish(table, q, op, *parts) if parts else None
     if op == Operation.LOOKUP and len(q.years) >= 2:
         op = Operation.MULTI_LOOKUP  # "What was X in 2019 and 2018?"
     n = op.periods
@@ -313,6 +251,8 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         return None
     # A dash is nil: "(228) | —" changed by -228 from nothing.
     row = best_row(table, q.text, cols, nil_ok=op == Operation.CHANGE)
+    if op == Operation.LOOKUP and (parts := measure_parts(table, q, cols)) is not None:
+        return _finish(table, q, Operation.SUM, *parts)  # a total the table does not print
     if row is None or (op == Operation.LOOKUP and not q.years and not _names_column(table, q, cols)
                        and row[1] < MIN_PLAIN_LOOKUP):
         return None
@@ -370,41 +310,6 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
                        "span" if len(years) == 1 else "multi-span", None, cells, score)
 
 
-def _one_row_two_columns(table: Table, q: Question) -> tuple[list[Cell], float] | None:
-    """"The difference between total net receivables and current net receivables": one row
-    ("Net receivables") in the two columns the operands' other words name ("Total",
-    "Current"); None unless each operand names one column and the rest of both is the same."""
-    picked, rests = [], []
-    for operand in q.operands:
-        words = set(tokens(operand))
-        named = [j for j in range(1, len(table.column_headers))
-                 if header_words(table.column_headers[j]) & words]
-        if len(named) != 1:
-            return None
-        picked.append(named[0])
-        rests.append(words - header_words(table.column_headers[named[0]]))
-    if picked[0] == picked[1] or not rests[0] or rests[0] != rests[1]:
-        return None
-    row = best_row(table, " ".join(sorted(rests[0])), picked)
-    if row is None:
-        return None
-    return [table.cell(row[0], j) for j in picked], row[1]
-
-
-def _section_sum(table: Table, q: Question) -> TableAnswer | None:
-    """"The sum of all tax credit carryforwards": the section's component rows added up,
-    in the one column where each of them has a figure."""
-    found = listed_rows(table, q)
-    if found is None:
-        return None
-    rows, hit = found
-    for j in range(1, len(table.column_headers)):
-        cells = [table.cell(i, j) for i in rows]
-        if all(c is not None and c.value and not is_year_figure(c) for c in cells):
-            return _finish(table, q, Operation.SUM, cells, ROW_LIST_BASE + SECTION_BONUS * hit)
-    return None
-
-
 def _about_rows(table: Table, q: Question) -> TableAnswer | None:
     """A row list, a row count, or the row highest / lowest in the period asked."""
     op = q.operation
@@ -439,6 +344,10 @@ def _about_rows(table: Table, q: Question) -> TableAnswer | None:
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
     check_same_kind(op, cells)
     values = [figure(c) for c in cells]
+    if op == Operation.PROPORTION and values[0] * values[1] < 0:
+        # a part the table prints as a deduction ("Depreciation (111)") is still that share
+        # of its whole (EBITDA 372): 29.84%, not -29.84%
+        values = [abs(v) for v in values]
     percent_cells = any(c.value and c.value.percent or "%" in c.column for c in cells)
     result = compute(op, values, percent=percent_cells)
     if q.magnitude and op in (Operation.CHANGE, Operation.DIFFERENCE) and result.value < 0:

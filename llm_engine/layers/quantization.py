@@ -75,7 +75,8 @@ class Int8Weight:
 
     def __init__(self, packed: torch.ScriptObject, scales: torch.Tensor,
                  bias: torch.Tensor | None, inv_smooth: torch.Tensor | None = None,
-                 reduce_range: bool | None = None, backends: Backends = TORCH_BACKENDS) -> None:
+                 reduce_range: bool | None = None, backends: Backends = TORCH_BACKENDS,
+                 qweight: torch.Tensor | None = None) -> None:
         self.packed = packed
         self.scales = scales
         self.bias = bias
@@ -99,7 +100,10 @@ class Int8Weight:
         # they run: int8 rows, their sums and fbgemm's requantization multipliers.
         self.vnni: tuple[torch.Tensor, ...] | None = None
         if not self.reduce_range and self.int8_kernel is not None:
-            qweight = torch.ops.quantized.linear_unpack(packed)[0]
+            # `qweight`: the quantized weight `packed` was packed from, when the caller has
+            # it (quantize does); unpacking gives the same rows, at a copy a layer.
+            if qweight is None:
+                qweight = torch.ops.quantized.linear_unpack(packed)[0]
             rows = qweight.int_repr().contiguous()
             mult = torch.tensor(self.input_scale, dtype=torch.float32) \
                 * qweight.q_per_channel_scales().float()
@@ -138,7 +142,7 @@ class Int8Weight:
                 packed = torch.ops.quantized.linear_prepack(qweight, None)
             finally:
                 torch.backends.quantized.engine = engine
-        return cls(packed, scales, bias, inv_smooth, backends=backends)
+        return cls(packed, scales, bias, inv_smooth, backends=backends, qweight=qweight)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         # Per-token activation scales through a per-tensor kernel: each row is divided by

@@ -128,17 +128,3 @@ def test_a_total_the_table_does_not_print_adds_the_rows_that_name_its_measure() 
                ["Deferred income tax assets", "22,626"], ["Other assets", "22,510"]]
     got = answer_question("What were the total Assets as reported?", [parse_table(section)])
     assert got is not None and got.short_answer == "64509"
-
-
-def test_a_section_s_words_the_label_already_says_add_nothing() -> None:
-    plain = parse_table([["", "2019", "2018"], ["Total current assets", "121,041", "73,202"]])
-    sectioned = parse_table([["", "2019", "2018"], ["Current assets:", "", ""],
-                             ["Cash", "291", "250"], ["Total current assets", "391", "350"]])
-    got = answer_question("What is the total current assets in 2019?", [plain, sectioned])
-    assert got is not None and (got.short_answer, got.table_index) == ("121041", 0)
-    assert got.tied and got.tied[0].short_answer == "391"
-    # a section's words the label does not say still tell its rows apart
-    split = parse_table([["", "2019"], ["Deferred tax assets:", ""], ["Inventories", "12"],
-                         ["Deferred tax liabilities:", ""], ["Inventories", "7"]])
-    got = answer_question("What were the deferred tax liabilities for inventories in 2019?", [split])
-    assert got is not None and got.short_answer == "7"

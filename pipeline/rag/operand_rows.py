@@ -42,9 +42,7 @@ def _row_score(table: Table, i: int, words: set[str]) -> tuple[float, int]:
                      default=(0.0, 0))
     if not hit:
         return 0.0, 0
-    # The section's words count where they add to the label's: "Total current assets"
-    # under "Current assets" says no more than the same label standing alone.
-    bonus = SECTION_BONUS * len((parent - own) & words) / len(parent) if parent else 0.0
+    bonus = SECTION_BONUS * len(parent & words) / len(parent) if parent else 0.0
     return score + WORD_TIE_BREAK * hit + bonus, hit
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pipeline.rag.metrics import ALL_METRICS, Scale
 from pipeline.rag.operation import Operation
@@ -139,11 +140,13 @@ class Question:
     def __post_init__(self) -> None:
         self.operation = Operation(self.operation)  # a name given as a string is checked
 
-    @property
-    def words(self) -> list[str]:
-        return tokens(self.text)
+    # The text is not changed after parsing (`dataclasses.replace` makes a new Question), so
+    # what is read off it is computed once: the table rules ask for it per table and row.
+    @cached_property
+    def words(self) -> tuple[str, ...]:
+        return tuple(tokens(self.text))
 
-    @property
+    @cached_property
     def percent_operand(self) -> bool:
         """Whether the figures asked are percentages ("the percentage of sales from APAC",
         "the change in gross margin %"), not amounts a percent is computed from ("the

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 from pipeline.rag.arithmetic import NoAnswer
+from pipeline.rag.line_items import PER_SHARE
 from pipeline.rag.operation import Operation
 from retriever_trt.tables import Cell
 
@@ -25,7 +26,6 @@ _PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?\b|\bas a share of\b", re.I)
 # A row or column of counts, not money: "Number of shares", "Weighted average shares
 # outstanding", "Employees". A per-share amount is money ("Earnings per share").
 _COUNT_LABEL = re.compile(r"\bnumber of\b|\bshares\b|\bheadcount\b|\bemployees\b|\bunits\b", re.I)
-_PER_SHARE = re.compile(r"\bper (?:\w+ )?share\b", re.I)
 
 
 class CellKind(str, Enum):
@@ -51,7 +51,7 @@ def kind_of(cell: Cell) -> CellKind:
     labels = f"{cell.row} {cell.column}"
     if (cell.value is not None and cell.value.percent) or _PERCENT_LABEL.search(labels):
         return CellKind.PERCENT
-    if _COUNT_LABEL.search(labels) and not _PER_SHARE.search(labels):
+    if _COUNT_LABEL.search(labels) and not PER_SHARE.search(labels):
         return CellKind.COUNT
     return CellKind.AMOUNT
 

@@ -7,6 +7,7 @@ are matched against a question's words by their names and synonyms, longest firs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -135,3 +136,5 @@ LINE_ITEMS: tuple[LineItem, ...] = (
          "total equity", "shareholders equity", "stockholders equity")),
 )
 BY_NAME = {item.name: item for item in LINE_ITEMS}
+# A figure per share ("per diluted share", "per-share data"): a price, not an amount or a count.
+PER_SHARE = re.compile(r"\bper[ -](?:\w+ )?share\b", re.I)

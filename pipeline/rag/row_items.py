@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.rag.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.line_items import LINE_ITEMS, PER_SHARE, LineItem
 
 # A row is an item when the item's words make up this share of the label's words.
 MIN_COVER = 0.5
@@ -30,8 +30,6 @@ _STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a
                    "total", "at", "as"})
 _PARENS = re.compile(r"\([^)]*\)")
 _WORD = re.compile(r"[a-z0-9&]+")
-# "per share", "per-share", "per common share", "per diluted share".
-_PER_SHARE = re.compile(r"\bper[ -](?:\w+ )?share\b", re.I)
 _SHARE_COUNT = re.compile(r"\bshares\b", re.I)
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)
@@ -64,7 +62,7 @@ def match_row(label: str, section: str = "") -> RowItem | None:
         return None
     label = label[:owners.start()] if owners else label
     both = f"{label} {section}"
-    per_share = bool(_PER_SHARE.search(both)) and not _SHARE_COUNT.search(both)
+    per_share = bool(PER_SHARE.search(both)) and not _SHARE_COUNT.search(both)
     words = content_words(label)
     found = _best(words, per_share) if words else None
     if found is None and len(words) <= 1:

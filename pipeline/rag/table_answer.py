@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from pipeline.rag.arithmetic import NoAnswer, compute, plain, shown
+from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.cell_kinds import MixedKinds, check_same_kind
 from pipeline.rag.operand_rows import best_row, one_row_two_columns
 from pipeline.rag.operation import Operation
@@ -263,19 +263,9 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             and "total" in label_tokens(cells[0].row):
         op = Operation.MULTI_LOOKUP  # "the Total operating expense in 2019 and 2018" quotes the row
     if op == Operation.MULTI_LOOKUP:
-        return TableAnswer([quoted(c) for c in cells], _scale(table, cells, q),
+        return TableAnswer([plain(c.value.number) for c in cells], _scale(table, cells, q),
                            "multi-span", None, cells, row[1])
     return _finish(table, q, op, cells, row[1])
-
-
-def quoted(cell: Cell) -> str:
-    """A looked-up figure as the table prints it: a negative the table puts in parentheses
-    stays "(2,085)", the accountant's form (and TAT-QA's, whose gold spans quote the cell);
-    any other figure is plain ("-2085", "1200")."""
-    number = cell.value.number
-    if number < 0 and "(" in cell.text:
-        return f"({shown(-number)})"
-    return plain(number)
 
 
 def _over_years(table: Table, q: Question) -> TableAnswer | None:
@@ -359,8 +349,7 @@ def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float)
         scale = ""
     else:
         scale = _scale(table, cells, q)
-    if op == Operation.LOOKUP:
-        return TableAnswer(quoted(cells[0]), scale, "span", None, cells, score)
-    return TableAnswer(plain(result.value), scale, "arithmetic",
-                       result.derivation, cells, score)
+    kind = "span" if op == Operation.LOOKUP else "arithmetic"
+    return TableAnswer(plain(result.value), scale, kind,
+                       None if op == Operation.LOOKUP else result.derivation, cells, score)
 

@@ -1,14 +1,16 @@
 """Short answers from tables and text on TAT-QA dev, without the LLM: how `short_answer.choose`
 splits questions between a table's answer and the text's extract, and its thresholds' grid.
 
-    python3 benchmarks/text_answer_eval.py [--half a|b|all] [--grid]
+    python3 benchmarks/text_answer_eval.py [--half a|b|all] [--grid] [--scoped]
 
 The dev set's eval index (the one benchmarks/answer_eval.py builds) and the server's
 retrieval settings: each question's top `table_top_k` passages, as /ask retrieves them. Every
 question is scored (TAT-QA's metric) on the short answer `choose` returns, 0 when it returns
 none (the end-to-end figure, which scores the prose then, is answer_eval.py's). Rows: the
 table's answers alone, the text's alone where the table has none, and `choose`. With --grid,
-`choose` under each (TEXT_MIN, TABLE_SURE): choose them on half a, report half b.
+`choose` under each (TEXT_MIN, TABLE_SURE): choose them on half a, report half b. With
+--scoped, each question retrieves from its own report only (`filters={"doc_id": ...}`, as
+answer_eval.py --scoped asks it).
 """
 
 from __future__ import annotations
@@ -53,10 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--half", choices=HALVES, default="a")
     ap.add_argument("--grid", action="store_true", help="every (TEXT_MIN, TABLE_SURE) pair")
+    ap.add_argument("--scoped", action="store_true", help="each question within its own report")
     args = ap.parse_args(argv)
 
     from pipeline.rag.pipeline import load_retriever
     from pipeline.settings import load_settings
+    from retriever_trt.filters import MetadataFilter
     from retriever_trt.loader import load_embedder
 
     overrides = {"corpus": str(DEV), "engines_dir": str(ROOT / "engines")}
@@ -70,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     found = []
     for start in range(0, len(questions), 64):
         batch = questions[start:start + 64]
-        for q, passages in zip(batch, retriever.retrieve([q.text for q in batch], k), strict=True):
+        scopes = [MetadataFilter(doc_id=(q.context,)) for q in batch] if args.scoped else None
+        for q, passages in zip(batch, retriever.retrieve([q.text for q in batch], k, filters=scopes),
+                               strict=True):
             table = sa.short_answer_for(q.text, passages[:settings.table_top_k], tables)
             text = sa.text_short_answer(q.text, passages[:settings.top_k], store)
             found.append((q, passages, table, text))
@@ -80,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return [(q, sa.choose(q.text, table, text, passages, store))
                 for q, passages, table, text in found]
 
-    print(f"TAT-QA dev half {args.half}: {len(found)} questions, EM/F1 of the short answer "
+    print(f"TAT-QA dev half {args.half}{', scoped' if args.scoped else ''}: {len(found)} "
+          f"questions, EM/F1 of the short answer "
           f"(0 without one), top_k {settings.top_k}, table_top_k {settings.table_top_k}")
     print("| | " + " | ".join(KEYS) + " |\n|---|" + "---:|" * len(KEYS))
     print(row("table only", [(q, table) for q, _, table, _ in found]))

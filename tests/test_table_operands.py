@@ -55,7 +55,7 @@ def test_the_sum_of_all_of_a_section_adds_its_rows_in_their_figures_column() -> 
     assert got is not None and (got.short_answer, got.scale) == ("58442", "thousand")
     assert got.derivation == "39,784 + 3,313 + 15,345 = 58442"
     q = operation("What is the total fair value of all the liabilities assumed?")
-    assert q.operation.value == "sum" and not q.years
+    assert q.operation.value == "sum" and not q.years and q.of_all
     # "total" with a year is still one row's figure, not a section's
     assert operation("What is the total revenue of all segments in 2019?").operation.value != "sum"
 

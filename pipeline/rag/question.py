@@ -135,6 +135,7 @@ class Question:
     higher: bool = True
     threshold: tuple[str, str] | None = None
     magnitude: bool = False              # "the difference between": a size, not a direction
+    of_all: bool = False                 # "the sum of all X": X's rows added up, not its years
     missing: str | None = None           # an operand it names that no table can have
 
     def __post_init__(self) -> None:
@@ -183,6 +184,8 @@ def _strip_lead(text: str) -> str:
                   "", text, flags=re.I)
 
 
+# "the sum of all X", "the total of all the X": X's rows, not its years.
+_ALL_OF = re.compile(r"\b(?:sum|total)\b.*\bof all\b", re.I)
 _DIVISION_LEAD = re.compile(
     r"^(?:(?:in|for) (?:fy)?\d{4},?\s*)?(?:what|how much)\s+(?:is|was|were|are)?\s*(?:the\s+)?"
     r"(?:value of\s+)?(?:ratio|proportion|percentage (?:of )?constitution|percentage|percent|%)"
@@ -325,5 +328,6 @@ def _operation(text: str) -> Question:
         m = re.search(r"\b(?:sum|total|combined)\b(?: of| value of| amount of)? (.+?) and (.+?)"
                       r"(?:\?|$| in (?:fy)?\d{4})", q, re.I)
         parts = [m.group(1), m.group(2)] if m and len(years) < 2 else []
-        return Question(q, Operation.SUM, years, parts, sum_words=True)
+        return Question(q, Operation.SUM, years, parts, sum_words=True,
+                        of_all=not years and _ALL_OF.search(q) is not None)
     return Question(q, Operation.LOOKUP, years)

@@ -26,7 +26,7 @@ from pipeline.rag.table_rows import (
     listed_rows,
     row_labels,
 )
-from pipeline.rag.table_totals import ALL_OF, measure_parts, section_parts
+from pipeline.rag.table_totals import measure_parts, section_parts
 from retriever_trt.tables import Cell, Table, detect_scale
 
 logger = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
             return None
         cells = [table.cell(a[0], col), table.cell(b[0], col)]
         return _finish(table, q, op, cells, min(a[1], b[1]))
-    if op == Operation.SUM and not q.years and ALL_OF.search(q.text):
+    if op == Operation.SUM and q.of_all:
         parts = section_parts(table, q)
         return _finish(table, q, op, *parts) if parts else None
     if op == Operation.LOOKUP and len(q.years) >= 2:

@@ -15,8 +15,6 @@ from pipeline.rag.table_cells import header_words, is_year_figure
 from pipeline.rag.table_rows import ROW_LIST_BASE, SECTION_BONUS, label_tokens, listed_rows
 from retriever_trt.tables import Cell, Table
 
-# "the sum of all X", "the total of all the X": X's rows, not its years.
-ALL_OF = re.compile(r"\b(?:sum|total)\b.*\bof all\b", re.I)
 # The measure a total names: from "total" to the phrase of its period, column or place.
 _TOTAL_OF = re.compile(r"\btotal\s+(.+?)(?=\s+(?:as|at|in|for|on|during|of the|from|between|"
                        r"by|under|within)\b|[?,]|$)", re.I)

@@ -249,10 +249,10 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
         cols = _with_prior_year(table, q)
     if not cols or (n and len(cols) != n) or (op in (Operation.AVERAGE, Operation.SUM) and len(cols) < 2):
         return None
-    # A dash is nil: "(228) | —" changed by -228 from nothing.
-    row = best_row(table, q.text, cols, nil_ok=op == Operation.CHANGE)
     if op == Operation.LOOKUP and (parts := measure_parts(table, q, cols)) is not None:
         return _finish(table, q, Operation.SUM, *parts)  # a total the table does not print
+    # A dash is nil: "(228) | —" changed by -228 from nothing.
+    row = best_row(table, q.text, cols, nil_ok=op == Operation.CHANGE)
     if row is None or (op == Operation.LOOKUP and not q.years and not _names_column(table, q, cols)
                        and row[1] < MIN_PLAIN_LOOKUP):
         return None

@@ -2,6 +2,7 @@
 splits questions between a table's answer and the text's extract, and its thresholds' grid.
 
     python3 benchmarks/text_answer_eval.py [--half a|b|all] [--grid] [--scoped]
+        [--set SETTING=VALUE ...]
 
 The dev set's eval index (the one benchmarks/answer_eval.py builds) and the server's
 retrieval settings: each question's top `table_top_k` passages, as /ask retrieves them. Every
@@ -10,7 +11,8 @@ none (the end-to-end figure, which scores the prose then, is answer_eval.py's). 
 table's answers alone, the text's alone where the table has none, and `choose`. With --grid,
 `choose` under each (TEXT_MIN, TABLE_SURE): choose them on half a, report half b. With
 --scoped, each question retrieves from its own report only (`filters={"doc_id": ...}`, as
-answer_eval.py --scoped asks it).
+answer_eval.py --scoped asks it). --set changes a server setting, as answer_eval.py's does
+(`--set document_weight=0` is the retriever without the document match).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from answer_eval import index_cache  # noqa: E402
+from answer_eval import index_cache, parse_set  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import DEV, HALVES, load_questions  # noqa: E402
 
@@ -56,16 +58,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--half", choices=HALVES, default="a")
     ap.add_argument("--grid", action="store_true", help="every (TEXT_MIN, TABLE_SURE) pair")
     ap.add_argument("--scoped", action="store_true", help="each question within its own report")
+    ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                    help="a server setting, as in config.yaml (repeatable)")
     args = ap.parse_args(argv)
 
     from pipeline.rag.pipeline import load_retriever
-    from pipeline.settings import load_settings
+    from pipeline.settings import SettingsError, load_settings
     from retriever_trt.filters import MetadataFilter
     from retriever_trt.loader import load_embedder
 
-    overrides = {"corpus": str(DEV), "engines_dir": str(ROOT / "engines")}
-    settings = load_settings(overrides={**overrides, "index": str(
-        index_cache(load_settings(overrides=overrides), DEV))})
+    try:
+        overrides = {"corpus": str(DEV), "engines_dir": str(ROOT / "engines"),
+                     **parse_set(args.set)}
+        settings = load_settings(overrides={**overrides, "index": str(
+            index_cache(load_settings(overrides=overrides), DEV))})
+    except SettingsError as exc:
+        raise SystemExit(f"--set: {exc}") from None
     retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
     store = retriever.store
     tables = sa.TableSource(store, cache_size=1 << 20)

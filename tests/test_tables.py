@@ -53,6 +53,9 @@ def test_years_in_headers() -> None:
     ("$ in billions", "billion"), ("(inthousands)", "thousand"), ("2019", ""),
     ("$ million", "million"), ("(in 000’s)", "thousand"), ("Number of shares (1,000)", "thousand"),
     ("a loss of $(1,000)", ""), ("$5 million", ""),
+    # a rate's denominator is no scale
+    ("emissions per $ million of revenue were down", ""), ("cost per thousand views", ""),
+    ("cost per thousand views (in millions)", "million"),
 ])
 def test_detect_scale(text, scale) -> None:
     assert detect_scale(text) == scale

@@ -12,7 +12,7 @@ table's answers alone, the text's alone where the table has none, and `choose`. 
 `choose` under each (TEXT_MIN, TABLE_SURE): choose them on half a, report half b. With
 --scoped, each question retrieves from its own report only (`filters={"doc_id": ...}`, as
 answer_eval.py --scoped asks it). --set changes a server setting, as answer_eval.py's does
-(`--set document_weight=0` is the retriever without the document match).
+(`--set table_top_k=5`: the tables of the top 5 passages only).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ _SCALE_PATTERNS = (
 )
 # A rate's denominator names no scale: "emissions per $ million of revenue", "cost per
 # thousand impressions".
-_PER_SCALE = re.compile(r"\bper\s+(?:(?:us)?[$£€]\s?)?(?:thousand|million|billion|m|bn|000)\b", re.I)
+_PER_SCALE = re.compile(r"\bper\s+(?:(?:us)?[$£€]\s?)?(?:thousand|million|billion|m|bn|000)\b",
+                        re.I)
 # "$24.2 million of net income" beside a table cell 24,193: the table is in thousands.
 _MENTION = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion)\b", re.I)
 _STEP = {"thousand": 1, "million": 2, "billion": 3}
@@ -106,7 +107,7 @@ def scale_from_mentions(values: list[Decimal], paragraphs: Sequence[str]) -> str
 def detect_scale(*texts: str) -> str:
     """TAT-QA's scale word ("thousand", "million", "billion" or "") named in `texts`, first
     text first: a table's own header beats its paragraphs."""
-    for text in map(lambda t: _PER_SCALE.sub(" ", t), texts):
+    for text in (_PER_SCALE.sub(" ", t) for t in texts):
         for name, pattern in _SCALE_PATTERNS:
             if pattern.search(text):
                 return name

@@ -171,6 +171,20 @@ def parse_set(items: list[str]) -> dict[str, str]:
     return out
 
 
+def eval_settings(data: Path, items: list[str]) -> Any:
+    """The server's settings over the corpus `data`, its index in the engines/ cache folder
+    (`index_cache`), `--set` items applied; a bad setting exits naming it."""
+    from pipeline.settings import SettingsError, load_settings
+
+    try:
+        overrides = {"corpus": str(data), "engines_dir": str(ROOT / "engines"),
+                     **parse_set(items)}
+        cache = index_cache(load_settings(overrides=overrides), data)
+        return load_settings(overrides={**overrides, "index": str(cache)})
+    except SettingsError as exc:
+        raise SystemExit(f"--set: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEV), help="TAT-QA json (default: the shared dev set)")
@@ -189,17 +203,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--concurrency: give at least 1")
 
     from pipeline.rag import RAGPipeline
-    from pipeline.settings import SettingsError, load_settings
 
     data = Path(args.data)
     questions = stratified_sample(load_questions(data, args.half), args.limit)
-    try:
-        overrides = {"corpus": str(data), "engines_dir": str(ROOT / "engines"),
-                     **parse_set(args.set)}
-        cache = index_cache(load_settings(overrides=overrides), data)
-        settings = load_settings(overrides={**overrides, "index": str(cache)})
-    except SettingsError as exc:
-        raise SystemExit(f"--set: {exc}") from None
+    settings = eval_settings(data, args.set)
 
     t0 = time.perf_counter()
     pipe = RAGPipeline.from_settings(settings)

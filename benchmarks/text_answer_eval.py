@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from answer_eval import index_cache, parse_set  # noqa: E402
+from answer_eval import eval_settings  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import DEV, HALVES, load_questions  # noqa: E402
 
@@ -63,17 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from pipeline.rag.pipeline import load_retriever
-    from pipeline.settings import SettingsError, load_settings
     from retriever_trt.filters import MetadataFilter
     from retriever_trt.loader import load_embedder
 
-    try:
-        overrides = {"corpus": str(DEV), "engines_dir": str(ROOT / "engines"),
-                     **parse_set(args.set)}
-        settings = load_settings(overrides={**overrides, "index": str(
-            index_cache(load_settings(overrides=overrides), DEV))})
-    except SettingsError as exc:
-        raise SystemExit(f"--set: {exc}") from None
+    settings = eval_settings(DEV, args.set)
     retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
     store = retriever.store
     tables = sa.TableSource(store, cache_size=1 << 20)

@@ -20,6 +20,8 @@ def s(finance: float, small: float, out: float) -> dict[str, float]:
     "What does the table show?", "What were the unaudited figures?", "Total dividends paid?",
     "What was the objective of the instruments?", "What are Original Equipment Manufacturers?",
     "Where is the performance-based award classification defined?",
+    "What do concentrations indicate?", "What does order intake represent?",
+    "When did the Court of Appeals deny the plaintiff's request?", "What are Scope 2 emissions?",
 ])
 def test_finance_cues(question):
     assert has_finance_cue(question)

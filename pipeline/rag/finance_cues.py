@@ -8,7 +8,10 @@ beginnings, so "revenue" covers "revenues"; an "un" prefix is allowed); its last
 of a report's structure, was added after reading the questions of half a of TAT-QA dev that
 had no cue ("What does the table show?", then "What was the objective of the instruments?",
 "What are Original Equipment Manufacturers?"); half b, which reports the figures, was not
-read for it.
+read for it. The line after it names what a 10-K reports besides its statements (legal
+proceedings, emissions, order books, risk concentrations, executive pay), written from the
+form's sections after half a's remaining no-cue questions ("What do concentrations
+indicate?", "What are the scopes of emissions?").
 A few finance words have a common sense too ("What is the capital of Spain?", the settings'
 own out-of-scope example): those are a cue only beside a word that gives them their finance
 sense, a finance word ("capital leases", "invested capital") or one of their own collocates
@@ -36,6 +39,8 @@ vest wage warrant yield rate fee bonus option spend spent thousand proportion av
 change difference sum amount
 table year report statement note period group
 award instrument equipment
+litigat lawsuit plaintiff defendant court settlement emission greenhouse carbon sustainab
+order backlog shipment concentrat collateral covenant exposure retention perform
 """.split()
 
 # Word -> the beginnings of the words beside it that give it its finance sense (besides the

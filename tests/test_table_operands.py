@@ -1,7 +1,7 @@
 """Which cells a question's operands are: a section added up, a total the table does not
 print, one row across two named columns, a dash as nil, a deduction's share, and, among
-reports that fit alike, the one whose row label the question quotes; a looked-up figure
-stays a plain number."""
+reports that fit alike, the one whose row label the question quotes or whose column header
+names the measure; a looked-up figure stays a plain number."""
 
 from __future__ import annotations
 
@@ -86,6 +86,22 @@ def test_among_tables_that_fit_alike_the_quoted_label_wins() -> None:
     # quoting neither, the retrieval order decides, and the other report is named as tied
     got = answer_question(q.lower().capitalize(), [first, second])
     assert got is not None and got.table_index == 0 and got.tied
+
+
+def test_among_tables_that_fit_alike_the_one_whose_column_names_the_measure_wins() -> None:
+    plain = parse_table([["(in millions)", "2019", "2018"],
+                         ["Total monetary assets", "4,489", "3,895"]])
+    by_currency = parse_table([["(in millions)", "USD denominated 2019", "USD denominated 2018"],
+                               ["Total monetary assets", "28,101", "20,683"]])
+    got = answer_question("What was the total USD denominated monetary assets in 2019?",
+                          [plain, by_currency])
+    assert got is not None and (got.short_answer, got.table_index) == ("28101", 1)
+    # a header's period words say when, not what: the retrieval order decides
+    dated = parse_table([["(in millions)", "December 31, 2019", "December 31, 2018"],
+                         ["Total monetary assets", "28,101", "20,683"]])
+    got = answer_question("What were the total monetary assets at December 31, 2019?",
+                          [plain, dated])
+    assert got is not None and (got.short_answer, got.table_index) == ("4489", 0)
 
 
 def test_a_sentence_restating_a_cell_leaves_the_answer_to_the_table() -> None:

@@ -26,6 +26,8 @@ from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
+from pipeline.rag.table_cells import measure_words
+from pipeline.rag.table_rows import SECTION_BONUS, label_tokens
 from pipeline.rag.text_answer import TextAnswer, answer_from_text, document_paragraphs
 from retriever_trt.tables import Cell, Table, parse_table, period_blocks, transpose
 
@@ -113,6 +115,18 @@ def _quotes_label(question: str, got: TableAnswer) -> bool:
                re.search(rf"(?<!\w){re.escape(label)}(?!\w)", question) for label in labels)
 
 
+def _column_fit(q: Question, got: TableAnswer) -> float:
+    """SECTION_BONUS times the largest share of an answering column's measure words that
+    the question names and its rows do not: a header names the measure as a section does
+    ("the total Allowance for Losses in 2018": the "Total" row of an "Allowance for Losses"
+    column fits as well as a "Total allowance for credit losses" row elsewhere)."""
+    words = set(q.words)
+    rows = {w for c in got.cells for w in label_tokens(c.row)}
+    shares = [len(named & words) / len(named)
+              for named in (measure_words(c.column) - rows for c in got.cells) if named]
+    return SECTION_BONUS * max(shares, default=0.0)
+
+
 def answer_question(question: str | Question, tables: Sequence[Table],
                     refusals: list[str] | None = None) -> TableAnswer | None:
     """The computed or looked-up answer; `.table_index` says which of `tables` it is from.
@@ -128,7 +142,8 @@ def answer_question(question: str | Question, tables: Sequence[Table],
             continue
         got.table_index = k
         found.append(got)
-        ranked = got.score - RANK_PENALTY * k + VERBATIM_BONUS * _quotes_label(q.text, got)
+        ranked = got.score - RANK_PENALTY * k + VERBATIM_BONUS * _quotes_label(q.text, got) \
+            + _column_fit(q, got)
         if best is None or ranked > best_score:
             best, best_score = got, ranked
     if best is not None and q.operation not in UNMATCHED:

@@ -9,12 +9,17 @@ import re
 from decimal import Decimal
 
 from pipeline.rag.question import tokens
+from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.tables import Cell, Table
 
 # Words a header uses for its units ("2018 (In thousands, except percentages)", "2019 €m"):
 # they say how figures are written, not which column a question names.
 UNIT_WORDS = frozenset({"thousand", "million", "billion", "except", "percentage", "data",
                         "m", "bn", "k", "000"})
+# Words a header uses for its period ("Three months ended December 31", "Fiscal year"): they
+# say when its figures are, not what they measure.
+PERIOD_WORDS = frozenset(MONTHS) | frozenset({"year", "month", "quarter", "ended", "ending",
+                                              "fiscal", "fy", "three", "six", "nine", "twelve"})
 # How a report writes nil in a figure's place.
 _NIL = frozenset({"-", "—", "–", "--", "nil"})
 
@@ -22,6 +27,12 @@ _NIL = frozenset({"-", "—", "–", "--", "nil"})
 def header_words(header: str) -> set[str]:
     """A column header's words that can name it, its unit words left out."""
     return set(tokens(header)) - UNIT_WORDS
+
+
+def measure_words(header: str) -> set[str]:
+    """A column header's words that say what its figures measure ("Allowance for Losses",
+    "USD denominated"): its units, period words and numbers left out."""
+    return {w for w in header_words(header) if not w.isdigit()} - PERIOD_WORDS
 
 
 def is_nil(cell: Cell | None) -> bool:

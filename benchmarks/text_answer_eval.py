@@ -2,7 +2,7 @@
 splits questions between a table's answer and the text's extract, and its thresholds' grid.
 
     python3 benchmarks/text_answer_eval.py [--half a|b|all] [--grid] [--scoped]
-        [--set SETTING=VALUE ...]
+        [--own-half-reports] [--set SETTING=VALUE ...]
 
 The dev set's eval index (the one benchmarks/answer_eval.py builds) and the server's
 retrieval settings: each question's top `table_top_k` passages, as /ask retrieves them. Every
@@ -11,7 +11,9 @@ none (the end-to-end figure, which scores the prose then, is answer_eval.py's). 
 table's answers alone, the text's alone where the table has none, and `choose`. With --grid,
 `choose` under each (TEXT_MIN, TABLE_SURE): choose them on half a, report half b. With
 --scoped, each question retrieves from its own report only (`filters={"doc_id": ...}`, as
-answer_eval.py --scoped asks it). --set changes a server setting, as answer_eval.py's does
+answer_eval.py --scoped asks it). With --own-half-reports, each question retrieves among
+the reports of its own half only (139 of the 278): how the unscoped figure moves with the
+number of reports in the index. --set changes a server setting, as answer_eval.py's does
 (`--set table_top_k=5`: the tables of the top 5 passages only).
 """
 
@@ -30,7 +32,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from answer_eval import eval_settings  # noqa: E402
 from tatqa_metric import score  # noqa: E402
-from tatqa_split import DEV, HALVES, load_questions  # noqa: E402
+from tatqa_split import DEV, HALVES, half_of, load_questions  # noqa: E402
 
 import pipeline.rag.short_answer as sa  # noqa: E402
 
@@ -58,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--half", choices=HALVES, default="a")
     ap.add_argument("--grid", action="store_true", help="every (TEXT_MIN, TABLE_SURE) pair")
     ap.add_argument("--scoped", action="store_true", help="each question within its own report")
+    ap.add_argument("--own-half-reports", action="store_true",
+                    help="each question retrieves among its own half's reports only")
     ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
                     help="a server setting, as in config.yaml (repeatable)")
     args = ap.parse_args(argv)
@@ -72,10 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     tables = sa.TableSource(store, cache_size=1 << 20)
     questions = load_questions(DEV, args.half)
     k = max(settings.top_k, settings.table_top_k)
+    halves = {h: tuple(sorted({q.context for q in load_questions(DEV, h)})) for h in ("a", "b")}
     found = []
     for start in range(0, len(questions), 64):
         batch = questions[start:start + 64]
-        scopes = [MetadataFilter(doc_id=(q.context,)) for q in batch] if args.scoped else None
+        scopes = [MetadataFilter(doc_id=(q.context,)) if args.scoped else
+                  MetadataFilter(doc_id=halves[half_of(q.context)]) if args.own_half_reports else None
+                  for q in batch]
         for q, passages in zip(batch, retriever.retrieve([q.text for q in batch], k, filters=scopes),
                                strict=True):
             table = sa.short_answer_for(q.text, passages[:settings.table_top_k], tables)
@@ -87,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         return [(q, sa.choose(q.text, table, text, passages, store))
                 for q, passages, table, text in found]
 
-    print(f"TAT-QA dev half {args.half}{', scoped' if args.scoped else ''}: {len(found)} "
+    among = ", scoped" if args.scoped else ", its half's reports" if args.own_half_reports else ""
+    print(f"TAT-QA dev half {args.half}{among}: {len(found)} "
           f"questions, EM/F1 of the short answer "
           f"(0 without one), top_k {settings.top_k}, table_top_k {settings.table_top_k}")
     print("| | " + " | ".join(KEYS) + " |\n|---|" + "---:|" * len(KEYS))

@@ -78,6 +78,15 @@ def test_a_table_some_year_passes_the_threshold_in_beats_one_none_does() -> None
     assert got is not None and got.table_index == 1 and got.short_answer == ["2018", "2017"]
 
 
+def test_a_table_whose_years_the_threshold_splits_beats_one_all_years_pass() -> None:
+    large = [["", "2019", "2018", "2017"], ["(in thousands)", "", "", ""],
+             ["Research and development", "90,000", "80,000", "70,000"]]
+    for question in ("In which year was research and development more than 5,000 thousand?",
+                     "How many years did research and development exceed 5,000 thousand?"):
+        got = answer_question(question, [parse_table(large), parse_table(RND)])
+        assert got is not None and got.table_index == 1, question
+
+
 def test_a_change_marked_percent_is_a_percentage_change() -> None:
     assert operation("What is the change (%) for order intake between 2018 and 2019?").operation \
         == Operation.PERCENT_CHANGE

@@ -45,9 +45,9 @@ _COMPARISON = re.compile(r"change|variance|\bvs\.?\b|versus|increase|decrease|\b
 # 2019 | ASC 606 Adjustments", "... Without ASC 606 Adoption". Not the period's figure,
 # unless the question asks for it in those words.
 _ADJUSTMENT = re.compile(r"\badjust\w*|\bwithout\b|\bimpacts?\b|\beffects?\b", re.I)
-# What a years-past-a-threshold answer loses in its match when no year passes (matches
-# are 0..~1.2): more than any two tables' matches differ.
-NONE_PAST_PENALTY = 0.5
+# What a years-past-a-threshold answer loses in its match when the threshold does not split
+# the row's years (matches are 0..~1.2): more than any two tables' matches differ.
+UNSPLIT_PENALTY = 0.5
 _SCALE_WORDS = {"thousand": Decimal(1000), "million": Decimal(10) ** 6,
                 "billion": Decimal(10) ** 9}
 
@@ -290,9 +290,11 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
         pick = max if q.higher else min
         keep = [pick(cells, key=figure)]
     years = [str(max(table.column_years[c.column_index])) for c in keep]
-    # A threshold no year of the row passes is likely another table's: questions set it
-    # among the row's figures. The answer stands, but any table some year passes in wins.
-    score = row[1] - (NONE_PAST_PENALTY if q.threshold and not keep else 0.0)
+    # A threshold no year of the row passes, or every year does, is likely another table's:
+    # questions set it among the row's figures. The answer stands, but a table whose years
+    # it splits wins.
+    split = 0 < len(keep) < len(cells)
+    score = row[1] - (UNSPLIT_PENALTY if q.threshold and not split else 0.0)
     if q.operation == Operation.COUNT:
         return TableAnswer(str(len(keep)), "", "count",
                            f"count of {', '.join(years) or 'none of the years'}", cells, score)

@@ -1,12 +1,14 @@
 """End-to-end answer quality on TAT-QA dev with TAT-QA's own metric (EM, numeracy-aware F1).
 
     python3 benchmarks/answer_eval.py [--limit N] [--half {a,b,all}] [--concurrency C]
-        [--json OUT] [--set SETTING=VALUE ...]
+        [--scoped] [--with-test-reports] [--json OUT] [--set SETTING=VALUE ...]
 
 The dev set is indexed as the server indexes it (`pipeline.rag.load_retriever` with the
 server's settings, corpus = the dev file) into a cache folder under engines/ named after a
 hash of the corpus, the indexing settings and the retriever's code, so the index is built
-once and rebuilt only when one of those changes. The questions then go through the real
+once and rebuilt only when one of those changes. With --with-test-reports the corpus is dev's
+278 reports and TAT-QA test's 278 (`benchmarks/data/tatqa_test_contexts.json`, no questions):
+the 556-report index issue 30 measured test on. The questions then go through the real
 `RAGPipeline` in process (intent -> retrieve -> generate), `--concurrency` at a time so the
 engine batches them continuously.
 
@@ -40,6 +42,7 @@ from tatqa_split import (  # noqa: E402
     DEV,
     HALVES,
     TatqaQuestion,
+    corpus_with_test_reports,
     half_of,
     load_questions,
     stratified_sample,
@@ -194,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write per-question predictions and scores to this file")
     ap.add_argument("--scoped", action="store_true",
                     help="ask each question with filters={doc_id: its report} (its gold context)")
+    ap.add_argument("--with-test-reports", action="store_true",
+                    help="index TAT-QA test's 278 reports (no questions) beside the data's")
     ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
                     help="a server setting, as in config.yaml (repeatable)")
     args = ap.parse_args(argv)
@@ -206,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data)
     questions = stratified_sample(load_questions(data, args.half), args.limit)
-    settings = eval_settings(data, args.set)
+    corpus = corpus_with_test_reports(data, ROOT / "engines") if args.with_test_reports else data
+    settings = eval_settings(corpus, args.set)
 
     t0 = time.perf_counter()
     pipe = RAGPipeline.from_settings(settings)
@@ -224,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         pipe.shutdown()
 
-    print(f"\nTAT-QA {data.name}, half {args.half}{', scoped to each gold report' if args.scoped else ''}: "
+    print(f"\nTAT-QA {data.name}, half {args.half}{', scoped to each gold report' if args.scoped else ''}"
+          f"{', with test reports indexed' if args.with_test_reports else ''}: "
           f"{len(rows)} questions"
           f"{' (stratified sample)' if args.limit else ''}, concurrency {args.concurrency}, "
           f"top_k {settings.top_k}, retrieval {settings.retrieval_mode}, max_tokens "

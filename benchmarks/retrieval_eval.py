@@ -2,7 +2,7 @@
 
     python3 benchmarks/retrieval_eval.py [--embedder PATH] [--factory Flat] [--contexts N]
         [--bm25-weight W] [--rrf-k K] [--row-match-weight W] [--choose-weights]
-        [--choose-row-match]
+        [--choose-row-match] [--with-test-reports]
 
 The corpus is every context's table and paragraphs, chunked as the server does (its
 chunk_tokens); a question is answered right when a retrieved chunk comes from its own
@@ -11,7 +11,8 @@ benchmarks/tatqa_split.py) for every mode without the tables' row match and with
 the command to reproduce. `--choose-weights` sweeps hybrid's BM25 weight and rrf_k (without
 the row match), `--choose-row-match` the row match's question share, then its weight; each
 is chosen on half a (recall@5, then MRR@10) and reported on half b, whose contexts the
-choice never saw.
+choice never saw. `--with-test-reports` indexes TAT-QA test's 278 reports (no questions,
+`benchmarks/data/tatqa_test_contexts.json`) beside dev's: the 556-report setting of issue 30.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from tatqa_split import DEV, half_of  # noqa: E402
+from tatqa_split import DEV, corpus_with_test_reports, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
 from retriever_trt import TorchEmbedder, load_embedder  # noqa: E402
@@ -183,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--choose-row-match", action="store_true",
                     help="sweep the row match's question share, then its weight; choose "
                          "each on half a, report half b")
+    ap.add_argument("--with-test-reports", action="store_true",
+                    help="index TAT-QA test's 278 reports (no questions) beside the data's")
     args = ap.parse_args(argv)
 
     data = Path(args.data)
@@ -197,17 +200,19 @@ def main(argv: list[str] | None = None) -> int:
     # The torch reference by default: the figures compare runtimes against it.
     embedder: Embedder = TorchEmbedder() if args.embedder is None else load_embedder(args.embedder)
     t0 = time.perf_counter()
+    corpus = corpus_with_test_reports(data, ROOT / "engines") if args.with_test_reports else data
     retriever = Retriever.from_corpus(
-        embedder, data, factory=args.factory, chunk_tokens=args.chunk_tokens,
+        embedder, corpus, factory=args.factory, chunk_tokens=args.chunk_tokens,
         overlap=args.overlap, k1=args.k1, b=args.b, rrf_k=args.rrf_k,
         bm25_weight=args.bm25_weight, row_match_weight=args.row_match_weight,
     )
     build_s = time.perf_counter() - t0
     questions = tatqa_questions(data)
 
-    print(f"\nTAT-QA {Path(args.data).name}: {len(retriever.store)} chunks "
+    print(f"\nTAT-QA {corpus.name}: {len(retriever.store)} chunks "
           f"(chunk_tokens {args.chunk_tokens}, overlap {args.overlap}) from "
-          f"{len({q.context for q in questions})} contexts, {len(questions)} questions; "
+          f"{len({c.doc_id for c in retriever.store.chunks})} contexts, {len(questions)} "
+          f"questions of {len({q.context for q in questions})}; "
           f"embedder {embedder.model_id} ({embedder.precision}), FAISS {args.factory}; "
           f"index built in {build_s:.1f}s on {platform.machine()} CPU")
     print(f"{'mode':<8} {'':<14} {'half':<5} {'n':>5} {'recall@1':>9} {'recall@5':>9} "

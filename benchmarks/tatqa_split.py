@@ -81,3 +81,21 @@ def stratified_sample(questions: list[TatqaQuestion], limit: int | None) -> list
     for t in sorted(by_type):
         chosen += sorted(by_type[t], key=lambda q: _digest(q.uid))[: take[t]]
     return sorted(chosen, key=lambda q: _digest(q.uid))
+
+
+TEST_CONTEXTS = ROOT / "benchmarks" / "data" / "tatqa_test_contexts.json"
+
+
+def corpus_with_test_reports(dev: Path, out_dir: Path) -> Path:
+    """A corpus of dev's contexts and test's (`TEST_CONTEXTS`, no questions) in `out_dir`: the
+    issue-30 setting, a dev question retrieving among 556 reports. Written, then renamed."""
+    contexts = json.loads(Path(dev).read_text(encoding="utf-8"))
+    contexts += json.loads(TEST_CONTEXTS.read_text(encoding="utf-8"))
+    text = json.dumps(contexts, ensure_ascii=False, separators=(",", ":"))
+    out = Path(out_dir) / f"{Path(dev).stem}+test-contexts.json"
+    if not out.is_file() or out.read_text(encoding="utf-8") != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    return out

@@ -2,7 +2,7 @@
 splits questions between a table's answer and the text's extract, and its thresholds' grid.
 
     python3 benchmarks/text_answer_eval.py [--half a|b|all] [--grid] [--scoped]
-        [--own-half-reports] [--set SETTING=VALUE ...]
+        [--own-half-reports] [--with-test-reports] [--set SETTING=VALUE ...]
 
 The dev set's eval index (the one benchmarks/answer_eval.py builds) and the server's
 retrieval settings: each question's top `table_top_k` passages, as /ask retrieves them. Every
@@ -13,8 +13,10 @@ table's answers alone, the text's alone where the table has none, and `choose`. 
 --scoped, each question retrieves from its own report only (`filters={"doc_id": ...}`, as
 answer_eval.py --scoped asks it). With --own-half-reports, each question retrieves among
 the reports of its own half only (142 or 136 of the 278): how the unscoped figure moves with the
-number of reports in the index. --set changes a server setting, as answer_eval.py's does
-(`--set table_top_k=5`: the tables of the top 5 passages only).
+number of reports in the index; with --with-test-reports, among 556: dev's and TAT-QA test's
+278 (`benchmarks/data/tatqa_test_contexts.json`, no questions), as issue 30 measured test.
+--set changes a server setting, as answer_eval.py's does (`--set table_top_k=5`:
+the tables of the top 5 passages only).
 """
 
 from __future__ import annotations
@@ -32,7 +34,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from answer_eval import eval_settings  # noqa: E402
 from tatqa_metric import score  # noqa: E402
-from tatqa_split import DEV, HALVES, half_of, load_questions  # noqa: E402
+from tatqa_split import (  # noqa: E402
+    DEV,
+    HALVES,
+    corpus_with_test_reports,
+    half_of,
+    load_questions,
+)
 
 import pipeline.rag.short_answer as sa  # noqa: E402
 
@@ -70,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scoped", action="store_true", help="each question within its own report")
     ap.add_argument("--own-half-reports", action="store_true",
                     help="each question retrieves among its own half's reports only")
+    ap.add_argument("--with-test-reports", action="store_true",
+                    help="index TAT-QA test's 278 reports (no questions) beside dev's")
     ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
                     help="a server setting, as in config.yaml (repeatable)")
     args = ap.parse_args(argv)
@@ -78,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     from retriever_trt.filters import MetadataFilter
     from retriever_trt.loader import load_embedder
 
-    settings = eval_settings(DEV, args.set)
+    corpus = corpus_with_test_reports(DEV, ROOT / "engines") if args.with_test_reports else DEV
+    settings = eval_settings(corpus, args.set)
     retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
     store = retriever.store
     tables = sa.TableSource(store, cache_size=1 << 20)
@@ -102,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         return [(q, sa.choose(q.text, table, text, passages, store))
                 for q, passages, table, text in found]
 
-    among = ", scoped" if args.scoped else ", its half's reports" if args.own_half_reports else ""
+    among = ", scoped" if args.scoped else ", its half's reports" if args.own_half_reports else \
+        ", among dev's and test's reports" if args.with_test_reports else ""
     print(f"TAT-QA dev half {args.half}{among}: {len(found)} "
           f"questions, EM/F1 of the short answer "
           f"(0 without one), top_k {settings.top_k}, table_top_k {settings.table_top_k}")

@@ -42,7 +42,7 @@ from tatqa_split import (  # noqa: E402
     DEV,
     HALVES,
     TatqaQuestion,
-    corpus_with_test_reports,
+    eval_corpus,
     half_of,
     load_questions,
     stratified_sample,
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data)
     questions = stratified_sample(load_questions(data, args.half), args.limit)
-    corpus = corpus_with_test_reports(data, ROOT / "engines") if args.with_test_reports else data
+    corpus = eval_corpus(data, args.with_test_reports)
     settings = eval_settings(corpus, args.set)
 
     t0 = time.perf_counter()

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from tatqa_split import DEV, corpus_with_test_reports, half_of  # noqa: E402
+from tatqa_split import DEV, eval_corpus, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
 from retriever_trt import TorchEmbedder, load_embedder  # noqa: E402
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     # The torch reference by default: the figures compare runtimes against it.
     embedder: Embedder = TorchEmbedder() if args.embedder is None else load_embedder(args.embedder)
     t0 = time.perf_counter()
-    corpus = corpus_with_test_reports(data, ROOT / "engines") if args.with_test_reports else data
+    corpus = eval_corpus(data, args.with_test_reports)
     retriever = Retriever.from_corpus(
         embedder, corpus, factory=args.factory, chunk_tokens=args.chunk_tokens,
         overlap=args.overlap, k1=args.k1, b=args.b, rrf_k=args.rrf_k,

@@ -99,3 +99,9 @@ def corpus_with_test_reports(dev: Path, out_dir: Path) -> Path:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
     return out
+
+
+def eval_corpus(dev: Path, with_test_reports: bool) -> Path:
+    """What an eval indexes: `dev`, or with `with_test_reports` dev's and test's reports
+    (`corpus_with_test_reports`, kept in engines/ beside the eval indexes)."""
+    return corpus_with_test_reports(dev, ROOT / "engines") if with_test_reports else Path(dev)

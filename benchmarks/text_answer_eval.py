@@ -37,7 +37,7 @@ from tatqa_metric import score  # noqa: E402
 from tatqa_split import (  # noqa: E402
     DEV,
     HALVES,
-    corpus_with_test_reports,
+    eval_corpus,
     half_of,
     load_questions,
 )
@@ -48,12 +48,26 @@ KEYS = ("overall", "arithmetic", "span", "multi-span", "count", "from table", "f
         "from text")
 
 
+def short_score(q: Any, got: Any) -> Any:
+    """TAT-QA's score of a short answer to the question; none scores 0."""
+    if got.short_answer in (None, []):
+        return score(q.raw, None)
+    return score(q.raw, got.short_answer, got.scale)
+
+
+def rules_answers(text: str, passages: list[Any], settings: Any, tables: Any,
+                  store: Any) -> tuple[Any, Any]:
+    """The table's and the text's short answers from the retrieved passages, each from the
+    passages /ask gives it (`choose` then picks between them)."""
+    return (sa.short_answer_for(text, passages[:settings.table_top_k], tables),
+            sa.text_short_answer(text, passages[:settings.top_k], store))
+
+
 def row(name: str, picks: list[tuple[Any, Any]]) -> str:
     """EM/F1 per key of (question, ShortAnswer) pairs."""
     agg: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
     for q, got in picks:
-        s = score(q.raw, got.short_answer, got.scale) if got.short_answer not in (None, []) \
-            else score(q.raw, None)
+        s = short_score(q, got)
         for key in ("overall", q.answer_type, f"from {q.answer_from}"):
             agg[key][0] += 1
             agg[key][1] += s.em
@@ -88,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from retriever_trt.filters import MetadataFilter
     from retriever_trt.loader import load_embedder
 
-    corpus = corpus_with_test_reports(DEV, ROOT / "engines") if args.with_test_reports else DEV
+    corpus = eval_corpus(DEV, args.with_test_reports)
     settings = eval_settings(corpus, args.set)
     retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
     store = retriever.store
@@ -104,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                   for q in batch]
         for q, passages in zip(batch, retriever.retrieve([q.text for q in batch], k, filters=scopes),
                                strict=True):
-            table = sa.short_answer_for(q.text, passages[:settings.table_top_k], tables)
-            text = sa.text_short_answer(q.text, passages[:settings.top_k], store)
-            found.append((q, passages, table, text))
+            found.append((q, passages, *rules_answers(q.text, passages, settings, tables, store)))
         print(f"  {len(found)}/{len(questions)} questions", file=sys.stderr)
 
     def chosen() -> list[tuple[Any, Any]]:

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from answer_eval import eval_settings  # noqa: E402
-from tatqa_metric import score  # noqa: E402
-from tatqa_split import DEV, HALVES, corpus_with_test_reports, load_questions  # noqa: E402
+from tatqa_split import DEV, HALVES, eval_corpus, load_questions  # noqa: E402
+from text_answer_eval import rules_answers, short_score  # noqa: E402
 
 import pipeline.rag.short_answer as sa  # noqa: E402
 
@@ -41,12 +41,9 @@ CLASSES = ("gold not in the top 30", "gold ranked 11-30", "tie", "other report f
 
 def _answer(q, passages, settings, tables, store) -> tuple[float, sa.ShortAnswer]:
     """The rules' EM on the question from these passages, and their answer."""
-    table = sa.short_answer_for(q.text, passages[:settings.table_top_k], tables)
-    text = sa.text_short_answer(q.text, passages[:settings.top_k], store)
-    got = sa.choose(q.text, table, text, passages[:settings.table_top_k], store)
-    em = score(q.raw, got.short_answer, got.scale).em if got.short_answer not in (None, []) \
-        else 0.0
-    return em, got
+    got = sa.choose(q.text, *rules_answers(q.text, passages, settings, tables, store),
+                    passages, store)
+    return short_score(q, got).em, got
 
 
 def _class(q, docs: list[str], got: sa.ShortAnswer, table_top_k: int) -> str:
@@ -73,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     from retriever_trt.filters import MetadataFilter
     from retriever_trt.loader import load_embedder
 
-    corpus = corpus_with_test_reports(DEV, ROOT / "engines") if args.with_test_reports else DEV
+    corpus = eval_corpus(DEV, args.with_test_reports)
     settings = eval_settings(corpus, [])
     retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
     store = retriever.store

@@ -35,6 +35,7 @@ from tatqa_split import DEV, eval_corpus, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
 from retriever_trt import TorchEmbedder, load_embedder  # noqa: E402
+from retriever_trt.bm25 import DEFAULT_B, DEFAULT_K1  # noqa: E402
 from retriever_trt.chunking import DEFAULT_OVERLAP  # noqa: E402
 from retriever_trt.embedder import Embedder  # noqa: E402
 from retriever_trt.evaluation import score, tatqa_questions  # noqa: E402
@@ -172,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-tokens", type=int, default=SERVER_CHUNK_TOKENS,
                     help="default: the server's chunk_tokens")
     ap.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP)
-    ap.add_argument("--k1", type=float, default=1.2)
-    ap.add_argument("--b", type=float, default=0.75)
+    ap.add_argument("--k1", type=float, default=DEFAULT_K1)
+    ap.add_argument("--b", type=float, default=DEFAULT_B)
     ap.add_argument("--rrf-k", type=int, default=DEFAULT_RRF_K)
     ap.add_argument("--bm25-weight", type=float, default=DEFAULT_BM25_WEIGHT,
                     help="hybrid: BM25's weight in the fusion against dense's 1")

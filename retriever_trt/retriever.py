@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from retriever_trt.bm25 import DEFAULT_B, DEFAULT_K1
 from retriever_trt.chunking import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP,
@@ -241,8 +242,8 @@ class Retriever:
         factory: str = "Flat",
         chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
         overlap: int = DEFAULT_OVERLAP,
-        k1: float = 1.2,
-        b: float = 0.75,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
         progress: bool = True,
         **kwargs: Any,
     ) -> Retriever:

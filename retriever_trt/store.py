@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from retriever_trt.bm25 import BM25
+from retriever_trt.bm25 import BM25, DEFAULT_B, DEFAULT_K1
 from retriever_trt.documents.model import DocumentMetadata, Fact
 from retriever_trt.filters import DEFAULT_COLLECTION, MetadataFilter
 from retriever_trt.storage import (
@@ -232,7 +232,7 @@ class DocumentStore:
         c = self.chunks[i]
         return f"{c.title}\n{c.text}" if c.title and self.index_titles else c.text
 
-    def build_bm25(self, k1: float = 1.2, b: float = 0.75) -> BM25:
+    def build_bm25(self, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> BM25:
         self.bm25 = BM25(k1, b).fit(self.index_text(i) for i in range(len(self)))
         return self.bm25
 

@@ -15,13 +15,21 @@ put in the first class that holds:
 - "own report, wrong answer": the right report cited, another answer than scoped.
 With --with-test-reports the index holds TAT-QA test's 278 reports beside dev's (the
 556-report setting of issue 30). --show N prints N questions of each class.
+
+Each miss is also asked of every indexed report's table alone: its rivals are the other
+reports whose table answers it at least as well as its own report's table does
+(`short_answer.fit`: the row match and its bonuses, retrieval aside) with another answer. A
+miss with a rival is ambiguous on the tables' evidence: only the report, which the question
+does not name, tells them apart. The misses without one bound what better retrieval and
+ranking could still win.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +41,8 @@ from tatqa_split import DEV, HALVES, eval_corpus, load_questions  # noqa: E402
 from text_answer_eval import rules_answers, short_score  # noqa: E402
 
 import pipeline.rag.short_answer as sa  # noqa: E402
+from pipeline.rag.question import operation  # noqa: E402
+from retriever_trt.tables import Table  # noqa: E402
 
 DEEP = 30  # passages retrieved to see how far down a missed report is
 CLASSES = ("gold not in the top 30", "gold ranked 11-30", "tie", "other report fits better",
@@ -58,6 +68,39 @@ def _class(q, docs: list[str], got: sa.ShortAnswer, table_top_k: int) -> str:
     return CLASSES[2] if got.also else CLASSES[3]
 
 
+def _rivals(q, tables: dict[str, Table]) -> int | None:
+    """The other reports whose table answers `q` at least as well as its own report's table,
+    with another answer (None when its own table gives no answer)."""
+    parsed = operation(q.text)
+    own = sa.answer_question(parsed, [tables[q.context]]) if q.context in tables else None
+    if own is None:
+        return None
+    floor = sa.fit(parsed, own) - sa.TIE
+    count = 0
+    for doc, table in tables.items():
+        got = sa.answer_question(parsed, [table]) if doc != q.context else None
+        count += got is not None and sa.fit(parsed, got) >= floor and \
+            short_score(q, sa.ShortAnswer(got.short_answer, got.scale)).em != 1.0
+    return count
+
+
+def _report(misses: dict[str, list[tuple[str, int | None]]], right: float, show: int) -> None:
+    """Each class with its ambiguous share, then the misses no rival makes ambiguous."""
+    print(f"  {'misses':>6}  {'a rival':>7}  class")
+    for c in CLASSES:
+        rivals = [r for _, r in misses[c]]
+        print(f"  {len(rivals):6d}  {sum(1 for r in rivals if r):7d}  {c}")
+        for text, r in misses[c][:show]:
+            print(f"          {text}  [rivals: {'text answer' if r is None else r}]")
+    every = [r for c in CLASSES for _, r in misses[c]]
+    rivalled = [r for r in every if r]
+    clear = len(every) - len(rivalled)
+    print(f"{len(rivalled)} of the {len(every)} have another report whose table fits as well with "
+          f"another answer (median {statistics.median(rivalled) if rivalled else 0} such reports); "
+          f"{clear} have none ({sum(r is None for r in every)} of them answered from the text): "
+          f"{right:.0f} + {clear} = {right + clear:.0f} right if every one of those were won")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--half", choices=HALVES, default="a")
@@ -75,10 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     retriever = load_retriever(settings, load_embedder(settings.embedder, settings.engines_path))
     store = retriever.store
     tables = sa.TableSource(store, cache_size=1 << 20)
+    report_tables = {doc: found[1] for doc in dict.fromkeys(c.doc_id for c in store)
+                     if (found := tables.table_of(doc)) is not None}
     questions = load_questions(DEV, args.half)
     k = max(settings.top_k, settings.table_top_k)
     right = 0
-    misses: dict[str, list[str]] = defaultdict(list)
+    misses: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
     for start in range(0, len(questions), 64):
         batch = questions[start:start + 64]
         texts = [q.text for q in batch]
@@ -89,20 +134,18 @@ def main(argv: list[str] | None = None) -> int:
         for q, passages, retrieved, scoped in zip(batch, top, deep, own, strict=True):
             em, got = _answer(q, passages, settings, tables, store)
             right += em == 1.0
-            if em == 1.0 or _answer(q, scoped, settings, tables, store)[0] != 1.0:
+            scoped_em, scoped_got = _answer(q, scoped, settings, tables, store)
+            if em == 1.0 or scoped_em != 1.0:
                 continue
             docs = [p.doc_id for p in retrieved]
-            misses[_class(q, docs, got, settings.table_top_k)].append(q.text)
+            misses[_class(q, docs, got, settings.table_top_k)].append(
+                (q.text, None if scoped_got.quote is not None else _rivals(q, report_tables)))
         print(f"  {start + len(batch)}/{len(questions)} questions", file=sys.stderr)
 
-    counts = Counter({c: len(misses[c]) for c in CLASSES})
     among = "dev's and test's 556 reports" if args.with_test_reports else "dev's 278 reports"
     print(f"TAT-QA dev half {args.half}, among {among}: {right:.0f}/{len(questions)} right "
-          f"unscoped (rules alone); {sum(counts.values())} right scoped only:")
-    for c in CLASSES:
-        print(f"  {counts[c]:4d}  {c}")
-        for text in misses[c][:args.show]:
-            print(f"          {text}")
+          f"unscoped (rules alone); {sum(map(len, misses.values()))} right scoped only:")
+    _report(misses, right, args.show)
     given = sys.argv[1:] if argv is None else argv
     print(f"\nreproduce: python3 benchmarks/unscoped_misses.py {' '.join(given)}".rstrip())
     return 0

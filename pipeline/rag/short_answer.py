@@ -127,6 +127,12 @@ def _column_fit(q: Question, got: TableAnswer) -> float:
     return SECTION_BONUS * max(shares, default=0.0)
 
 
+def fit(q: Question, got: TableAnswer) -> float:
+    """How well a table's answer fits the question, its retrieval rank aside: the row
+    match, plus the bonuses for a label quoted as printed and a column naming the measure."""
+    return got.score + VERBATIM_BONUS * _quotes_label(q.text, got) + _column_fit(q, got)
+
+
 def answer_question(question: str | Question, tables: Sequence[Table],
                     refusals: list[str] | None = None) -> TableAnswer | None:
     """The computed or looked-up answer; `.table_index` says which of `tables` it is from.
@@ -142,8 +148,7 @@ def answer_question(question: str | Question, tables: Sequence[Table],
             continue
         got.table_index = k
         found.append(got)
-        ranked = got.score - RANK_PENALTY * k + VERBATIM_BONUS * _quotes_label(q.text, got) \
-            + _column_fit(q, got)
+        ranked = fit(q, got) - RANK_PENALTY * k
         if best is None or ranked > best_score:
             best, best_score = got, ranked
     if best is not None and q.operation not in UNMATCHED:

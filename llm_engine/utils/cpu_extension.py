@@ -5,7 +5,7 @@ highest of them the selected level allows. A build lands in torch's extension ca
 (~/.cache/torch_extensions, or TORCH_EXTENSIONS_DIR) under a name that carries a hash of
 what made it: the source, the flags, the level, the torch build and the interpreter. So a
 changed source or another virtualenv gets its own build instead of rebuilding another's
-(~30 s each), and only the first process on a machine pays for one. Where a kernel cannot be
+(~10 s each), and only the first process on a machine pays for one. Where a kernel cannot be
 built (no compiler, no ninja, flags the compiler refuses) or no level of it fits this CPU,
 the caller keeps its torch path; the reason is logged once.
 """
@@ -91,7 +91,7 @@ def load(kernel: CpuKernel, isa: CpuIsa | None = None) -> ModuleType | None:
 
         if not _cached(name, get_default_build_root()):
             print(f"llm_engine: compiling the CPU {kernel.what} kernel for {level.value} "
-                  "(once a machine, ~30 s)", file=sys.stderr)
+                  "(once a machine, ~10 s)", file=sys.stderr)
         return load_inline(name=name, cpp_sources=[(CSRC / kernel.source).read_text()],
                            extra_cflags=kernel.flags(level), no_implicit_headers=True,
                            verbose=False)

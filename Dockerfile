@@ -39,7 +39,7 @@ USER finrag
 # encoder, the demo index, and the CPU kernels (one answer warms them all). The kernels are
 # built for the build host's ISA level with named -m flags and cached under that level's
 # name: a host of another level (an AVX2 host running an image built on AVX-512) loads none
-# of them and compiles its own at first start, ~30 s a kernel (llm_engine/utils/cpu_isa.py).
+# of them and compiles its own at first start, ~10 s a kernel (llm_engine/utils/cpu_isa.py).
 RUN finrag ask --json "What was the total revenue?" > /dev/null
 
 EXPOSE 8000

@@ -121,7 +121,7 @@ static void rms_norm_rows(const float* x, float* residual, const float* w, float
 
 // x [M, D] -> the norm of x (residual empty), or, in place, residual += x and x = its norm.
 at::Tensor rms_norm(at::Tensor x, at::Tensor residual, at::Tensor weight,
-                       double eps, int64_t lanes) {
+                    double eps, int64_t lanes) {
   const bool fused = residual.numel() > 0;
   TORCH_CHECK(x.is_contiguous() && (!fused || residual.is_contiguous()), "rms_norm: contiguous rows");
   const int64_t D = x.size(-1), M = x.numel() / D;

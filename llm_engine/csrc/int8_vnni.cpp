@@ -104,8 +104,8 @@ static float quantize_row(const float* x, const float* inv, int64_t K, float inv
 
 // x [M, K] fp32 -> [M, N] fp32, as fbgemm's linear over rows normalized to max |x| = 1.
 at::Tensor int8_gemv(at::Tensor x, at::Tensor w, at::Tensor col_sums,
-                        at::Tensor mult, at::Tensor inv_smooth, at::Tensor bias,
-                        double input_scale, int64_t zero_point) {
+                     at::Tensor mult, at::Tensor inv_smooth, at::Tensor bias,
+                     double input_scale, int64_t zero_point) {
   TORCH_CHECK(x.scalar_type() == at::kFloat && x.dim() == 2, "x: 2-d fp32");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1), N = w.size(0);
@@ -145,7 +145,7 @@ at::Tensor int8_gemv(at::Tensor x, at::Tensor w, at::Tensor col_sums,
 // x [M, K] fp32 -> (q [M, K] int8, row_max [M]): each row quantized as quantize_row does
 // it, to fbgemm's uint8 with zero point 128, stored as q - 128.
 std::vector<at::Tensor> int8_quantize(at::Tensor x, at::Tensor inv_smooth,
-                                         double input_scale, int64_t zero_point) {
+                                      double input_scale, int64_t zero_point) {
   TORCH_CHECK(zero_point == 128, "int8_quantize: 8-bit activations (zero point 128) only");
   TORCH_CHECK(x.scalar_type() == at::kFloat && x.dim() == 2, "x: 2-d fp32");
   x = x.contiguous();
@@ -173,7 +173,7 @@ std::vector<at::Tensor> int8_quantize(at::Tensor x, at::Tensor inv_smooth,
 // acc [M, N] int32 -> fp32 acc * mult[n], then * row_max[m], then + bias[n] (none where
 // bias is empty): int8_gemv's requantization, each step its own fp32 rounding.
 at::Tensor int8_requantize(at::Tensor acc, at::Tensor mult, at::Tensor row_max,
-                              at::Tensor bias) {
+                           at::Tensor bias) {
   TORCH_CHECK(acc.scalar_type() == at::kInt && acc.is_contiguous(), "acc: contiguous int32");
   const int64_t M = acc.size(0), N = acc.size(1);
   auto out = at::empty({M, N}, row_max.options());

@@ -200,7 +200,7 @@ static void paged_decode_impl(const at::Tensor& q, const T* kp, const T* vp,
 // grouped: the model's shapes through grouped_task (false: every shape through the per-head
 // loop, which the tests hold it to, bit for bit).
 at::Tensor paged_decode(at::Tensor q, at::Tensor k_cache, at::Tensor v_cache,
-                           at::Tensor tables, at::Tensor lens, double scale, bool grouped) {
+                        at::Tensor tables, at::Tensor lens, double scale, bool grouped) {
   TORCH_CHECK(q.scalar_type() == at::kFloat && q.is_contiguous(), "q: contiguous fp32");
   TORCH_CHECK(k_cache.is_contiguous() && v_cache.is_contiguous(), "caches: contiguous");
   TORCH_CHECK(k_cache.scalar_type() == v_cache.scalar_type(), "caches: one dtype");

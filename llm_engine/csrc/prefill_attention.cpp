@@ -18,7 +18,7 @@
 // q: [T, H, D] (scaled), at positions past .. past + T - 1; k, v: [past + T, KVH, D].
 // Returns [T, H, D].
 at::Tensor causal_prefill(at::Tensor q, at::Tensor k, at::Tensor v,
-                             int64_t block, int64_t past) {
+                          int64_t block, int64_t past) {
   const int64_t T = q.size(0), H = q.size(1), D = q.size(2), KVH = k.size(1), G = H / KVH;
   auto qh = q.view({T, KVH, G, D}).transpose(0, 1).reshape({KVH, T * G, D});
   auto keys_t = k.permute({1, 2, 0}).contiguous();  // [KVH, D, T]

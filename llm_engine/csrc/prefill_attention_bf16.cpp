@@ -155,7 +155,7 @@ static void attend_rows(int R, const uint16_t* q, int64_t D, const uint16_t* kp,
 // q: [T, H, D] (scaled), at positions past .. past + T - 1; k, v: [past + T, KVH, D]; all
 // fp32. Returns [T, H, D] fp32.
 at::Tensor causal_prefill_bf16(at::Tensor q, at::Tensor k, at::Tensor v,
-                                  int64_t block, int64_t past) {
+                               int64_t block, int64_t past) {
   const int64_t T = q.size(0), H = q.size(1), D = q.size(2), KVH = k.size(1), G = H / KVH;
   TORCH_CHECK(D == 64 || D == 128, "bf16 prefill attention: head_dim 64 or 128");
   const int64_t L = past + T, Tp = (L + 31) / 32 * 32;

@@ -5,18 +5,21 @@ is shown in. When an operand has no fact, there is no number: `missing` says whi
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
+from pipeline.rag.fact_labels import qualifiers
 from pipeline.rag.formula import evaluate
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
+from pipeline.rag.measure_match import describe_members
 from pipeline.rag.metrics import DAYS_IN_YEAR, Metric, Scale
 from pipeline.rag.operation import Operation
-from pipeline.rag.query import PeriodKind, Query
+from pipeline.rag.query import Period, PeriodKind, Query
 from pipeline.rag.scope import END_SLACK
-from retriever_trt.documents.model import Fact
+from retriever_trt.documents.model import DocumentMetadata, Fact
 from retriever_trt.store import DocumentInfo
 
 SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
@@ -24,6 +27,14 @@ _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
 DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
 MONTHS_IN_YEAR = 12
+MONTHS_IN_QUARTER = 3
+QUARTERS_IN_YEAR = 4
+_OWN_QUARTER = {f"Q{q}": q for q in range(1, QUARTERS_IN_YEAR + 1)}
+# The cover's facts (public float, shares outstanding) are of the date the cover states,
+# not of the period a question names.
+COVER_PREFIX = "dei:"
+# The periods the prose lists when a figure is missing: what the filing holds instead.
+MAX_HELD_PERIODS = 6
 # Operations whose answer reads several periods; any other reads the latest one named.
 _MULTI_PERIOD = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE,
                            Operation.SUM, Operation.MULTI_LOOKUP})
@@ -59,46 +70,95 @@ def _years_back(d: date, years: int) -> date:
         return d.replace(year=d.year - years, day=28)
 
 
+def _months_later(d: date, months: int) -> date:
+    """`d` moved by whole months, the day kept where the month has it (a 13-week quarter
+    ends within `END_SLACK` of three calendar months later)."""
+    year, month = divmod(d.month - 1 + months, MONTHS_IN_YEAR)
+    day = min(d.day, calendar.monthrange(d.year + year, month + 1)[1])
+    return date(d.year + year, month + 1, day)
+
+
+def _quarter_end(m: DocumentMetadata, year: int | None, quarter: int) -> date | None:
+    """The end of fiscal quarter `quarter` of fiscal `year` (the filing's own year when
+    None), counted from the filing's own period: a 10-K ends its fourth quarter."""
+    own = 4 if m.form.is_annual else _OWN_QUARTER.get(m.fiscal_period)
+    if own is None or m.fiscal_year is None or m.period_end is None:
+        return None
+    shift = ((year or m.fiscal_year) - m.fiscal_year) * QUARTERS_IN_YEAR + quarter - own
+    return _months_later(m.period_end, shift * MONTHS_IN_QUARTER)
+
+
+def _target(p: Period, m: DocumentMetadata) -> Target | None:
+    """Where a named period lies in this filing's calendar; None when it cannot be placed."""
+    if p.end is not None:
+        own = MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER
+        return Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own)
+    if p.kind is PeriodKind.QUARTER and p.quarter is not None:
+        end = _quarter_end(m, p.year, p.quarter)
+    elif p.kind in (PeriodKind.QUARTER, PeriodKind.MONTHS) and p.months:
+        # "the first six months of 2025": the year to date ending its second quarter
+        end = _quarter_end(m, p.year, p.months // MONTHS_IN_QUARTER)
+    elif p.year is not None:
+        end = _quarter_end(m, p.year, QUARTERS_IN_YEAR)
+    else:
+        return None
+    months = p.months or MONTHS_IN_YEAR
+    return Target(end, None if p.kind is PeriodKind.INSTANT else months) if end else None
+
+
 def targets(query: Query, info: DocumentInfo) -> list[Target]:
-    """The periods to read in this filing, oldest first."""
+    """The periods to read in this filing, oldest first: those the question names (each
+    placed in the filing's calendar: a quarter, months to date or a fiscal year the filing
+    may not hold, then the read finds no fact), else the filing's own period."""
     m = info.metadata
     if m.period_end is None:
         return []
-    annual = m.form.is_annual
-    own = 12 if annual else 3
-    out = []
-    for p in query.periods or ():
-        if p.end is not None:
-            out.append(Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own))
-        elif p.kind in (PeriodKind.QUARTER, PeriodKind.MONTHS) and m.fiscal_year is not None \
-                and p.year is not None:
-            out.append(Target(_years_back(m.period_end, m.fiscal_year - p.year), p.months or 3))
-        elif p.year is not None and m.fiscal_year is not None and annual:
-            out.append(Target(_years_back(m.period_end, m.fiscal_year - p.year), 12))
-    if not out:
-        out = [Target(m.period_end, own)]
-    if query.operation.periods == 2 and len(out) == 1:
+    out = [t for t in (_target(p, m) for p in query.periods) if t is not None]
+    if not out and not query.periods:
+        out = [Target(m.period_end, MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER)]
+    if out and query.operation.periods == 2 and len(out) == 1:
         out.insert(0, Target(_years_back(out[0].end, 1), out[0].months))
     return sorted(set(out), key=lambda t: t.end)
 
 
-def find_fact(info: DocumentInfo, item: LineItem, target: Target) -> Fact | None:
-    """The undimensioned fact of `item` for `target` (concepts in the vocabulary's order;
-    one shown in a table first)."""
+def find_fact(info: DocumentInfo, item: LineItem, target: Target,
+              members: frozenset[tuple[str, str]] = frozenset()) -> Fact | None:
+    """The fact of `item` for `target` of exactly the part `members` names (none: the
+    company's own figure, no segment's); concepts in the vocabulary's order, one shown in a
+    table first."""
     for concept in item.concepts:
-        found = []
-        for f in info.facts:
-            if f.concept != concept or f.dimensions or abs(f.end - target.end) > END_SLACK:
-                continue
-            if item.kind is Kind.BALANCE and f.start is not None:
-                continue
-            months = target.months or 12
-            if item.kind is Kind.FLOW and (f.start is None or f.months != months):
-                continue
-            found.append(f)
+        found = [f for f in info.facts if f.concept == concept and _fits(f, item, target)
+                 and qualifiers(f) == members]
         if found:
             return min(found, key=lambda f: f.fact_id not in info.fact_cells)
     return None
+
+
+def _fits(f: Fact, item: LineItem, target: Target) -> bool:
+    if f.concept.startswith(COVER_PREFIX):  # the cover states one date of its own
+        return True
+    if abs(f.end - target.end) > END_SLACK:
+        return False
+    if item.kind is Kind.BALANCE:
+        return f.start is None
+    return f.start is not None and f.months == (target.months or MONTHS_IN_YEAR)
+
+
+def _reported(info: DocumentInfo, item: LineItem, members: frozenset[tuple[str, str]]) -> bool:
+    return any(f.concept in item.concepts and qualifiers(f) == members for f in info.facts)
+
+
+def held(info: DocumentInfo, item: LineItem, members: frozenset[tuple[str, str]]) -> str:
+    """What the filing does hold of `item` for that part: its periods, for the prose of a
+    figure it lacks."""
+    periods = sorted({Target(f.end, f.months or None) for f in info.facts
+                      if f.concept in item.concepts and qualifiers(f) == members},
+                     key=lambda t: (t.end, t.months or 0), reverse=True)
+    part = f" of {describe_members(members)}" if members else ""
+    if not periods:
+        return f"{info.title} reports no {item.name}{part}"
+    shown = ", ".join(t.label() for t in periods[:MAX_HELD_PERIODS])
+    return f"{info.title} reports {item.name}{part} for {shown}"
 
 
 def _balance_target(item: LineItem, t: Target) -> Target:
@@ -106,15 +166,20 @@ def _balance_target(item: LineItem, t: Target) -> Target:
 
 
 class _Reader:
-    """Reads line items for targets, remembering each fact used and the first one missing."""
+    """Reads line items for targets, of the part the question names, remembering each fact
+    used and the first one missing."""
 
-    def __init__(self, info: DocumentInfo) -> None:
-        self.info, self.used, self.missing = info, [], None
+    def __init__(self, info: DocumentInfo, members: frozenset[tuple[str, str]]) -> None:
+        self.info, self.members, self.used, self.missing = info, members, [], None
+        self.missing_item: LineItem | None = None
 
     def value(self, item: LineItem, target: Target) -> Decimal | None:
-        f = find_fact(self.info, item, _balance_target(item, target))
+        f = find_fact(self.info, item, _balance_target(item, target), self.members)
         if f is None:
-            self.missing = self.missing or f"{item.name} ({_balance_target(item, target).label()})"
+            if self.missing is None:
+                part = f" of {describe_members(self.members)}" if self.members else ""
+                self.missing = f"{item.name}{part} ({_balance_target(item, target).label()})"
+                self.missing_item = item
             return None
         self.used.append(f)
         return f.value
@@ -136,29 +201,70 @@ def _amount_scale(query: Query, facts: list[Fact]) -> int:
     return shown[0] if shown else 0
 
 
-def answer_from_facts(query: Query, info: DocumentInfo) -> FactResult | None:
-    """The query's measure in this filing, or None when the query names no measure."""
+@dataclass(frozen=True)
+class Asked:
+    """What a filing's facts must match besides the query's periods: the parts of the
+    company the question may mean (`options`, best first, from `qualifiers.asked_parts`;
+    none: the company's own figure) and the measure's candidates from the filing's own
+    labels (`measure_match.labelled_items`), tried after the vocabulary's."""
+
+    options: tuple[frozenset[tuple[str, str]], ...] = ()
+    labelled: tuple[LineItem, ...] = ()
+
+
+def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) -> \
+        FactResult | None:
+    """The query's measure in this filing, or None when neither the query nor the filing's
+    labels name a measure. A figure of another period, part or measure is never taken in
+    place of the one asked: with none, `missing` says what the filing does hold."""
     measure = query.measure
-    if measure is None:
+    items = ([measure] if isinstance(measure, LineItem) else []) + list(asked.labelled)
+    if not isinstance(measure, Metric) and not items:
         return None
-    reader = _Reader(info)
     ts = targets(query, info)
     if not ts:
-        return FactResult(None, "", "", missing=f"the period of {info.title}")
+        return FactResult(None, "", "", missing=f"the period asked in {info.title}")
     if query.operation not in _MULTI_PERIOD:
         ts = ts[-1:]  # its answer is the latest period's: an earlier one's gap must not void it
-    shown: list[str] = []
-    if isinstance(measure, Metric):
-        pairs = [_metric_value(reader, measure, t) for t in ts]
-        values, shown = [v for v, _ in pairs], [s for _, s in pairs]
-        kind = measure.scale
-    else:
-        values = [reader.value(measure, t) for t in ts]
-        kind = Scale.AMOUNT
-    if any(v is None for v in values):
-        return FactResult(None, "", "", reader.used, reader.missing or "a denominator of zero")
-    return _finish(query, values, ts, kind, reader.used,
-                   isinstance(measure, LineItem) and measure.per_share, shown)
+    lacking = None
+    for members in asked.options or (frozenset(),):
+        got = _read_measure(query, info, ts, items, members)
+        if got.value is not None:
+            return got
+        lacking = lacking or got
+    return lacking
+
+
+def _read_measure(query: Query, info: DocumentInfo, ts: list[Target], items: list[LineItem],
+                  members: frozenset[tuple[str, str]]) -> FactResult:
+    """The measure of one part for the targets: a metric from its line items, else the
+    first of `items` the filing has every period of."""
+    if isinstance(query.measure, Metric):
+        reader = _Reader(info, members)
+        pairs = [_metric_value(reader, query.measure, t) for t in ts]
+        values = [v for v, _ in pairs]
+        if any(v is None for v in values):
+            return _lacking(info, reader)
+        return _finish(query, values, ts, query.measure.scale, reader.used, False,
+                       [s for _, s in pairs])
+    if _reported(info, items[0], members):
+        items = items[:1]  # the filing reports it, just not for this period: no stand-in
+    first = None
+    for item in items:
+        reader = _Reader(info, members)
+        values = [reader.value(item, t) for t in ts]
+        if all(v is not None for v in values):
+            return _finish(query, values, ts, Scale.AMOUNT, reader.used, item.per_share, [])
+        first = first or reader
+    return _lacking(info, first)
+
+
+def _lacking(info: DocumentInfo, reader: _Reader) -> FactResult:
+    """No number: what had no fact, and what the filing holds of it instead."""
+    what = reader.missing or "a denominator of zero"
+    if reader.missing_item is not None:
+        what = f"{what}; {held(info, reader.missing_item, reader.members)}"
+    return FactResult(None, "", "", reader.used, what)
 
 
 def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,

@@ -13,16 +13,23 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pipeline.rag.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.cover_answer import answer_from_cover
-from pipeline.rag.fact_answer import FactResult, answer_from_facts
+from pipeline.rag.fact_answer import Asked, FactResult, answer_from_facts
+from pipeline.rag.fact_labels import FactLabels
+from pipeline.rag.measure_match import labelled_items, phrase_words
 from pipeline.rag.metrics import Metric
 from pipeline.rag.operation import Operation
+from pipeline.rag.qualifiers import Parts, asked_parts
 from pipeline.rag.query import Query, company_aliases, parse_query
 from pipeline.rag.scope import choose_filings
 from pipeline.rag.short_answer import ShortAnswer
 from pipeline.rag.table_facts import facts_from_tables
-from retriever_trt.filters import MetadataFilter
+from retriever_trt.filters import MetadataFilter, company_key
 from retriever_trt.tables import parse_table
+
+# The filings of the company in scope tried, best first, for a measure the first lacks.
+FILINGS_TRIED = 3
 
 
 @dataclass
@@ -52,6 +59,7 @@ class FilingAnswerer:
                                        for d in self.info.values())
         # doc_id -> its facts read from its tables; a changed store may have replaced them
         self._read: dict[str, Any] = {}
+        self._labels: dict[str, FactLabels] = {}
 
     def facts_of(self, doc_id: str) -> Any:
         """The document's info with its tagged facts, else with those its tables show
@@ -62,6 +70,33 @@ class FilingAnswerer:
         if doc_id not in self._read:
             self._read[doc_id] = facts_from_tables(info, self.store.document(doc_id))
         return self._read[doc_id]
+
+    def labels_of(self, info: Any) -> FactLabels:
+        """The filing's concept and member labels (read once, on the first question)."""
+        if info.doc_id not in self._labels:
+            self._labels[info.doc_id] = FactLabels.of(info.facts, lambda f: self._row_label(info, f))
+        return self._labels[info.doc_id]
+
+    def _row_label(self, info: Any, fact: Any) -> str | None:
+        where = info.fact_cells.get(fact.fact_id)
+        chunk = self._chunks.get(where[0]) if where else None
+        if chunk is None or not chunk.table or where[1] >= len(chunk.table):
+            return None
+        return chunk.table[where[1]][0]
+
+    def asked(self, query: Query, info: Any) -> tuple[Asked, Parts]:
+        """What the filing's facts must match beyond the periods: the part named, and the
+        measure's candidates from the filing's own labels."""
+        labels = self.labels_of(info)
+        # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
+        # of "purchases of property and equipment") name no part of it.
+        own = set(company_key(info.metadata.company).split())
+        parts = asked_parts(set(query.words) - own,
+                            set(query.measure_words) - own - phrase_words(query.measure),
+                            query.text, labels)
+        member_words = {w for o in parts.options[:1] for m in o for w in labels.members[m]}
+        labelled = labelled_items(query.measure_words - member_words, labels, info.facts)
+        return Asked(parts.options, tuple(labelled)), parts
 
     def parse(self, question: str) -> Query:
         self._refresh()
@@ -76,7 +111,8 @@ class FilingAnswerer:
         """The caller's filter narrowed to the question's filing(s) where it names them;
         never wider than what the caller allowed."""
         allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
-        chosen = choose_filings(query, allowed)
+        chosen = [d for c in query.companies or (query.company,)
+                  for d in choose_filings(per_company(query, c) if c else query, allowed)]
         if chosen:
             return Scope((caller or MetadataFilter()).narrowed(tuple(chosen)), chosen)
         if query.company is not None:
@@ -87,28 +123,61 @@ class FilingAnswerer:
         return Scope(caller)
 
     def answer(self, query: Query, scope: Scope) -> ShortAnswer:
-        """The computed answer from the best filing's facts; empty when the question names
-        no measure or no filing, with `missing` set when an operand has no fact."""
-        if not scope.doc_ids:
-            return ShortAnswer()
+        """The computed answer from the filings' facts; empty when the question names no
+        measure or no filing, with `missing` set when an operand has no fact. The first
+        filing in scope answers, else the next that knows the measure (a cover's public
+        float is in the 10-K, not the latest 10-Q); several companies, each its own."""
+        if len(query.companies) > 1:
+            return self._several(query, scope)
+        first = ShortAnswer()
+        for doc_id in scope.doc_ids[:FILINGS_TRIED]:
+            got = self._answer_in(query, doc_id)
+            if got.short_answer is not None:
+                return got
+            if first.missing is None and not first.wanted_arithmetic:
+                first = got
+        return first
+
+    def _several(self, query: Query, scope: Scope) -> ShortAnswer:
+        figures = []
+        for company in query.companies:
+            docs = [d for d in scope.doc_ids
+                    if company_key(self.info[d].metadata.company) == company]
+            got = self.answer(per_company(query, company), Scope(scope.filter, docs))
+            name = self.info[docs[0]].metadata.company if docs else company
+            figures.append(CompanyFigure(name, got))
+        return combine(query, figures, stated)
+
+    def _answer_in(self, query: Query, doc_id: str) -> ShortAnswer:
+        """The answer from one filing's facts (or its cover)."""
         if query.measure is None:  # maybe a field of the cover: the symbol, the incorporation
-            doc_id = scope.doc_ids[0]
-            return answer_from_cover(query, self.info[doc_id], self.store.document(doc_id)) \
-                or ShortAnswer()
-        tagged = bool(self.info[scope.doc_ids[0]].facts)
-        info = self.facts_of(scope.doc_ids[0])
+            cover = answer_from_cover(query, self.info[doc_id], self.store.document(doc_id))
+            if cover is not None:
+                return cover
+        tagged = bool(self.info[doc_id].facts)
+        info = self.facts_of(doc_id)
         if not info.facts:
             return ShortAnswer()
-        result = answer_from_facts(query, info)
+        asked, parts = self.asked(query, info)
+        if parts.unknown:
+            return ShortAnswer(missing=self._no_part(info))
+        result = answer_from_facts(query, info, asked)
+        if result is None:  # no measure the vocabulary or the filing's labels know
+            return ShortAnswer()
         computed = isinstance(query.measure, Metric) or query.operation in (
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
-        if result is None or result.value is None:
-            what = result.missing if result else None
+        if result.value is None:
             where = "tagged figure" if tagged else "figure in its statement tables"
-            return ShortAnswer(wanted_arithmetic=computed, missing=what and
-                               f"{info.title} has no {where} for {what}, so nothing was "
-                               "computed")
+            return ShortAnswer(wanted_arithmetic=computed, missing=result.missing and
+                               f"{info.title} has no {where} for {result.missing}")
         return self._short(result, info, computed, tagged)
+
+    def _no_part(self, info: Any) -> str:
+        """Why no number: the part asked is not one the filing reports."""
+        reported = self.labels_of(info).segments_of()
+        listed = f"; the parts it reports are {', '.join(reported)}" if reported else \
+            "; it reports no segments, regions or product lines"
+        return f"{info.title} reports no segment or region by the name asked{listed}"
 
     def _short(self, result: FactResult, info: Any, computed: bool, tagged: bool) -> ShortAnswer:
         citations, cited = [], None

@@ -73,6 +73,13 @@ def _has(node: Node, cls: type) -> bool:
     return isinstance(node, cls)
 
 
+def items(node: Node) -> list[str]:
+    """The line items a formula reads, left to right."""
+    if isinstance(node, BinOp):
+        return items(node.left) + items(node.right)
+    return [node.item] if isinstance(node, ItemTerm) else []
+
+
 def divides(node: Node) -> bool:
     """Whether the formula is a ratio of some kind (else an amount: a sum or difference)."""
     if isinstance(node, BinOp):

@@ -22,7 +22,7 @@ from pipeline.rag.definitions import (
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
 from pipeline.rag.metrics import ALL_METRICS, Metric
 from pipeline.rag.operation import Operation
-from pipeline.rag.question import Question, operation
+from pipeline.rag.question import OPERATION_WORDS, Question, operation, tokens
 from retriever_trt.documents.metadata import parse_date
 from retriever_trt.filters import company_key
 
@@ -80,6 +80,11 @@ class Query:
     measure: LineItem | Metric | None = None
     unit: str | None = None            # "thousand", "million", "billion" when asked
     decimals: int | None = None        # the rounding asked
+    companies: tuple[str, ...] = ()    # every company named, in the question's order
+    # The question's content words (question.tokens), and those of them that may name its
+    # measure or the part of the company it is about: not its companies, periods or units.
+    words: frozenset[str] = frozenset()
+    measure_words: frozenset[str] = frozenset()
 
     @property
     def operation(self) -> str:
@@ -140,9 +145,30 @@ def parse_measure(text: str, latest_year: int | None = None,
 
 def find_company(text: str, aliases: dict[str, str]) -> str | None:
     """The company key of the longest alias the question names as whole words."""
+    found = find_companies(text, aliases)
+    return max(found, key=lambda c: max(len(a) for a in found[c])) if found else None
+
+
+def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
+    """company key -> the aliases of it the question names, in the order first named; an
+    alias inside a longer one named ("meta" in "meta platforms") counts once."""
     words = f" {company_key(text)} "
-    found = [a for a in aliases if f" {a} " in words]
-    return aliases[max(found, key=len)] if found else None
+    named = sorted((a for a in aliases if f" {a} " in words), key=len, reverse=True)
+    kept: list[str] = []
+    for a in named:
+        if not any(f" {a} " in f" {k} " for k in kept):
+            kept.append(a)
+    kept.sort(key=lambda a: words.index(f" {a} "))
+    out: dict[str, list[str]] = {}
+    for a in kept:
+        out.setdefault(aliases[a], []).append(a)
+    return out
+
+
+def _measure_words(words: frozenset[str], companies: dict[str, list[str]]) -> frozenset[str]:
+    named = {w for aliases in companies.values() for a in aliases for w in a.split()}
+    return frozenset(w for w in words
+                     if w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
 
 
 def _over_years(periods: tuple[Period, ...], question: Question) -> tuple[Period, ...]:
@@ -171,10 +197,14 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     periods = parse_periods(text)
     latest = max((p.year for p in periods if p.year is not None), default=None)
     asked_periods = parse_periods(asked) if span else periods
-    return Query(text, question, find_company(text, aliases or {}),
+    companies = find_companies(text, aliases or {})
+    company = find_company(text, aliases or {})
+    words = frozenset(tokens(text))
+    return Query(text, question, company,
                  _over_years(asked_periods or periods, question),
                  parse_measure(text, latest, definitions),
-                 (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals)
+                 (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
+                 tuple(companies), words, _measure_words(words, companies))
 
 
 def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -201,6 +231,15 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
             out.setdefault(first, next(iter(keys)))
     return out
 
+
+# Words of a question that name no measure or part of a company: periods, units, rounding,
+# the asking itself (question.tokens has already dropped the stop words and years).
+_NOT_MEASURE = frozenset("""january february march april may june july august september
+october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
+three six nine twelve first second third fourth half q1 q2 q3 q4 alone thousand million
+billion dollar usd answer round rounded decimal place nearest whole number report reported
+show shown state stated give tell much many total latest most recent percent percentage
+us$ per cent""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

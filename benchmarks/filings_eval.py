@@ -1,8 +1,8 @@
 """Answers over real SEC filings: the filings question set through POST /ask of a real server.
 
-    python benchmarks/filings_eval.py [--half {a,b,all}] [--limit N] [--concurrency C]
-        [--scoped] [--corpus {html,pdf,pdf-only}] [--rules] [--out results.jsonl]
-        [--url http://127.0.0.1:8000]
+    python benchmarks/filings_eval.py [--questions FILE] [--half {a,b,all}] [--limit N]
+        [--concurrency C] [--scoped] [--corpus {html,pdf,pdf-only}] [--rules]
+        [--out results.jsonl] [--url http://127.0.0.1:8000]
 
 The 25 filings of ../shared/data/filings (benchmarks/data/filings_questions.jsonl asks
 about them; benchmarks/filings_gold.py built and verified its gold) are linked into a
@@ -18,10 +18,18 @@ filing>}. With --url the questions go to a server already running (its index is 
 build). With --rules no index or server: the filing answer rules alone, in process
 (benchmarks/filings_rules.py).
 
-Printed: EM and right-filing rate overall, by type, lookups against computations, by form
+`--questions` reads another set of the same format over the same filings: the held-out set
+benchmarks/data/filings_heldout.jsonl (hand-written, kinds segment, quarter, jargon, ratio,
+compare, cover, absent, text; benchmarks/filings_heldout_check.py verifies it). Its compare
+questions name two filings (`doc_ids`: either is the right filing; --scoped filters to the
+first) and its absent questions have a null gold.
+
+Printed: the share of wrong numbers shown (a number where the gold is null or a different
+number) over all questions, first; EM and right-filing rate overall, by type (the types of
+the set read), lookups against computations, by form
 and by half (and on the PDF filings' questions with a PDF corpus), refusals (no retrieval:
-no sources), 5xx and other failed requests, latency p50/p95, and the command. Scoring:
-benchmarks/filings_score.py.
+no sources), the share of absent questions answered with no number, 5xx and other failed
+requests, latency p50/p95, and the command. Scoring: benchmarks/filings_score.py.
 """
 
 from __future__ import annotations
@@ -48,12 +56,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from filings_gold import FILINGS, QUESTIONS, load_questions  # noqa: E402
 from filings_rules import rules_answers  # noqa: E402
-from filings_score import is_right, same_filing, used_filing  # noqa: E402
+from filings_score import (  # noqa: E402
+    gives_number,
+    is_right,
+    same_filing,
+    used_filing,
+    wrong_number,
+)
 from serving import free_port  # noqa: E402
 
-TYPES = ("lookup", "change", "margin", "ratio", "text")
-# The types answered by computing from more than one figure.
-COMPUTED_TYPES = ("change", "margin", "ratio")
+# The types answered by computing from more than one figure (of either set).
+COMPUTED_TYPES = ("change", "margin", "ratio", "compare")
+ABSENT = "absent"  # the held-out kind whose gold is null: the filing does not hold the figure
 READY_TIMEOUT_S = 1800     # a first start may build engines/ (models, ONNX) before /ready
 REQUEST_TIMEOUT_S = 600
 HTTP_SERVER_ERROR = 500
@@ -182,7 +196,9 @@ def result_row(r: dict, status: int, data: dict, ms: float) -> dict:
     return {"id": r["id"], "type": r["type"], "form": r["form"], "half": r["half"],
             "doc_id": r["doc_id"], "question": r["question"], "gold": r["answer"],
             "unit": r["unit"], "status": status, "em": ok and is_right(r, data),
-            "right_filing": same_filing(used, r["doc_id"]), "used_filing": used,
+            "right_filing": any(same_filing(used, d) for d in r.get("doc_ids") or [r["doc_id"]]),
+            "used_filing": used, "wrong_number": ok and wrong_number(r, data),
+            "no_number": not (ok and gives_number(data.get("short_answer"))),
             "refused": ok and not data.get("sources"), "intent": data.get("intent"),
             "short_answer": data.get("short_answer"), "scale": data.get("scale"),
             "answer": data.get("answer"), "derivation": data.get("derivation"),
@@ -194,14 +210,23 @@ def _pct(rows: list[dict], key: str) -> str:
     return f"{100 * sum(r[key] for r in rows) / len(rows):5.1f}" if rows else "    -"
 
 
+def types_of(rows: list[dict]) -> list[str]:
+    """The question types present, in the order they first appear."""
+    return list(dict.fromkeys(r["type"] for r in rows))
+
+
 def report(rows: list[dict], pdf_stems: set[str]) -> list[str]:
-    lines = [f"{'':<16} {'n':>4} {'EM':>6} {'filing':>7}"]
+    n = len(rows)
+    wrong = sum(r["wrong_number"] for r in rows)
+    lines = [f"*** WRONG NUMBERS SHOWN: {wrong}/{n} ({_pct(rows, 'wrong_number').strip()}%) "
+             "-- a number given where the gold is null or a different number ***",
+             f"{'':<16} {'n':>4} {'EM':>6} {'filing':>7}"]
 
     def line(name: str, sel: list[dict]) -> None:
         lines.append(f"{name:<16} {len(sel):>4} {_pct(sel, 'em'):>6} {_pct(sel, 'right_filing'):>7}")
 
     line("overall", rows)
-    for t in TYPES:
+    for t in types_of(rows):
         line(t, [r for r in rows if r["type"] == t])
     line("computations", [r for r in rows if r["type"] in COMPUTED_TYPES])
     for form in sorted({r["form"] for r in rows}):
@@ -215,8 +240,12 @@ def report(rows: list[dict], pdf_stems: set[str]) -> list[str]:
             line("HTML filings", html)
     lat = sorted(r["latency_ms"] for r in rows)
     p95 = statistics.quantiles(lat, n=20)[18] if len(lat) > 1 else lat[0]
-    n = len(rows)
     errors = [r for r in rows if r["status"] != 200]
+    absent = [r for r in rows if r["type"] == ABSENT]
+    if absent:
+        lines.append(f"absent questions answered with no number: "
+                     f"{sum(r['no_number'] for r in absent)}/{len(absent)} "
+                     f"({_pct(absent, 'no_number').strip()}%)")
     lines += [
         f"right filing: {sum(r['right_filing'] for r in rows)}/{n}; refused (no sources): "
         f"{sum(r['refused'] for r in rows)}/{n}; no short answer: "
@@ -235,12 +264,12 @@ def sample(records: list[dict], half: str, limit: int | None) -> list[dict]:
     if limit is None or limit >= len(chosen):
         return chosen
     order = sorted(chosen, key=lambda r: hashlib.sha256(r["id"].encode()).digest())
-    by_type = {t: [r for r in order if r["type"] == t] for t in TYPES}
+    by_type = {t: [r for r in order if r["type"] == t] for t in types_of(order)}
     share = {t: len(v) * limit / len(chosen) for t, v in by_type.items()}
     take = {t: int(s) for t, s in share.items()}
     for t in sorted(share, key=lambda t: share[t] - take[t], reverse=True)[: limit - sum(take.values())]:
         take[t] += 1
-    return [r for t in TYPES for r in by_type[t][: take[t]]]
+    return [r for t in by_type for r in by_type[t][: take[t]]]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,17 @@ A numeric gold is right when the response's `short_answer` (a number string; its
 both are in the gold's unit, to the gold's decimals: within half a unit of its last
 decimal (391035 USD millions: "391035" million, "391035000000" or "391.035" billion are
 right; "391.0" billion is not). A percent gold takes a number with scale "percent" or "";
-a ratio gold a plain number (or a percent, divided by 100). A text gold is right when the
-short answer equals it after normalization (case, punctuation, articles, whitespace).
+a ratio gold a plain number (or a percent, divided by 100); a count gold (employees,
+stores, route miles) a plain number. A text gold is right when the short answer equals it
+after normalization (case, punctuation, articles, whitespace); a list gold (every trading
+symbol on a cover) when the short answer's spans (a list, or one string split at commas,
+semicolons and "and") equal it as a set after that normalization; a compare gold that
+names a company when the short answer names that company, legal suffixes and the like
+dropped ("Meta Platforms, Inc." names "Meta"). An absent gold (null: the filing does not
+hold the figure) is right only when the short answer is empty.
+
+A wrong number shown: the response gives a number where the gold is null or a different
+number (`wrong_number`); what the eval counts as the worst answer there is.
 
 The filing a response used: its `filing.doc_id`, else the doc_id of its first citation
 (or of the source that citation points at), else of its first source. A filing and its
@@ -26,11 +35,17 @@ SCALES = {"": Decimal(1), "thousand": Decimal(10) ** 3, "million": Decimal(10) *
 UNITS = {"USD": Decimal(1), "USD thousands": Decimal(10) ** 3, "USD millions": Decimal(10) ** 6,
          "USD billions": Decimal(10) ** 9, "USD per share": Decimal(1), "shares": Decimal(1),
          "thousand shares": Decimal(10) ** 3, "million shares": Decimal(10) ** 6,
-         "ratio": Decimal(1)}
+         "ratio": Decimal(1), "employees": Decimal(1), "stores": Decimal(1),
+         "route miles": Decimal(1)}
 PERCENT = "percent"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")
 _DROP = str.maketrans("", "", "$,% \u00a0")
+_SPAN_SPLIT = re.compile(r"\s*(?:[,;]|\band\b)\s*")
+TEXT_UNITS = ("", "text")  # the generated set's text golds carry "", the held-out set's "text"
+# Words after a company's name that do not change which company it is.
+COMPANY_SUFFIXES = {"inc", "incorporated", "corp", "corporation", "co", "company", "companies",
+                    "group", "holdings", "plc", "llc", "ltd", "limited", "platforms"}
 
 
 def parse_number(text: str) -> Decimal | None:
@@ -86,13 +101,64 @@ def text_right(short: Any, gold: str) -> bool:
     return text is not None and normalize_text(text) == normalize_text(gold)
 
 
+def no_answer(short: Any) -> bool:
+    """The response gives no short answer: None, "", whitespace, [] or a list of blanks."""
+    if isinstance(short, list):
+        return all(no_answer(s) for s in short)
+    return not (isinstance(short, str) and short.strip())
+
+
+def spans(short: Any) -> set[str]:
+    """A short answer's spans, normalized: a list's items, or one string's comma-, semicolon-
+    or "and"-separated parts."""
+    items = short if isinstance(short, list) else _SPAN_SPLIT.split(short or "")
+    return {normalize_text(i) for i in items if isinstance(i, str) and normalize_text(i)}
+
+
+def spans_right(short: Any, gold: list[str]) -> bool:
+    return not no_answer(short) and spans(short) == {normalize_text(g) for g in gold}
+
+
+def company_key(name: str) -> str:
+    """A company's name without articles, punctuation and trailing legal suffixes."""
+    words = normalize_text(name).split()
+    while len(words) > 1 and words[-1] in COMPANY_SUFFIXES:
+        words.pop()
+    return " ".join(words)
+
+
+def names_company(short: Any, gold: str) -> bool:
+    text = _single(short)
+    return text is not None and company_key(text) == company_key(gold)
+
+
 def is_right(record: dict, response: dict) -> bool:
     """Whether `response` (an /ask body) answers `record` (a question set line) rightly."""
-    short = response.get("short_answer")
-    if record["type"] == "text":
-        return text_right(short, record["answer"])
-    return numeric_right(short, response.get("scale") or "", record["answer"], record["unit"],
+    short, gold = response.get("short_answer"), record["answer"]
+    if gold is None:
+        return no_answer(short)
+    if isinstance(gold, list):
+        return spans_right(short, gold)
+    if record.get("unit", "") in TEXT_UNITS:
+        if record["type"] == "compare":
+            return names_company(short, gold)
+        return text_right(short, gold)
+    return numeric_right(short, response.get("scale") or "", gold, record["unit"],
                          record["decimals"])
+
+
+def gives_number(short: Any) -> bool:
+    """The short answer is a number (or a list holding one)."""
+    items = short if isinstance(short, list) else [short]
+    return any(isinstance(i, str) and parse_number(i) is not None for i in items)
+
+
+def wrong_number(record: dict, response: dict) -> bool:
+    """A number shown where the gold is null or a different number (a text gold: never)."""
+    gold = record["answer"]
+    if isinstance(gold, list) or (gold is not None and record.get("unit", "") in TEXT_UNITS):
+        return False
+    return gives_number(response.get("short_answer")) and not is_right(record, response)
 
 
 def used_filing(response: dict) -> str | None:

@@ -16,18 +16,23 @@ from tests.paths import FILINGS, REPO, require_filings
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_check import Unverified, check_record, evaluate, resolve  # noqa: E402
-from filings_eval import Corpus, corpus_folder  # noqa: E402
+from filings_eval import Corpus, corpus_folder, report, result_row, sample  # noqa: E402
 from filings_facts import cell_number, cell_of, parse_filing  # noqa: E402
 from filings_gold import load_questions  # noqa: E402
+from filings_heldout_check import month_day  # noqa: E402
 from filings_periods import Kind, Period  # noqa: E402
 from filings_score import (  # noqa: E402
+    company_key,
     is_right,
+    no_answer,
     normalize_text,
     numeric_right,
     parse_number,
     same_filing,
+    spans,
     text_right,
     used_filing,
+    wrong_number,
 )
 from filings_vocab import ITEMS  # noqa: E402
 
@@ -186,6 +191,109 @@ def test_text_scoring():
     assert is_right(record, {"short_answer": "delaware", "scale": ""})
 
 
+ABSENT = {"type": "absent", "answer": None, "unit": "USD millions", "decimals": None}
+SYMBOLS = {"type": "cover", "answer": ["BA", "BA-PRA"], "unit": "text", "decimals": None}
+PICK = {"type": "compare", "answer": "Meta", "unit": "text", "decimals": None}
+NUMBER = {"type": "segment", "answer": "201183", "unit": "USD millions", "decimals": 0}
+COUNT = {"type": "text", "answer": "164000", "unit": "employees", "decimals": 0}
+
+
+@pytest.mark.parametrize("short, right", [
+    (None, True), ("", True), ("  ", True), ([], True), ([""], True),
+    ("0", False), ("391035", False), ("not reported", False), (["1"], False),
+])
+def test_absent_gold_is_right_only_without_an_answer(short, right):
+    assert is_right(ABSENT, {"short_answer": short, "scale": "million"}) is right
+    assert no_answer(short) is right
+
+
+@pytest.mark.parametrize("short, right", [
+    (["BA", "BA-PRA"], True), (["ba-pra", "BA"], True), ("BA, BA-PRA", True),
+    ("BA and BA-PRA", True), (["BA", "BA-PRA", "BA"], True),   # a set: a repeat counts once
+    (["BA"], False), ("BA", False), (["BA", "BA-PRA", "BAC"], False), ([], False), (None, False),
+])
+def test_list_gold_is_a_set_of_spans(short, right):
+    assert is_right(SYMBOLS, {"short_answer": short, "scale": ""}) is right
+
+
+def test_spans_normalize_each_part():
+    assert spans("The Nasdaq; NYSE and  Chicago") == {"nasdaq", "nyse", "chicago"}
+    assert spans(["V26", " v29 "]) == {"v26", "v29"}
+
+
+@pytest.mark.parametrize("short, right", [
+    ("Meta", True), ("Meta Platforms", True), ("Meta Platforms, Inc.", True), ("meta", True),
+    ("Apple", False), ("Meta and Apple", False), (None, False), (["Meta", "Apple"], False),
+])
+def test_compare_gold_names_the_company(short, right):
+    assert is_right(PICK, {"short_answer": short, "scale": ""}) is right
+
+
+def test_company_key_drops_legal_suffixes_not_names():
+    assert company_key("The Coca-Cola Company") == company_key("Coca-Cola") == "cocacola"
+    assert company_key("UnitedHealth Group Incorporated") == "unitedhealth"
+    assert company_key("The Home Depot, Inc.") == "home depot"
+    assert company_key("Group") == "group"   # a suffix alone is a name
+    assert company_key("Union Pacific Corporation") != company_key("Union")
+
+
+def test_count_gold_is_numeric():
+    assert is_right(COUNT, {"short_answer": "164,000", "scale": ""})
+    assert is_right(COUNT, {"short_answer": "164", "scale": "thousand"})
+    assert not is_right(COUNT, {"short_answer": "164", "scale": ""})
+
+
+@pytest.mark.parametrize("record, short, scale, wrong", [
+    (NUMBER, "201183", "million", False),       # right
+    (NUMBER, "201184", "million", True),        # a different number
+    (NUMBER, "201183", "", True),               # the right digits at the wrong scale
+    (NUMBER, None, "", False),                  # no number: not shown, not right either
+    (NUMBER, "unknown", "", False),
+    (ABSENT, "94036", "million", True),         # a number where the filing holds none
+    (ABSENT, None, "", False),
+    (PICK, "Apple", "", False),                 # a text gold: never a wrong number
+    (SYMBOLS, ["1"], "", False),
+])
+def test_wrong_number_shown(record, short, scale, wrong):
+    assert wrong_number(record, {"short_answer": short, "scale": scale}) is wrong
+
+
+def _row(record: dict, qid: str, short, scale: str = "million") -> dict:
+    r = {**record, "id": qid, "question": "q", "form": "10-K", "half": "a",
+         "doc_id": "x-10-k-2025-01-01.html"}
+    return result_row(r, 200, {"short_answer": short, "scale": scale, "sources": [{}]}, 1.0)
+
+
+def test_report_counts_kinds_of_the_set_absent_and_wrong_numbers():
+    rows = [_row(ABSENT, "a1", None), _row(ABSENT, "a2", "5"), _row(NUMBER, "n1", "201183"),
+            _row(NUMBER, "n2", "7"), _row(PICK, "p1", "Meta Platforms")]
+    lines = report(rows, set())
+    assert lines[0].startswith("*** WRONG NUMBERS SHOWN: 2/5 (40.0%)")
+    table = [line.split() for line in lines[1:]]
+    by_name = {cols[0]: cols for cols in table if len(cols) == 4 and cols[1].isdigit()}
+    assert by_name["absent"][1:3] == ["2", "50.0"] and by_name["segment"][1:3] == ["2", "50.0"]
+    assert by_name["compare"][1:3] == ["1", "100.0"]
+    assert "lookup" not in by_name    # the kinds of the set read, not a fixed list
+    assert "absent questions answered with no number: 1/2 (50.0%)" in lines
+
+
+def test_compare_questions_take_either_filing():
+    r = {**PICK, "id": "c", "question": "q", "form": "10-K", "half": "b",
+         "doc_id": "aapl-10-k-2024-11-01.html",
+         "doc_ids": ["aapl-10-k-2024-11-01.html", "meta-10-k-2025-01-30.html"]}
+    row = result_row(r, 200, {"short_answer": "Meta", "filing": {"doc_id": "meta-10-k-2025-01-30.html"}}, 1)
+    assert row["em"] and row["right_filing"]
+
+
+def test_sample_stratifies_by_the_sets_own_kinds():
+    records = [{**NUMBER, "id": f"s{i}", "half": "a"} for i in range(6)] + \
+        [{**ABSENT, "id": f"a{i}", "half": "a"} for i in range(4)] + \
+        [{**ABSENT, "id": "b0", "half": "b"}]
+    chosen = sample(records, "a", 5)
+    assert Counter(r["type"] for r in chosen) == {"segment": 3, "absent": 2}
+    assert len(sample(records, "all", None)) == 11
+
+
 def test_filing_used_and_pdf_twins():
     assert used_filing({"filing": {"doc_id": "a.html"}, "sources": [{"doc_id": "b.html"}]}) == "a.html"
     by_citation = {"filing": None, "citations": [{"source_id": "s2"}],
@@ -237,3 +345,34 @@ def test_pdf_corpora_link_the_pdf_twins(tmp_path):
     mixed = sorted(p.name for p in corpus_folder(FILINGS, Corpus.PDF, tmp_path).iterdir())
     assert len(mixed) == len(list(FILINGS.glob("*.htm*"))) and set(twins) <= set(mixed)
     assert all((only / name).resolve() == (FILINGS / "pdf" / name).resolve() for name in twins)
+
+
+HELDOUT_KINDS = {"segment", "quarter", "jargon", "ratio", "compare", "cover", "absent", "text"}
+
+
+def test_heldout_set_is_complete_and_split():
+    """The committed held-out set (benchmarks/filings_heldout_check.py verifies its gold
+    against the filings themselves): every kind, in both halves, golds of the right shape."""
+    records = load_questions(REPO / "benchmarks" / "data" / "filings_heldout.jsonl")
+    assert len(records) >= 160 and len({r["id"] for r in records}) == len(records)
+    assert {(r["type"], r["half"]) for r in records} == {(k, h) for k in HELDOUT_KINDS
+                                                          for h in "ab"}
+    for r in records:
+        assert FIELDS <= set(r) and r["doc_id"] in (r.get("doc_ids") or [r["doc_id"]]), r["id"]
+        if r["type"] == "absent":
+            assert r["answer"] is None and r["absent"] and r["note"], r["id"]
+        elif isinstance(r["answer"], list):
+            assert len(r["answer"]) > 1, r["id"]
+        elif r["unit"] != "text":
+            Decimal(r["answer"])
+            assert isinstance(r["decimals"], int), r["id"]
+        if r["type"] == "compare":
+            assert len(set(r["doc_ids"])) == 2, r["id"]
+
+
+@pytest.mark.parametrize("shown, spoken", [
+    ("--09-28", "September 28"), ("11/29", "November 29"), ("12-31", "December 31"),
+    ("1/25", "January 25"), ("DECEMBER 31", "December 31"), ("September 28", "September 28"),
+])
+def test_heldout_check_reads_fiscal_year_ends(shown, spoken):
+    assert month_day(shown) == spoken

@@ -31,7 +31,7 @@ class Combine(Enum):
     EACH = "each"               # each one's figure, nothing computed
 
 
-_WHICH = re.compile(r"\b(?:which|who|what company)\b", re.I)
+_WHICH = re.compile(r"\b(?:which|who|whose|what company)\b", re.I)
 _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|greatest|bigger)\b",
                      re.I)
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
@@ -55,8 +55,13 @@ def combination(text: str) -> Combine:
 
 
 def per_company(query: Query, company: str) -> Query:
-    """The question asked of one company: a lookup of its figure for the periods named."""
-    return replace(query, company=company, companies=(company,),
+    """The question asked of one company: a lookup of its figure for the periods named;
+    with as many periods as companies, each company's own ("Nvidia in fiscal 2025 than Meta
+    in 2024"), in the order both are named."""
+    periods = query.periods
+    if len(query.companies) > 1 and len(periods) == len(query.companies):
+        periods = (periods[query.companies.index(company)],)
+    return replace(query, company=company, companies=(company,), periods=periods,
                    question=replace(query.question, operation=Operation.LOOKUP))
 
 

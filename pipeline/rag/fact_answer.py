@@ -139,7 +139,7 @@ def _fits(f: Fact, item: LineItem, target: Target) -> bool:
         return True
     if abs(f.end - target.end) > END_SLACK:
         return False
-    if item.kind is Kind.BALANCE:
+    if item.kind is Kind.BALANCE or target.months is None:  # a balance date reads instants
         return f.start is None
     return f.start is not None and f.months == (target.months or MONTHS_IN_YEAR)
 

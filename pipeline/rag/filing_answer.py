@@ -13,12 +13,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pipeline.rag.answer_checks import withheld
 from pipeline.rag.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.cover_answer import answer_from_cover
 from pipeline.rag.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.fact_labels import FactLabels
 from pipeline.rag.measure_match import labelled_items, phrase_words
-from pipeline.rag.metrics import Metric
+from pipeline.rag.metrics import Metric, Scale
 from pipeline.rag.operation import Operation
 from pipeline.rag.qualifiers import Parts, asked_parts
 from pipeline.rag.query import Query, company_aliases, parse_query
@@ -170,6 +171,11 @@ class FilingAnswerer:
             where = "tagged figure" if tagged else "figure in its statement tables"
             return ShortAnswer(wanted_arithmetic=computed, missing=result.missing and
                                f"{info.title} has no {where} for {result.missing}")
+        ratio = query.operation is Operation.PERCENT_CHANGE or (
+            isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
+        why = withheld(query.text, result.scale, result.facts, ratio)
+        if why is not None:
+            return ShortAnswer(wanted_arithmetic=computed, missing=why)
         return self._short(result, info, computed, tagged)
 
     def _no_part(self, info: Any) -> str:

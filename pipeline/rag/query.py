@@ -167,8 +167,8 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
 
 def _measure_words(words: frozenset[str], companies: dict[str, list[str]]) -> frozenset[str]:
     named = {w for aliases in companies.values() for a in aliases for w in a.split()}
-    return frozenset(w for w in words
-                     if w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
+    return frozenset(w for w in words if not w.isdigit()
+                     and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
 
 
 def _over_years(periods: tuple[Period, ...], question: Question) -> tuple[Period, ...]:

@@ -1,0 +1,37 @@
+"""Checks that a computed figure is the kind of number the question asks for. A question
+asking for a ratio, a rate or a margin is not answered by an amount in dollars ("interest
+coverage = operating income / interest expense" read as operating income when the
+definition's form was not understood), nor a head count by a dollar figure ("how many
+employees" is not "employee compensation"), nor a ratio whose operands all read one figure. Each
+check names why the figure is withheld; the answer then gives no number.
+"""
+
+from __future__ import annotations
+
+import re
+
+from retriever_trt.documents.model import Fact
+
+# A question asking for a ratio or rate, whatever its words define it by.
+_ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcoverage\b|"
+                         r"\bdivided by\b|\bas a percent(?:age)?\b|\bin percent\b|"
+                         r"\bpercentage\b|\bmargin\b(?! in dollars)|\brate\b|%", re.I)
+# A question asking for a count of people, stores or other things, not of shares.
+_ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
+_SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
+MONETARY = "USD"
+
+
+def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
+    """Why a figure of `scale` ("percent", "" for a ratio or plain number, or an amount's
+    "million"...) computed from `facts` does not answer the question `text`; None if it
+    may. `ratio`: the figure was computed as a ratio or percentage."""
+    monetary = bool(facts) and all(f.unit.startswith(MONETARY) and "/" not in f.unit
+                                   for f in facts)
+    if _ASKS_RATIO.search(text) and not ratio and monetary:
+        return "the question asks for a ratio or rate, and its definition was not read as one"
+    if _ASKS_COUNT.search(text) and not _SHARES.search(text) and monetary:
+        return "the question asks for a count, and the figure found is an amount of money"
+    if ratio and len(facts) > 1 and len({f.fact_id for f in facts}) == 1:
+        return "the definition's operands all read the same figure"
+    return None

@@ -36,7 +36,15 @@ _OFFICES = r"(?:principal\s+(?:executive\s+)?offices?|headquarter(?:s|ed))"
 # In order: the first that matches is what the question asks ("In which state is it
 # incorporated" asks the incorporation, "the state of its principal executive offices" not).
 _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
+    (CoverField.SYMBOLS, re.compile(r"\b(?:trading|ticker) symbols\b|\btickers\b", re.I)),
     (FilingField.TICKER, re.compile(r"\b(?:trading|ticker) symbol\b|\bticker\b", re.I)),
+    (CoverField.AUDITOR_LOCATION, re.compile(
+        r"\bwhere\b.*\baudit|\baudit\w*\b.*\b(?:location|city|located|office)\b", re.I)),
+    (CoverField.AUDITOR, re.compile(
+        r"\baudit(?:or|ors|ed|s|ing firm)\b|\bregistered public accounting firm\b", re.I)),
+    (CoverField.FISCAL_YEAR_END, re.compile(
+        r"\bmonth and day\b|\bfiscal[- ]year[- ]end(?:ing)? date\b|"
+        r"\bwhen does\b.*\bfiscal year end\b", re.I)),
     (FilingField.PERIOD_END, re.compile(
         r"\b(?:last day of|on what date did)\b.*\b(?:year|quarter)\b", re.I)),
     (CoverField.EXCHANGE, re.compile(
@@ -60,6 +68,10 @@ CAPTIONS = {
     CoverField.EXCHANGE: "Name of each exchange on which registered",
     CoverField.FILE_NUMBER: "Commission File Number",
     CoverField.PHONE: "Registrant's telephone number, including area code",
+    CoverField.AUDITOR: "Auditor Name",
+    CoverField.AUDITOR_LOCATION: "Auditor Location",
+    CoverField.FISCAL_YEAR_END: "Fiscal year end",
+    CoverField.SYMBOLS: "Trading Symbol(s)",
 }
 
 
@@ -102,7 +114,10 @@ def _cited(field: CoverField, info: DocumentInfo, entry: CoverEntry,
     if chunk is not None:
         for c in citations:
             c["source_id"] = chunk.chunk_id
-    return ShortAnswer(entry.value, "", "span", citations=citations, cited=chunk,
+    # Several symbols are several spans, as a list answers "Which trading symbols ...".
+    value: str | list[str] = entry.value.split(", ") if field is CoverField.SYMBOLS \
+        else entry.value
+    return ShortAnswer(value, "", "span", citations=citations, cited=chunk,
                        cited_from="the cover page")
 
 

@@ -99,6 +99,10 @@ class FilingAnswerer:
         labelled = labelled_items(query.measure_words - member_words, labels, info.facts)
         return Asked(parts.options, tuple(labelled)), parts
 
+    def tagged(self, doc_ids: Sequence[str]) -> bool:
+        """Whether the first filing in scope has tagged facts (inline XBRL)."""
+        return bool(doc_ids) and doc_ids[0] in self.info and bool(self.info[doc_ids[0]].facts)
+
     def parse(self, question: str) -> Query:
         self._refresh()
         return parse_query(question, self.aliases)

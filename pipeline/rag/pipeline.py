@@ -112,6 +112,11 @@ def answer_sources(passages: list[Any], short: ShortAnswer,
     return sources
 
 
+def _names_years(sentence: str, query: Query) -> bool:
+    """Whether a sentence names every year the question does (none named: any sentence)."""
+    return all(str(p.year) in sentence for p in query.periods if p.year is not None)
+
+
 def queue_ms(out: Any) -> float | None:
     """How long the engine kept a request waiting before it first ran (ms)."""
     m = out.metrics
@@ -354,16 +359,26 @@ class RAGPipeline:
 
     def _short_answer(self, query: Query, scope: Scope, retrieved: list[Any],
                       passages: list[Any]) -> ShortAnswer:
-        """From the filing's tagged facts; else from the retrieved tables or text. A fact
-        the filing lacks is said so, unless a table or sentence answers after all."""
+        """From the filing's tagged facts; else from the retrieved tables or text. A figure
+        the filing lacks is said so: no table or sentence stands in for it. In a tagged
+        filing every table number is a fact, so a number the facts did not give (the measure
+        or a qualifier unmatched) is withheld too; a sentence's answer stays when it names
+        the year asked."""
         short = self.filings.answer(query, scope)
-        if short.short_answer is not None or self.tables is None or not self.settings.table_top_k:
+        if short.short_answer is not None or short.missing or self.tables is None \
+                or not self.settings.table_top_k:
             return short
         table = short_answer_for(query.question, retrieved[:self.settings.table_top_k], self.tables)
         store = self.tables.store
         table = choose(query.question, table, text_short_answer(query.text, passages, store),
                        retrieved, store)
-        return table if table.short_answer is not None or not short.missing else short
+        if table.short_answer is None or not self.filings.tagged(scope.doc_ids):
+            return table
+        if table.quote is not None and _names_years(table.quote, query):
+            return table
+        return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=(
+            "no tagged figure of the filing matches every qualifier the question states "
+            "(its measure, period and part of the company)"))
 
     def _observe(self, answer: Answer) -> None:
         if self.metrics is not None:

@@ -148,7 +148,24 @@ def cover_facts(root: Any) -> dict[str, CoverFact]:
             shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id]))
         else:
             hidden.setdefault(name[4:], CoverFact(fact_id, _text(el), shown=False))
+    symbols = _symbols(root)
+    if symbols is not None:
+        shown["TradingSymbol"] = symbols
     return {**hidden, **shown}
+
+
+def _symbols(root: Any) -> CoverFact | None:
+    """Every `dei:TradingSymbol` the cover shows, in order, as one ", "-joined fact (a
+    filing with several classes of securities lists one a class)."""
+    found: dict[str, str] = {}
+    for el in root.iter(_NONNUMERIC):
+        if el.get("name") == "dei:TradingSymbol" and not any(
+                local_name(a.tag) == "hidden" for a in el.iterancestors()):
+            found.setdefault(_text(el).strip(_EDGE_PUNCTUATION), el.get("id", ""))
+    found.pop("", None)
+    if not found:
+        return None
+    return CoverFact(next(iter(found.values())), ", ".join(found))
 
 
 def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:
@@ -177,7 +194,7 @@ def metadata_from_cover(cover: dict[str, CoverFact]) -> DocumentMetadata:
     year = text("DocumentFiscalYearFocus")
     return DocumentMetadata(
         company=text("EntityRegistrantName"),
-        ticker=text("TradingSymbol").upper(),
+        ticker=text("TradingSymbol").split(",")[0].upper(),
         form=Form.parse(text("DocumentType")),
         fiscal_year=int(year) if year.isdigit() else None,
         fiscal_period=text("DocumentFiscalPeriodFocus").upper(),

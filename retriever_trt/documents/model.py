@@ -63,6 +63,10 @@ class CoverField(str, Enum):
     EXCHANGE = "exchange"              # where the first class of securities is registered
     FILE_NUMBER = "file_number"        # Commission file number
     PHONE = "phone"                    # the registrant's telephone number
+    AUDITOR = "auditor"                # the independent registered public accounting firm
+    AUDITOR_LOCATION = "auditor_location"  # where the auditor signed its report
+    FISCAL_YEAR_END = "fiscal_year_end"    # the month and day the fiscal year ends
+    SYMBOLS = "symbols"                # every trading symbol registered, ", "-joined
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -78,6 +82,10 @@ _DEI_CONCEPTS = {
     CoverField.EXCHANGE: ("dei:SecurityExchangeName",),
     CoverField.FILE_NUMBER: ("dei:EntityFileNumber",),
     CoverField.PHONE: ("dei:CityAreaCode", "dei:LocalPhoneNumber"),
+    CoverField.AUDITOR: ("dei:AuditorName",),
+    CoverField.AUDITOR_LOCATION: ("dei:AuditorLocation",),
+    CoverField.FISCAL_YEAR_END: ("dei:CurrentFiscalYearEndDate",),
+    CoverField.SYMBOLS: ("dei:TradingSymbol",),
 }
 
 

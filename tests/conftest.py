@@ -63,7 +63,7 @@ def api_server(prepared_default: Path, engines_dir: Path,
 
 @pytest.fixture(scope="session")
 def tatqa_path() -> Path:
-    """The shared TAT-QA dev file, or the bundled demo corpus (its first 60 contexts)."""
+    """The bundled demo corpus: TAT-QA's first 60 dev contexts (tests/paths.py)."""
     return TATQA
 
 

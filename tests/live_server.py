@@ -33,7 +33,7 @@ _built: set[Path] = set()
 
 
 def dev_contexts(n: int) -> list[dict]:
-    """The first `n` (at most 60) TAT-QA dev contexts, from the shared copy or the demo corpus."""
+    """The first `n` (at most 60) TAT-QA dev contexts, from the bundled demo corpus."""
     return json.loads(TATQA.read_text())[:n]
 
 

@@ -1,24 +1,18 @@
-"""Where the tests find the repository and the TAT-QA data."""
+"""Where the tests find the repository, the TAT-QA data and the SEC filings: all in the
+repository, so a clone with nothing beside it runs the same tests on the same data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.settings import DEMO_CORPUS
+
 REPO = Path(__file__).resolve().parents[1]
-# In CI the clone sits beside shared/, as a worktree does here: <repo>/../shared.
-SHARED_TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
-# The bundled demo corpus is the first 60 contexts of the same dev split, in the same
-# format: tests that take fewer contexts see the same data either way.
-DEMO_CORPUS = REPO / "pipeline" / "data" / "demo_corpus.json"
-TATQA = SHARED_TATQA if SHARED_TATQA.is_file() else DEMO_CORPUS
-# The real SEC filings (inline-XBRL HTML, and pdf/ with four printed to PDF).
-FILINGS = REPO.parent / "shared" / "data" / "filings"
-
-
-def require_filings() -> None:
-    """Fail (not skip) without the shared filings: the tests that read them must run in CI."""
-    import pytest
-
-    if not (FILINGS / "aapl-10-k-2024-11-01.html").is_file():
-        pytest.fail(f"the shared SEC filings are missing: expected {FILINGS} (../shared/data/"
-                    "filings beside the repository, as CI lays it out)", pytrace=False)
+# The bundled demo corpus: the first 60 contexts of TAT-QA's dev split (678 texts, 360
+# questions). Always this one, never a whole dev file that a machine keeps beside the
+# repository: the results must not depend on the machine.
+TATQA = DEMO_CORPUS
+# A few real SEC filings (inline-XBRL HTML, and pdf/ with four printed to PDF), some cut to
+# the pages the tests read: tests/data/filings/README.md. The whole shelf of 25 is for the
+# benchmarks (benchmarks/filings_gold.py verify, benchmarks/filings_covers.py).
+FILINGS = REPO / "tests" / "data" / "filings"

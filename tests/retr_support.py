@@ -14,33 +14,17 @@ from pathlib import Path
 import pytest
 from paths import TATQA
 
-FALLBACK_TEXTS = [
-    "What was the total revenue in 2019?",
-    "Revenue increased 12% to $4.2 billion, driven by subscription growth.",
-    "How much goodwill impairment was recorded?",
-    "The company recorded no goodwill impairment in fiscal 2019 or 2018.",
-    "Operating expenses rose due to higher headcount and marketing spend.",
-    "What is the effective tax rate?",
-    "Cash and cash equivalents were $1.1 billion at year end.",
-    "Dividends paid per share increased from $0.40 to $0.44.",
-]
-
 _cache: dict[str, object] = {}
 
 
 def tatqa_texts(n: int, offset: int = 0) -> list[str]:
-    """n TAT-QA texts (paragraphs + questions), or the fallback sentences repeated.
+    """n TAT-QA texts (paragraphs + questions) of the bundled demo corpus (678 texts)."""
+    from onnx_export.calibration import read_samples
 
-    Slices must lie within the bundled demo corpus's 678 texts, which stands in for the
-    shared dev file on a clone without ../shared."""
-    if TATQA.is_file():
-        from onnx_export.calibration import read_samples
-
-        texts = _cache.setdefault("tatqa", read_samples(TATQA))
-        chosen = list(texts[offset : offset + n])
-        assert len(chosen) == n, f"{TATQA} has {len(texts)} texts, fewer than {offset} + {n}"
-        return chosen
-    return [FALLBACK_TEXTS[i % len(FALLBACK_TEXTS)] + f" ({i})" for i in range(offset, offset + n)]
+    texts = _cache.setdefault("tatqa", read_samples(TATQA))
+    chosen = list(texts[offset : offset + n])
+    assert len(chosen) == n, f"{TATQA} has {len(texts)} texts, fewer than {offset} + {n}"
+    return chosen
 
 
 def exported(tmp_path_factory: pytest.TempPathFactory) -> dict:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from ixbrl_sample import write_filing
 from live_server import dev_contexts, running_app
-from paths import FILINGS, require_filings
+from paths import FILINGS
 
 ADMIN = "admin-key-0123456789abcdef"
 KEY_A = "alpha-key-0123456789abcdef"
@@ -199,7 +199,6 @@ def test_too_many_uploads_at_once_are_told_to_retry(docs, tenants):
 
 
 def test_a_real_filing_uploaded_over_http_is_answered_from_its_facts(docs, tenants):
-    require_filings()
     base = docs["base"]
     filing = FILINGS / "aapl-10-q-2025-08-01.html"
     r = upload(base, KEY_A, [(filing.name, filing.read_bytes())])

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from ixbrl_sample import write_filing
-from paths import FILINGS, require_filings
+from paths import FILINGS
 
 from pipeline.rag.fact_answer import answer_from_facts
 from pipeline.rag.filing_answer import FilingAnswerer
@@ -125,7 +125,6 @@ def test_metadata_filter_validation_and_rows(shelf):
 
 
 def test_real_filing_lookup_matches_cell_and_fact():
-    require_filings()
     store = ingest(FILINGS / "aapl-10-k-2024-11-01.html")[0]
     info = store.info["aapl-10-k-2024-11-01.html"]
     assert info.title == "Apple Inc. 10-K FY2024"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from paths import FILINGS, require_filings
+from paths import FILINGS
 
 from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.formula import BinOp, Const, ItemMode, ItemTerm, Op
@@ -46,7 +46,6 @@ def test_a_definition_it_cannot_read_is_not_a_formula(question):
 
 @pytest.fixture(scope="module")
 def apple() -> FilingAnswerer:
-    require_filings()
     return FilingAnswerer(ingest(FILINGS / "aapl-10-k-2024-11-01.html")[0])
 
 

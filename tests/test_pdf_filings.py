@@ -1,15 +1,15 @@
 """Filings printed to PDF: no tagged facts, so the metadata comes from the cover, each
 column's period from the statement headers, each row's line item from its label, and the
 answers from the facts those tables show, cited by row, column and page (and the cover's
-fields from the metadata). The real-filing tests read ../shared/data/filings/pdf (four SEC
-filings printed by Chromium)."""
+fields from the metadata). The real-filing tests read tests/data/filings/pdf (four SEC
+filings printed by Chromium, cut to their covers and statements)."""
 
 from __future__ import annotations
 
 from datetime import date
 
 import pytest
-from paths import FILINGS, require_filings
+from paths import FILINGS
 
 from pipeline.rag.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.filing_answer import FilingAnswerer
@@ -26,7 +26,6 @@ PDFS = FILINGS / "pdf"
 
 @pytest.fixture(scope="module")
 def shelf() -> FilingAnswerer:
-    require_filings()
     return FilingAnswerer(ingest(PDFS)[0])
 
 
@@ -158,7 +157,6 @@ def test_income_tax_printed_as_a_deduction_is_an_expense() -> None:
 ])
 def test_metadata_of_the_printed_filings(name: str, company: str, form: Form, year: int,
                                          period: str, end: date) -> None:
-    require_filings()
     m = load_document(PDFS / name, name).metadata
     assert (m.company, m.form, m.fiscal_year, m.fiscal_period, m.period_end) == \
         (company, form, year, period, end)

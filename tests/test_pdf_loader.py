@@ -1,5 +1,6 @@
-"""The PDF loader on PDFs Chromium prints here, on the shared real filings, and on bad
-PDFs made here (corrupt, encrypted, scanned with no text layer, empty)."""
+"""The PDF loader on PDFs Chromium prints here, on real filings (tests/data/filings/pdf, cut
+to their covers and statements), and on bad PDFs made here (corrupt, encrypted, scanned
+with no text layer, empty)."""
 
 from __future__ import annotations
 
@@ -157,14 +158,6 @@ def test_one_row_tables_text_columns_and_nil_amounts(tmp_path: Path) -> None:
                                   ["Operating income", "$ 81,453", "$ 32,972", "Up 147%"]]
 
 
-def _filing(name: str) -> Path:
-    path = FILINGS / "pdf" / name
-    if not path.is_file():
-        prereqs.missing(f"{path} not found (the shared filings)",
-                        "place the shared data beside the repository: ../shared/data/filings")
-    return path
-
-
 def _row_of(tables: list[TableBlock], caption_word: str, label: str) -> tuple[TableBlock, list[str]]:
     for table in tables:
         if caption_word.lower() in table.caption.lower():
@@ -175,10 +168,10 @@ def _row_of(tables: list[TableBlock], caption_word: str, label: str) -> tuple[Ta
 
 
 def test_apple_10k_income_statement() -> None:
-    doc = load_document(_filing("aapl-10-k-2024-11-01.pdf"), "aapl.pdf")
+    doc = load_document(FILINGS / "pdf" / "aapl-10-k-2024-11-01.pdf", "aapl.pdf")
     meta = doc.metadata
     assert (meta.company, meta.ticker, meta.form, meta.fiscal_year, meta.fiscal_period, meta.pages) \
-        == ("Apple Inc.", "AAPL", Form.TEN_K, 2024, "FY", 78)
+        == ("Apple Inc.", "AAPL", Form.TEN_K, 2024, "FY", 7)  # the cut's pages: 1-2, 41-45
     table, row = _row_of(doc.tables(), "STATEMENTS OF OPERATIONS", "Total net sales")
     assert table.caption.startswith("CONSOLIDATED STATEMENTS OF OPERATIONS (In millions")
     parsed = parse_table(table.rows, [table.caption])
@@ -186,7 +179,8 @@ def test_apple_10k_income_statement() -> None:
                 parsed.column_years[c.column_index])
     assert cell.value is not None and cell.value.number == 391035
     assert parsed.scale == "million"
-    assert table.page == 29 + 12  # printed page 29 of the 10-K is the PDF's 41st
+    # printed page 29 of the 10-K, the whole PDF's 41st, is the cut's 3rd (after the cover's 2)
+    assert table.page == 3
 
 
 @pytest.mark.parametrize(("name", "caption", "label", "values"), [
@@ -201,9 +195,9 @@ def test_apple_10k_income_statement() -> None:
     ("v-10-k-2024-11-13.pdf", "STATEMENTS OF OPERATIONS", "Net income",
      ["$ 19,743", "$ 17,273", "$ 14,957"]),
 ])
-def test_statement_rows_of_the_shared_pdfs(name: str, caption: str, label: str,
+def test_statement_rows_of_the_real_pdfs(name: str, caption: str, label: str,
                                            values: list[str]) -> None:
-    doc = load_document(_filing(name), name)
+    doc = load_document(FILINGS / "pdf" / name, name)
     _, row = _row_of(doc.tables(), caption, label)
     assert row[1:] == values
 

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from paths import FILINGS, require_filings
+from paths import FILINGS
 from retr_support import exported
 
 from retriever_trt.profiles import (
@@ -157,7 +157,6 @@ def test_padding_to_the_longest_keeps_a_filings_vectors(tmp_path_factory):
     from retriever_trt.ort_embedder import SEQ_MULTIPLE, OnnxRuntimeEmbedder
     from retriever_trt.retriever import chunk_counter, encode_corpus
 
-    require_filings()
     path = exported(tmp_path_factory)["dir"] / "model.onnx"
     now, bucketed = OnnxRuntimeEmbedder(path), OnnxRuntimeEmbedder(path)
     assert now.seq_multiple == SEQ_MULTIPLE

@@ -140,6 +140,6 @@ def test_calib_data_formats(tmp_path):
 
 
 def test_tatqa_file_reads():
-    texts = read_samples(TATQA)  # the shared dev set (> 2000) or the demo corpus (678)
+    texts = read_samples(TATQA)  # the bundled demo corpus: 678 texts
     assert len(texts) > 600 and all(isinstance(t, str) and t for t in texts[:50])
     assert np.mean([t.endswith("?") for t in texts]) > 0.2  # questions are in there

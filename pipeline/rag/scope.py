@@ -53,4 +53,10 @@ def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str
     # Every period the question names must be held; the doc's own period first.
     scored = [(min(_covers(documents[d], p) for p in query.periods), d) for d in latest]
     best = max(s for s, _ in scored)
-    return [d for s, d in scored if s == best and s > 0] or latest
+    held = [d for s, d in scored if s == best and s > 0]
+    if held:
+        return held
+    # No filing holds the period: the one whose kind fits it best says what it does hold
+    # (an annual report for a fiscal year, a quarterly one for a quarter).
+    yearly = all(p.kind is PeriodKind.YEAR for p in query.periods)
+    return sorted(latest, key=lambda d: documents[d].metadata.form.is_annual != yearly)

@@ -1,0 +1,144 @@
+"""The number asked for, or none: every qualifier a question states (company, period kind and
+date, segment, measure) matched by the fact the answer uses, on real filings (Apple's 10-K
+and 10-Q, NVIDIA's 10-K, in tests/data/filings). A figure the filing does not hold gets no
+number, and the prose says what the filing does hold."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from paths import FILINGS
+
+from pipeline.rag.answer_checks import withheld
+from pipeline.rag.companies import Combine, combination
+from pipeline.rag.fact_labels import member_words, split_name
+from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.qualifiers import word_runs
+from retriever_trt.ingest import ingest
+
+SHELF = ("aapl-10-k-2024-11-01.html", "aapl-10-q-2025-08-01.html", "nvda-10-k-2025-02-26.html")
+
+
+@pytest.fixture(scope="module")
+def answerer(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shelf")
+    for name in SHELF:
+        shutil.copy(FILINGS / name, folder / name)
+    return FilingAnswerer(ingest(folder)[0])
+
+
+def ask(answerer: FilingAnswerer, question: str):
+    query = answerer.parse(question)
+    return answerer.answer(query, answerer.scope(query, None))
+
+
+@pytest.mark.parametrize("question, value", [
+    # a segment's figure from its member's fact, never the consolidated 130,497
+    ("What were Nvidia's Compute & Networking segment revenues in fiscal 2025?", "116193"),
+    ("What was NVIDIA's Graphics segment operating income in fiscal 2024?", "5846"),
+    ("What was NVIDIA's Data Center revenue for fiscal 2025?", "115186"),
+    ("What was NVIDIA's total revenue in fiscal 2025?", "130497"),
+    # a product named as one word though tagged aapl:IPhoneMember ("I Phone")
+    ("What were Apple's iPhone net sales in fiscal 2023?", "200583"),
+    ("What was Apple's Greater China net sales in fiscal 2024?", "66952"),
+])
+def test_a_part_of_the_company_is_answered_from_its_members_fact(answerer, question, value):
+    got = ask(answerer, question)
+    assert (got.short_answer, got.scale) == (value, "million"), got.prose()
+
+
+def test_a_segment_the_filing_does_not_report_gets_no_number_and_the_list(answerer):
+    got = ask(answerer, "How much revenue did NVIDIA's Smartphone segment generate in fiscal 2025?")
+    assert got.short_answer is None
+    assert "Compute And Networking" in got.missing and "Graphics" in got.missing
+
+
+@pytest.mark.parametrize("question, value", [
+    ("What was Apple's revenue for the first nine months of fiscal 2025?", "313695"),
+    ("What were Apple's total net sales for the three months ended June 28, 2025?", "94036"),
+    ("What was Apple's revenue in the third quarter of fiscal 2025?", "94036"),
+])
+def test_quarters_and_months_to_date_are_told_apart(answerer, question, value):
+    assert ask(answerer, question).short_answer == value
+
+
+@pytest.mark.parametrize("question, held", [
+    # the 10-Q of the third quarter holds neither the second quarter alone nor six months
+    ("What was Apple's revenue in the second quarter of fiscal 2025 alone?",
+     "3 months ended 2025-06-28"),
+    ("What was Apple's net sales for the six months ended June 28, 2025?",
+     "9 months ended 2025-06-28"),
+    # a year before the 10-K's earliest column
+    ("What were Apple's total net sales for fiscal 2019?", "12 months ended 2022-09-24"),
+    ("What was NVIDIA's revenue in fiscal 2021?", "12 months ended 2023-01-29"),
+])
+def test_a_period_the_filing_lacks_gets_no_number_and_what_it_holds(answerer, question, held):
+    got = ask(answerer, question)
+    assert got.short_answer is None, got.prose()
+    assert held in got.missing and got.prose().startswith("I cannot give a number")
+
+
+def test_a_measure_outside_the_vocabulary_is_matched_by_the_filings_labels(answerer):
+    got = ask(answerer, "What was Nvidia's goodwill at the end of fiscal 2025?")
+    assert (got.short_answer, got.citations[0]["fact"]["concept"]) == ("5188", "us-gaap:Goodwill")
+
+
+@pytest.mark.parametrize("question, value, scale", [
+    ("Which had higher revenue in fiscal 2024, Apple or Nvidia?", "Apple Inc.", ""),
+    ("Which had lower net income, Apple in fiscal 2024 or NVIDIA in fiscal 2025?",
+     "NVIDIA CORP", ""),
+    # each company its own period, in the order both are named: 93,736 - 72,880
+    ("How much more net income did Apple earn in fiscal 2024 than NVIDIA in fiscal 2025?",
+     "20856", "million"),
+    ("What was the combined goodwill of Apple (at September 28, 2024) and NVIDIA (at "
+     "January 26, 2025)?", None, ""),
+])
+def test_several_companies_are_answered_each_from_its_own_filing(answerer, question, value,
+                                                                 scale):
+    got = ask(answerer, question)
+    assert got.short_answer == value and got.scale == scale, got.prose()
+    if value is None:  # Apple tags no goodwill: no sum of one company's figure
+        assert "not every company's figure" in got.missing
+    else:
+        assert {c["doc_id"] for c in got.citations} == {SHELF[0], SHELF[2]}
+
+
+@pytest.mark.parametrize("question, value", [
+    ("Who audits Apple's financial statements?", "Ernst & Young LLP"),
+    ("Where is Apple's auditor located?", "San Jose, California"),
+    ("What month and day does Apple's fiscal year end?", "September 28"),
+    ("What was Apple's public float?", "2628553000000"),
+])
+def test_cover_facts_answer(answerer, question, value):
+    assert ask(answerer, question).short_answer == value
+
+
+def test_a_figure_of_the_wrong_kind_is_withheld(answerer):
+    got = ask(answerer, "What was NVIDIA's interest coverage ratio = operating income / interest "
+                        "expense for fiscal 2025?")
+    assert got.short_answer is None and "ratio" in got.missing
+
+
+def test_withheld_reasons(answerer):
+    facts = [f for f in answerer.info[SHELF[2]].facts
+             if f.concept == "us-gaap:OperatingIncomeLoss" and not f.dimensions][:1]
+    assert "ratio" in withheld("Operating income to interest expense ratio?", "million", facts,
+                               False)
+    assert "count" in withheld("How many employees did it have?", "million", facts, False)
+    assert withheld("How many shares of stock were repurchased?", "million", facts, False) is None
+    assert "same figure" in withheld("A divided by B?", "percent", facts * 2, True)
+    assert withheld("What was operating income?", "million", facts, False) is None
+
+
+def test_names_and_words():
+    assert split_name("nvda:ComputeAndNetworkingSegmentMember") == \
+        "Compute And Networking Segment Member"
+    assert member_words("nvda:ComputeAndNetworkingSegmentMember") == {"compute", "networking"}
+    assert member_words("country:US") == frozenset()
+    assert "datacenter" in word_runs("Data Center revenue") and "iphone" in word_runs("iPhone")
+    assert combination("Which had higher revenue, A or B?") is Combine.HIGHER
+    assert combination("Whose assets are smaller, A or B?") is Combine.LOWER
+    assert combination("How much more did A earn than B?") is Combine.DIFFERENCE
+    assert combination("The combined capex of A and B?") is Combine.SUM
+    assert combination("What was revenue at A and B?") is Combine.EACH

@@ -74,6 +74,12 @@ class CoverField(str, Enum):
         return _DEI_CONCEPTS[self]
 
 
+# The fields every cover page prints, which a PDF's cover is read for too (cover_page.py);
+# the others are tagged where the filing states them (the auditor in a 10-K's report).
+PRINTED_COVER_FIELDS = (CoverField.INCORPORATION, CoverField.TAX_ID, CoverField.CITY,
+                        CoverField.STATE, CoverField.EXCHANGE, CoverField.FILE_NUMBER,
+                        CoverField.PHONE)
+
 _DEI_CONCEPTS = {
     CoverField.INCORPORATION: ("dei:EntityIncorporationStateCountryCode",),
     CoverField.TAX_ID: ("dei:EntityTaxIdentificationNumber",),

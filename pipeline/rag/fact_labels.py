@@ -32,6 +32,8 @@ MAX_LISTED = 12
 NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")})
 # Words a member's name carries that name no part of the company.
 _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of"})
+_PERIOD_LABEL = re.compile(r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+                           r"nov|dec)[a-z]*\b|\b(?:months?|quarter|year|ended)\b", re.I)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -55,6 +57,18 @@ def member_label(member: str) -> str:
     return " ".join(words) or member
 
 
+def _naming_words(shown: tuple[str, str], concept: set[str]) -> set[str]:
+    """The words of a printed row label or column header that may name a part: a label
+    sharing a word with the concept names the measure, one with a year or a month names the
+    period."""
+    out: set[str] = set()
+    for label in shown:
+        found = set(tokens(label))
+        if found and not found & concept and not _PERIOD_LABEL.search(label):
+            out |= found - _GENERIC
+    return out
+
+
 def qualifiers(fact: Fact) -> frozenset[tuple[str, str]]:
     """The fact's dimensions that name a part of the company (`QUALIFIER_AXES`), and any
     other dimension except the neutral ones: a fact with an equity-component member is not
@@ -72,20 +86,28 @@ class FactLabels:
     compact: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, facts: list[Fact], row_label: Any = None) -> FactLabels:
-        """`row_label(fact)`: the row label the filing prints beside the fact, or None."""
+    def of(cls, facts: list[Fact], shown_at: Any = None) -> FactLabels:
+        """`shown_at(fact)`: the (row label, column header) the filing prints the fact under,
+        or None. A fact of no part names its concept by its row; a part's fact names the
+        part by a row or header that shares no word with its concept ("Taiwan" of
+        country:TW, "Compute & Networking" over a column of segment revenues)."""
         words: dict[str, set[str]] = defaultdict(set)
-        members: dict[tuple[str, str], frozenset[str]] = {}
+        members: dict[tuple[str, str], set[str]] = defaultdict(set)
+        printed: dict[tuple[str, str], set[str]] = defaultdict(set)
         for f in facts:
             if f.concept not in words:
                 words[f.concept].update(tokens(split_name(f.concept)))
-            label = row_label(f) if row_label is not None and not f.dimensions else None
-            if label:
-                words[f.concept].update(tokens(label))
-            for axis, member in f.dimensions:
-                if QUALIFIER_AXES.search(axis) and (axis, member) not in members:
-                    members[(axis, member)] = member_words(member)
-        kept = {m: w for m, w in members.items() if w}
+            shown = shown_at(f) if shown_at is not None else None
+            parts = [d for d in f.dimensions if QUALIFIER_AXES.search(d[0])]
+            for d in parts:
+                members[d].update(member_words(d[1]))
+            if shown and not f.dimensions:
+                words[f.concept].update(tokens(shown[0]))
+            elif shown and len(parts) == 1:
+                printed[parts[0]].update(_naming_words(shown, words[f.concept]))
+        for d, named in printed.items():
+            members[d].update(named)
+        kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
                    {m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower()) for m in kept})
 

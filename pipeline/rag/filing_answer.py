@@ -75,15 +75,21 @@ class FilingAnswerer:
     def labels_of(self, info: Any) -> FactLabels:
         """The filing's concept and member labels (read once, on the first question)."""
         if info.doc_id not in self._labels:
-            self._labels[info.doc_id] = FactLabels.of(info.facts, lambda f: self._row_label(info, f))
+            tables: dict[str, Any] = {}
+            self._labels[info.doc_id] = FactLabels.of(
+                info.facts, lambda f: self._shown_at(info, f, tables))
         return self._labels[info.doc_id]
 
-    def _row_label(self, info: Any, fact: Any) -> str | None:
+    def _shown_at(self, info: Any, fact: Any, tables: dict[str, Any]) -> tuple[str, str] | None:
+        """The row label and column header a fact's cell is printed under."""
         where = info.fact_cells.get(fact.fact_id)
         chunk = self._chunks.get(where[0]) if where else None
-        if chunk is None or not chunk.table or where[1] >= len(chunk.table):
+        if chunk is None or not chunk.table:
             return None
-        return chunk.table[where[1]][0]
+        if chunk.chunk_id not in tables:
+            tables[chunk.chunk_id] = parse_table(chunk.table)
+        cell = tables[chunk.chunk_id].cell(where[1], where[2])
+        return (cell.row, cell.column) if cell is not None else None
 
     def asked(self, query: Query, info: Any) -> tuple[Asked, Parts]:
         """What the filing's facts must match beyond the periods: the part named, and the

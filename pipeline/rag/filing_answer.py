@@ -63,9 +63,15 @@ class FilingAnswerer:
             self._read[doc_id] = facts_from_tables(info, self.store.document(doc_id))
         return self._read[doc_id]
 
-    def parse(self, question: str) -> Query:
+    def parse(self, question: str, caller: MetadataFilter | None = None) -> Query:
+        """The question's company, measure and periods; only the companies of documents
+        `caller` may see are known, so what another tenant indexed changes no answer."""
         self._refresh()
-        return parse_query(question, self.aliases)
+        if caller is None:
+            return parse_query(question, self.aliases)
+        return parse_query(question, company_aliases(
+            (i.metadata.company, i.metadata.ticker) for d, i in self.info.items()
+            if caller.matches(d, i)))
 
     def names_a_filing(self, query: Query) -> bool:
         """Whether the question is about the indexed filings: it names one of their

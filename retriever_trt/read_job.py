@@ -12,8 +12,11 @@ the child costs ~1 s of imports, small beside indexing a filing.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import pickle
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,8 @@ from retriever_trt.documents.limits import MIB, DocumentLimits
 from retriever_trt.documents.model import DocumentError
 
 POLL_S = 0.1
+# prctl(2): PR_SET_PDEATHSIG, so a child whose server is killed (SIGKILL) dies with it.
+PR_SET_PDEATHSIG = 1
 REQUEST, RESULT = "request.pkl", "result.pkl"
 
 
@@ -54,7 +59,7 @@ def read_in_child(request: ReadRequest, deadline: float,
         folder = Path(tmp)
         (folder / REQUEST).write_bytes(pickle.dumps(request))
         child = subprocess.Popen([sys.executable, "-m", "retriever_trt.read_job",
-                                  str(folder / REQUEST), str(folder / RESULT)],
+                                  str(folder / REQUEST), str(folder / RESULT), str(os.getpid())],
                                  stdin=subprocess.DEVNULL)
         try:
             while child.poll() is None:
@@ -103,7 +108,10 @@ def _read(request: ReadRequest) -> tuple[bool, Any]:
                        "(document_max_memory_bytes)")
 
 
-def main(request_path: str, result_path: str) -> None:
+def main(request_path: str, result_path: str, parent: str) -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != int(parent):
+        return  # the server died before we could ask to die with it
     request: ReadRequest = pickle.loads(Path(request_path).read_bytes())
     cap = request.limits.max_memory_bytes
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -114,4 +122,4 @@ def main(request_path: str, result_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])

@@ -21,11 +21,14 @@ DEFAULT_MAX_PAGES = 2000
 # ~10 MB; a 10-K as a whole to tens of MB.
 DEFAULT_MAX_STREAM_BYTES = 64 * MIB
 DEFAULT_MAX_INFLATED_BYTES = 256 * MIB
-# A 10-K is ~2,000-4,000 chunks of 120 tokens.
-DEFAULT_MAX_CHUNKS = 20_000
-# Reading and encoding a 10-K takes a few minutes on a loaded 2-core machine.
-DEFAULT_MAX_SECONDS = 900.0
-# The reading process's address space: its libraries reserve ~1 GiB of it.
+# Apple's 10-K as a PDF is 586 chunks of 120 tokens, Netflix's 10-Q 541; 8,000 is over
+# ten times that, and about what a loaded 2-core machine encodes in the time limit below
+# (~2.3 chunks/s, benchmarks/RESULTS.md "Documents while serving").
+DEFAULT_MAX_CHUNKS = 8000
+# A backstop for what the structural checks do not foresee: a 10-Q took 234 s to become
+# ready on a loaded 2-core machine.
+DEFAULT_MAX_SECONDS = 3600.0
+# The reading process's address space: reading Apple's 10-K PDF fits in 1 GiB.
 DEFAULT_MAX_MEMORY_BYTES = 4 * GIB
 
 

@@ -33,6 +33,14 @@ from pydantic import (
 from llm_engine import EngineConfig
 from llm_engine.spec_decode.config import SpeculativeConfig
 from llm_engine.utils.model_path import default_engines_dir
+from retriever_trt.documents.limits import (
+    DEFAULT_MAX_CHUNKS,
+    DEFAULT_MAX_INFLATED_BYTES,
+    DEFAULT_MAX_MEMORY_BYTES,
+    DEFAULT_MAX_PAGES,
+    DEFAULT_MAX_SECONDS,
+    DEFAULT_MAX_STREAM_BYTES,
+)
 from retriever_trt.vector_store import (
     DEFAULT_MILVUS_COLLECTION,
     MilvusConfig,
@@ -228,6 +236,17 @@ class Settings(BaseModel):
     ingest_workers: int = Field(1, ge=1, le=64)
     max_pending_documents: int = Field(16, ge=1, le=100000)
     documents_poll_interval: float = Field(1.0, gt=0.0, le=3600.0)
+    # What one document may cost (retriever_trt/documents/limits.py); past one it ends
+    # `failed` with an error naming the setting: its pages (checked before a page is
+    # read), the bytes one compressed stream (a PDF stream, a zip part) and all of them
+    # inflate to, its chunks, the seconds its reading and encoding take, and the memory of
+    # the process that reads it (killed at once by a delete).
+    document_max_pages: int = Field(DEFAULT_MAX_PAGES, ge=1)
+    document_max_stream_bytes: int = Field(DEFAULT_MAX_STREAM_BYTES, ge=1024)
+    document_max_inflated_bytes: int = Field(DEFAULT_MAX_INFLATED_BYTES, ge=1024)
+    document_max_chunks: int = Field(DEFAULT_MAX_CHUNKS, ge=1)
+    document_max_seconds: float = Field(DEFAULT_MAX_SECONDS, gt=0.0)
+    document_max_memory_bytes: int = Field(DEFAULT_MAX_MEMORY_BYTES, ge=256 << 20)
     # Where the chunk vectors live (docs/documents_api.md, "One store for every replica"):
     # faiss in each process's memory, or one Milvus collection that replicas on any number
     # of machines share. milvus_uri: a Milvus server ("http://host:19530") or a milvus-lite

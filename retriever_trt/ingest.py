@@ -31,6 +31,7 @@ from retriever_trt.chunking import (
     split_words,
 )
 from retriever_trt.documents import SUFFIXES, DocumentError, load_document
+from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
 from retriever_trt.filters import DEFAULT_COLLECTION
 from retriever_trt.store import Chunk, DocumentInfo, DocumentStore
 
@@ -113,11 +114,16 @@ def corpus_files(root: Path) -> list[Path]:
 
 def read_document(file: Path, doc_id: str, max_tokens: int, overlap: int,
                   count: TokenCounter,
-                  collection: str = DEFAULT_COLLECTION) -> tuple[list[Chunk], DocumentInfo, int]:
+                  collection: str = DEFAULT_COLLECTION, limits: DocumentLimits = DEFAULT_LIMITS,
+                  ) -> tuple[list[Chunk], DocumentInfo, int]:
     """One file's chunks, its document record and its page count: the same for a file of a
-    folder and an upload. Raises `DocumentError` naming the file."""
-    doc = load_document(file, doc_id)
+    folder and an upload. Raises `DocumentError` naming the file, also for one that costs
+    more than `limits`."""
+    doc = load_document(file, doc_id, limits)
     pieces, cells = chunk_document(doc, max_tokens, overlap, count)
+    if len(pieces) > limits.max_chunks:
+        raise DocumentError(file, f"{len(pieces):,} chunks, over the limit of "
+                                  f"{limits.max_chunks:,} (document_max_chunks)")
     info = DocumentInfo(doc_id, document_title(doc), doc.metadata, doc.facts, cells, collection)
     return pieces, info, doc.metadata.pages or 1
 

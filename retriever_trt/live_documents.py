@@ -20,14 +20,12 @@ import fcntl
 import hashlib
 import logging
 import os
-import re
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -35,8 +33,10 @@ import numpy as np
 
 from retriever_trt.catalog import Catalog, DocumentRecord, DocumentStatus
 from retriever_trt.documents import SUFFIXES, DocumentError
-from retriever_trt.ingest import read_document
-from retriever_trt.retriever import Retriever, chunk_counter, encode_corpus
+from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
+from retriever_trt.incoming import INCOMING, Incoming, UploadError, receive, remove_leftovers, safe_name
+from retriever_trt.read_job import JobCancelled, ReadRequest, read_in_child
+from retriever_trt.retriever import Retriever, encode_corpus
 from retriever_trt.segments import read_segment, write_segment
 from retriever_trt.storage import IndexFileError
 from retriever_trt.store import DocumentStore
@@ -44,22 +44,10 @@ from retriever_trt.store import DocumentStore
 logger = logging.getLogger("finrag")
 
 FILES, SEGMENTS, JOB_LOCK = "files", "segments", ".indexing.lock"
-INCOMING = ".incoming-"
-# An incoming file older than this was left by a process killed mid-upload.
-STALE_INCOMING_S = 3600
-COPY_BLOCK = 1 << 20
 # Uploads are encoded in small batches so that questions asked meanwhile wait little for
 # the encoder between two of them.
 ENCODE_BATCH = 16
-MAX_NAME_CHARS = 200
-
-
-class UploadError(ValueError):
-    """An upload refused; `status` is the HTTP status that says why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+__all__ = ["LiveConfig", "LiveDocuments", "UploadError"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +58,7 @@ class LiveConfig:
     max_pending: int = 16
     max_bytes: int = 100 << 20
     poll_interval: float = 1.0
+    limits: DocumentLimits = field(default=DEFAULT_LIMITS)
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.max_pending < 1 or self.max_bytes < 1:
@@ -81,14 +70,6 @@ class LiveConfig:
 def document_id(collection: str, sha256: str) -> str:
     """Stable: the same bytes uploaded to the same collection are the same document."""
     return "doc-" + hashlib.sha256(f"{collection}\0{sha256}".encode()).hexdigest()[:24]
-
-
-def safe_name(name: str) -> str:
-    """A file name that stays inside its folder: no path, no NUL or control characters, no
-    leading dots ("../../etc/passwd" is "passwd")."""
-    base = re.split(r"[/\\]", name or "")[-1]
-    base = re.sub(r"[\x00-\x1f\x7f]", "", base).strip().lstrip(".")
-    return base[-MAX_NAME_CHARS:] or "upload"
 
 
 def visible(record: DocumentRecord, collections: frozenset[str] | None) -> bool:
@@ -104,10 +85,14 @@ class LiveDocuments:
         self.files.mkdir(parents=True, exist_ok=True)
         self.segments.mkdir(parents=True, exist_ok=True)
         self.catalog = Catalog(self.folder)
-        self.count = chunk_counter(embedder)
+        tokenizer = getattr(embedder, "tokenizer", None)
+        # Sent to each reading process, which counts chunk tokens as the embedder does.
+        self._tokenizer = tokenizer.to_str() if hasattr(tokenizer, "encode_batch") else None
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="finrag-ingest")
         self._lock = threading.Lock()      # catalog change + its in-memory effect, together
+        self._admit = threading.Lock()     # uploads' room check + their enqueueing, together
         self._jobs: dict[str, int] = {}    # documents this process indexes -> job lock fd
+        self._cancel: dict[str, threading.Event] = {}  # set when the document is deleted
         self._loaded: set[str] = set()     # documents published to the retriever
         self._progress: dict[str, float] = {}
         self._stop = threading.Event()
@@ -141,56 +126,80 @@ class LiveDocuments:
 
     # -- the API -----------------------------------------------------------------------
     def add(self, name: str, data: BinaryIO, collection: str) -> tuple[DocumentRecord, bool]:
-        """Store an upload and queue it; (its record, False) when these bytes are already
-        a document of the collection."""
-        name = safe_name(name)
-        if not name.lower().endswith(SUFFIXES):
-            raise UploadError(415, f"{name}: unsupported file type; upload one of "
-                                   f"{', '.join(SUFFIXES)}")
-        if self.room() <= 0:
-            raise UploadError(429, f"{len(self._jobs)} documents are being indexed; retry "
-                                   "when one is ready")
-        tmp = self.files / f"{INCOMING}{uuid.uuid4().hex}"
+        """Store one upload and queue it (see `add_all`)."""
+        return self.add_all([(name, data)], collection)[0]
+
+    def add_all(self, files: list[tuple[str, BinaryIO]],
+                collection: str) -> list[tuple[DocumentRecord, bool]]:
+        """Store a request's uploads and queue them, all or none: each file's (record,
+        False) when its bytes are already a document of the collection, else (its new
+        record, True). UploadError (and nothing stored) when one is refused, or when the
+        new ones do not all fit under max_pending (429)."""
+        names = [safe_name(name) for name, _ in files]
+        for name in names:
+            if not name.lower().endswith(SUFFIXES):
+                raise UploadError(415, f"{name}: unsupported file type; upload one of "
+                                       f"{', '.join(SUFFIXES)}")
+        if self.room() <= 0:  # early, before the bytes are copied (checked again below)
+            raise self._full(len(files))
+        received: list[Incoming] = []
         try:
-            sha, size = self._copy(data, tmp)
-            doc_id = document_id(collection, sha)
-            known = self.catalog.records().get(doc_id)
-            if known is not None:
-                return known, False
-            (self.files / doc_id).mkdir(exist_ok=True)
-            lock = self._claim(doc_id)  # before the file lands: a starting process's
-            if lock is None:            # clean-up leaves a claimed folder alone
-                raise UploadError(409, f"{name}: the same file is being uploaded to "
-                                       f"{collection!r} right now; retry in a moment")
-            os.replace(tmp, self.files / doc_id / name)
-            record = DocumentRecord(doc_id, name, collection, sha, size)
-            if not self.catalog.update(lambda rs: rs.setdefault(doc_id, record) is record):
-                _release(lock)
-                return self.catalog.records()[doc_id], False
-            self._submit(record, lock)
-            return record, True
+            for _, data in files:
+                received.append(receive(data, self.files, self.config.max_bytes))
+            with self._admit:  # the room counted and taken together
+                return self._admit_all(names, received, collection)
         finally:
-            tmp.unlink(missing_ok=True)
+            for incoming in received:
+                incoming.close()
+
+    def _full(self, wanted: int) -> UploadError:
+        return UploadError(429, f"{wanted} file(s) sent but room for {max(self.room(), 0)} "
+                                f"while {len(self._jobs)} documents are indexed "
+                                "(max_pending_documents); retry when one is ready")
+
+    def _admit_all(self, names: list[str], received: list[Incoming],
+                   collection: str) -> list[tuple[DocumentRecord, bool]]:
+        known = self.catalog.records()
+        new: dict[str, tuple[DocumentRecord, Incoming]] = {}
+        for name, incoming in zip(names, received, strict=True):
+            doc_id = document_id(collection, incoming.sha256)
+            if doc_id not in known and doc_id not in new:
+                new[doc_id] = (DocumentRecord(doc_id, name, collection, incoming.sha256,
+                                              incoming.size), incoming)
+        if len(new) > self.room():
+            raise self._full(len(new))
+
+        def record_new(records: dict[str, DocumentRecord]) -> set[str]:
+            return {i for i, (r, _) in new.items() if records.setdefault(i, r) is r}
+
+        locks: dict[str, int] = {}
+        try:
+            for doc_id, (record, incoming) in new.items():
+                (self.files / doc_id).mkdir(exist_ok=True)
+                lock = self._claim(doc_id)  # before the file lands: a starting process's
+                if lock is None:            # clean-up leaves a claimed folder alone
+                    raise UploadError(409, f"{record.name}: the same file is being uploaded "
+                                           f"to {collection!r} right now; retry in a moment")
+                locks[doc_id] = lock
+                os.replace(incoming.path, self.files / doc_id / record.name)
+            added = self.catalog.update(record_new)
+        except BaseException:
+            for doc_id, lock in locks.items():
+                shutil.rmtree(self.files / doc_id, ignore_errors=True)
+                _release(lock)
+            raise
+        for doc_id, lock in locks.items():
+            if doc_id in added:
+                self._submit(new[doc_id][0], lock)
+            else:  # another replica recorded the same bytes meanwhile
+                _release(lock)
+        records = self.catalog.records()
+        ids = [document_id(collection, incoming.sha256) for incoming in received]
+        return [(records.get(i) or known.get(i) or new[i][0], i in added) for i in ids]
 
     def room(self) -> int:
         """How many more uploads this process takes before answering 429."""
         return self.config.max_pending - len(self._jobs)
-
-    def _copy(self, data: BinaryIO, tmp: Path) -> tuple[str, int]:
-        digest, size = hashlib.sha256(), 0
-        with open(tmp, "wb") as out:
-            while block := data.read(COPY_BLOCK):
-                size += len(block)
-                if size > self.config.max_bytes:
-                    raise UploadError(413, f"file over the upload limit of "
-                                           f"{self.config.max_bytes} bytes (max_upload_bytes)")
-                digest.update(block)
-                out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
-        if size == 0:
-            raise UploadError(400, "empty file: nothing to index")
-        return digest.hexdigest(), size
 
     def get(self, doc_id: str, collections: frozenset[str] | None) -> DocumentRecord | None:
         record = self.catalog.records().get(doc_id)
@@ -220,6 +229,7 @@ class LiveDocuments:
                 self.retriever.remove(doc_id)
                 self._loaded.discard(doc_id)
         if record is not None:
+            self._stop_job(doc_id)
             shutil.rmtree(self.segments / doc_id, ignore_errors=True)
             shutil.rmtree(self.files / doc_id, ignore_errors=True)
         return record
@@ -229,6 +239,8 @@ class LiveDocuments:
         """Bring the retriever to the catalog, and take up documents left indexing by a
         process that died."""
         records = self._reconcile()
+        for doc_id in set(self._cancel) - set(records):
+            self._stop_job(doc_id)  # deleted by another replica while we index it
         for doc_id, record in records.items():
             if record.status is DocumentStatus.INDEXING and doc_id not in self._jobs:
                 lock = self._claim(doc_id)
@@ -280,36 +292,57 @@ class LiveDocuments:
         return fd
 
     def _submit(self, record: DocumentRecord, lock: int) -> None:
+        self._cancel[record.id] = threading.Event()
         self._jobs[record.id] = lock
         self._progress[record.id] = 0.0
         self._pool.submit(self._index, record)
+
+    def _stop_job(self, doc_id: str) -> None:
+        """Stop the document's job, queued or running: its reading process is killed, its
+        encoding stops at the next batch."""
+        cancel = self._cancel.get(doc_id)
+        if cancel is not None:
+            cancel.set()
 
     def _index(self, record: DocumentRecord) -> None:
         try:
             current = self.catalog.records().get(record.id)
             if current is None or current.status is not DocumentStatus.INDEXING:
                 return  # deleted, or finished by another process before we took it up
-            self._index_file(record)
+            self._index_file(record, self._cancel[record.id])
+        except JobCancelled:
+            logger.info("finrag: indexing %s (%s) stopped: deleted", record.id, record.name)
         except DocumentError as exc:
             self._mark(record.id, DocumentStatus.FAILED, error=f"{record.name}: {exc.problem}")
         except Exception as exc:  # noqa: BLE001 - the document fails, the server goes on
             logger.exception("finrag: indexing %s (%s) failed", record.id, record.name)
             self._mark(record.id, DocumentStatus.FAILED, error=f"indexing failed: {exc}")
         finally:
-            _release(self._jobs.pop(record.id, None))
+            self._cancel.pop(record.id, None)
             self._progress.pop(record.id, None)
+            _release(self._jobs.pop(record.id, None))  # last: frees its room
 
-    def _index_file(self, record: DocumentRecord) -> None:
+    def _index_file(self, record: DocumentRecord, cancelled: threading.Event) -> None:
+        """Read (in a child process), encode and save; stopped by `cancelled` (a delete)
+        or past the limits' max_seconds, reading and encoding together."""
         path = self.files / record.id / record.name
         if not path.is_file():
             raise DocumentError(path, "the stored upload is missing; upload it again")
-        chunks, info, pages = read_document(path, record.id, self.config.chunk_tokens,
-                                            self.config.overlap, self.count, record.collection)
+        limits = self.config.limits
+        deadline = time.monotonic() + limits.max_seconds
+        request = ReadRequest(path, record.id, self.config.chunk_tokens, self.config.overlap,
+                              record.collection, limits, self._tokenizer)
+        chunks, info, pages = read_in_child(request, deadline, cancelled)
         part = DocumentStore(chunks, documents=[info])
         texts = [part.index_text(i) for i in range(len(part))]
         self._progress[record.id] = 0.1
 
         def encoded(done: int) -> None:  # reading 10%, encoding 10-95%, saving the rest
+            if cancelled.is_set():
+                raise JobCancelled(record.id)
+            if time.monotonic() > deadline:
+                raise DocumentError(path, f"indexing it took over {limits.max_seconds:g} s, "
+                                          "the limit of one document (document_max_seconds)")
             self._progress[record.id] = 0.1 + 0.85 * done / max(len(texts), 1)
 
         vectors = encode_corpus(self.embedder, texts, ENCODE_BATCH, False, encoded)
@@ -341,14 +374,15 @@ class LiveDocuments:
 
     def _collect_garbage(self) -> None:
         """Files and segments of documents the catalog does not hold (a kill between a
-        delete's catalog change and its file removal), and stale incoming files."""
+        delete's catalog change and its file removal), and partial uploads of killed
+        processes."""
+        remove_leftovers(self.files)
         known = set(self.catalog.records())
         for folder in (self.files, self.segments):
             for entry in folder.iterdir():
                 if entry.name.startswith(INCOMING):
-                    if time.time() - entry.stat().st_mtime > STALE_INCOMING_S:
-                        entry.unlink(missing_ok=True)
-                elif entry.is_dir() and not entry.name.startswith(".") and entry.name not in known:
+                    continue  # remove_leftovers's
+                if entry.is_dir() and not entry.name.startswith(".") and entry.name not in known:
                     _remove_unclaimed(entry, self._claim if folder is self.files else None)
 
 

@@ -132,6 +132,18 @@ def test_a_tenant_never_sees_the_other_tenants_documents(docs, tenants):
     assert {d["collection"] for d in everything} == {"alpha", "beta"}
 
 
+def test_a_question_does_not_reveal_which_companies_another_tenant_indexed(docs, tenants):
+    """Gadget is beta's: for alpha it is as unknown as a company nobody indexed, so both
+    questions are answered alike, from alpha's documents."""
+    shown = {}
+    for company in ("Gadget Holdings", "Zorblax Holdings"):
+        r = httpx.post(f"{docs['base']}/ask", headers=auth(KEY_A), timeout=TIMEOUT,
+                       json={"question": f"What was {company}'s revenue in 2024?"})
+        assert r.status_code == 200, r.text
+        shown[company] = r.json()["sources"]
+    assert len(shown["Gadget Holdings"]) == len(shown["Zorblax Holdings"]) > 0, shown
+
+
 def _half_sent_upload(base: str) -> None:
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as sock:

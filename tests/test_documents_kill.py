@@ -29,8 +29,9 @@ DEFAULT_ROUNDS = 6
 ROUNDS = int(os.environ.get("FINRAG_KILL_ROUNDS", str(DEFAULT_ROUNDS)))
 WORKER = Path(__file__).with_name("kill_worker.py")
 REPO = WORKER.parent.parent
-# When the kill lands after the worker is up: early in an upload or late in a delete.
-KILL_AFTER_S = (0.2, 2.5)
+# When the kill lands after the worker is up: early in an upload or late in a delete
+# (each upload is read by a process of its own, which takes ~1-3 s to start).
+KILL_AFTER_S = (0.2, 8.0)
 
 
 def run_round(folder: Path, onnx: Path, round_no: int,

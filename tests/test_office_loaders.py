@@ -13,7 +13,7 @@ import openpyxl
 from document_errors import one_line_error
 
 from retriever_trt.documents import Form, Paragraph, TableBlock, load_document
-from retriever_trt.documents.zip_guard import MAX_UNCOMPRESSED_BYTES
+from retriever_trt.documents.limits import DEFAULT_MAX_STREAM_BYTES
 from retriever_trt.tables import parse_table
 
 MIB = 1024 * 1024
@@ -77,7 +77,8 @@ def test_bad_workbooks_are_refused_with_one_line(tmp_path: Path) -> None:
     size = 2 * 1024 * MIB
     bomb = _zip_bomb(tmp_path / "bomb.xlsx", "xl/worksheets/sheet1.xml", size)
     assert bomb.stat().st_size < size // 100
-    one_line_error(bomb, "expands to 2,048 MiB", f"{MAX_UNCOMPRESSED_BYTES // MIB} MiB limit")
+    one_line_error(bomb, "expands to 2,048 MiB", f"{DEFAULT_MAX_STREAM_BYTES // MIB} MiB limit",
+                   "document_max_stream_bytes")
     not_a_book = tmp_path / "zip.xlsx"
     with zipfile.ZipFile(not_a_book, "w") as archive:
         archive.writestr("readme.txt", "a zip, but no workbook in it")

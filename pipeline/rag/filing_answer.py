@@ -109,9 +109,15 @@ class FilingAnswerer:
         """Whether the first filing in scope has tagged facts (inline XBRL)."""
         return bool(doc_ids) and doc_ids[0] in self.info and bool(self.info[doc_ids[0]].facts)
 
-    def parse(self, question: str) -> Query:
+    def parse(self, question: str, caller: MetadataFilter | None = None) -> Query:
+        """The question's company, measure and periods; only the companies of documents
+        `caller` may see are known, so what another tenant indexed changes no answer."""
         self._refresh()
-        return parse_query(question, self.aliases)
+        if caller is None:
+            return parse_query(question, self.aliases)
+        return parse_query(question, company_aliases(
+            (i.metadata.company, i.metadata.ticker) for d, i in self.info.items()
+            if caller.matches(d, i)))
 
     def names_a_filing(self, query: Query) -> bool:
         """Whether the question is about the indexed filings: it names one of their

@@ -171,11 +171,15 @@ def open_documents(settings: Settings, retriever: Any, embedder: Any) -> Any:
     """The uploaded documents (`documents_dir`, else `DIR/documents` in the index folder),
     loaded and kept in step with the catalog every replica shares."""
     from retriever_trt.chunking import DEFAULT_OVERLAP
+    from retriever_trt.documents.limits import DocumentLimits
     from retriever_trt.live_documents import LiveConfig, LiveDocuments
 
+    limits = DocumentLimits(settings.document_max_pages, settings.document_max_stream_bytes,
+                            settings.document_max_inflated_bytes, settings.document_max_chunks,
+                            settings.document_max_seconds, settings.document_max_memory_bytes)
     config = LiveConfig(settings.chunk_tokens, DEFAULT_OVERLAP, settings.ingest_workers,
                         settings.max_pending_documents, settings.max_upload_bytes,
-                        settings.documents_poll_interval)
+                        settings.documents_poll_interval, limits)
     documents = LiveDocuments(retriever, embedder, settings.documents_path, config)
     documents.start()
     return documents
@@ -279,7 +283,7 @@ class RAGPipeline:
         intent = await self.intent.classify(question, f"{rid}-intent")
         t_intent = time.perf_counter()
         label = self.intent.label(intent.label)
-        query = self.filings.parse(question)
+        query = self.filings.parse(question, opts.filters)
         if label.reply is not None and self.filings.names_a_filing(query):
             # A question naming an indexed company, or a statement measure and a period, is
             # about the filings whatever the small model guessed ("Coca-Cola's revenue" read

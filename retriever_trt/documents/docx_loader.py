@@ -9,7 +9,6 @@ from pathlib import Path
 
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
-from retriever_trt.documents.zip_guard import check_zip
 
 # A paragraph this short, right above a table, is part of its caption ("(in millions)").
 MAX_CAPTION_LINE = 200
@@ -18,7 +17,6 @@ METADATA_PARAGRAPHS = 200
 
 
 def load(path: Path, doc_id: str) -> Document:
-    check_zip(path, ".docx")
     import docx  # python-docx, imported only when a Word file is read
     from docx.opc.exceptions import PackageNotFoundError
 

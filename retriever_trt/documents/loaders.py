@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits, check_cost
 from retriever_trt.documents.model import Document, DocumentError
 
 Loader = Callable[[Path, str], Document]
@@ -37,9 +38,10 @@ def loader_for(path: Path) -> Loader:
     return importlib.import_module(f"retriever_trt.documents.{module}").load
 
 
-def load_document(path: str | Path, doc_id: str | None = None) -> Document:
+def load_document(path: str | Path, doc_id: str | None = None,
+                  limits: DocumentLimits = DEFAULT_LIMITS) -> Document:
     """Read one file into a `Document`; an empty file is a `DocumentError`, like any other
-    file that gives no text."""
+    file that gives no text, or one whose structure asks for more than `limits`."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -47,6 +49,7 @@ def load_document(path: str | Path, doc_id: str | None = None) -> Document:
         raise DocumentError(path, f"cannot read ({exc.strerror or exc})") from None
     if size == 0:
         raise DocumentError(path, "empty file")
+    check_cost(path, limits)
     doc = loader_for(path)(path, doc_id or path.name)
     if not doc.blocks:
         raise DocumentError(path, "no text found")

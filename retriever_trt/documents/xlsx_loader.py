@@ -15,7 +15,6 @@ from pathlib import Path
 from retriever_trt.documents.cells import cell_text, trim
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Document, DocumentError, TableBlock
-from retriever_trt.documents.zip_guard import check_zip
 
 # Cells a sheet may hold: a financial workbook's sheets hold thousands; a million cells
 # is a data dump, not a document to answer questions from.
@@ -23,7 +22,6 @@ MAX_CELLS = 1_000_000
 
 
 def load(path: Path, doc_id: str) -> Document:
-    check_zip(path, ".xlsx")
     import openpyxl  # a dependency, imported only when a workbook is read
 
     try:

@@ -11,17 +11,14 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+from retriever_trt.documents.limits import MIB, DocumentLimits
 from retriever_trt.documents.model import DocumentError
 
-# Far above any real workbook or Word file's unpacked XML (a 10-K's exhibits as .xlsx
-# unpack to a few MB), far below what would exhaust this machine's memory.
-MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
-MIB = 1024 * 1024
 
-
-def check_zip(path: Path, kind: str, max_bytes: int = MAX_UNCOMPRESSED_BYTES) -> None:
+def check_zip(path: Path, kind: str, limits: DocumentLimits) -> None:
     """Raise `DocumentError` unless `path` is a zip archive (`kind` names the format in
-    the message, e.g. ".xlsx") that unpacks to at most `max_bytes`."""
+    the message, e.g. ".xlsx") whose members each unpack to at most
+    `limits.max_stream_bytes`, and all of them to at most `limits.max_inflated_bytes`."""
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -29,7 +26,14 @@ def check_zip(path: Path, kind: str, max_bytes: int = MAX_UNCOMPRESSED_BYTES) ->
         raise DocumentError(path, f"not a valid {kind} file (not a zip archive: {exc})") from None
     except OSError as exc:
         raise DocumentError(path, f"cannot read ({exc.strerror or exc})") from None
+    largest = max(members, key=lambda m: m.file_size, default=None)
+    if largest is not None and largest.file_size > limits.max_stream_bytes:
+        raise DocumentError(path, f"{kind} part {largest.filename} expands to "
+                                  f"{largest.file_size / MIB:,.0f} MiB, over the "
+                                  f"{limits.max_stream_bytes / MIB:,.0f} MiB limit of one "
+                                  "part (document_max_stream_bytes; a zip bomb?)")
     total = sum(m.file_size for m in members)
-    if total > max_bytes:
+    if total > limits.max_inflated_bytes:
         raise DocumentError(path, f"{kind} expands to {total / MIB:,.0f} MiB, over the "
-                                  f"{max_bytes / MIB:,.0f} MiB limit (a zip bomb?)")
+                                  f"{limits.max_inflated_bytes / MIB:,.0f} MiB limit "
+                                  "(document_max_inflated_bytes; a zip bomb?)")

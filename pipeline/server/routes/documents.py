@@ -86,18 +86,14 @@ async def upload(request: Request) -> JSONResponse:
         if not files:
             raise RequestRejected("file: send one or more files in the multipart field 'file'")
         collection = upload_collection(form.get("collection"), allowed)
-        if len(files) > live.room():  # all of a request's files are taken, or none
-            raise RequestRejected(f"{len(files)} files sent but room for {max(live.room(), 0)}"
-                                  " while earlier uploads are indexed; retry later", 429,
-                                  {"Retry-After": str(RETRY_AFTER_S)})
+        try:  # all of a request's files are taken, or none
+            added = await asyncio.to_thread(
+                live.add_all, [(f.filename or "", f.file) for f in files], collection)
+        except UploadError as exc:
+            headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.status == 429 else None
+            raise RequestRejected(str(exc), exc.status, headers) from None
         shown = []
-        for file in files:
-            try:
-                record, created = await asyncio.to_thread(live.add, file.filename or "",
-                                                           file.file, collection)
-            except UploadError as exc:
-                headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.status == 429 else None
-                raise RequestRejected(str(exc), exc.status, headers) from None
+        for record, created in added:
             await audit(request, {"action": "document.upload", "document": record.id,
                                   "name": record.name, "collection": collection,
                                   "sha256": record.sha256, "created": created})

@@ -4,7 +4,8 @@ Builds a TensorRT plan (or an ONNX Runtime optimized graph) from onnx_export's f
 then times inference on random valid token ids and prints trtexec's performance
 summary. Precision lives in the ONNX file (strongly typed networks): --fp16 picks
 model.fp16.onnx and --int8 model.int8.onnx beside --onnx, making them when missing; --best
-the lowest precision it can. Flags a backend cannot honour are reported on stderr
+the lowest precision it can; --sparsity=force prunes that file's linear weights to 2:4
+first (onnx_export/sparsity.py). Flags a backend cannot honour are reported on stderr
 (retrexec_flags.py).
 """
 

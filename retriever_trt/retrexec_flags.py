@@ -92,6 +92,9 @@ def check_levels(args: Any) -> None:
 def unhonoured(args: Any, backend: str) -> list[str]:
     """One line per flag given that this backend cannot honour (reported, then ignored)."""
     out = []
+    if args.loadEngine and args.sparsity != Sparsity.DISABLE:
+        out.append(f"--sparsity={args.sparsity.value}: ignored with --loadEngine: sparsity is "
+                   "chosen when an engine is built")
     if backend == "onnxruntime":
         tensorrt_only = {"timingCacheFile": "ONNX Runtime has no timing cache",
                          "memPoolSize": "ONNX Runtime sizes its own memory arena",
@@ -99,7 +102,7 @@ def unhonoured(args: Any, backend: str) -> list[str]:
         for flag, why in tensorrt_only.items():
             if getattr(args, flag):
                 out.append(f"--{flag}: ignored: {why} (TensorRT only)")
-        if args.sparsity == Sparsity.ENABLE:
+        if args.sparsity == Sparsity.ENABLE and not args.loadEngine:
             out.append("--sparsity=enable: ignored: ONNX Runtime has no 2:4 sparse kernels "
                        "(TensorRT only); --sparsity=force prunes the weights and runs the "
                        "pruned model densely, for its quality and timings")
@@ -125,7 +128,7 @@ def honoured(args: Any, backend: str) -> list[str]:
     if args.noDataTransfers and backend == "onnxruntime" and "cuda" not in args.providers.lower():
         out.append("--noDataTransfers: inputs stay in host memory on the CPU provider; "
                    "there are no transfers to time")
-    if args.sparsity == Sparsity.FORCE and backend == "onnxruntime":
+    if args.sparsity == Sparsity.FORCE and backend == "onnxruntime" and not args.loadEngine:
         out.append("--sparsity=force: the 2:4-pruned model runs on ONNX Runtime's dense "
                    "kernels: its timings and quality are the pruned model's, without a "
                    "sparse speed-up")

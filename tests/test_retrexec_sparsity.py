@@ -170,3 +170,15 @@ def test_bad_workspace_and_sparsity_are_one_line_errors(art, capsys, extra, need
         rc = exc.code
     err = capsys.readouterr().err
     assert rc == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_sparsity_with_load_engine_is_reported_as_ignored(art, tmp_path, capsys):
+    engine = tmp_path / "model.onnx"
+    engine.symlink_to(art["dir"] / "model.onnx")
+    rc = main([f"--loadEngine={engine}", "--sparsity=force", "--backend=onnxruntime",
+               "--skipInference"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and "&&&& PASSED" in out
+    assert err.splitlines() == ["[W] --sparsity=force: ignored with --loadEngine: sparsity is "
+                                "chosen when an engine is built"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]  # nothing pruned

@@ -18,6 +18,7 @@ from pathlib import Path
 from onnx_export.atomic import write_bytes, write_text
 from retriever_trt.artifacts import guess_precision, onnx_metadata
 from retriever_trt.profiles import INPUTS, Profile
+from retriever_trt.trt_sparsity import SparseLayers, build_logger
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class BuildResult:
     path: Path
     seconds: float
     timing_cache_hit: bool = False
+    sparse_layers: SparseLayers | None = None  # a sparse build's, from the builder log
 
 
 def _shape(s) -> tuple[int, int]:
@@ -46,13 +48,16 @@ def build_tensorrt(
     verbose: bool = False,
     trt_module=None,
     optimization_level: int | None = None,
+    sparse: bool = False,
 ) -> BuildResult:
-    """Parse `onnx_path` into a strongly typed network and serialize a plan atomically."""
+    """Parse `onnx_path` into a strongly typed network and serialize a plan atomically.
+
+    `sparse` lets TensorRT pick 2:4 sparse kernels for weights with that pattern."""
     from retriever_trt.trt_embedder import import_tensorrt
 
     trt = trt_module or import_tensorrt()
     t0 = time.perf_counter()
-    logger = trt.Logger(trt.Logger.VERBOSE if verbose else trt.Logger.WARNING)
+    logger = build_logger(trt, verbose, sparse)
     builder = trt.Builder(logger)
     flags = 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
     network = builder.create_network(flags)
@@ -63,6 +68,8 @@ def build_tensorrt(
     config = builder.create_builder_config()
     if optimization_level is not None:
         config.builder_optimization_level = int(optimization_level)
+    if sparse:
+        config.set_flag(trt.BuilderFlag.SPARSE_WEIGHTS)
     if workspace_bytes:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_bytes))
     for prof in profiles:
@@ -90,7 +97,8 @@ def build_tensorrt(
     if timing_cache is not None:
         write_bytes(timing_cache, bytes(config.get_timing_cache().serialize()))
     write_sidecar(onnx_path, plan_path, profiles)
-    return BuildResult(Path(plan_path), time.perf_counter() - t0, cache_hit)
+    layers = SparseLayers.from_log(logger.sparsity) if sparse else None
+    return BuildResult(Path(plan_path), time.perf_counter() - t0, cache_hit, layers)
 
 
 def write_sidecar(onnx_path: Path, plan_path: Path, profiles: Sequence[Profile]) -> None:

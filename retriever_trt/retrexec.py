@@ -4,7 +4,8 @@ Builds a TensorRT plan (or an ONNX Runtime optimized graph) from onnx_export's f
 then times inference on random valid token ids and prints trtexec's performance
 summary. Precision lives in the ONNX file (strongly typed networks): --fp16 picks
 model.fp16.onnx and --int8 model.int8.onnx beside --onnx, making them when missing; --best
-the lowest precision it can. Flags a backend cannot honour are reported on stderr
+the lowest precision it can; --sparsity=force prunes that file's linear weights to 2:4
+first (onnx_export/sparsity.py). Flags a backend cannot honour are reported on stderr
 (retrexec_flags.py).
 """
 
@@ -52,6 +53,11 @@ def parser() -> OneLineParser:
         a(f"--{k}Shapes", help=f"{k} shapes of the profile: {SPEC_FORM}")
     a("--shapes", help=f"inference shapes: {SPEC_FORM}")
     a("--memPoolSize", help="workspace:N with N in MiB, or a K/M/G suffix")
+    a("--workspace", help="N in MiB: the deprecated spelling of --memPoolSize=workspace:N")
+    a("--sparsity", default=flags.Sparsity.DISABLE.value,
+      choices=[s.value for s in flags.Sparsity],
+      help="TensorRT 2:4 sparse kernels: disable (default), enable, or force (prune the "
+           "linear weights to 2:4 first, for speed tests; also on ONNX Runtime)")
     a("--timingCacheFile", help="TensorRT timing cache to load and save")
     a("--iterations", type=int, default=10, help="run at least N queries (default 10)")
     a("--warmUp", type=float, default=200.0, help="warm-up in ms (default 200)")
@@ -103,6 +109,7 @@ def tensorrt_available() -> bool:
 def check_args(args) -> tuple[Profile, Shape, str]:
     if not args.onnx and not args.loadEngine:
         raise UsageError("one of --onnx=FILE or --loadEngine=FILE is required")
+    args.sparsity = flags.Sparsity(args.sparsity)
     for flag in ("onnx", "loadEngine", "calibData", "timingCacheFile"):
         value = getattr(args, flag)
         if value and flag != "timingCacheFile" and not Path(value).is_file():
@@ -146,6 +153,19 @@ def pick_best(args) -> None:
 
 
 def source_onnx(args) -> Path:
+    """The ONNX file the engine is built from: its precision's, pruned to 2:4 (rewritten
+    each time, beside it) under --sparsity=force."""
+    path = precision_onnx(args)
+    if args.sparsity != flags.Sparsity.FORCE:
+        return path
+    from onnx_export.sparsity import write_pruned
+
+    report = write_pruned(path)
+    info(f"--sparsity=force: {report.line()}")
+    return report.path
+
+
+def precision_onnx(args) -> Path:
     """The ONNX file whose precision the engine gets, made beside --onnx when missing."""
     base = Path(args.onnx)
     folder = base.parent
@@ -206,9 +226,12 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
             ws = parse_mem_pool(args.memPoolSize) if args.memPoolSize else None
             tc = Path(args.timingCacheFile) if args.timingCacheFile else None
             res = builder.build_tensorrt(onnx_path, plan, [profile], ws, tc, args.verbose,
-                                         optimization_level=args.builderOptimizationLevel)
+                                         optimization_level=args.builderOptimizationLevel,
+                                         sparse=args.sparsity != flags.Sparsity.DISABLE)
             info(f"Engine built in {res.seconds:.3f} sec" + (f", saved to {plan}"
                                                             if args.saveEngine else ""))
+            if res.sparse_layers is not None:
+                info(f"Sparsity: {res.sparse_layers.line()}")
         try:
             return timing.TrtRunner(TensorRTEmbedder(plan), not args.noDataTransfers), True, plan
         except (OSError, ValueError) as exc:
@@ -244,12 +267,15 @@ def build_and_load(args, profile: Profile, backend: str, tmp: Path):
 def run(args, command: str) -> int:
     from retriever_trt import timing
 
+    deprecated = flags.take_workspace(args)
     profile, shape, backend = check_args(args)
     pct = parse_percentiles(args.percentile)
     if args.memPoolSize:
         parse_mem_pool(args.memPoolSize)
     info(f"retrexec # {command}")
     info(f"Backend: {backend}; profile min {profile.min}, opt {profile.opt}, max {profile.max}")
+    if deprecated:
+        print(f"[W] {deprecated}", file=sys.stderr, flush=True)
     for line in flags.unhonoured(args, backend):
         print(f"[W] {line}", file=sys.stderr, flush=True)
     for line in flags.honoured(args, backend):

@@ -8,6 +8,8 @@ TensorRT is refused with the name to use, never filled with a file of another ki
 
 from __future__ import annotations
 
+import re
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,31 @@ from onnx_export.cli_args import UsageError
 PLAN_SUFFIXES = (".plan", ".engine")
 # trtexec's --builderOptimizationLevel (0..5, default 3) on ONNX Runtime's graph levels.
 ORT_LEVELS = {0: "disabled", 1: "basic", 2: "extended", 3: "all", 4: "all", 5: "all"}
+
+
+class Sparsity(str, Enum):
+    """trtexec's --sparsity: structured (2:4) sparse kernels off, allowed, or forced by
+    pruning the weights first (which changes the model: for speed tests)."""
+
+    DISABLE = "disable"
+    ENABLE = "enable"
+    FORCE = "force"
+
+
+def take_workspace(args: Any) -> str | None:
+    """Turn the deprecated --workspace=N (MiB) into --memPoolSize=workspace:N; the line
+    saying so, or None without --workspace."""
+    if args.workspace is None:
+        return None
+    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*", args.workspace):
+        raise UsageError(f"--workspace={args.workspace}: expected N in MiB (e.g. "
+                         "--workspace=4096); better, --memPoolSize=workspace:N")
+    if args.memPoolSize:
+        raise UsageError(f"--workspace={args.workspace} and --memPoolSize={args.memPoolSize} "
+                         "both size the workspace pool: keep --memPoolSize only")
+    args.memPoolSize = f"workspace:{args.workspace.strip()}"
+    return (f"--workspace is deprecated (TensorRT 8.4+): read as "
+            f"--memPoolSize={args.memPoolSize} (MiB)")
 
 
 def backend_for(engine_file: str | None, asked: str | None, have_tensorrt: bool) -> str:
@@ -65,6 +92,9 @@ def check_levels(args: Any) -> None:
 def unhonoured(args: Any, backend: str) -> list[str]:
     """One line per flag given that this backend cannot honour (reported, then ignored)."""
     out = []
+    if args.loadEngine and args.sparsity != Sparsity.DISABLE:
+        out.append(f"--sparsity={args.sparsity.value}: ignored with --loadEngine: sparsity is "
+                   "chosen when an engine is built")
     if backend == "onnxruntime":
         tensorrt_only = {"timingCacheFile": "ONNX Runtime has no timing cache",
                          "memPoolSize": "ONNX Runtime sizes its own memory arena",
@@ -72,6 +102,10 @@ def unhonoured(args: Any, backend: str) -> list[str]:
         for flag, why in tensorrt_only.items():
             if getattr(args, flag):
                 out.append(f"--{flag}: ignored: {why} (TensorRT only)")
+        if args.sparsity == Sparsity.ENABLE and not args.loadEngine:
+            out.append("--sparsity=enable: ignored: ONNX Runtime has no 2:4 sparse kernels "
+                       "(TensorRT only); --sparsity=force prunes the weights and runs the "
+                       "pruned model densely, for its quality and timings")
         if args.noDataTransfers and "cuda" in args.providers.lower():
             out.append("--noDataTransfers: ignored: ONNX Runtime's CUDA provider copies "
                        "inputs and outputs inside each timed run")
@@ -94,6 +128,10 @@ def honoured(args: Any, backend: str) -> list[str]:
     if args.noDataTransfers and backend == "onnxruntime" and "cuda" not in args.providers.lower():
         out.append("--noDataTransfers: inputs stay in host memory on the CPU provider; "
                    "there are no transfers to time")
+    if args.sparsity == Sparsity.FORCE and backend == "onnxruntime" and not args.loadEngine:
+        out.append("--sparsity=force: the 2:4-pruned model runs on ONNX Runtime's dense "
+                   "kernels: its timings and quality are the pruned model's, without a "
+                   "sparse speed-up")
     if args.builderOptimizationLevel is not None and backend == "onnxruntime":
         out.append(f"--builderOptimizationLevel={args.builderOptimizationLevel}: ONNX Runtime "
                    f"graph optimization level '{ORT_LEVELS[args.builderOptimizationLevel]}'")

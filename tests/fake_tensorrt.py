@@ -57,10 +57,20 @@ INT64, FLOAT32 = "int64", "float32"
 
 
 class Logger:
-    WARNING, VERBOSE = 2, 4
+    WARNING, INFO, VERBOSE = 2, 3, 4
 
     def __init__(self, level):
         self.level = level
+
+
+class ILogger:
+    """The base a Python logger subclasses; TensorRT calls its log(severity, msg)."""
+
+    Severity = types.SimpleNamespace(WARNING=Logger.WARNING, INFO=Logger.INFO,
+                                     VERBOSE=Logger.VERBOSE)
+
+    def __init__(self):
+        pass
 
 
 class Context:
@@ -150,6 +160,15 @@ class Runtime:
 class Network:
     def __init__(self, flags):
         self.flags, self.inputs, self.ops, self.dim = flags, [], [], 0
+        self.sparse_ready: list[str] = []  # MatMuls whose constant weight is 2:4
+
+
+def is_2_4(weight: np.ndarray) -> bool:
+    """Each 4 consecutive weights along the input dimension (axis 0) hold at most 2 nonzeros."""
+    if weight.ndim != 2 or weight.shape[0] % 4:
+        return False
+    groups = weight.reshape(weight.shape[0] // 4, 4, -1)
+    return bool((np.count_nonzero(groups, axis=1) <= 2).all())
 
 
 class OptProfile:
@@ -171,6 +190,10 @@ class Cache:
 class Config:
     def __init__(self, network, calls: list):
         self.network, self.calls, self.profiles, self.pools, self.cache = network, calls, [], {}, None
+        self.flags: set[str] = set()
+
+    def set_flag(self, flag):
+        self.flags.add(flag)
 
     def set_memory_pool_limit(self, pool, size):
         self.pools[pool] = size
@@ -198,7 +221,7 @@ class Config:
 
 class Builder:
     def __init__(self, logger, trt: types.ModuleType, calls: list):
-        self.trt, self.calls, self.network = trt, calls, None
+        self.trt, self.calls, self.network, self.logger = trt, calls, None, logger
 
     def create_network(self, flags):
         self.network = Network(flags)
@@ -216,7 +239,13 @@ class Builder:
         profiles = [Profile(*(Shape(*p.shapes["input_ids"][k]) for k in range(3)))
                     for p in config.profiles]
         self.trt.built.append({"flags": network.flags, "ops": network.ops, "pools": config.pools,
-                               "profiles": profiles, "cache": config.cache})
+                               "profiles": profiles, "cache": config.cache,
+                               "builder_flags": config.flags})
+        if "SPARSE_WEIGHTS" in config.flags:  # TensorRT's wording; the fake picks them all
+            names = ", ".join(network.sparse_ready)
+            self.logger.log(Logger.INFO, f"(Sparsity) Layers eligible for sparse math: {names}")
+            self.logger.log(Logger.INFO, "(Sparsity) TRT inference plan picked sparse "
+                                         f"implementation for layers: {names}")
         return plan_bytes(profiles, network.dim)
 
 
@@ -233,6 +262,7 @@ class OnnxParser:
 
     def parse_from_file(self, path):
         import onnx
+        from onnx import numpy_helper
 
         try:
             model = onnx.load(path, load_external_data=False)
@@ -242,6 +272,10 @@ class OnnxParser:
         self.network.inputs = [i.name for i in model.graph.input]
         self.network.ops = [n.op_type for n in model.graph.node]
         self.network.dim = model.graph.output[0].type.tensor_type.shape.dim[-1].dim_value
+        weights = {t.name: t for t in model.graph.initializer}
+        self.network.sparse_ready = [
+            n.name for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in weights
+            and is_2_4(numpy_helper.to_array(weights[n.input[1]]))]
         return True
 
 
@@ -257,9 +291,10 @@ def make_fake_trt(device: FakeDevice, calls: list) -> types.ModuleType:
     trt.nptype = lambda dt: {INT64: np.int64, FLOAT32: np.float32}[dt]
     trt.NetworkDefinitionCreationFlag = types.SimpleNamespace(STRONGLY_TYPED=3)
     trt.MemoryPoolType = types.SimpleNamespace(WORKSPACE="ws")
+    trt.BuilderFlag = types.SimpleNamespace(SPARSE_WEIGHTS="SPARSE_WEIGHTS")
     trt.fail_build = False  # tests flip these to reach the failure paths
     trt.built: list[dict] = []
-    trt.Logger, trt.OnnxParser = Logger, OnnxParser
+    trt.Logger, trt.ILogger, trt.OnnxParser = Logger, ILogger, OnnxParser
     trt.Runtime = lambda logger: Runtime(logger, device, calls)
     trt.Builder = lambda logger: Builder(logger, trt, calls)
     return trt

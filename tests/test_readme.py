@@ -83,3 +83,6 @@ def test_readme_blocks_run_as_written(tmp_path: Path, engines_dir: Path,
     assert "&&&& PASSED retrexec" in out["retrexec --onnx=engines/retriever/minilm/model.onnx "
                                         "--dynamicInt8 \\"]
     assert (tmp_path / "times.json").is_file()
+    sparse = out["retrexec --onnx=engines/retriever/minilm/model.onnx --fp16 --workspace=4096 \\"]
+    assert sparse.count("&&&& PASSED retrexec") == 2 and "pruned 36 linear weights" in sparse
+    assert (tmp_path / "engines" / "retriever" / "minilm" / "model.sparse24.onnx").is_file()

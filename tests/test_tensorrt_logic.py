@@ -140,9 +140,8 @@ def test_int8_qdq_build_takes_precision_from_the_file(fake, art, tmp_path):
 
     res = builder.build_tensorrt(art["dir"] / "model.int8.onnx", tmp_path / "int8.plan", [PROF])
     (built,) = fake.trt.built
-    # Strongly typed, no INT8 builder flag (the fake's config has no set_flag to call):
-    # precision comes from the Q/DQ pairs the parser read.
-    assert built["flags"] == 1 << 3
+    # Strongly typed, no INT8 builder flag: precision comes from the Q/DQ pairs the parser read.
+    assert built["flags"] == 1 << 3 and built["builder_flags"] == set()
     assert built["ops"].count("QuantizeLinear") >= 6 and "DequantizeLinear" in built["ops"]
     e = TensorRTEmbedder(res.path, device=fake.device)
     assert e.precision == "int8" and e.profiles == [PROF]
@@ -205,3 +204,33 @@ def test_retrexec_tensorrt_branch(fake, art, tmp_path, capsys, monkeypatch):
                "--warmUp=0", "--duration=0"])
     err = capsys.readouterr().err
     assert rc == 1 and "TensorRT refused input_ids shape (8, 16)" in err
+
+
+@pytest.mark.parametrize("sparsity,sparse_layers", [("disable", None), ("enable", 0),
+                                                    ("force", 36)])
+def test_retrexec_sparsity_and_workspace_on_tensorrt(fake, art, tmp_path, capsys, monkeypatch,
+                                                     sparsity, sparse_layers):
+    from retriever_trt import trt_embedder
+    from retriever_trt.retrexec import main
+
+    monkeypatch.setattr(trt_embedder, "TorchCudaDevice", lambda: fake.device)
+    (tmp_path / "model.onnx").symlink_to(art["dir"] / "model.onnx")
+    argv = [f"--onnx={tmp_path / 'model.onnx'}", f"--saveEngine={tmp_path / 'm.plan'}",
+            "--workspace=64", f"--sparsity={sparsity}", "--skipInference"]
+    assert main(argv) == 0, capsys.readouterr()
+    out, err = capsys.readouterr()
+    (built,) = fake.trt.built
+    assert built["pools"] == {"ws": 64 << 20}  # --workspace=N is N MiB of workspace pool
+    assert err.splitlines() == ["[W] --workspace is deprecated (TensorRT 8.4+): read as "
+                                "--memPoolSize=workspace:64 (MiB)"]
+    assert built["builder_flags"] == (set() if sparsity == "disable" else {"SPARSE_WEIGHTS"})
+    # force builds from the pruned file, whose 36 linear weights the fake finds 2:4 along
+    # their input dimension; enable leaves the dense weights, which no sparse kernel fits.
+    pruned = tmp_path / "model.sparse24.onnx"
+    assert pruned.is_file() == (sparsity == "force")
+    assert f"Building TensorRT engine from {pruned}" in out or sparsity != "force"
+    if sparse_layers is None:
+        assert "Sparsity:" not in out
+    else:
+        assert (f"Sparsity: {sparse_layers} layers run on 2:4 sparse kernels, of "
+                f"{sparse_layers} with 2:4 weights") in out

@@ -32,7 +32,7 @@ def test_plain_rounds_half_up_to_cents() -> None:
 def test_compute_is_exact_and_shows_its_operands() -> None:
     r = compute("percent_change", [Decimal("98993"), Decimal("149843")])
     assert plain(r.value) == "51.37"
-    assert r.derivation == "(149,843 - 98,993) / 98,993 = 51.37%"
+    assert r.derivation == "(149,843 - 98,993) / |98,993| = 51.37%"
     r = compute("change", [Decimal("-6986"), Decimal("-2235")])
     assert r.value == Decimal(4751) and r.derivation == "-2,235 - (-6,986) = 4751"
     assert compute("average", [Decimal("0.1"), Decimal("0.2")]).value == Decimal("0.15")
@@ -60,7 +60,7 @@ def test_operation(question, op) -> None:
 
 @pytest.mark.parametrize("question, short, scale, derivation", [
     ("What is the percentage change in revenue from 2018 to 2019?", "51.37", "percent",
-     "(149,843 - 98,993) / 98,993 = 51.37%"),
+     "(149,843 - 98,993) / |98,993| = 51.37%"),
     ("What was the change in operating loss between 2018 and 2019?", "4751", "thousand",
      "-2,235 - (-6,986) = 4751"),
     ("What is the average revenue for 2018 and 2019?", "124418", "thousand",

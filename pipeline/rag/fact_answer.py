@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
+from pipeline.rag.arithmetic import NoAnswer, operand, percent_change, rounded
 from pipeline.rag.fact_labels import qualifiers
 from pipeline.rag.formula import evaluate
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
@@ -275,13 +276,13 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
     try:
         if op.periods == 2 and len(values) >= 2:
             old, new = values[0], values[-1]
-            value = (new - old) / abs(old) * 100 if op == Operation.PERCENT_CHANGE else new - old
+            value = percent_change(old, new) if op == Operation.PERCENT_CHANGE else new - old
             how = "percent change" if op == "percent_change" else "change"
         elif op == Operation.AVERAGE and len(values) >= 2:
             value, how = sum(values, Decimal(0)) / len(values), "average"
         elif op == Operation.SUM and len(values) >= 2:
             value, how = sum(values, Decimal(0)), "sum"
-    except (DivisionByZero, InvalidOperation):
+    except (NoAnswer, DivisionByZero, InvalidOperation):
         return FactResult(None, "", "", used, "a base of zero for the change")
     if how == "percent change":
         return FactResult(_round(value, query.decimals, 2), "percent",
@@ -304,20 +305,18 @@ def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:
     places = asked if asked is not None else default
     if places is None:  # an amount converted exactly: as many places as it has
         return value.normalize()
-    return value.quantize(Decimal(1).scaleb(-places))
+    return rounded(value, places)
 
 
 def _derive(values: list[Decimal], ts: list[Target], how: str, shown: Sequence[str] = ()) -> str:
     """How the answer was computed; a metric's value of each period with its formula,
     its values put in (`shown`)."""
-    def fmt(v: Decimal) -> str:
-        return f"{v.quantize(Decimal('0.0001')).normalize():f}"
-
-    parts = [f"{fmt(v)} ({t.label()})" for v, t in zip(values, ts, strict=True)]
+    parts = [f"{operand(v)} ({t.label()})" for v, t in zip(values, ts, strict=True)]
     if shown:
-        parts = [f"{fmt(v)} ({t.label()}: {s})" for v, t, s in zip(values, ts, shown, strict=True)]
+        parts = [f"{operand(v)} ({t.label()}: {s})" for v, t, s in zip(values, ts, shown, strict=True)]
     if how == "percent change":
-        return f"({fmt(values[-1])} - {fmt(values[0])}) / |{fmt(values[0])}| * 100; " + "; ".join(parts)
+        old, new = operand(values[0]), operand(values[-1])
+        return f"({new} - {old}) / |{old}| * 100; " + "; ".join(parts)
     if how == "change":
-        return f"{fmt(values[-1])} - {fmt(values[0])}; " + "; ".join(parts)
+        return f"{operand(values[-1])} - {operand(values[0])}; " + "; ".join(parts)
     return f"{how}: " + "; ".join(parts)

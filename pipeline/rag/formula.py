@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation
 from enum import Enum
 
+from pipeline.rag.arithmetic import operand
+
 
 class ItemMode(Enum):
     VALUE = "value"        # the item for the period (a balance at its end)
@@ -169,13 +171,13 @@ def parse_formula(text: str, latest_year: int | None, resolve: Resolver) -> Node
 def _read(term: ItemTerm, read: Reader) -> tuple[Decimal | None, str]:
     now = read(term.item, term.years_back)
     if term.mode is ItemMode.VALUE or now is None:
-        return now, _fmt(now) if now is not None else term.item
+        return now, operand(now) if now is not None else term.item
     before = read(term.item, term.years_back + 1)
     if before is None:
         return None, term.item
     if term.mode is ItemMode.AVERAGE:
-        return (now + before) / 2, f"(({_fmt(now)} + {_fmt(before)}) / 2)"
-    return now - before, f"({_fmt(now)} - {_fmt(before)})"
+        return (now + before) / 2, f"(({operand(now)} + {operand(before)}) / 2)"
+    return now - before, f"({operand(now)} - {operand(before)})"
 
 
 def evaluate(node: Node, read: Reader) -> tuple[Decimal | None, str]:
@@ -183,7 +185,7 @@ def evaluate(node: Node, read: Reader) -> tuple[Decimal | None, str]:
     put in ("365 * (68960 + 62611) / 2 / ..."); None when an operand is missing or a
     divisor is zero."""
     if isinstance(node, Const):
-        return node.value, _fmt(node.value)
+        return node.value, operand(node.value)
     if isinstance(node, ItemTerm):
         return _read(node, read)
     left, left_text = evaluate(node.left, read)
@@ -202,5 +204,3 @@ def _group(node: Node, text: str) -> str:
     return f"({text})" if isinstance(node, BinOp) and node.op in (Op.ADD, Op.SUB) else text
 
 
-def _fmt(v: Decimal) -> str:
-    return f"{v.quantize(Decimal('0.0001')).normalize():f}"

@@ -109,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="export OpenTelemetry spans over OTLP/HTTP to URL")
     serve.add_argument("--mirror-url", dest="mirror_url", metavar="URL",
                        help="send a copy of each /ask request to URL (shadow testing)")
+    serve.add_argument("--strict-rules", dest="strict_rules",
+                       action=argparse.BooleanOptionalAction,
+                       help="a bug in the answer rules fails the request instead of answering "
+                            "with no number (the tests run with it)")
     replicas = serve.add_argument_group("replicas on Ray Serve (pip install 'finrag[ray]')")
     replicas.add_argument("--num-replicas", dest="num_replicas", type=int,
                           help="full pipelines behind one endpoint (default 1: one process, "

@@ -116,7 +116,8 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     values = {"corpus": str(corpus), "index": str(shared_index(contexts, tmp.parent, overrides)),
               "documents_dir": str(tmp / "uploads"),
               "engines_dir": str(engines_dir), "top_k": 3, "max_passage_chars": 300,
-              "kv_cache_memory": KV_CACHE_BYTES, "port": sock.getsockname()[1], **overrides}
+              "kv_cache_memory": KV_CACHE_BYTES, "port": sock.getsockname()[1],
+              "strict_rules": True, **overrides}
     settings = load_settings(None, values, environ={})
     app = create_app(settings)
     # The protocol and shutdown bound `finrag serve` runs with (pipeline/cli.py).

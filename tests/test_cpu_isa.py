@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import torch
 
+from llm_engine.layers.selector import resolve_backends
 from llm_engine.utils import cpu_isa
-from llm_engine.utils.cpu_isa import ISA_ENV, CpuIsa, host_isa, selected_isa
+from llm_engine.utils.cpu_isa import ISA_ENV, CpuIsa, cpu_has, host_isa, selected_isa
 
 
 @pytest.fixture
@@ -69,3 +71,26 @@ def test_an_unknown_level_is_refused_with_the_names(fresh_selection: pytest.Monk
     with pytest.raises(ValueError, match=rf"^{ISA_ENV}='sse9' is no ISA level; use one of "
                                          r"generic, avx2, avx512, avx512_vnni, avx512_vnni_bf16$"):
         selected_isa()
+
+
+def test_the_int8_activations_range_follows_the_selected_level(
+        fresh_selection: pytest.MonkeyPatch) -> None:
+    """fbgemm gets 8-bit activations only where the selected level has VNNI (else a pair of
+    products saturates int16): the host's level decides as the CPU's flags did, and a level
+    FINRAG_CPU_ISA names below it takes 7 bits, as a CPU of that level would. (A bf16 engine
+    compiles no kernel: only the choices are resolved.)"""
+    def backends():
+        return resolve_backends(torch.device("cpu"), torch.bfloat16, torch.bfloat16, 64)
+
+    fresh_selection.delenv(ISA_ENV, raising=False)
+    host = backends()
+    assert host.isa == host_isa()
+    assert host.int8_reduce_range == (not (cpu_has("avx512_vnni") or cpu_has("avx_vnni")))
+    assert not host.onednn_linear  # oneDNN's GEMM is the fp32 engines'
+    if host_isa() == CpuIsa.GENERIC:
+        pytest.skip("this CPU runs no level below its own")
+    selected_isa.cache_clear()
+    fresh_selection.setenv(ISA_ENV, CpuIsa.GENERIC.value)
+    lowered = backends()
+    assert lowered.isa == CpuIsa.GENERIC and lowered.int8_reduce_range
+    assert "7-bit activations" in lowered.describe()

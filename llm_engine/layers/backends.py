@@ -2,7 +2,8 @@
 
 A layer does not ask at each call which kernel it may use: the engine resolves every choice
 once (the CPU kernels' ISA level, the decode and prefill attention, the fused elementwise
-ops and their vector widths, the int8 linear), logs it, and hands each layer its callables
+ops and their vector widths, the fp32 GEMM, the int8 linear and its activations' range),
+logs it, and hands each layer its callables
 through `bind`. A layer that was never bound (a test's, a tool's) runs torch's ops.
 """
 
@@ -47,6 +48,12 @@ class Backends:
     norm_lanes: int | None = None
     silu_lanes: int | None = None
     int8_kernel: ModuleType | None = None  # layers/int8_vnni_cpu.py's; None: fbgemm
+    # 7-bit activations into fbgemm (layers/quantization.py): right on every CPU; 8-bit only
+    # where the selected ISA level adds int8 products straight into int32 (VNNI).
+    int8_reduce_range: bool = True
+    # The fp32 linears through oneDNN's GEMM with bucketed rows (layers/linear.py); False:
+    # torch's F.linear.
+    onednn_linear: bool = False
 
     def describe(self) -> str:
         """One line for the log."""
@@ -59,8 +66,10 @@ class Backends:
         return (f"CPU ISA {'none' if self.isa is None else self.isa.value}; decode attention "
                 f"{self.decode.value}; prefill attention {name(self.prefill, 'torch SDPA')}, "
                 f"after a context {name(self.prefill_after_context, 'torch SDPA')}; fused "
-                f"elementwise ops {fused}; int8 linear "
-                f"{'fbgemm' if self.int8_kernel is None else 'VNNI kernel + oneDNN'}")
+                f"elementwise ops {fused}; fp32 linear "
+                f"{'oneDNN, bucketed rows' if self.onednn_linear else 'torch'}; int8 linear "
+                f"{'fbgemm' if self.int8_kernel is None else 'VNNI kernel + oneDNN'}, "
+                f"{7 if self.int8_reduce_range else 8}-bit activations")
 
 
 TORCH_BACKENDS = Backends()

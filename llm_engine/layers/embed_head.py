@@ -13,8 +13,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
-from llm_engine.layers.backends import TORCH_BACKENDS, Backends
-from llm_engine.layers.linear import linear
+from llm_engine.layers.backends import TORCH_BACKENDS, BackendLayer, Backends
+from llm_engine.layers.linear import fp32_gemm
 from llm_engine.layers.quantization import Int8Weight
 
 
@@ -44,7 +44,7 @@ class VocabParallelEmbedding(nn.Module):
         return self.tp.all_reduce(x.masked_fill_(~here[:, None], 0.0))
 
 
-class ParallelLMHead(VocabParallelEmbedding):
+class ParallelLMHead(VocabParallelEmbedding, BackendLayer):
     """Logits over the vocabulary; with several ranks only the driver gets them.
 
     With int8 the head keeps its fp32 weight too: it is usually the embedding's, tied.
@@ -52,12 +52,15 @@ class ParallelLMHead(VocabParallelEmbedding):
 
     int8: Int8Weight | None = None
 
+    def bind(self, backends: Backends) -> None:
+        self.gemm = fp32_gemm(backends)
+
     def quantize_int8(self, act_max: torch.Tensor | None = None,
                       backends: Backends = TORCH_BACKENDS) -> None:
         self.int8 = Int8Weight.quantize(self.weight, None, act_max, backends)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor | None:  # type: ignore[override]
-        logits = linear(hidden, self.weight, None) if self.int8 is None else self.int8(hidden)
+        logits = self.gemm(hidden, self.weight, None) if self.int8 is None else self.int8(hidden)
         if self.tp.size == 1:
             return logits
         full = self.tp.gather_to_driver(logits, dim=-1)

@@ -15,18 +15,17 @@ row-parallel rank's partial sums are dequantized before the all-reduce adds them
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup, divide
-from llm_engine.layers.backends import TORCH_BACKENDS, Backends
+from llm_engine.layers.backends import TORCH_BACKENDS, BackendLayer, Backends
 from llm_engine.layers.quantization import Int8Weight
 
-# oneDNN's fp32 GEMM runs 1.25-1.75x faster than the MKL path behind F.linear on the AMD
-# EPYC (AVX-512) machines we serve from: measured 197 vs 156 GFLOP/s at 2048x576x3072 and
-# 160 vs 91 GFLOP/s for the 64-row LM head.
-_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+Gemm = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor]
 
 
 # oneDNN builds (and torch's ideep layer caches, up to 1,024 entries) a GEMM primitive for
@@ -49,8 +48,10 @@ def bucket_rows(m: int) -> int:
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """x @ weight.T + bias through the fastest fp32 GEMM the CPU offers."""
-    if _ONEDNN and x.device.type == "cpu" and x.dtype == torch.float32 and x.dim() == 2:
+    """x @ weight.T + bias through oneDNN's fp32 GEMM, rows padded to their bucket (where
+    the selector chose it: layers/selector.py); F.linear for what oneDNN does not take here
+    (off CPU, not fp32, not 2-D)."""
+    if x.device.type == "cpu" and x.dtype == torch.float32 and x.dim() == 2:
         m = x.shape[0]
         padded = bucket_rows(m)
         if padded != m:
@@ -59,7 +60,12 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
     return F.linear(x, weight, bias)
 
 
-class _ShardedLinear(nn.Module):
+def fp32_gemm(backends: Backends) -> Gemm:
+    """The fp32 GEMM the engine chose: oneDNN's (`linear`) or torch's."""
+    return linear if backends.onednn_linear else F.linear
+
+
+class _ShardedLinear(BackendLayer):
     """weight [output_size, input_size] and bias [output_size], as this rank holds them."""
 
     def __init__(self, input_size: int, output_size: int, bias: bool,
@@ -74,6 +80,9 @@ class _ShardedLinear(nn.Module):
             self.bias.weight_loader = self.weight_loader
         self.int8: Int8Weight | None = None
 
+    def bind(self, backends: Backends) -> None:
+        self.gemm = fp32_gemm(backends)
+
     def _local_bias(self) -> torch.Tensor | None:
         """The bias this rank adds."""
         return self.bias
@@ -87,7 +96,7 @@ class _ShardedLinear(nn.Module):
     def _gemm(self, x: torch.Tensor) -> torch.Tensor:
         if self.int8 is not None:
             return self.int8(x)
-        return linear(x, self.weight, self._local_bias())
+        return self.gemm(x, self.weight, self._local_bias())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._gemm(x)

@@ -32,17 +32,11 @@ import torch
 
 from llm_engine.layers import cpu_ops, int8_vnni_cpu
 from llm_engine.layers.backends import TORCH_BACKENDS, Backends
-from llm_engine.utils.cpu_isa import cpu_has
 
 QUANTIZATION_METHODS = ("int8",)
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
 # range into the weights. 0.5 measured best of 0.3 / 0.5 / 0.7 on TAT-QA prose.
 SMOOTHING_ALPHA = 0.5
-
-
-def _has_vnni() -> bool:
-    """Whether the CPU has VNNI (int8 dot products that add into int32)."""
-    return cpu_has("avx512_vnni") or cpu_has("avx_vnni")
 
 
 def check_quantization(method: str, device: torch.device, dtype: torch.dtype) -> None:
@@ -84,8 +78,8 @@ class Int8Weight:
         # Without VNNI fbgemm adds pairs of uint8 x int8 products in int16 (vpmaddubsw),
         # which saturates for 8-bit activations; 7-bit ones keep every pair in range, at
         # the cost of a bit of precision. VNNI (vpdpbusd) adds straight into int32.
-        # None: whichever this CPU needs.
-        self.reduce_range = not _has_vnni() if reduce_range is None else reduce_range
+        # None: the engine's choice (layers/selector.py; 7 bits where unbound).
+        self.reduce_range = backends.int8_reduce_range if reduce_range is None else reduce_range
         # [-1, 1] onto uint8 [0, 255] (zero at 128), or [0, 127] (zero at 64) for 7 bits.
         levels = 127 if self.reduce_range else 255
         self.input_scale = 2 / levels

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import logging
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from llm_engine import AsyncLLMEngine, LLMEngine
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.rag.batcher import MicroBatcher
+from pipeline.rag.clock import Clock
 from pipeline.rag.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.query import Query
@@ -29,6 +34,8 @@ from retriever_trt.filters import MetadataFilter
 from retriever_trt.vector_store import DEFAULT_MILVUS_FILE
 
 _ids = itertools.count()
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -42,6 +49,8 @@ class AskOptions:
     structured_outputs: StructuredOutputsParams | None = None
     # The caller's metadata filter (`filters` of /ask): only these documents are searched.
     filters: MetadataFilter | None = None
+    # The HTTP request's id (X-Request-Id), for the logs; None: the pipeline's own.
+    request_id: str | None = None
 
 
 @dataclass
@@ -212,6 +221,7 @@ class RAGPipeline:
         retriever.embedder = self.staging
         self.batcher = MicroBatcher(self._retrieve_batch, settings.batch_window_ms,
                                     settings.max_batch, after_batch=self.staging.release_all)
+        self.rules_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="answer-rules")
         self.intent = IntentStage(engine, self.tokenizer, settings.intent_labels,
                                   settings.system_prompt, settings.intent_margin,
                                   settings.intent_finance_cues)
@@ -275,16 +285,13 @@ class RAGPipeline:
         opts = options or AskOptions()
         s = self.settings
         rid = f"ask-{next(_ids)}"
-        t0 = time.perf_counter()
-
-        def ms(a: float, b: float) -> float:
-            return round((b - a) * 1000, 3)
-
+        clock = Clock(time.perf_counter())
         intent = await self.intent.classify(question, f"{rid}-intent")
-        t_intent = time.perf_counter()
+        clock.intent = time.perf_counter()
         label = self.intent.label(intent.label)
-        query = self.filings.parse(question, opts.filters)
-        if label.reply is not None and self.filings.names_a_filing(query):
+        query, about_filings, scope = await self._on_rules_thread(self._read_question, question,
+                                                                  opts.filters)
+        if label.reply is not None and about_filings:
             # A question naming an indexed company, or a statement measure and a period, is
             # about the filings whatever the small model guessed ("Coca-Cola's revenue" read
             # as out of scope): it goes on to retrieval.
@@ -293,42 +300,30 @@ class RAGPipeline:
                  "intent_prompt_tokens": intent.prompt_tokens,
                  "intent_cached_tokens": intent.cached_tokens,
                  "generate_prompt_tokens": 0, "generate_cached_tokens": 0}
+        done = partial(self._final, label.name, intent.scores, usage, clock)
         if label.reply is not None and opts.structured_outputs is None:
             yield TokenEvent(label.reply)
-            t_end = time.perf_counter()
-            usage["total_tokens"] = usage["prompt_tokens"]
-            answer = Answer(label.reply, label.name, [], usage,
-                            {"intent_ms": ms(t0, t_intent), "retrieve_ms": None,
-                             "generate_ms": None, "ttft_ms": ms(t0, t_end),
-                             "total_ms": ms(t0, t_end)}, intent.scores, "stop")
-            self._observe(answer)
-            yield FinalEvent(answer)
+            yield FinalEvent(done(label.reply, "stop"))
             return
 
         top_k = opts.top_k or s.top_k
-        scope = self.filings.scope(query, opts.filters)
         retrieved = await self.batcher.submit((question, scope.filter),
                                               max(top_k, s.table_top_k))
         passages = retrieved[:top_k]
-        t_retr = time.perf_counter()
-        short = self._short_answer(query, scope, retrieved, passages)
-        filing = self.filings.filing_of(short, passages, scope)
-        computed = {"short_answer": short.short_answer, "scale": short.scale,
-                    "answer_type": short.answer_type, "derivation": short.derivation,
-                    "citations": short.citations, "filing": filing}
+        clock.retrieved = time.perf_counter()
+        short, filing = await self._on_rules_thread(self._computed, query, scope, retrieved,
+                                                    passages, opts.request_id or rid)
+        done = partial(done, computed={
+            "short_answer": short.short_answer, "scale": short.scale,
+            "answer_type": short.answer_type, "derivation": short.derivation,
+            "citations": short.citations, "filing": filing})
         stated = short.prose() if opts.structured_outputs is None else ""
         if stated and filing:
             stated = f"{stated} (Source: {filing['title']}.)"
         if stated:  # the number is computed, not generated: the prose states it
             yield TokenEvent(stated)
-            t_end = time.perf_counter()
-            usage["total_tokens"] = usage["prompt_tokens"]
-            answer = Answer(stated, label.name, answer_sources(passages, short, self.tables), usage,
-                            {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
-                             "generate_ms": ms(t_retr, t_end), "ttft_ms": ms(t0, t_end),
-                             "total_ms": ms(t0, t_end)}, intent.scores, "stop", **computed)
-            self._observe(answer)
-            yield FinalEvent(answer)
+            sources = await self._on_rules_thread(answer_sources, passages, short, self.tables)
+            yield FinalEvent(done(stated, "stop", sources))
             return
         max_tokens = opts.max_tokens or s.max_tokens
         temperature = s.temperature if opts.temperature is None else opts.temperature
@@ -337,29 +332,63 @@ class RAGPipeline:
         params = self.generator.sampling_params(max_tokens, temperature)
         if opts.structured_outputs is not None:  # the grammar ends the answer, not stop strings
             params = replace(params, stop=None, structured_outputs=opts.structured_outputs)
-        t_first = None
         step = None
         async for step in self.generator.stream(ids, params, f"{rid}-gen"):
-            if t_first is None:
-                t_first = time.perf_counter()
+            if clock.first_token is None:
+                clock.first_token = time.perf_counter()
             if step.delta:
                 yield TokenEvent(step.delta)
-        t_end = time.perf_counter()
         assert step is not None
         out = step.output
-        completion = len(out.outputs[0].token_ids)
-        usage.update(prompt_tokens=intent.prompt_tokens + len(ids), completion_tokens=completion,
+        usage.update(prompt_tokens=intent.prompt_tokens + len(ids),
+                     completion_tokens=len(out.outputs[0].token_ids),
                      generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
-        usage["total_tokens"] = usage["prompt_tokens"] + completion
-        answer = Answer(step.text.strip(), label.name,
-                        answer_sources(passages, short, self.tables), usage,
-                        {"intent_ms": ms(t0, t_intent), "retrieve_ms": ms(t_intent, t_retr),
-                         "generate_ms": ms(t_retr, t_end),
-                         "ttft_ms": ms(t0, t_first or t_end), "total_ms": ms(t0, t_end),
-                         "queue_ms": queue_ms(out)},
-                        intent.scores, step.finish_reason, **computed)
+        sources = await self._on_rules_thread(answer_sources, passages, short, self.tables)
+        yield FinalEvent(done(step.text.strip(), step.finish_reason, sources,
+                              {"queue_ms": queue_ms(out)}))
+
+    def _final(self, intent: str, intent_scores: dict[str, float], usage: dict[str, int],
+               clock: Clock, text: str, finish_reason: str | None,
+               sources: list[dict[str, Any]] | None = None,
+               more_timings: dict[str, float | None] | None = None,
+               computed: dict[str, Any] | None = None) -> Answer:
+        """The answer of every path (the intent's reply, the stated computed answer, the
+        generated one), observed by the metrics; the stages a path skipped time as None."""
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        answer = Answer(text, intent, sources or [], usage,
+                        {**clock.timings(time.perf_counter()), **(more_timings or {})},
+                        intent_scores, finish_reason, **(computed or {}))
         self._observe(answer)
-        yield FinalEvent(answer)
+        return answer
+
+    async def _on_rules_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn` on the answer rules' worker thread: their CPU work leaves the event loop
+        free (for /health and the other requests' tokens), and one thread runs them all in
+        turn since the rules' caches (parsed tables, the store's facts) are not locked."""
+        return await asyncio.get_running_loop().run_in_executor(self.rules_executor, fn, *args)
+
+    def _read_question(self, question: str,
+                       filters: MetadataFilter | None) -> tuple[Query, bool, Scope]:
+        """The parsed question, whether it names the filings, and what retrieval searches."""
+        query = self.filings.parse(question, filters)
+        return query, self.filings.names_a_filing(query), self.filings.scope(query, filters)
+
+    def _computed(self, query: Query, scope: Scope, retrieved: list[Any], passages: list[Any],
+                  question_id: str) -> tuple[ShortAnswer, dict[str, Any] | None]:
+        """The short answer and the filing it is from. The answer rules' one safety net: a
+        rule's bug is logged, counted (finrag:answer_rule_errors_total) and answered with
+        no number, the prose then generated; under `strict_rules` (the tests) it raises."""
+        try:
+            short = self._short_answer(query, scope, retrieved, passages)
+        except Exception:  # noqa: BLE001 - any rule's bug, by design (the docstring)
+            if self.settings.strict_rules:
+                raise
+            logger.exception("answer rules failed on question %s: %r", question_id,
+                             query.question)
+            if self.metrics is not None:
+                self.metrics.rule_errors.inc()
+            short = ShortAnswer()
+        return short, self.filings.filing_of(short, passages, scope)
 
     def _short_answer(self, query: Query, scope: Scope, retrieved: list[Any],
                       passages: list[Any]) -> ShortAnswer:
@@ -392,5 +421,6 @@ class RAGPipeline:
         if self.documents is not None:
             self.documents.stop()
         self.batcher.shutdown()
+        self.rules_executor.shutdown(wait=False, cancel_futures=True)
         self.engine.shutdown()
 

@@ -7,7 +7,6 @@ missing, or a row matches too weakly, the answer is None and the caller says so.
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -28,8 +27,6 @@ from pipeline.rag.table_rows import (
 )
 from pipeline.rag.table_totals import measure_parts, section_parts
 from retriever_trt.tables import Cell, Table, detect_scale
-
-logger = logging.getLogger(__name__)
 
 # A lookup that names no period or column must match its row this well: most such
 # questions are about the text ("What are distribution customers?").
@@ -191,9 +188,9 @@ def _by_year(table: Table, cols: list[int]) -> list[int]:
 def answer_from_table(table: Table, question: Question,
                       refusals: list[str] | None = None) -> TableAnswer | None:
     """The answer from `table`, or None. An operand the question names that no table can
-    have means None; so does any failure inside the rules (logged): a question must never
-    turn into a 500. A computation refused because its operands are of different kinds
-    adds its reason to `refusals`, for the prose to say."""
+    have means None (a rule's bug raises: the pipeline's one safety net catches it). A
+    computation refused because its operands are of different kinds adds its reason to
+    `refusals`, for the prose to say."""
     if question.missing is not None:
         return None
     try:
@@ -203,9 +200,6 @@ def answer_from_table(table: Table, question: Question,
             refusals.append(exc.reason)
         return None
     except NoAnswer:
-        return None
-    except Exception:  # noqa: BLE001 - a rule's bug: no number rather than a failed request
-        logger.exception("table answer rules failed on %r", question.text)
         return None
 
 

@@ -111,6 +111,10 @@ class Metrics:
                                 registry=r)
         self.http_errors = Counter("finrag:request_errors", "Requests answered with an error.",
                                    ["status"], registry=r)
+        # The answer rules' safety net (RAGPipeline._computed): a rule's bug, answered with no
+        # number; above 0 a rule has a bug to fix (its traceback is in the log).
+        self.rule_errors = Counter("finrag:answer_rule_errors", "Questions whose answer rules "
+                                   "raised (answered with no number).", registry=r)
         # Per engine request, from its timeline (RequestOutput.metrics), as vLLM reports them.
         self.queue_time = Histogram("vllm:request_queue_time_seconds", "Time waiting in the "
                                     "queue before first scheduled.", mn, buckets=LATENCY_BUCKETS,

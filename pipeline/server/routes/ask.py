@@ -49,20 +49,18 @@ async def ask(body: AskRequest, request: Request) -> Any:
     if structured is not None:  # a bad schema is refused before any stage runs
         await check_schema(pipe.engine, structured)
     admit(request, ask_tokens(pipe, body.question, body.top_k, body.max_tokens))
+    rid = request_id(request.headers)
     opts = AskOptions(body.top_k, body.max_tokens, body.temperature, structured,
-                      body.metadata_filter(caller_collections(request)))
+                      body.metadata_filter(caller_collections(request)), rid)
     kind, max_tokens = body.format_kind, body.max_tokens or pipe.settings.max_tokens
     if not pipe.engine.is_running:  # 503 now, rather than a 200 stream that fails
         raise pipe.engine.dead_error()
     if request.app.state.mirror is not None:
-        request.app.state.mirror.submit(body.model_dump_json(by_alias=True).encode(),
-                                        request_id(request.headers))
+        request.app.state.mirror.submit(body.model_dump_json(by_alias=True).encode(), rid)
     if not body.stream:
         answer = (await cancel_on_disconnect(request, pipe.ask(body.question, opts))).to_dict()
         await _account(request, body.question, answer)
         return answer if kind == "text" else shaped(kind, answer, max_tokens)
-
-    rid = request_id(request.headers)
 
     async def events():
         try:

@@ -10,7 +10,7 @@ import pytest
 from paths import FILINGS
 
 from pipeline.rag.filing_answer import FilingAnswerer
-from pipeline.rag.formula import BinOp, Const, ItemMode, ItemTerm, Op
+from pipeline.rag.formula import PHRASE, BinOp, Const, ItemMode, ItemTerm, Op
 from pipeline.rag.operation import Operation
 from pipeline.rag.query import parse_query
 from retriever_trt.ingest import ingest
@@ -35,13 +35,20 @@ def test_a_definition_is_parsed_into_its_formula():
         ItemTerm("revenue", years_back=1))
 
 
-@pytest.mark.parametrize("question", [
-    "X's quality score, defined as brand strength / revenue, in 2024?",  # no such line item
-    "X's year-over-year revenue in 2024, defined as revenue?",           # no arithmetic
-])
-def test_a_definition_it_cannot_read_is_not_a_formula(question):
-    measure = parse_query(question).measure
+def test_a_definition_without_arithmetic_is_not_a_formula():
+    measure = parse_query("X's year-over-year revenue in 2024, defined as revenue?").measure
     assert measure is None or getattr(measure, "formula", None) is None
+
+
+def test_an_operand_the_vocabulary_lacks_is_kept_for_the_filings_labels(apple):
+    """"brand strength" is no line item: the formula keeps its words, and a filing whose
+    labels name no such figure gives no number, saying which operand it lacks."""
+    query = apple.parse("What was Apple's quality score, defined as brand strength / revenue, "
+                        "in fiscal 2024?")
+    assert query.measure.formula == BinOp(Op.DIV, ItemTerm(PHRASE + "brand strength"),
+                                          ItemTerm("revenue"))
+    got = apple.answer(query, apple.scope(query, None))
+    assert got.short_answer is None and 'labelled "brand strength"' in got.missing
 
 
 @pytest.fixture(scope="module")

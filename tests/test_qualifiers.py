@@ -114,9 +114,22 @@ def test_cover_facts_answer(answerer, question, value):
     assert ask(answerer, question).short_answer == value
 
 
-def test_a_figure_of_the_wrong_kind_is_withheld(answerer):
+def test_a_ratio_defined_with_an_operand_outside_the_vocabulary(answerer):
+    """"interest expense" is no vocabulary item: NVIDIA's own label resolves it; 81,453 / 247."""
     got = ask(answerer, "What was NVIDIA's interest coverage ratio = operating income / interest "
-                        "expense for fiscal 2025?")
+                        "expense for fiscal 2025 (two decimals)?")
+    assert got.short_answer == "329.77", got.prose()
+    # NVIDIA tags it us-gaap:InterestExpenseNonoperating, printed "Interest expense"
+    assert {c["fact"]["concept"] for c in got.citations} == {
+        "us-gaap:OperatingIncomeLoss", "us-gaap:InterestExpenseNonoperating"}
+    cagr = ask(answerer, "What was Nvidia's two-year revenue CAGR from fiscal 2023 to fiscal 2025, "
+                         "computed as (FY2025 revenue / FY2023 revenue)^(1/2) - 1? Percent, one "
+                         "decimal.")
+    assert (cagr.short_answer, cagr.scale) == ("120.0", "percent")
+
+
+def test_a_figure_of_the_wrong_kind_is_withheld(answerer):
+    got = ask(answerer, "What was NVIDIA's operating income ratio for fiscal 2025?")
     assert got.short_answer is None and "ratio" in got.missing
 
 

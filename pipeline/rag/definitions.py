@@ -14,26 +14,44 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.rag.formula import BinOp, ItemTerm, Node, Op, Resolver, divides, parse_formula
+from pipeline.rag.formula import (
+    PHRASE,
+    BinOp,
+    ItemTerm,
+    Node,
+    Op,
+    Resolver,
+    divides,
+    parse_formula,
+)
 from pipeline.rag.line_items import LINE_ITEMS, LineItem
 from pipeline.rag.metrics import ALL_METRICS, Metric, Scale
 
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
 MAX_DEPTH = 4
 _NAME = r"[A-Za-z][\w&'’%() -]{0,48}?"
-# "X is defined as: ...", "X, calculated as ...", "Define X as ...": the name, the formula.
-_STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:is |are )?(?:defined|calculated|computed) as"
-                     rf"|\bdefine ({_NAME}) as)\b:?\s*(.+?)(?=[?;]|\.(?!\d)|$)", re.I)
+# "X is defined as: ...", "X, calculated as ...", "Define X as ...", "X = ...": the name,
+# the formula.
+_STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed) as\b"
+                     rf"|=)|\bdefine ({_NAME}) as\b):?\s*(.+?)(?=[?;]|\.(?!\d)|$)", re.I)
+# An operand the vocabulary lacks is kept as the question's words when it is a short phrase
+# of words ("interest expense"), for the filing's labels to resolve.
+MAX_PHRASE_WORDS = 8
+_PHRASE = re.compile(r"^[a-z][a-z&'’ ,-]*$")
 # A bare "(A / B)" or "A as a percentage of B": the ask itself, not a definition.
 _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
                    re.I)
-_ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see)\b[^()]*\)", re.I)
+# Asides that are no part of a formula: a source, or the rounding asked ("(two decimals)").
+_ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?)\b[^()]*\)",
+                    re.I)
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 _TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
 _PERCENT = re.compile(r"percent|%", re.I)
+# A term's period words ("FY2023 revenue", "fiscal 2025 net income"): `_term` reads them.
+_YEAR_WORDS = re.compile(r"\b(?:fy|fiscal(?: year)?)?\s*'?(?:19|20)\d\d\b|\bfy\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -67,7 +85,8 @@ def longest_named(text: str, candidates: tuple[LineItem, ...] | tuple[Metric, ..
 
 
 def stated_definitions(question: str) -> list[Definition]:
-    return [Definition(normalized(m.group(1) or m.group(2) or ""), m.group(3).strip(), m.span())
+    return [Definition(normalized(m.group(1) or m.group(2) or ""),
+                       _ASIDE.sub("", m.group(3)).strip(), m.span())
             for m in _STATED.finditer(question)]
 
 
@@ -87,7 +106,12 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) 
         if item is not None:
             return ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
-        return metric.scaled() if metric is not None else None
+        if metric is not None:
+            return metric.scaled()
+        words = _YEAR_WORDS.sub(" ", key).split()
+        if words and len(words) <= MAX_PHRASE_WORDS and _PHRASE.match(" ".join(words)):
+            return ItemTerm(PHRASE + " ".join(words))
+        return None
     return resolve
 
 

@@ -13,7 +13,7 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from pipeline.rag.arithmetic import NoAnswer, operand, percent_change, rounded
 from pipeline.rag.fact_labels import qualifiers
-from pipeline.rag.formula import evaluate
+from pipeline.rag.formula import PHRASE, evaluate
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.measure_match import describe_members
 from pipeline.rag.metrics import DAYS_IN_YEAR, Metric, Scale
@@ -170,9 +170,18 @@ class _Reader:
     """Reads line items for targets, of the part the question names, remembering each fact
     used and the first one missing."""
 
-    def __init__(self, info: DocumentInfo, members: frozenset[tuple[str, str]]) -> None:
+    def __init__(self, info: DocumentInfo, members: frozenset[tuple[str, str]],
+                 phrases: dict[str, LineItem] | None = None) -> None:
         self.info, self.members, self.used, self.missing = info, members, [], None
+        self.phrases = phrases or {}
         self.missing_item: LineItem | None = None
+
+    def item(self, name: str) -> LineItem | None:
+        """A formula's operand: a vocabulary item, or one the filing's labels resolved."""
+        found = BY_NAME.get(name) or self.phrases.get(name)
+        if found is None and self.missing is None:
+            self.missing = f"a figure labelled \"{name.removeprefix(PHRASE)}\""
+        return found
 
     def value(self, item: LineItem, target: Target) -> Decimal | None:
         f = find_fact(self.info, item, _balance_target(item, target), self.members)
@@ -189,7 +198,9 @@ class _Reader:
 def _metric_value(reader: _Reader, metric: Metric, t: Target) -> tuple[Decimal | None, str]:
     """The metric for one period, and its formula with the values put in."""
     def read(name: str, years_back: int) -> Decimal | None:
-        return reader.value(BY_NAME[name], Target(_years_back(t.end, years_back), t.months))
+        item = reader.item(name)
+        return None if item is None else \
+            reader.value(item, Target(_years_back(t.end, years_back), t.months))
 
     days = Decimal(DAYS_IN_YEAR * (t.months or MONTHS_IN_YEAR)) / MONTHS_IN_YEAR
     return evaluate(metric.scaled(days.normalize()), read)
@@ -211,6 +222,8 @@ class Asked:
 
     options: tuple[frozenset[tuple[str, str]], ...] = ()
     labelled: tuple[LineItem, ...] = ()
+    # a defined metric's operands the vocabulary lacks, by their phrase (formula.PHRASE)
+    phrases: dict[str, LineItem] = field(default_factory=dict)
 
 
 def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) -> \
@@ -229,7 +242,7 @@ def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) 
         ts = ts[-1:]  # its answer is the latest period's: an earlier one's gap must not void it
     lacking = None
     for members in asked.options or (frozenset(),):
-        got = _read_measure(query, info, ts, items, members)
+        got = _read_measure(query, info, ts, items, members, asked.phrases)
         if got.value is not None:
             return got
         lacking = lacking or got
@@ -237,11 +250,12 @@ def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) 
 
 
 def _read_measure(query: Query, info: DocumentInfo, ts: list[Target], items: list[LineItem],
-                  members: frozenset[tuple[str, str]]) -> FactResult:
+                  members: frozenset[tuple[str, str]],
+                  phrases: dict[str, LineItem]) -> FactResult:
     """The measure of one part for the targets: a metric from its line items, else the
     first of `items` the filing has every period of."""
     if isinstance(query.measure, Metric):
-        reader = _Reader(info, members)
+        reader = _Reader(info, members, phrases)
         pairs = [_metric_value(reader, query.measure, t) for t in ts]
         values = [v for v, _ in pairs]
         if any(v is None for v in values):

@@ -18,7 +18,7 @@ from pipeline.rag.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.cover_answer import answer_from_cover
 from pipeline.rag.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.fact_labels import FactLabels
-from pipeline.rag.measure_match import labelled_items, phrase_words
+from pipeline.rag.measure_match import labelled_items, phrase_items, phrase_words
 from pipeline.rag.metrics import Metric, Scale
 from pipeline.rag.operation import Operation
 from pipeline.rag.qualifiers import Parts, asked_parts
@@ -103,7 +103,8 @@ class FilingAnswerer:
                             query.text, labels)
         member_words = {w for o in parts.options[:1] for m in o for w in labels.members[m]}
         labelled = labelled_items(query.measure_words - member_words, labels, info.facts)
-        return Asked(parts.options, tuple(labelled)), parts
+        phrases = phrase_items(query.measure, labels, info.facts)
+        return Asked(parts.options, tuple(labelled), phrases), parts
 
     def tagged(self, doc_ids: Sequence[str]) -> bool:
         """Whether the first filing in scope has tagged facts (inline XBRL)."""

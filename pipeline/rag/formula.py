@@ -31,11 +31,14 @@ class Op(Enum):
     SUB = "-"
     MUL = "*"
     DIV = "/"
+    POW = "^"   # a compound growth rate's root: "(FY2025 revenue / FY2023 revenue) ^ (1/2) - 1"
 
 
 @dataclass(frozen=True)
 class ItemTerm:
-    item: str                        # a line item's name (line_items.BY_NAME)
+    # a line item's name (line_items.BY_NAME), or PHRASE + the words of one the vocabulary
+    # lacks, which the filing's own labels resolve (measure_match.labelled_items)
+    item: str
     mode: ItemMode = ItemMode.VALUE
     years_back: int = 0              # before the period asked
 
@@ -58,9 +61,10 @@ Reader = Callable[[str, int], Decimal | None]
 
 _OPS = {"+": Op.ADD, "plus": Op.ADD, "-": Op.SUB, "minus": Op.SUB, "less": Op.SUB,
         "*": Op.MUL, "×": Op.MUL, "x": Op.MUL, "times": Op.MUL, "multiplied by": Op.MUL,
-        "/": Op.DIV, "÷": Op.DIV, "divided by": Op.DIV, "over": Op.DIV}
+        "/": Op.DIV, "÷": Op.DIV, "divided by": Op.DIV, "over": Op.DIV, "^": Op.POW,
+        "**": Op.POW}
 # Word operators and a hyphen count only between spaces ("year-over-year", "non-current").
-_TOKEN = re.compile(r"(\(|\)|[*/×÷]|(?<=\s)(?:[-+x]|plus|minus|less|times|multiplied by|"
+_TOKEN = re.compile(r"(\(|\)|\*\*|\^|[*/×÷]|(?<=\s)(?:[-+x]|plus|minus|less|times|multiplied by|"
                     r"divided by|over)(?=\s))", re.I)
 _NUMBER = re.compile(r"^\d[\d,]*(?:\.\d+)?$")
 _CHANGE = re.compile(r"\b(?:change|increase|decrease)s? in\b", re.I)
@@ -98,6 +102,8 @@ def multiplies_by_hundred(node: Node) -> bool:
     return False
 
 
+# The mark of an operand named by the question's words, not by the vocabulary.
+PHRASE = "phrase:"
 # Names the phrase of a term: a line item (an ItemTerm of its name), or a metric's formula.
 Resolver = Callable[[str], "Node | None"]
 
@@ -119,7 +125,8 @@ def _term(phrase: str, latest_year: int | None, resolve: Resolver) -> Node | Non
 
 class _Parser:
     """Recursive descent over the tokens: sum := product (+|- product)*,
-    product := factor (*|/ factor)*, factor := ( sum ) | a number | an item phrase."""
+    product := power (*|/ power)*, power := factor (^ factor)*,
+    factor := ( sum ) | a number | an item phrase."""
 
     def __init__(self, tokens: list[str], latest_year: int | None, resolve: Resolver) -> None:
         self.tokens, self.at = tokens, 0
@@ -144,7 +151,10 @@ class _Parser:
         return self.binary((Op.ADD, Op.SUB), self.product)
 
     def product(self) -> Node | None:
-        return self.binary((Op.MUL, Op.DIV), self.factor)
+        return self.binary((Op.MUL, Op.DIV), self.power)
+
+    def power(self) -> Node | None:
+        return self.binary((Op.POW,), self.factor)
 
     def factor(self) -> Node | None:
         token = self.peek()
@@ -190,17 +200,22 @@ def evaluate(node: Node, read: Reader) -> tuple[Decimal | None, str]:
         return _read(node, read)
     left, left_text = evaluate(node.left, read)
     right, right_text = evaluate(node.right, read)
-    text = f"{_group(node.left, left_text)} {node.op.value} {_group(node.right, right_text)}"
+    text = f"{_group(node.left, left_text, node.op)} {node.op.value} " \
+        f"{_group(node.right, right_text, node.op)}"
     if left is None or right is None:
         return None, text
     try:
+        if node.op is Op.POW:  # a negative base's root is no growth rate: InvalidOperation
+            return left ** right, text
         value = {Op.ADD: left + right, Op.SUB: left - right, Op.MUL: left * right}.get(node.op)
         return (left / right if value is None else value), text
     except (DivisionByZero, InvalidOperation):
         return None, text
 
 
-def _group(node: Node, text: str) -> str:
-    return f"({text})" if isinstance(node, BinOp) and node.op in (Op.ADD, Op.SUB) else text
+def _group(node: Node, text: str, parent: Op) -> str:
+    """A sum inside a product, or any operation inside a power, in parentheses."""
+    inner = (Op.ADD, Op.SUB) if parent is not Op.POW else tuple(Op)
+    return f"({text})" if isinstance(node, BinOp) and node.op in inner else text
 
 

@@ -16,6 +16,7 @@ import math
 from collections import Counter
 
 from pipeline.rag.fact_labels import FactLabels, member_label, split_name
+from pipeline.rag.formula import PHRASE
 from pipeline.rag.formula import items as formula_items
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.metrics import Metric
@@ -70,9 +71,25 @@ def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:
     they name the measure, so they cannot also name a segment ("property and equipment")."""
     if measure is None:
         return frozenset()
-    named = [measure, *(BY_NAME[n] for n in formula_items(measure.expression()))] \
-        if isinstance(measure, Metric) else [measure]
-    return frozenset(w for m in named for p in m.phrases for w in tokens(p))
+    names = formula_items(measure.expression()) if isinstance(measure, Metric) else []
+    phrases = [*measure.phrases, *(n.removeprefix(PHRASE) for n in names if n.startswith(PHRASE))]
+    phrases += [p for n in names if n in BY_NAME for p in BY_NAME[n].phrases]
+    return frozenset(w for p in phrases for w in tokens(p))
+
+
+def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
+                 facts: list[Fact]) -> dict[str, LineItem]:
+    """A defined metric's operands the vocabulary lacks ("interest expense"), each resolved
+    against the filing's labels; an operand no label names is left out (then missing)."""
+    if not isinstance(measure, Metric):
+        return {}
+    out = {}
+    for name in formula_items(measure.expression()):
+        if name.startswith(PHRASE) and name not in out:
+            found = labelled_items(frozenset(tokens(name.removeprefix(PHRASE))), labels, facts)
+            if found:
+                out[name] = found[0]
+    return out
 
 
 def describe_members(members: frozenset[tuple[str, str]]) -> str:

@@ -54,6 +54,13 @@ def test_a_segment_the_filing_does_not_report_gets_no_number_and_the_list(answer
     assert "Compute And Networking" in got.missing and "Graphics" in got.missing
 
 
+def test_a_part_named_in_part_is_not_answered_with_the_total(answerer):
+    """"Asia" is a word of Apple's "Rest of Asia Pacific" segment, too few of its words to
+    name it: the question asks for a part, so the company's 391,035 is no answer."""
+    got = ask(answerer, "What were Apple's Asia net sales in fiscal 2024?")
+    assert got.short_answer is None and "Rest Of Asia Pacific" in got.missing
+
+
 @pytest.mark.parametrize("question, value", [
     ("What was Apple's revenue for the first nine months of fiscal 2025?", "313695"),
     ("What were Apple's total net sales for the three months ended June 28, 2025?", "94036"),

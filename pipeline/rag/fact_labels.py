@@ -31,7 +31,7 @@ MAX_LISTED = 12
 # a segment's revenue is tagged with its member and OperatingSegmentsMember alike.
 NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")})
 # Words a member's name carries that name no part of the company.
-_GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of"})
+_GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})
 _PERIOD_LABEL = re.compile(r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
                            r"nov|dec)[a-z]*\b|\b(?:months?|quarter|year|ended)\b", re.I)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.rag.fact_labels import FactLabels
+from pipeline.rag.fact_labels import FactLabels, member_words
 
 # A member's name run together must be this long to match the question's words run
 # together ("iphone", "datacenter"): shorter ones ("mac") occur inside other words.
@@ -85,4 +85,10 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
         best = {a: next(m for m in ranked if m[0] == a) for a in axes}
         options.insert(0, frozenset(best.values()))
     cue = SEGMENT_CUE.search(text) is not None and not _ALL_PARTS.search(text)
-    return Parts(tuple(options), cue and not options)
+    # A distinctive word of a part's name the question does not name well enough ("Asia" of
+    # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
+    # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
+    # any word.
+    partial = not options and any(
+        member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
+    return Parts(tuple(options), (cue or partial) and not options)

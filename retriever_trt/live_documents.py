@@ -35,8 +35,9 @@ import numpy as np
 
 from retriever_trt.catalog import Catalog, DocumentRecord, DocumentStatus
 from retriever_trt.documents import SUFFIXES, DocumentError
+from retriever_trt.encoding import encode_corpus
 from retriever_trt.ingest import read_document
-from retriever_trt.retriever import Retriever, chunk_counter, encode_corpus
+from retriever_trt.retriever import Retriever, chunk_counter
 from retriever_trt.segments import read_segment, write_segment
 from retriever_trt.storage import IndexFileError
 from retriever_trt.store import DocumentStore

@@ -20,6 +20,9 @@ from onnx_export.encoder import META_PREFIX, default_encoder_dir, load_encoder_t
 
 # Where `default_embedder` exports the bundled encoder, inside engines/.
 DEFAULT_EXPORT_DIR = Path("retriever") / "all-minilm-l6-v2"
+# The dynamic INT8 graph onnx_export writes beside model.onnx (and `default_embedder` runs
+# on CPU).
+DYNAMIC_INT8_FILE = "model.int8-dynamic.onnx"
 
 
 class ArtifactError(RuntimeError):
@@ -40,6 +43,9 @@ def onnx_rebuild_command(path: Path) -> str:
     """The `python -m onnx_export` line that writes `path` again."""
     folder = Path(path).parent
     model = "MODEL_DIR"
+    if folder.name == DEFAULT_EXPORT_DIR.name and Path(path).name == DYNAMIC_INT8_FILE:
+        # The default encoder's dynamic INT8 graph is quantized at start-up when missing.
+        return f"rm {path} (finrag quantizes {folder / 'model.onnx'} again when it starts)"
     if folder.name == DEFAULT_EXPORT_DIR.name:
         model = "default"
     else:

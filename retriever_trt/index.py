@@ -16,6 +16,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
+from retriever_trt.embedder import describe_encoder
 from retriever_trt.storage import (
     IndexFileError,
     atomic_directory,
@@ -27,6 +28,8 @@ from retriever_trt.storage import (
 
 INDEX_FILE = "index.faiss"
 KIND = "vector-index"
+# The manifest key of the encoder file's sha256 (retriever_trt.embedder.Embedder.file_sha256).
+ENCODER_SHA_KEY = "encoder_sha256"
 
 
 class EmbedderMismatchError(IndexFileError):
@@ -67,12 +70,14 @@ class VectorIndex:
         nprobe: int = 16,
         ef_search: int = 128,
         use_gpu: bool | None = None,
+        encoder_sha256: str = "",
     ) -> None:
         self.dim = dim
         self.factory = factory
         self.model_id = model_id
         self.precision = precision
         self.corpus_hash = corpus_hash
+        self.encoder_sha256 = encoder_sha256
         self.nprobe = nprobe
         self.ef_search = ef_search
         self.use_gpu = gpu_count() > 0 if use_gpu is None else use_gpu
@@ -80,7 +85,8 @@ class VectorIndex:
 
     @classmethod
     def for_embedder(cls, embedder: Any, factory: str = "Flat", **kwargs: Any) -> VectorIndex:
-        return cls(embedder.dim, factory, embedder.model_id, embedder.precision, **kwargs)
+        return cls(embedder.dim, factory, embedder.model_id, embedder.precision,
+                   encoder_sha256=encoder_sha256(embedder), **kwargs)
 
     def _new_index(self) -> Any:
         try:
@@ -209,6 +215,7 @@ class VectorIndex:
             "model_id": self.model_id,
             "precision": self.precision,
             "dim": self.dim,
+            ENCODER_SHA_KEY: self.encoder_sha256,
             "count": len(self),
             "factory": self.factory,
             "corpus_hash": self.corpus_hash,
@@ -247,6 +254,7 @@ class VectorIndex:
             manifest["precision"],
             manifest["corpus_hash"],
             use_gpu=use_gpu,
+            encoder_sha256=manifest.get(ENCODER_SHA_KEY, ""),
         )
         if cpu.d != index.dim or cpu.ntotal != manifest["count"]:
             raise IndexFileError(
@@ -258,13 +266,28 @@ class VectorIndex:
         return index
 
 
+def encoder_sha256(embedder: Any) -> str:
+    """The sha256 of the file `embedder` runs ('' where unknown: a torch folder, a wrapper)."""
+    return getattr(embedder, "file_sha256", "") or ""
+
+
+def embedder_fields(embedder: Any) -> dict[str, Any]:
+    """What a saved index or segment records of the encoder that made its vectors."""
+    return {"model_id": embedder.model_id, "precision": embedder.precision,
+            "dim": int(embedder.dim), ENCODER_SHA_KEY: encoder_sha256(embedder)}
+
+
 def check_embedder(manifest: dict[str, Any], embedder: Any, folder: Path) -> None:
-    """Raise unless `embedder` produces the vector space the saved index was built in."""
+    """Raise unless `embedder` produces the vector space the saved index was built in: the
+    same model id, precision and width and, where both are known, the same file (an index
+    saved before the file's hash was recorded is checked on the other three)."""
+    saved_sha, given_sha = manifest.get(ENCODER_SHA_KEY) or "", encoder_sha256(embedder)
     saved = (manifest["model_id"], manifest["precision"], int(manifest["dim"]))
     given = (embedder.model_id, embedder.precision, int(embedder.dim))
-    if saved != given:
+    if saved != given or (saved_sha and given_sha and saved_sha != given_sha):
         raise EmbedderMismatchError(
-            f"{folder}: built with embedder {saved[0]} ({saved[1]}, dim {saved[2]}) but "
-            f"loaded with {given[0]} ({given[1]}, dim {given[2]}); load it with the "
-            f"embedder it was built with, or {rebuild_hint(folder, manifest.get('corpus'))}"
+            f"{folder}: built with encoder {describe_encoder(*saved, saved_sha)} but loaded "
+            f"with {describe_encoder(*given, given_sha)}; index and questions must use one "
+            f"encoder: load it with the encoder it was built with (--embedder), or "
+            f"{rebuild_hint(folder, manifest.get('corpus'))}"
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,11 @@ from retriever_trt.chunking import (
 from retriever_trt.documents import SUFFIXES, DocumentError, load_document
 from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
 from retriever_trt.filters import DEFAULT_COLLECTION
-from retriever_trt.store import Chunk, DocumentInfo, DocumentStore
+from retriever_trt.store import Chunk, DocumentInfo, DocumentStore, index_text
+
+# Hears each document's chunks as they are read (a `StreamingEncoder` encodes them while
+# the next documents are read).
+ChunkSink = Callable[[list[Chunk]], None]
 
 
 class CorpusError(ValueError):
@@ -49,6 +53,7 @@ class IngestReport:
     chunks: int = 0
     seconds: float = 0.0
     failed: list[str] = field(default_factory=list)   # one line each: "path: problem"
+    encoded: int = 0   # distinct chunk texts encoded (a repeated text is encoded once)
 
     def summary(self) -> str:
         rate = self.pages / self.seconds if self.seconds else 0.0
@@ -129,10 +134,10 @@ def read_document(file: Path, doc_id: str, max_tokens: int, overlap: int,
 
 
 def read_documents(root: Path, files: list[Path], max_tokens: int, overlap: int,
-                   count: TokenCounter, report: IngestReport,
-                   progress: bool = True) -> tuple[list[Chunk], list[DocumentInfo]]:
+                   count: TokenCounter, report: IngestReport, progress: bool = True,
+                   on_chunks: ChunkSink | None = None) -> tuple[list[Chunk], list[DocumentInfo]]:
     """Every readable one of `files` (doc ids relative to `root`); the ones that fail are
-    reported and skipped."""
+    reported and skipped. `on_chunks` hears each readable file's chunks once it is read."""
     chunks: list[Chunk] = []
     infos: list[DocumentInfo] = []
     bar = tqdm(files, desc="reading", unit="file", disable=not progress)
@@ -146,6 +151,8 @@ def read_documents(root: Path, files: list[Path], max_tokens: int, overlap: int,
             continue
         chunks += pieces
         infos.append(info)
+        if on_chunks is not None:
+            on_chunks(pieces)
         report.files += 1
         report.pages += pages
         bar.set_postfix(pages=report.pages, chunks=len(chunks), refresh=False)
@@ -173,14 +180,24 @@ def ingest(
     token_counter: TokenCounter | None = None,
     fmt: str | None = None,
     progress: bool = False,
+    on_texts: Callable[[list[str]], None] | None = None,
 ) -> tuple[DocumentStore, IngestReport]:
-    """Read a corpus into a DocumentStore; `fmt` is "folder", "file", "tatqa" or "jsonl"."""
+    """Read a corpus into a DocumentStore; `fmt` is "folder", "file", "tatqa" or "jsonl".
+    `on_texts` hears the texts to encode (`DocumentStore.index_text`) in the store's order,
+    a document's at a time as it is read."""
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
     fmt = fmt or detect_format(path)
     count = token_counter or approx_token_counts
     report, infos = IngestReport(), []
+    # TAT-QA titles are context ids, kept for citations but not worth indexing.
+    with_titles = fmt != "tatqa"
+
+    def sink(pieces: list[Chunk]) -> None:
+        if on_texts is not None:
+            on_texts([index_text(c, with_titles) for c in pieces])
+
     t0 = time.perf_counter()
     if fmt in ("folder", "file"):
         root = path if fmt == "folder" else path.parent
@@ -188,11 +205,13 @@ def ingest(
         if not files:
             raise CorpusError(f"{path}: no documents in this folder (looked for "
                               f"{', '.join(SUFFIXES)})")
-        chunks, infos = read_documents(root, files, chunk_tokens, overlap, count, report, progress)
+        chunks, infos = read_documents(root, files, chunk_tokens, overlap, count, report, progress,
+                                       sink)
     elif fmt in ("tatqa", "jsonl"):
         reader = iter_tatqa if fmt == "tatqa" else iter_jsonl
         chunks = list(reader(path, chunk_tokens, overlap, count))
         report.files = 1
+        sink(chunks)
     else:
         raise CorpusError(f"{path}: unknown format {fmt!r}; choose one of folder, file, tatqa, jsonl")
     report.seconds, report.chunks = time.perf_counter() - t0, len(chunks)
@@ -201,8 +220,7 @@ def ingest(
             raise CorpusError(f"{path}: no document could be read: {'; '.join(report.failed[:3])}")
         raise CorpusError(f"{path}: no text found")
     try:
-        # TAT-QA titles are context ids, kept for citations but not worth indexing.
-        store = DocumentStore(chunks, corpus=str(path), index_titles=fmt != "tatqa",
+        store = DocumentStore(chunks, corpus=str(path), index_titles=with_titles,
                               documents=infos)
     except ValueError as exc:  # duplicate ids: the message names the corpus
         raise CorpusError(str(exc)) from None

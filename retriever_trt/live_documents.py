@@ -34,9 +34,10 @@ import numpy as np
 from retriever_trt.catalog import Catalog, DocumentRecord, DocumentStatus
 from retriever_trt.documents import SUFFIXES, DocumentError
 from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
+from retriever_trt.encoding import encode_corpus
 from retriever_trt.incoming import INCOMING, Incoming, UploadError, receive, remove_leftovers, safe_name
 from retriever_trt.read_job import JobCancelled, ReadRequest, read_in_child
-from retriever_trt.retriever import Retriever, encode_corpus
+from retriever_trt.retriever import Retriever
 from retriever_trt.segments import read_segment, write_segment
 from retriever_trt.storage import IndexFileError
 from retriever_trt.store import DocumentStore

@@ -13,13 +13,12 @@ Saved layout of `Retriever.save(dir)` (one atomic swap for the whole folder):
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from retriever_trt.bm25 import DEFAULT_B, DEFAULT_K1
 from retriever_trt.chunking import (
@@ -29,6 +28,7 @@ from retriever_trt.chunking import (
     tokenizer_counter,
 )
 from retriever_trt.embedder import Embedder
+from retriever_trt.encoding import StreamingEncoder
 from retriever_trt.filters import MetadataFilter
 from retriever_trt.index import VectorIndex, check_embedder
 from retriever_trt.ingest import IngestReport, ingest
@@ -58,34 +58,6 @@ class Passage:
     title: str
     score: float
     sources: dict[str, str] = field(default_factory=dict)
-
-
-def encode_corpus(
-    embedder: Embedder, texts: Sequence[str], batch_size: int = 64, progress: bool = True,
-    on_batch: Callable[[int], None] | None = None,
-) -> np.ndarray:
-    """Encode in length-sorted batches: padding to the longest text of a batch is then
-    small, which makes corpus encoding several times faster than in file order.
-    `on_batch(done)` hears how many texts are encoded after each batch."""
-    order = np.argsort(text_lengths(embedder, texts), kind="stable")
-    out = np.empty((len(texts), embedder.dim), dtype=np.float32)
-    starts = range(0, len(texts), batch_size)
-    for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
-        rows = order[start : start + batch_size]
-        out[rows] = embedder.encode([texts[i] for i in rows])
-        if on_batch is not None:
-            on_batch(start + len(rows))
-    return out
-
-
-def text_lengths(embedder: Embedder, texts: Sequence[str]) -> list[int]:
-    """Each text's length in the embedder's tokens when it exposes its tokenizer, else in
-    characters. Sorted by characters, a 10-K's batches of 64 were padded to 1.21 times
-    their tokens, sorted by tokens to 1.07 (tokenizing them costs ~1% of encoding them)."""
-    tokenizer = getattr(embedder, "tokenizer", None)
-    if hasattr(tokenizer, "encode_batch"):
-        return [len(e.ids) for e in tokenizer.encode_batch(list(texts))]
-    return [len(t) for t in texts]
 
 
 def chunk_counter(embedder: Embedder) -> TokenCounter | None:
@@ -247,14 +219,18 @@ class Retriever:
         progress: bool = True,
         **kwargs: Any,
     ) -> Retriever:
-        """Ingest, chunk, encode and index a corpus in memory."""
-        store, report = ingest(corpus_path, chunk_tokens, overlap, chunk_counter(embedder),
-                               progress=progress)
-        if progress:
-            print(f"finrag: {report.summary()}", file=sys.stderr)
-        store.build_bm25(k1, b)
-        vectors = encode_corpus(embedder, [store.index_text(i) for i in range(len(store))],
-                                progress=progress)
+        """Ingest, chunk, encode and index a corpus in memory: each document's chunks are
+        encoded in a thread while the next documents are read (and BM25 is built)."""
+        with StreamingEncoder(embedder, progress=progress) as encoder:
+            store, report = ingest(corpus_path, chunk_tokens, overlap, chunk_counter(embedder),
+                                   progress=progress, on_texts=encoder.add)
+            if progress:
+                print(f"finrag: {report.summary()}", file=sys.stderr)
+            store.build_bm25(k1, b)
+            vectors = encoder.finish()
+        report.encoded = len(encoder.seen.first)
+        if len(vectors) != len(store):  # the reader handed over every chunk, in order
+            raise RuntimeError(f"{len(vectors)} vectors for {len(store)} chunks")
         index = VectorIndex.for_embedder(embedder, factory, corpus_hash=store.corpus_hash)
         index.build(vectors, progress=progress)
         retriever = cls(embedder, index, store, **kwargs)

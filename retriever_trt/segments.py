@@ -6,7 +6,7 @@ one document) and its chunk vectors. It is written into a temporary folder and r
 into place (`storage.atomic_directory`), so a segment folder is either complete or absent;
 which segments count is the catalog's business (`catalog.py`), not the folder's.
 
-    segment/manifest.json   kind, embedder (model id, precision, dim), checksums
+    segment/manifest.json   kind, embedder (model id, precision, dim, file sha256), checksums
     segment/store/          the document's DocumentStore (chunks, documents, facts)
     segment/vectors.npy     float32 (chunks, dim), row i for chunk i
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from retriever_trt.index import check_embedder
+from retriever_trt.index import check_embedder, embedder_fields
 from retriever_trt.storage import IndexFileError, atomic_directory, read_manifest, write_manifest
 from retriever_trt.store import DocumentStore
 
@@ -33,9 +33,7 @@ def write_segment(folder: Path, part: DocumentStore, vectors: np.ndarray, embedd
         (tmp / "store").mkdir()
         part.write(tmp / "store")
         np.save(tmp / VECTORS_FILE, np.ascontiguousarray(vectors, dtype=np.float32))
-        write_manifest(tmp, KIND, {"model_id": embedder.model_id,
-                                   "precision": embedder.precision, "dim": int(embedder.dim),
-                                   "count": len(part)})
+        write_manifest(tmp, KIND, {**embedder_fields(embedder), "count": len(part)})
 
 
 def read_segment(folder: Path, embedder: Any) -> tuple[DocumentStore, np.ndarray]:

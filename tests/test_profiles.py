@@ -153,9 +153,10 @@ def test_padding_to_the_longest_keeps_a_filings_vectors(tmp_path_factory):
     padded to 256), from about half the tokens."""
     from pipeline.settings import Settings
     from retriever_trt.chunking import DEFAULT_OVERLAP
+    from retriever_trt.encoding import encode_corpus
     from retriever_trt.ingest import ingest
     from retriever_trt.ort_embedder import SEQ_MULTIPLE, OnnxRuntimeEmbedder
-    from retriever_trt.retriever import chunk_counter, encode_corpus
+    from retriever_trt.retriever import chunk_counter
 
     path = exported(tmp_path_factory)["dir"] / "model.onnx"
     now, bucketed = OnnxRuntimeEmbedder(path), OnnxRuntimeEmbedder(path)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from retriever_trt.embedder import Embedder
+from retriever_trt.encoding import encode_corpus, text_lengths
 from retriever_trt.evaluation import evaluate, tatqa_questions
 from retriever_trt.index import EmbedderMismatchError
-from retriever_trt.retriever import Retriever, encode_corpus, rrf_fuse, text_lengths
+from retriever_trt.retriever import Retriever, rrf_fuse
 
 
 class CountingEmbedder(Embedder):

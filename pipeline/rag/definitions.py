@@ -29,7 +29,7 @@ from pipeline.rag.metrics import ALL_METRICS, Metric, Scale
 
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
 MAX_DEPTH = 4
-_NAME = r"[A-Za-z][\w&'’%() -]{0,48}?"
+_NAME = r"[A-Za-z][\w&'’%(),. -]{0,60}?"
 # "X is defined as: ...", "X, calculated as ...", "Define X as ...", "X = ...": the name,
 # the formula.
 _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed) as\b"

@@ -74,7 +74,7 @@ def _balance(rows: list[StatementRow]) -> str | None:
             liabilities, equity = _first(col, _TOTAL_LIABILITIES), _first(col, _TOTAL_EQUITY)
             other = liabilities + equity if liabilities is not None and equity is not None else None
         if assets is not None and other is not None and abs(assets - other) > _tolerance(col, 2):
-            return f"total assets {assets:,} ≠ total liabilities and equity {other:,} at {end}"
+            return f"total assets {assets:,f} ≠ total liabilities and equity {other:,f} at {end}"
     return None
 
 
@@ -92,8 +92,8 @@ def _cash_flows(rows: list[StatementRow]) -> str | None:
         total = sum(flows.values(), Decimal(0))
         # the change printed with the effect of exchange rates, or before it (Home Depot)
         if min(abs(total + fx - change), abs(total - change)) > _tolerance(col, 4):
-            return (f"operating + investing + financing cash flows {total:,} ≠ the net change "
-                    f"in cash {change:,} ({months} months to {end})")
+            return (f"operating + investing + financing cash flows {total:,f} ≠ the net change "
+                    f"in cash {change:,f} ({months} months to {end})")
     return None
 
 
@@ -121,7 +121,7 @@ def _section_sums(st: StatementTable) -> str | None:
             (adds if ok else misses).append((j, total))
         if adds and misses:
             j, total = misses[0]
-            return (f"{table.row_labels[i]!r} {values[(i, j)]:,} ≠ the sum of its rows {total:,} "
+            return (f"{table.row_labels[i]!r} {values[(i, j)]:,f} ≠ the sum of its rows {total:,f} "
                     f"(page {st.page}, column {j})")
     return None
 

@@ -66,6 +66,10 @@ class DocumentInfo:
     facts: list[Fact] = field(default_factory=list)
     fact_cells: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     collection: str = DEFAULT_COLLECTION
+    # Statements read off a PDF's tables that failed their self-checks, each statement's
+    # name ("balance sheet") -> where and why ("page 62: total assets 1 ≠ ..."); their
+    # figures are not among `facts` (pipeline/rag/statement_checks.py).
+    unread: dict[str, str] = field(default_factory=dict)
 
     def header(self) -> dict[str, Any]:
         """The document as /ask's `filing` and the documents API show it."""

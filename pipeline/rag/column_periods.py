@@ -27,8 +27,11 @@ from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.tables import Table, parse_value, years_in
 
-_MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r")\s+(\d{1,2})\b", re.I)
+# A month named in full or cut to three letters ("Jan 26, 2025", "Sept. 28"), then its day.
+_MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|"
+                        r"nov|dec)\.?)\s+(\d{1,2})\b", re.I)
 MAX_DAY = 31
+_MONTH_OF = {name[:3]: n for name, n in MONTHS.items()}
 _COUNT = {"three": 3, "six": 6, "nine": 9, "twelve": 12}
 # Retailers' and some manufacturers' periods are weeks: 13, 26, 39 and 52 or 53 of them.
 _WEEKS = {13: 3, 26: 6, 39: 9, 52: 12, 53: 12}
@@ -64,7 +67,7 @@ def period_length(text: str) -> int | None:
 
 def month_day(text: str) -> tuple[int, int] | None:
     m = _MONTH_DAY.search(text)
-    return (MONTHS[m.group(1).lower()], int(m.group(2))) if m else None
+    return (_MONTH_OF[m.group(1).lower().rstrip(".")[:3]], int(m.group(2))) if m else None
 
 
 def _spread(marks: list[tuple[int, object]], columns: list[int]) -> dict[int, object]:

@@ -28,11 +28,12 @@ from datetime import date, timedelta
 from pipeline.rag.column_periods import ColumnPeriod, column_periods, header_rows
 from pipeline.rag.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.row_items import RowItem, match_row
+from pipeline.rag.statement_checks import failed_statements
+from pipeline.rag.statement_rows import SCALE_POWER, statement_tables
 from retriever_trt.documents.model import Fact
 from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import Cell, Table, parse_table
 
-SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
 TAX, PRETAX, NET = (BY_NAME[n] for n in ("income tax expense", "pretax income", "net income"))
 # A row that states the balance at the end of its column's period.
 _CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
@@ -120,7 +121,13 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
 
 
 def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentInfo:
-    """A copy of `info` with the facts its tables show, best candidates first."""
+    """A copy of `info` with the facts its tables show, best candidates first; the tables
+    of a statement that fails its self-checks give none, and are named in `unread`."""
+    chunks = list(chunks)
+    statements = statement_tables(chunks, info.metadata)
+    failed = failed_statements(statements)
+    located = {st.chunk_id: st for st in statements}
+    unread = {st.chunk_id for st in statements if st.statement in failed}
     found: list[tuple[tuple[int, float, bool, int], Fact, tuple[str, int, int]]] = []
     seen: set[str] = set()
     for chunk in chunks:
@@ -128,12 +135,16 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         if table_key is None or table_key in seen:
             continue  # a table's later pieces carry the same whole table
         seen.add(table_key)
+        if chunk.chunk_id in unread:
+            continue
         caption = chunk.sources.get("caption", "")
-        table = parse_table(chunk.table, [caption])
-        periods = column_periods(table, caption, info.metadata)
-        tier = 0 if is_statement(caption) else 1
+        st = located.get(chunk.chunk_id)
+        table = st.table if st else parse_table(chunk.table, [caption])
+        periods = st.periods if st else column_periods(table, caption, info.metadata)
+        tier = 0 if st or is_statement(caption) else 1
         for row, fact, cell in _table_facts(chunk, table, periods):
             found.append(((tier, -row.cover, not row.attributable, len(found)), fact, cell))
     found.sort(key=lambda f: f[0])
     return DocumentInfo(info.doc_id, info.title, info.metadata, [f for _, f, _ in found],
-                        {f.fact_id: cell for _, f, cell in found})
+                        {f.fact_id: cell for _, f, cell in found}, info.collection,
+                        {f.kind.value: f"page {f.pages}: {f.reason}" for f in failed.values()})

@@ -142,10 +142,14 @@ def _continues(raw: object, k: int, prev: tuple[float, ...], box: tuple[float, .
     """Whether `word`, starting at character `k` (box `box`), goes on the run whose last
     word, `prev_word`, has box `prev`. A currency sign set apart starts a cell (it leads
     an amount), and so does a word set apart after an amount (cells of a table: "134,987"
-    then "3 years"), at a narrower gap than between words of prose."""
+    then "3 years"), at a narrower gap than between words of prose; an amount or a currency
+    sign after an amount starts a cell at any gap ("28 117 262": three columns set close).
+    An amount ending in a comma is a date's day ("December 31, 2024"), not a cell."""
     gap = box[0] - prev[1]
     if gap < -BACKTRACK or (word in CURRENCY_SIGNS and gap >= MIN_CELL_GAP):
         return False
+    if gap > 0 and _next_amount(prev_word, word):
+        return False  # amounts of two columns set a word space apart ("$ 6,747 $ 6,379")
     height = max(prev[3] - prev[2], box[3] - box[2])
     if abs((box[2] + box[3]) / 2 - (prev[2] + prev[3]) / 2) > max(height * SAME_LINE_FRACTION,
                                                                    MIN_SAME_LINE):
@@ -154,6 +158,13 @@ def _continues(raw: object, k: int, prev: tuple[float, ...], box: tuple[float, .
         return True
     em = AFTER_AMOUNT_GAP_EM if _AMOUNT.match(prev_word) else CELL_GAP_EM
     return gap < em * pdfium_c.FPDFText_GetFontSize(raw, k)
+
+
+def _next_amount(prev_word: str, word: str) -> bool:
+    """Whether `word`, after `prev_word`, is the next column's amount: an amount or a
+    currency sign after an amount that is not a date's day ("December 31, 2024")."""
+    return bool(_AMOUNT.match(prev_word)) and not prev_word.endswith(",") and (
+        word in CURRENCY_SIGNS or bool(_AMOUNT.match(word)))
 
 
 def _group_lines(runs: list[_Run]) -> list[Line]:
@@ -177,7 +188,9 @@ def _join_touching(runs: list[_Run]) -> tuple[Segment, ...]:
     (a quote mark, a footnote mark) join the segment before them."""
     segments: list[Segment] = []
     for r in runs:
-        if segments and r.x0 - segments[-1].x1 < MIN_CELL_GAP:
+        if segments and r.x0 - segments[-1].x1 < MIN_CELL_GAP and not (
+                r.x0 > segments[-1].x1 and _next_amount(segments[-1].text.rsplit(" ", 1)[-1],
+                                                        r.text.split(" ", 1)[0])):
             last = segments[-1]
             sep = " " if r.x0 - last.x1 > WORD_GAP else ""
             segments[-1] = Segment(last.text + sep + r.text, last.x0, max(last.x1, r.x1))

@@ -358,8 +358,8 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
     row = [""] * (len(columns) + 1)
     for i, s in enumerate(segs):
         overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
-        if spanning:
-            label = s.x0 < label_end and max(overlaps) <= 0
+        if spanning:  # a year centred over right-aligned amounts is the column's, not a label
+            label = s.x0 < label_end and max(overlaps) <= 0 and not _YEAR.match(s.text)
         else:
             label = (i == 0 and s.x0 < label_end) or s.x1 <= label_end
         if label:

@@ -1,0 +1,185 @@
+"""How much of a filing's primary statements its PDF reads: per statement, the share of the
+HTML twin's tagged statement facts the PDF reading shows in a cell with the same row label,
+period and value.
+
+The gold: each PDF's inline-XBRL twin (same name, .html, in ../shared/data/filings) read
+with `load_document`; its facts that are us-gaap, undimensioned, in USD (or USD a share) and
+shown in a table the statement finder names (income statement, comprehensive income,
+balance sheet, cash flows, equity), with the label of the row they are shown in. A fact is
+found when a record of the PDF reading has the same label (case, punctuation and footnote
+marks aside), the same period (end; a balance, or the same length in months; a column naming only "Fiscal
+2023" ends within 6 days of the tagged end: a 52/53-week year's end is not printed) and the same
+value up to its sign (a statement prints "(1,234)" for a payment the taxonomy tags as
+positive). `before` is the reading before statements were located (every table whose
+caption `table_facts.is_statement` accepts, its labels as parsed); `now` the statement
+records of `pipeline/rag/statement_rows.py`, with the statements that fail their
+self-check (`statement_checks.py`) counted separately.
+
+    python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from pipeline.rag.column_periods import column_periods  # noqa: E402
+from pipeline.rag.statement_checks import failed_statements  # noqa: E402
+from pipeline.rag.statement_rows import (  # noqa: E402
+    SCALE_POWER,
+    clean_label,
+    statement_rows,
+    statement_tables,
+)
+from pipeline.rag.table_facts import is_statement  # noqa: E402
+from retriever_trt.chunking import chunk_document  # noqa: E402
+from retriever_trt.documents import load_document  # noqa: E402
+from retriever_trt.documents.pdf_statements import StatementKind, statement_kind  # noqa: E402
+from retriever_trt.tables import parse_table  # noqa: E402
+
+FILINGS = REPO.parent / "shared" / "data" / "filings"
+CHUNK_TOKENS = 120
+_WORDS = re.compile(r"[a-z0-9]+")
+# A fiscal year of 52 or 53 weeks ends up to this many days from where a column naming
+# only "Fiscal 2023" puts it (the filing's own year end, shifted by whole years).
+FISCAL_WEEK_DAYS = 6
+GOLD_KINDS = (StatementKind.INCOME, StatementKind.COMPREHENSIVE, StatementKind.BALANCE,
+              StatementKind.CASH_FLOWS, StatementKind.EQUITY)
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a found figure must match: label words, period end, months (0: a balance)."""
+
+    label: str
+    end: date
+    months: int
+
+
+def _label(text: str) -> str:
+    return " ".join(_WORDS.findall(clean_label(text).lower().replace("’", "'")))
+
+
+def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
+    """The twin's tagged statement facts by statement kind."""
+    doc = load_document(html, html.name)
+    facts = {f.fact_id: f for f in doc.facts}
+    out: dict[StatementKind, list[tuple[Key, Decimal]]] = {}
+    seen: set[str] = set()
+    for t in doc.tables():
+        kind = statement_kind(t.caption)
+        if kind not in GOLD_KINDS or not t.fact_ids:
+            continue
+        for row, ids in zip(t.rows, t.fact_ids, strict=False):
+            for fid in ids:
+                f = facts.get(fid) if fid else None
+                if f is None or fid in seen or f.dimensions or not f.concept.startswith("us-gaap:") \
+                        or f.unit not in ("USD", "USD/shares"):
+                    continue
+                seen.add(fid)
+                out.setdefault(kind, []).append((Key(_label(row[0]), f.end, f.months),
+                                                 abs(f.value)))
+    return out
+
+
+def _keys(label: str, period, value: Decimal) -> list[tuple[Key, Decimal]]:
+    shift = FISCAL_WEEK_DAYS if period.fiscal_year else 0
+    ends = [period.end + timedelta(days=d) for d in range(-shift, shift + 1)]
+    lengths = ([period.months] if period.months is not None else []) + \
+        ([0] if period.shows_balances() else [])
+    return [(Key(_label(label), end, n), abs(value)) for end in ends for n in lengths]
+
+
+def read_before(doc, chunks) -> set[tuple[Key, Decimal]]:
+    """Figures of every table whose caption names a statement, before this change."""
+    found: set[tuple[Key, Decimal]] = set()
+    seen: set[str] = set()
+    for chunk in chunks:
+        key = chunk.sources.get("table") if chunk.table else None
+        caption = chunk.sources.get("caption", "")
+        if key is None or key in seen or not is_statement(caption):
+            continue
+        seen.add(key)
+        table = parse_table(chunk.table, [caption])
+        periods = column_periods(table, caption, doc.metadata)
+        power = SCALE_POWER.get(table.scale, 0)
+        for c in table.numeric_cells():
+            p = periods[c.column_index]
+            if p is not None and not c.value.percent:
+                found.update(_keys(table.row_labels[c.row_index], p, c.value.number.scaleb(power)))
+    return found
+
+
+def read_now(doc, chunks) -> tuple[set[tuple[Key, Decimal]], set[tuple[Key, Decimal]], list[str]]:
+    """(figures of statements that pass their checks, of those that fail, why they fail)."""
+    tables = statement_tables(chunks, doc.metadata)
+    failed = failed_statements(tables)
+    good: set[tuple[Key, Decimal]] = set()
+    bad: set[tuple[Key, Decimal]] = set()
+    for st in tables:
+        for r in statement_rows(st):
+            (bad if st.statement in failed else good).update(_keys(r.label, r.period, r.value))
+    return good, bad, [f"{f.kind.value} p.{f.pages}: {f.reason}" for f in failed.values()]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pdfs", type=Path, nargs="+", default=[FILINGS / "pdf"],
+                    help="folders of PDF filings, each with an HTML twin in --html")
+    ap.add_argument("--html", type=Path, default=FILINGS)
+    args = ap.parse_args()
+    pdfs = sorted(p for d in args.pdfs if d.is_dir() for p in d.glob("*.pdf"))
+    missing = [str(d) for d in [*args.pdfs, args.html] if not d.is_dir()]
+    if missing or not pdfs:
+        print(f"pdf_statements_eval: no PDFs to read ({', '.join(missing) or 'empty folders'}); "
+              "give --pdfs DIR and --html DIR", file=sys.stderr)
+        return 2
+    totals: Counter[str] = Counter()
+    pages, seconds = 0, 0.0
+    print(f"{'filing':28} {'statement':34} {'facts':>5} {'before':>7} {'now':>7} {'failed':>6}")
+    for pdf in pdfs:
+        html = args.html / f"{pdf.stem}.html"
+        if not html.is_file():
+            print(f"{pdf.name}: no HTML twin {html}", file=sys.stderr)
+            continue
+        start = time.perf_counter()
+        doc = load_document(pdf, pdf.name)
+        seconds += time.perf_counter() - start
+        pages += doc.metadata.pages or 0
+        chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
+        before = read_before(doc, chunks)
+        good, bad, why = read_now(doc, chunks)
+        for kind, facts in gold(html).items():
+            n = len(facts)
+            b = sum(f in before for f in facts)
+            g = sum(f in good for f in facts)
+            x = sum(f in bad and f not in good for f in facts)
+            totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
+                           f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x})
+            print(f"{pdf.stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
+        for line in why:
+            print(f"{'':28} check failed: {line}")
+    print()
+    for kind in GOLD_KINDS:
+        n = totals[f"{kind.value}:n"]
+        if n:
+            print(f"{'all':28} {kind.value:34} {n:5d} {totals[f'{kind.value}:b'] / n:7.1%} "
+                  f"{totals[f'{kind.value}:g'] / n:7.1%} {totals[f'{kind.value}:x']:6d}")
+    n = totals["n"] or 1
+    print(f"{'all':28} {'all statements':34} {totals['n']:5d} {totals['b'] / n:7.1%} "
+          f"{totals['g'] / n:7.1%} {totals['x']:6d}")
+    print(f"reading: {pages} pages in {seconds:.2f} s, {pages / max(seconds, 1e-9):.1f} pages/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,6 @@ document's error names it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -50,17 +49,3 @@ class DocumentLimits:
 
 
 DEFAULT_LIMITS = DocumentLimits()
-
-
-def check_cost(path: Path, limits: DocumentLimits) -> None:
-    """Refuse (`DocumentError`) a file whose structure asks for more than `limits` allow,
-    before its loader reads it."""
-    suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        from retriever_trt.documents.pdf_guard import check_pdf
-
-        check_pdf(path, limits)
-    elif suffix in (".docx", ".xlsx"):
-        from retriever_trt.documents.zip_guard import check_zip
-
-        check_zip(path, suffix, limits)

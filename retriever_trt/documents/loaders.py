@@ -11,7 +11,8 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
-from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits, check_cost
+from retriever_trt.documents.cost_check import check_cost
+from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
 from retriever_trt.documents.model import Document, DocumentError
 
 Loader = Callable[[Path, str], Document]

@@ -4,6 +4,7 @@ statement whose sections do not add up), and the cut real filings of tests/data/
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -11,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.rag.column_periods import month_day
+from pipeline.rag.filing_answer import FilingAnswerer
 from pipeline.rag.statement_checks import failed_statements
 from pipeline.rag.statement_rows import clean_label, statement_rows, statement_tables
 from pipeline.rag.table_facts import facts_from_tables
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
+from retriever_trt.ingest import ingest
 from retriever_trt.store import DocumentInfo
 from tests.paths import FILINGS
 from tests.test_pdf_loader import COVER, _print_pdf
@@ -144,3 +147,20 @@ def test_labels_and_headers_as_printed() -> None:
     assert clean_label("Level 3") == "Level 3"
     assert month_day("Jan 26, 2025") == (1, 26)
     assert month_day("Sept. 28, 2024") == (9, 28)
+
+
+def test_a_question_on_a_statement_that_could_not_be_read_says_so(printed: Path,
+                                                                  tmp_path: Path) -> None:
+    """The answer names the statement that failed its check and why, not only "no figure";
+    the balance sheet, which adds up, still answers."""
+    shutil.copy(printed, tmp_path / printed.name)
+    answerer = FilingAnswerer(ingest(tmp_path)[0])
+
+    def ask(question: str):
+        query = answerer.parse(question)
+        return answerer.answer(query, answerer.scope(query, None))
+
+    flows = ask("What was Acme's operating cash flow in fiscal 2024?")
+    assert flows.short_answer is None
+    assert "cash flow statement could not be read (page 4: " in flows.missing
+    assert ask("What were Acme's total assets at December 31, 2024?").short_answer == "4000"

@@ -186,8 +186,10 @@ class FilingAnswerer:
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
         if result.value is None:
             where = "tagged figure" if tagged else "figure in its statement tables"
+            unread = "".join(f"; its {name} could not be read ({why})"
+                             for name, why in getattr(info, "unread", {}).items())
             return ShortAnswer(wanted_arithmetic=computed, missing=result.missing and
-                               f"{info.title} has no {where} for {result.missing}")
+                               f"{info.title} has no {where} for {result.missing}{unread}")
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         why = withheld(query.text, result.scale, result.facts, ratio)

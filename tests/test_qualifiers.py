@@ -116,6 +116,9 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
     ("Where is Apple's auditor located?", "San Jose, California"),
     ("What month and day does Apple's fiscal year end?", "September 28"),
     ("What was Apple's public float?", "2628553000000"),
+    # the cover's count (dei:EntityCommonStockSharesOutstanding), not the balance sheet's
+    ("How many shares of Apple's common stock were outstanding per the cover of its 10-K?",
+     "15115823000"),
 ])
 def test_cover_facts_answer(answerer, question, value):
     assert ask(answerer, question).short_answer == value
@@ -138,6 +141,9 @@ def test_a_ratio_defined_with_an_operand_outside_the_vocabulary(answerer):
 def test_a_figure_of_the_wrong_kind_is_withheld(answerer):
     got = ask(answerer, "What was NVIDIA's operating income ratio for fiscal 2025?")
     assert got.short_answer is None and "ratio" in got.missing
+    # a margin is a percent; "in dollars" asks for the amount it is not
+    dollars = ask(answerer, "What was Apple's gross margin in dollars for fiscal 2024?")
+    assert dollars.short_answer is None and "amount of money" in dollars.missing
 
 
 def test_withheld_reasons(answerer):

@@ -19,6 +19,9 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcover
 # A question asking for a count of people, stores or other things, not of shares.
 _ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
 _SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
+# A question asking for an amount of money ("gross margin in dollars").
+_ASKS_AMOUNT = re.compile(r"\bin (?:dollars|us dollars|usd|\$)|\bdollar (?:amount|value)\b",
+                          re.I)
 MONETARY = "USD"
 
 
@@ -32,6 +35,8 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
         return "the question asks for a ratio or rate, and its definition was not read as one"
     if _ASKS_COUNT.search(text) and not _SHARES.search(text) and monetary:
         return "the question asks for a count, and the figure found is an amount of money"
+    if ratio and _ASKS_AMOUNT.search(text):
+        return "the question asks for an amount of money, and the figure found is a ratio"
     if ratio and len(facts) > 1 and len({f.fact_id for f in facts}) == 1:
         return "the definition's operands all read the same figure"
     return None

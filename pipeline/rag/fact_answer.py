@@ -262,8 +262,10 @@ def _read_measure(query: Query, info: DocumentInfo, ts: list[Target], items: lis
             return _lacking(info, reader)
         return _finish(query, values, ts, query.measure.scale, reader.used, False,
                        [s for _, s in pairs])
-    if _reported(info, items[0], members):
+    if isinstance(query.measure, LineItem) and _reported(info, items[0], members):
         items = items[:1]  # the filing reports it, just not for this period: no stand-in
+    if ts and all(t.months is None for t in ts):  # a balance date: no flow answers it
+        items = [i for i in items if i.kind is Kind.BALANCE or i is query.measure]
     first = None
     for item in items:
         reader = _Reader(info, members)

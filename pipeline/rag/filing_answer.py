@@ -8,6 +8,7 @@ of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,8 @@ from pipeline.rag.table_facts import facts_from_tables
 from retriever_trt.filters import MetadataFilter, company_key
 from retriever_trt.tables import parse_table
 
+# A question about what the filing's cover states ("per the cover of its 10-K").
+_COVER_ASKED = re.compile(r"\bcover\b", re.I)
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
 
@@ -102,7 +105,8 @@ class FilingAnswerer:
                             set(query.measure_words) - own - phrase_words(query.measure),
                             query.text, labels)
         member_words = {w for o in parts.options[:1] for m in o for w in labels.members[m]}
-        labelled = labelled_items(query.measure_words - member_words, labels, info.facts)
+        labelled = labelled_items(query.measure_words - member_words, labels, info.facts,
+                                  _COVER_ASKED.search(query.text) is not None)
         phrases = phrase_items(query.measure, labels, info.facts)
         return Asked(parts.options, tuple(labelled), phrases), parts
 

@@ -25,6 +25,7 @@ from retriever_trt.documents.model import Fact
 
 # Share of the question's (rarity-weighted) measure words a label must hold.
 MIN_RECALL = 0.9
+COVER = "dei:"
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
 # Concepts that are not the company's figures (executive pay disclosures); the cover's
@@ -46,8 +47,9 @@ def _weight(weights: dict[str, float], word: str, rarest: float) -> float:
 
 
 def labelled_items(measure_words: frozenset[str], labels: FactLabels,
-                   facts: list[Fact]) -> list[LineItem]:
-    """The filing's concepts whose labels name the measure, best first, as line items."""
+                   facts: list[Fact], cover: bool = False) -> list[LineItem]:
+    """The filing's concepts whose labels name the measure, best first, as line items; the
+    cover's own (`dei:`) first when the question asks for what the cover states."""
     if not measure_words:
         return []
     weight = _weights(labels)
@@ -59,11 +61,15 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
             continue
         recall = sum(weight.get(w, 0.0) for w in measure_words & words) / total
         if recall >= MIN_RECALL:
-            scored.append((-recall, len(words - measure_words), concept))
+            # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
+            # Acquired During Period" (the printed labels beside a fact may be many)
+            own = frozenset(tokens(split_name(concept)))
+            scored.append((not (cover and concept.startswith(COVER)), -recall,
+                           len(own - measure_words), concept))
     scored.sort()
     instants = {f.concept for f in facts if f.start is None}
     return [LineItem(split_name(c).lower(), (c,), Kind.BALANCE if c in instants else Kind.FLOW)
-            for _, _, c in scored[:MAX_CANDIDATES]]
+            for *_, c in scored[:MAX_CANDIDATES]]
 
 
 def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:

@@ -233,13 +233,16 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 # Words of a question that name no measure or part of a company: periods, units, rounding,
-# the asking itself (question.tokens has already dropped the stop words and years).
+# the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
+# spend", "carry on its balance sheet") (question.tokens has already dropped the stop words
+# and years).
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
 three six nine twelve first second third fourth half q1 q2 q3 q4 alone thousand million
 billion dollar usd answer round rounded decimal place nearest whole number report reported
 show shown state stated give tell much many total latest most recent percent percentage
-us$ per cent""".split())
+us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
+earn earned post posted record recorded book booked have hold held list""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

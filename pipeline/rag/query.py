@@ -24,6 +24,7 @@ from pipeline.rag.metrics import ALL_METRICS, Metric
 from pipeline.rag.operation import Operation
 from pipeline.rag.question import OPERATION_WORDS, Question, operation, tokens
 from retriever_trt.documents.metadata import parse_date
+from retriever_trt.documents.model import Form
 from retriever_trt.filters import company_key
 
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
@@ -55,6 +56,11 @@ _DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole num
                   "integer": 0, "tenth": 1, "hundredth": 2}
 
 
+# The kind of filing a question names: "per the cover of its 2024 10-K", "the latest 10-Q".
+_FORMS = ((Form.TEN_K, re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
+          (Form.TEN_Q, re.compile(r"\b10-?q\b|\bquarterly report\b", re.I)))
+
+
 class PeriodKind(Enum):
     YEAR = "year"          # a fiscal year: "fiscal 2024", "FY2024", "in 2024"
     QUARTER = "quarter"    # "Q2 2025", "the quarter ended June 30, 2025"
@@ -81,6 +87,7 @@ class Query:
     unit: str | None = None            # "thousand", "million", "billion" when asked
     decimals: int | None = None        # the rounding asked
     companies: tuple[str, ...] = ()    # every company named, in the question's order
+    form: Form | None = None           # the kind of filing named ("its 10-K", "quarterly report")
     # The question's content words (question.tokens), and those of them that may name its
     # measure or the part of the company it is about: not its companies, periods or units.
     words: frozenset[str] = frozenset()
@@ -204,7 +211,8 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                  _over_years(asked_periods or periods, question),
                  parse_measure(text, latest, definitions),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
-                 tuple(companies), words, _measure_words(words, companies))
+                 tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
+                 _measure_words(words, companies))
 
 
 def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:

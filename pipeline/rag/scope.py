@@ -47,6 +47,9 @@ def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str
     mine = [d for d, info in documents.items() if company_key(info.metadata.company) == query.company]
     if not mine:
         return []
+    # "its 10-K": that kind of filing, where the company has one
+    mine = [d for d in mine if query.form is None
+            or documents[d].metadata.form.is_annual == query.form.is_annual] or mine
     latest = sorted(mine, key=lambda d: documents[d].metadata.period_end or date.min, reverse=True)
     if not query.periods:
         return latest

@@ -168,3 +168,14 @@ def test_names_and_words():
     assert combination("How much more did A earn than B?") is Combine.DIFFERENCE
     assert combination("The combined capex of A and B?") is Combine.SUM
     assert combination("What was revenue at A and B?") is Combine.EACH
+
+
+def test_a_sentence_answers_only_about_the_measure_and_year_asked():
+    from pipeline.rag.pipeline import _is_about
+    from pipeline.rag.query import parse_query
+
+    query = parse_query("What was NVIDIA's headcount at the end of fiscal 2025?", {"nvidia": "nvidia"})
+    assert not _is_about("Depreciation expense for fiscal years 2025, 2024 and 2023 was $1.3 "
+                         "billion, $894 million and $844 million.", query)
+    assert not _is_about("Our headcount was 29,600 at the end of fiscal 2024.", query)
+    assert _is_about("At the end of fiscal 2025 our headcount was about 36,000.", query)

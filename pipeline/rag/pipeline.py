@@ -21,6 +21,7 @@ from pipeline.rag.clock import Clock
 from pipeline.rag.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.query import Query
+from pipeline.rag.question import tokens
 from pipeline.rag.short_answer import (
     ShortAnswer,
     TableSource,
@@ -121,9 +122,12 @@ def answer_sources(passages: list[Any], short: ShortAnswer,
     return sources
 
 
-def _names_years(sentence: str, query: Query) -> bool:
-    """Whether a sentence names every year the question does (none named: any sentence)."""
-    return all(str(p.year) in sentence for p in query.periods if p.year is not None)
+def _is_about(sentence: str, query: Query) -> bool:
+    """Whether a sentence is about what the question asks: it names every year the question
+    does, and one of the words naming its measure ("headcount" is not answered from a
+    sentence about depreciation in the same fiscal year)."""
+    years = all(str(p.year) in sentence for p in query.periods if p.year is not None)
+    return years and (not query.measure_words or bool(query.measure_words & set(tokens(sentence))))
 
 
 def queue_ms(out: Any) -> float | None:
@@ -395,8 +399,8 @@ class RAGPipeline:
         """From the filing's tagged facts; else from the retrieved tables or text. A figure
         the filing lacks is said so: no table or sentence stands in for it. In a tagged
         filing every table number is a fact, so a number the facts did not give (the measure
-        or a qualifier unmatched) is withheld too; a sentence's answer stays when it names
-        the year asked."""
+        or a qualifier unmatched) is withheld too; a sentence's answer stays when it is about
+        the measure and year asked."""
         short = self.filings.answer(query, scope)
         if short.short_answer is not None or short.missing or self.tables is None \
                 or not self.settings.table_top_k:
@@ -407,7 +411,7 @@ class RAGPipeline:
                        retrieved, store)
         if table.short_answer is None or not self.filings.tagged(scope.doc_ids):
             return table
-        if table.quote is not None and _names_years(table.quote, query):
+        if table.quote is not None and _is_about(table.quote, query):
             return table
         return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=(
             "no tagged figure of the filing matches every qualifier the question states "

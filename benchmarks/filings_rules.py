@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.ingest import ingest
 
 

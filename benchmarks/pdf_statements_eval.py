@@ -12,7 +12,7 @@ marks aside), the same period (end; a balance, or the same length in months; a c
 value up to its sign (a statement prints "(1,234)" for a payment the taxonomy tags as
 positive). `before` is the reading before statements were located (every table whose
 caption `table_facts.is_statement` accepts, its labels as parsed); `now` the statement
-records of `pipeline/rag/statement_rows.py`, with the statements that fail their
+records of `pipeline/rag/answers/filings/statement_rows.py`, with the statements that fail their
 self-check (`statement_checks.py`) counted separately.
 
     python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR]
@@ -32,15 +32,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from pipeline.rag.column_periods import column_periods  # noqa: E402
-from pipeline.rag.statement_checks import failed_statements  # noqa: E402
-from pipeline.rag.statement_rows import (  # noqa: E402
+from pipeline.rag.answers.filings.statement_checks import failed_statements  # noqa: E402
+from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
     SCALE_POWER,
     clean_label,
     statement_rows,
     statement_tables,
 )
-from pipeline.rag.table_facts import is_statement  # noqa: E402
+from pipeline.rag.answers.filings.table_facts import is_statement  # noqa: E402
+from pipeline.rag.answers.tables.column_periods import column_periods  # noqa: E402
 from retriever_trt.chunking import chunk_document  # noqa: E402
 from retriever_trt.documents import load_document  # noqa: E402
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind  # noqa: E402

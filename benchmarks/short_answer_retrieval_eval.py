@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracle_answer_eval import DEFAULT_DATA, TYPES  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 
-from pipeline.rag.short_answer import TableSource, short_answer_for  # noqa: E402
+from pipeline.rag.answers.short_answer import TableSource, short_answer_for  # noqa: E402
 from retriever_trt.ingest import load_corpus  # noqa: E402
 
 

@@ -42,7 +42,7 @@ from tatqa_split import (  # noqa: E402
     load_questions,
 )
 
-import pipeline.rag.short_answer as sa  # noqa: E402
+import pipeline.rag.answers.short_answer as sa  # noqa: E402
 
 KEYS = ("overall", "arithmetic", "span", "multi-span", "count", "from table", "from table-text",
         "from text")

@@ -40,8 +40,8 @@ from answer_eval import eval_settings  # noqa: E402
 from tatqa_split import DEV, HALVES, eval_corpus, load_questions  # noqa: E402
 from text_answer_eval import rules_answers, short_score  # noqa: E402
 
-import pipeline.rag.short_answer as sa  # noqa: E402
-from pipeline.rag.question import operation  # noqa: E402
+import pipeline.rag.answers.short_answer as sa  # noqa: E402
+from pipeline.rag.answers.question import operation  # noqa: E402
 from retriever_trt.tables import Table  # noqa: E402
 
 DEEP = 30  # passages retrieved to see how far down a missed report is

@@ -1,4 +1,4 @@
-"""One percent change and one rounding for every answer rule (pipeline/rag/arithmetic.py):
+"""One percent change and one rounding for every answer rule (pipeline/rag/answers/arithmetic.py):
 a change from a negative base keeps the sign of its direction, and a tie rounds away from
 zero, whether the answer is computed from table cells or from tagged facts."""
 
@@ -9,11 +9,11 @@ from decimal import Decimal
 
 import pytest
 
-from pipeline.rag.arithmetic import NoAnswer, compute, percent_change, plain, rounded
-from pipeline.rag.fact_answer import Target, _finish
-from pipeline.rag.metrics import Scale
-from pipeline.rag.operation import Operation
-from pipeline.rag.query import parse_query
+from pipeline.rag.answers.arithmetic import NoAnswer, compute, percent_change, plain, rounded
+from pipeline.rag.answers.filings.fact_answer import Target, _finish
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import parse_query
+from pipeline.rag.answers.vocabulary.metrics import Scale
 
 
 def test_a_change_from_a_negative_base_has_the_sign_of_its_direction():

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipeline.rag.cell_kinds import CellKind, MixedKinds, check_same_kind, kind_of
-from pipeline.rag.question import operation
-from pipeline.rag.short_answer import TableSource, answer_question, short_answer_for
+from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.short_answer import TableSource, answer_question, short_answer_for
+from pipeline.rag.answers.tables.cell_kinds import CellKind, MixedKinds, check_same_kind, kind_of
 from retriever_trt.store import Chunk
 from retriever_trt.tables import parse_table
 

@@ -16,8 +16,8 @@ import pypdfium2 as pdfium
 import pytest
 from paths import FILINGS, REPO
 
-from pipeline.rag.cover_answer import FilingField, cover_field
-from pipeline.rag.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.cover_answer import FilingField, cover_field
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.documents import load_document
 from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.model import (

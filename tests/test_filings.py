@@ -9,10 +9,10 @@ import pytest
 from ixbrl_sample import write_filing
 from paths import FILINGS
 
-from pipeline.rag.fact_answer import answer_from_facts
-from pipeline.rag.filing_answer import FilingAnswerer
-from pipeline.rag.formula import BinOp, ItemTerm, Op
-from pipeline.rag.query import PeriodKind, parse_query
+from pipeline.rag.answers.filings.fact_answer import answer_from_facts
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.query import PeriodKind, parse_query
+from pipeline.rag.answers.vocabulary.formula import BinOp, ItemTerm, Op
 from retriever_trt.documents import DocumentError, Form, load_document
 from retriever_trt.filters import MetadataFilter, within_tenant
 from retriever_trt.ingest import ingest

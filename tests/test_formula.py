@@ -1,5 +1,5 @@
 """Metrics the question defines: the definition parsed into a formula of line items
-(pipeline/rag/formula.py), its words kept out of what is asked, and the formula computed
+(pipeline/rag/answers/vocabulary/formula.py), its words kept out of what is asked, and the formula computed
 from a real filing's tagged facts with every operand in the derivation."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 from paths import FILINGS
 
-from pipeline.rag.filing_answer import FilingAnswerer
-from pipeline.rag.formula import PHRASE, BinOp, Const, ItemMode, ItemTerm, Op
-from pipeline.rag.operation import Operation
-from pipeline.rag.query import parse_query
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import parse_query
+from pipeline.rag.answers.vocabulary.formula import PHRASE, BinOp, Const, ItemMode, ItemTerm, Op
 from retriever_trt.ingest import ingest
 
 DPO = ("What is Apple's FY2024 days payable outstanding (DPO)? DPO is defined as: 365 * "

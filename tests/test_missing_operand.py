@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.rag.question import operation
-from pipeline.rag.short_answer import ShortAnswer, answer_question
+from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.short_answer import ShortAnswer, answer_question
 from retriever_trt.tables import parse_table
 
 ROWS = [["", "December 31,", ""],

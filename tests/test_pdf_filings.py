@@ -11,10 +11,10 @@ from datetime import date
 import pytest
 from paths import FILINGS
 
-from pipeline.rag.column_periods import ColumnPeriod, column_periods, period_length
-from pipeline.rag.filing_answer import FilingAnswerer
-from pipeline.rag.row_items import match_row
-from pipeline.rag.table_facts import facts_from_tables, is_statement
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.table_facts import facts_from_tables, is_statement
+from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, period_length
+from pipeline.rag.answers.tables.row_items import match_row
 from retriever_trt.documents import Form, load_document
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.ingest import ingest

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.rag.column_periods import month_day
-from pipeline.rag.filing_answer import FilingAnswerer
-from pipeline.rag.statement_checks import failed_statements
-from pipeline.rag.statement_rows import clean_label, statement_rows, statement_tables
-from pipeline.rag.table_facts import facts_from_tables
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.statement_checks import failed_statements
+from pipeline.rag.answers.filings.statement_rows import clean_label, statement_rows, statement_tables
+from pipeline.rag.answers.filings.table_facts import facts_from_tables
+from pipeline.rag.answers.tables.column_periods import month_day
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind

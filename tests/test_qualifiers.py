@@ -10,11 +10,11 @@ import shutil
 import pytest
 from paths import FILINGS
 
-from pipeline.rag.answer_checks import withheld
-from pipeline.rag.companies import Combine, combination
-from pipeline.rag.fact_labels import member_words, split_name
-from pipeline.rag.filing_answer import FilingAnswerer
-from pipeline.rag.qualifiers import word_runs
+from pipeline.rag.answers.answer_checks import withheld
+from pipeline.rag.answers.filings.companies import Combine, combination
+from pipeline.rag.answers.filings.fact_labels import member_words, split_name
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.qualifiers import word_runs
 from retriever_trt.ingest import ingest
 
 SHELF = ("aapl-10-k-2024-11-01.html", "aapl-10-q-2025-08-01.html", "nvda-10-k-2025-02-26.html")
@@ -171,8 +171,8 @@ def test_names_and_words():
 
 
 def test_a_sentence_answers_only_about_the_measure_and_year_asked():
+    from pipeline.rag.answers.query import parse_query
     from pipeline.rag.pipeline import _is_about
-    from pipeline.rag.query import parse_query
 
     query = parse_query("What was NVIDIA's headcount at the end of fiscal 2025?", {"nvidia": "nvidia"})
     assert not _is_about("Depreciation expense for fiscal years 2025, 2024 and 2023 was $1.3 "

@@ -16,7 +16,7 @@ import pytest
 from live_server import metric_values
 from test_ask_computed import QUESTION
 
-from pipeline.rag import short_answer
+from pipeline.rag.answers import short_answer
 
 RULE_ERRORS = "finrag:answer_rule_errors_total"
 ASK_TIMEOUT_S = 300

@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 from paths import REPO
 
-from pipeline.rag.arithmetic import NoAnswer, compute, plain
-from pipeline.rag.question import operation
-from pipeline.rag.short_answer import answer_question
+from pipeline.rag.answers.arithmetic import NoAnswer, compute, plain
+from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.short_answer import answer_question
 from retriever_trt.tables import parse_table
 
 ROWS = [["", "December 31,", ""],

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from test_text_answer import Store, ask
 
-from pipeline.rag.short_answer import ShortAnswer, choose
-from pipeline.rag.span_bounds import span_of
-from pipeline.rag.text_answer import answer_from_text, document_paragraphs
+from pipeline.rag.answers.short_answer import ShortAnswer, choose
+from pipeline.rag.answers.text.span_bounds import span_of
+from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
 from retriever_trt.store import Chunk
 
 

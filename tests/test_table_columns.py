@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.rag.operation import Operation
-from pipeline.rag.question import operation
-from pipeline.rag.short_answer import answer_question
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.short_answer import answer_question
 from retriever_trt.tables import parse_table
 
 COST_OF_REVENUE = [["", "2019", "", "2018", ""],

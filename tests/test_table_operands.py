@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from pipeline.rag.question import operation
-from pipeline.rag.short_answer import ShortAnswer, answer_question, choose
-from pipeline.rag.text_answer import answer_from_text, document_paragraphs
+from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.short_answer import ShortAnswer, answer_question, choose
+from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
 from retriever_trt.store import Chunk
 from retriever_trt.tables import parse_table
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.rag.question import operation
-from pipeline.rag.short_answer import answer_question
-from pipeline.rag.table_rows import label_tokens
+from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.short_answer import answer_question
+from pipeline.rag.answers.tables.table_rows import label_tokens
 from retriever_trt.tables import parse_table
 
 SEGMENTS = [["(in millions)", "2019", "2018"],

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from paths import REPO
 
-from pipeline.rag.short_answer import ShortAnswer, choose
-from pipeline.rag.text_answer import (
+from pipeline.rag.answers.short_answer import ShortAnswer, choose
+from pipeline.rag.answers.text.text_answer import (
     Paragraph,
     answer_from_text,
     document_paragraphs,

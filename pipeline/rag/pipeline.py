@@ -16,19 +16,19 @@ from typing import Any, TypeVar
 
 from llm_engine import AsyncLLMEngine, LLMEngine
 from llm_engine.structured_output import StructuredOutputsParams
-from pipeline.rag.batcher import MicroBatcher
-from pipeline.rag.clock import Clock
-from pipeline.rag.filing_answer import FilingAnswerer, Scope
-from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
-from pipeline.rag.query import Query
-from pipeline.rag.question import tokens
-from pipeline.rag.short_answer import (
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
+from pipeline.rag.answers.query import Query
+from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.short_answer import (
     ShortAnswer,
     TableSource,
     choose,
     short_answer_for,
     text_short_answer,
 )
+from pipeline.rag.batcher import MicroBatcher
+from pipeline.rag.clock import Clock
+from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import DOCUMENTS_DIR, Settings
 from retriever_trt.filters import MetadataFilter

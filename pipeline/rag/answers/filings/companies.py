@@ -1,0 +1,117 @@
+"""Questions about several companies: "Which had higher revenue in fiscal 2024, Apple or
+Meta?", "How much more net income did Apple have than Meta?", "the combined capex of Tesla
+and NVIDIA". The question is split into one lookup per company, each answered from that
+company's own filing and cited; then the figures are compared or combined. The prose gives
+every company's figure; with one of them missing there is no comparison, and no number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+from enum import Enum
+
+from pipeline.rag.answers.arithmetic import plain
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import Query
+from pipeline.rag.answers.short_answer import ShortAnswer, with_unit
+
+SCALE_POWERS = {"": 0, "thousand": 3, "million": 6, "billion": 9}
+
+
+class Combine(Enum):
+    """What a question about several companies asks of their figures."""
+
+    HIGHER = "higher"           # which company's figure is the larger
+    LOWER = "lower"             # which company's figure is the smaller
+    DIFFERENCE = "difference"   # the first named less the second
+    SUM = "sum"                 # all of them together
+    EACH = "each"               # each one's figure, nothing computed
+
+
+_WHICH = re.compile(r"\b(?:which|who|whose|what company)\b", re.I)
+_HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|greatest|bigger)\b",
+                     re.I)
+_LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
+_DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
+                         r"\bdifference\b|\bexceed\w*\b|\bgap\b", re.I)
+_SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b",
+                  re.I)
+
+
+def combination(text: str) -> Combine:
+    if _WHICH.search(text):
+        if _LOWER.search(text):
+            return Combine.LOWER
+        if _HIGHER.search(text):
+            return Combine.HIGHER
+    if _DIFFERENCE.search(text):
+        return Combine.DIFFERENCE
+    if _SUM.search(text):
+        return Combine.SUM
+    return Combine.EACH
+
+
+def per_company(query: Query, company: str) -> Query:
+    """The question asked of one company: a lookup of its figure for the periods named;
+    with as many periods as companies, each company's own ("Nvidia in fiscal 2025 than Meta
+    in 2024"), in the order both are named."""
+    periods = query.periods
+    if len(query.companies) > 1 and len(periods) == len(query.companies):
+        periods = (periods[query.companies.index(company)],)
+    return replace(query, company=company, companies=(company,), periods=periods,
+                   question=replace(query.question, operation=Operation.LOOKUP))
+
+
+@dataclass(frozen=True)
+class CompanyFigure:
+    name: str                  # as the prose names it: the filing's registrant
+    answer: ShortAnswer
+
+
+def _base(answer: ShortAnswer) -> Decimal | None:
+    """The figure in units (dollars, shares), or None when it is no plain amount."""
+    if not isinstance(answer.short_answer, str) or answer.scale not in SCALE_POWERS:
+        return None
+    try:
+        return Decimal(answer.short_answer).scaleb(SCALE_POWERS[answer.scale])
+    except InvalidOperation:
+        return None
+
+
+def combine(query: Query, figures: list[CompanyFigure],
+            describe: Callable[[CompanyFigure], str]) -> ShortAnswer:
+    """The comparison or combination the question asks of the companies' figures."""
+    how = combination(query.text)
+    each = "; ".join(describe(f) for f in figures)
+    citations = [c for f in figures for c in f.answer.citations]
+    lacking = [f for f in figures if f.answer.short_answer is None]
+    if lacking:
+        why = "; ".join(f"{f.name}: {f.answer.missing or 'no figure found'}" for f in lacking)
+        return ShortAnswer(missing=f"not every company's figure is in its filing ({why})",
+                           citations=citations, wanted_arithmetic=how is not Combine.EACH)
+    values = [_base(f.answer) for f in figures]
+    if how in (Combine.HIGHER, Combine.LOWER):
+        if any(v is None for v in values):
+            return ShortAnswer(missing=f"the figures cannot be compared: {each}")
+        pick = max if how is Combine.HIGHER else min
+        best = pick(range(len(figures)), key=lambda i: values[i])
+        return ShortAnswer(figures[best].name, "", "arithmetic", f"{how.value}: {each}",
+                           citations, figures[best].answer.cited)
+    if how in (Combine.DIFFERENCE, Combine.SUM) and None not in values:
+        scale = figures[0].answer.scale
+        total = values[0] - sum(values[1:]) if how is Combine.DIFFERENCE else sum(values)
+        shown = plain(total.scaleb(-SCALE_POWERS[scale]))
+        return ShortAnswer(shown, scale, "arithmetic", f"{how.value}: {each}", citations,
+                           figures[0].answer.cited, wanted_arithmetic=True)
+    return ShortAnswer(missing=f"the question asks for several companies' figures, not one: "
+                               f"{each}", citations=citations)
+
+
+def stated(figure: CompanyFigure) -> str:
+    """"Apple Inc.: 391035 million (Apple Inc. 10-K FY2024)"."""
+    value = figure.answer.short_answer
+    return f"{figure.name}: {with_unit(value, figure.answer.scale)}" if value is not None \
+        else f"{figure.name}: none"

@@ -1,0 +1,338 @@
+"""Answers from tagged facts: a filing's inline-XBRL numbers, found by line item and period,
+computed exactly (Decimal) with the derivation, each operand cited with the table cell it
+is shown in. When an operand has no fact, there is no number: `missing` says which.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal, DivisionByZero, InvalidOperation
+
+from pipeline.rag.answers.arithmetic import NoAnswer, operand, percent_change, rounded
+from pipeline.rag.answers.filings.fact_labels import qualifiers
+from pipeline.rag.answers.filings.measure_match import describe_members
+from pipeline.rag.answers.filings.scope import END_SLACK
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import Period, PeriodKind, Query
+from pipeline.rag.answers.vocabulary.formula import PHRASE, evaluate
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
+from pipeline.rag.answers.vocabulary.metrics import DAYS_IN_YEAR, Metric, Scale
+from retriever_trt.documents.model import DocumentMetadata, Fact
+from retriever_trt.store import DocumentInfo
+
+SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
+_WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
+DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
+PER_SHARE_DECIMALS = 2
+MONTHS_IN_YEAR = 12
+MONTHS_IN_QUARTER = 3
+QUARTERS_IN_YEAR = 4
+_OWN_QUARTER = {f"Q{q}": q for q in range(1, QUARTERS_IN_YEAR + 1)}
+# The cover's facts (public float, shares outstanding) are of the date the cover states,
+# not of the period a question names.
+COVER_PREFIX = "dei:"
+# The periods the prose lists when a figure is missing: what the filing holds instead.
+MAX_HELD_PERIODS = 6
+# Operations whose answer reads several periods; any other reads the latest one named.
+_MULTI_PERIOD = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE,
+                           Operation.SUM, Operation.MULTI_LOOKUP})
+
+
+@dataclass(frozen=True)
+class Target:
+    """A period to read: its end, and its length in months (None: a balance date)."""
+
+    end: date
+    months: int | None
+
+    def label(self) -> str:
+        if self.months is None:
+            return f"at {self.end.isoformat()}"
+        return f"{self.months} months ended {self.end.isoformat()}"
+
+
+@dataclass
+class FactResult:
+    value: Decimal | None
+    scale: str                      # "", "thousand", "million", "billion", "percent"
+    derivation: str
+    facts: list[Fact] = field(default_factory=list)
+    missing: str | None = None      # what had no fact, when value is None
+    per_share: bool = False
+
+
+def _years_back(d: date, years: int) -> date:
+    try:
+        return d.replace(year=d.year - years)
+    except ValueError:  # 29 February
+        return d.replace(year=d.year - years, day=28)
+
+
+def _months_later(d: date, months: int) -> date:
+    """`d` moved by whole months, the day kept where the month has it (a 13-week quarter
+    ends within `END_SLACK` of three calendar months later)."""
+    year, month = divmod(d.month - 1 + months, MONTHS_IN_YEAR)
+    day = min(d.day, calendar.monthrange(d.year + year, month + 1)[1])
+    return date(d.year + year, month + 1, day)
+
+
+def _quarter_end(m: DocumentMetadata, year: int | None, quarter: int) -> date | None:
+    """The end of fiscal quarter `quarter` of fiscal `year` (the filing's own year when
+    None), counted from the filing's own period: a 10-K ends its fourth quarter."""
+    own = 4 if m.form.is_annual else _OWN_QUARTER.get(m.fiscal_period)
+    if own is None or m.fiscal_year is None or m.period_end is None:
+        return None
+    shift = ((year or m.fiscal_year) - m.fiscal_year) * QUARTERS_IN_YEAR + quarter - own
+    return _months_later(m.period_end, shift * MONTHS_IN_QUARTER)
+
+
+def _target(p: Period, m: DocumentMetadata) -> Target | None:
+    """Where a named period lies in this filing's calendar; None when it cannot be placed."""
+    if p.end is not None:
+        own = MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER
+        return Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own)
+    if p.kind is PeriodKind.QUARTER and p.quarter is not None:
+        end = _quarter_end(m, p.year, p.quarter)
+    elif p.kind in (PeriodKind.QUARTER, PeriodKind.MONTHS) and p.months:
+        # "the first six months of 2025": the year to date ending its second quarter
+        end = _quarter_end(m, p.year, p.months // MONTHS_IN_QUARTER)
+    elif p.year is not None:
+        end = _quarter_end(m, p.year, QUARTERS_IN_YEAR)
+    else:
+        return None
+    months = p.months or MONTHS_IN_YEAR
+    return Target(end, None if p.kind is PeriodKind.INSTANT else months) if end else None
+
+
+def targets(query: Query, info: DocumentInfo) -> list[Target]:
+    """The periods to read in this filing, oldest first: those the question names (each
+    placed in the filing's calendar: a quarter, months to date or a fiscal year the filing
+    may not hold, then the read finds no fact), else the filing's own period."""
+    m = info.metadata
+    if m.period_end is None:
+        return []
+    out = [t for t in (_target(p, m) for p in query.periods) if t is not None]
+    if not out and not query.periods:
+        out = [Target(m.period_end, MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER)]
+    if out and query.operation.periods == 2 and len(out) == 1:
+        out.insert(0, Target(_years_back(out[0].end, 1), out[0].months))
+    return sorted(set(out), key=lambda t: t.end)
+
+
+def find_fact(info: DocumentInfo, item: LineItem, target: Target,
+              members: frozenset[tuple[str, str]] = frozenset()) -> Fact | None:
+    """The fact of `item` for `target` of exactly the part `members` names (none: the
+    company's own figure, no segment's); concepts in the vocabulary's order, one shown in a
+    table first."""
+    for concept in item.concepts:
+        found = [f for f in info.facts if f.concept == concept and _fits(f, item, target)
+                 and qualifiers(f) == members]
+        if found:
+            return min(found, key=lambda f: f.fact_id not in info.fact_cells)
+    return None
+
+
+def _fits(f: Fact, item: LineItem, target: Target) -> bool:
+    if f.concept.startswith(COVER_PREFIX):  # the cover states one date of its own
+        return True
+    if abs(f.end - target.end) > END_SLACK:
+        return False
+    if item.kind is Kind.BALANCE or target.months is None:  # a balance date reads instants
+        return f.start is None
+    return f.start is not None and f.months == (target.months or MONTHS_IN_YEAR)
+
+
+def _reported(info: DocumentInfo, item: LineItem, members: frozenset[tuple[str, str]]) -> bool:
+    return any(f.concept in item.concepts and qualifiers(f) == members for f in info.facts)
+
+
+def held(info: DocumentInfo, item: LineItem, members: frozenset[tuple[str, str]]) -> str:
+    """What the filing does hold of `item` for that part: its periods, for the prose of a
+    figure it lacks."""
+    periods = sorted({Target(f.end, f.months or None) for f in info.facts
+                      if f.concept in item.concepts and qualifiers(f) == members},
+                     key=lambda t: (t.end, t.months or 0), reverse=True)
+    part = f" of {describe_members(members)}" if members else ""
+    if not periods:
+        return f"{info.title} reports no {item.name}{part}"
+    shown = ", ".join(t.label() for t in periods[:MAX_HELD_PERIODS])
+    return f"{info.title} reports {item.name}{part} for {shown}"
+
+
+def _balance_target(item: LineItem, t: Target) -> Target:
+    return Target(t.end, None) if item.kind is Kind.BALANCE else t
+
+
+class _Reader:
+    """Reads line items for targets, of the part the question names, remembering each fact
+    used and the first one missing."""
+
+    def __init__(self, info: DocumentInfo, members: frozenset[tuple[str, str]],
+                 phrases: dict[str, LineItem] | None = None) -> None:
+        self.info, self.members, self.used, self.missing = info, members, [], None
+        self.phrases = phrases or {}
+        self.missing_item: LineItem | None = None
+
+    def item(self, name: str) -> LineItem | None:
+        """A formula's operand: a vocabulary item, or one the filing's labels resolved."""
+        found = BY_NAME.get(name) or self.phrases.get(name)
+        if found is None and self.missing is None:
+            self.missing = f"a figure labelled \"{name.removeprefix(PHRASE)}\""
+        return found
+
+    def value(self, item: LineItem, target: Target) -> Decimal | None:
+        f = find_fact(self.info, item, _balance_target(item, target), self.members)
+        if f is None:
+            if self.missing is None:
+                part = f" of {describe_members(self.members)}" if self.members else ""
+                self.missing = f"{item.name}{part} ({_balance_target(item, target).label()})"
+                self.missing_item = item
+            return None
+        self.used.append(f)
+        return f.value
+
+
+def _metric_value(reader: _Reader, metric: Metric, t: Target) -> tuple[Decimal | None, str]:
+    """The metric for one period, and its formula with the values put in."""
+    def read(name: str, years_back: int) -> Decimal | None:
+        item = reader.item(name)
+        return None if item is None else \
+            reader.value(item, Target(_years_back(t.end, years_back), t.months))
+
+    days = Decimal(DAYS_IN_YEAR * (t.months or MONTHS_IN_YEAR)) / MONTHS_IN_YEAR
+    return evaluate(metric.scaled(days.normalize()), read)
+
+
+def _amount_scale(query: Query, facts: list[Fact]) -> int:
+    if query.unit in SCALE_WORDS:
+        return SCALE_WORDS[query.unit]
+    shown = [f.scale for f in facts if f.scale in _WORD_OF]
+    return shown[0] if shown else 0
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a filing's facts must match besides the query's periods: the parts of the
+    company the question may mean (`options`, best first, from `qualifiers.asked_parts`;
+    none: the company's own figure) and the measure's candidates from the filing's own
+    labels (`measure_match.labelled_items`), tried after the vocabulary's."""
+
+    options: tuple[frozenset[tuple[str, str]], ...] = ()
+    labelled: tuple[LineItem, ...] = ()
+    # a defined metric's operands the vocabulary lacks, by their phrase (formula.PHRASE)
+    phrases: dict[str, LineItem] = field(default_factory=dict)
+
+
+def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) -> \
+        FactResult | None:
+    """The query's measure in this filing, or None when neither the query nor the filing's
+    labels name a measure. A figure of another period, part or measure is never taken in
+    place of the one asked: with none, `missing` says what the filing does hold."""
+    measure = query.measure
+    items = ([measure] if isinstance(measure, LineItem) else []) + list(asked.labelled)
+    if not isinstance(measure, Metric) and not items:
+        return None
+    ts = targets(query, info)
+    if not ts:
+        return FactResult(None, "", "", missing=f"the period asked in {info.title}")
+    if query.operation not in _MULTI_PERIOD:
+        ts = ts[-1:]  # its answer is the latest period's: an earlier one's gap must not void it
+    lacking = None
+    for members in asked.options or (frozenset(),):
+        got = _read_measure(query, info, ts, items, members, asked.phrases)
+        if got.value is not None:
+            return got
+        lacking = lacking or got
+    return lacking
+
+
+def _read_measure(query: Query, info: DocumentInfo, ts: list[Target], items: list[LineItem],
+                  members: frozenset[tuple[str, str]],
+                  phrases: dict[str, LineItem]) -> FactResult:
+    """The measure of one part for the targets: a metric from its line items, else the
+    first of `items` the filing has every period of."""
+    if isinstance(query.measure, Metric):
+        reader = _Reader(info, members, phrases)
+        pairs = [_metric_value(reader, query.measure, t) for t in ts]
+        values = [v for v, _ in pairs]
+        if any(v is None for v in values):
+            return _lacking(info, reader)
+        return _finish(query, values, ts, query.measure.scale, reader.used, False,
+                       [s for _, s in pairs])
+    if isinstance(query.measure, LineItem) and _reported(info, items[0], members):
+        items = items[:1]  # the filing reports it, just not for this period: no stand-in
+    if ts and all(t.months is None for t in ts):  # a balance date: no flow answers it
+        items = [i for i in items if i.kind is Kind.BALANCE or i is query.measure]
+    first = None
+    for item in items:
+        reader = _Reader(info, members)
+        values = [reader.value(item, t) for t in ts]
+        if all(v is not None for v in values):
+            return _finish(query, values, ts, Scale.AMOUNT, reader.used, item.per_share, [])
+        first = first or reader
+    return _lacking(info, first)
+
+
+def _lacking(info: DocumentInfo, reader: _Reader) -> FactResult:
+    """No number: what had no fact, and what the filing holds of it instead."""
+    what = reader.missing or "a denominator of zero"
+    if reader.missing_item is not None:
+        what = f"{what}; {held(info, reader.missing_item, reader.members)}"
+    return FactResult(None, "", "", reader.used, what)
+
+
+def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
+            used: list[Fact], per_share: bool, shown_formulas: list[str]) -> FactResult:
+    op = query.operation
+    value = values[-1]
+    how = "value"
+    try:
+        if op.periods == 2 and len(values) >= 2:
+            old, new = values[0], values[-1]
+            value = percent_change(old, new) if op == Operation.PERCENT_CHANGE else new - old
+            how = "percent change" if op == "percent_change" else "change"
+        elif op == Operation.AVERAGE and len(values) >= 2:
+            value, how = sum(values, Decimal(0)) / len(values), "average"
+        elif op == Operation.SUM and len(values) >= 2:
+            value, how = sum(values, Decimal(0)), "sum"
+    except (NoAnswer, DivisionByZero, InvalidOperation):
+        return FactResult(None, "", "", used, "a base of zero for the change")
+    if how == "percent change":
+        return FactResult(_round(value, query.decimals, 2), "percent",
+                          _derive(values, ts, how), used)
+    if kind is Scale.AMOUNT:
+        if per_share:
+            return FactResult(_round(value, query.decimals, PER_SHARE_DECIMALS), "",
+                              _derive(values, ts, how), used, per_share=True)
+        power = _amount_scale(query, used)
+        shown = value.scaleb(-power)
+        return FactResult(_round(shown, query.decimals, None), _WORD_OF.get(power, ""),
+                          _derive([v.scaleb(-power) for v in values], ts, how, shown_formulas),
+                          used)
+    scale = "percent" if kind is Scale.PERCENT else ""
+    return FactResult(_round(value, query.decimals, DEFAULT_DECIMALS[kind]), scale,
+                      _derive(values, ts, how, shown_formulas), used)
+
+
+def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:
+    places = asked if asked is not None else default
+    if places is None:  # an amount converted exactly: as many places as it has
+        return value.normalize()
+    return rounded(value, places)
+
+
+def _derive(values: list[Decimal], ts: list[Target], how: str, shown: Sequence[str] = ()) -> str:
+    """How the answer was computed; a metric's value of each period with its formula,
+    its values put in (`shown`)."""
+    parts = [f"{operand(v)} ({t.label()})" for v, t in zip(values, ts, strict=True)]
+    if shown:
+        parts = [f"{operand(v)} ({t.label()}: {s})" for v, t, s in zip(values, ts, shown, strict=True)]
+    if how == "percent change":
+        old, new = operand(values[0]), operand(values[-1])
+        return f"({new} - {old}) / |{old}| * 100; " + "; ".join(parts)
+    if how == "change":
+        return f"{operand(values[-1])} - {operand(values[0])}; " + "; ".join(parts)
+    return f"{how}: " + "; ".join(parts)

@@ -1,0 +1,121 @@
+"""What a filing calls its facts: each concept's words (its name split, and the row labels the
+filing prints beside its facts) and each qualifying member's words (the segment, region,
+product or share class a fact is about), read once per filing.
+
+The answer rules match a question's measure and qualifiers against these labels, so a line
+item outside the vocabulary ("interest expense", "goodwill") resolves by the filing's own
+words, and a segment the question names ("Compute & Networking") selects the fact tagged
+with that member, never the consolidated one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.rag.answers.question import tokens
+from retriever_trt.documents.model import Fact
+
+# The axes whose members qualify a figure the way questions name them: a business segment,
+# a region or country, a product or service line, a class of stock. Other axes (equity
+# components, fair-value levels, award types, debt issues) break a figure down in ways a
+# question names by its measure, not as a part of the company.
+QUALIFIER_AXES = re.compile(r"Segment|Geograph|Region|ProductOrService|ClassOfStock|Brand|"
+                            r"Division", re.I)
+_SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
+# The parts the prose lists when the one asked is not reported.
+MAX_LISTED = 12
+# Dimensions that say where a segment figure sits in the reconciliation, not what it is of:
+# a segment's revenue is tagged with its member and OperatingSegmentsMember alike.
+NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")})
+# Words a member's name carries that name no part of the company.
+_GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})
+_PERIOD_LABEL = re.compile(r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+                           r"nov|dec)[a-z]*\b|\b(?:months?|quarter|year|ended)\b", re.I)
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def split_name(name: str) -> str:
+    """"us-gaap:InterestExpenseNonoperating" -> "Interest Expense Nonoperating";
+    "aapl:WearablesHomeandAccessoriesMember" -> "Wearables Homeand Accessories Member"."""
+    return " ".join(_CAMEL.findall(name.split(":")[-1]))
+
+
+def member_words(member: str) -> frozenset[str]:
+    """The distinctive words of a member's name ("nvda:ComputeAndNetworkingSegmentMember":
+    compute, networking); a member named by a code alone ("country:US") has none."""
+    if member.split(":")[0] in ("country", "stpr", "currency"):
+        return frozenset()
+    return frozenset(w for w in tokens(split_name(member)) if w not in _GENERIC)
+
+
+def member_label(member: str) -> str:
+    """A member as a reader names it: "Compute And Networking", "Greater China"."""
+    words = [w for w in split_name(member).split() if w.lower() not in ("member", "segment")]
+    return " ".join(words) or member
+
+
+def _naming_words(shown: tuple[str, str], concept: set[str]) -> set[str]:
+    """The words of a printed row label or column header that may name a part: a label
+    sharing a word with the concept names the measure, one with a year or a month names the
+    period."""
+    out: set[str] = set()
+    for label in shown:
+        found = set(tokens(label))
+        if found and not found & concept and not _PERIOD_LABEL.search(label):
+            out |= found - _GENERIC
+    return out
+
+
+def qualifiers(fact: Fact) -> frozenset[tuple[str, str]]:
+    """The fact's dimensions that name a part of the company (`QUALIFIER_AXES`), and any
+    other dimension except the neutral ones: a fact with an equity-component member is not
+    the company's figure."""
+    return frozenset(d for d in fact.dimensions if d not in NEUTRAL_MEMBERS)
+
+
+@dataclass
+class FactLabels:
+    """A filing's concepts and qualifying members with their words."""
+
+    concept_words: dict[str, frozenset[str]] = field(default_factory=dict)
+    members: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # each member's label run together in lower case: "iphone" of aapl:IPhoneMember
+    compact: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, facts: list[Fact], shown_at: Any = None) -> FactLabels:
+        """`shown_at(fact)`: the (row label, column header) the filing prints the fact under,
+        or None. A fact of no part names its concept by its row; a part's fact names the
+        part by a row or header that shares no word with its concept ("Taiwan" of
+        country:TW, "Compute & Networking" over a column of segment revenues)."""
+        words: dict[str, set[str]] = defaultdict(set)
+        members: dict[tuple[str, str], set[str]] = defaultdict(set)
+        printed: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for f in facts:
+            if f.concept not in words:
+                words[f.concept].update(tokens(split_name(f.concept)))
+            shown = shown_at(f) if shown_at is not None else None
+            parts = [d for d in f.dimensions if QUALIFIER_AXES.search(d[0])]
+            for d in parts:
+                members[d].update(member_words(d[1]))
+            if shown and not f.dimensions:
+                words[f.concept].update(tokens(shown[0]))
+            elif shown and len(parts) == 1:
+                printed[parts[0]].update(_naming_words(shown, words[f.concept]))
+        for d, named in printed.items():
+            members[d].update(named)
+        kept = {m: frozenset(w) for m, w in members.items() if w}
+        return cls({c: frozenset(w) for c, w in words.items()}, kept,
+                   {m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower()) for m in kept})
+
+    def segments_of(self) -> list[str]:
+        """The labels of the business segments and regions (else the product lines), as the
+        prose lists what the filing reports."""
+        for kind in (_SEGMENT_AXES, QUALIFIER_AXES):
+            found = sorted({member_label(m) for (axis, m) in self.members if kind.search(axis)})
+            if found:
+                return found[:MAX_LISTED]
+        return []

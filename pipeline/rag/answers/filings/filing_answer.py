@@ -1,0 +1,245 @@
+"""The filing side of /ask: parse the question once, scope it to its company's filing for
+its period (within what the caller's filter allows), and answer from that filing's tagged
+facts, each cited with the table cell (and page) that shows it. A filing without tagged
+facts (a PDF) is answered from the facts its statement tables show (`table_facts.py`); a
+question about the filing itself (its trading symbol, its period's end, its cover's state
+of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pipeline.rag.answers.answer_checks import withheld
+from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
+from pipeline.rag.answers.filings.cover_answer import answer_from_cover
+from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
+from pipeline.rag.answers.filings.fact_labels import FactLabels
+from pipeline.rag.answers.filings.measure_match import labelled_items, phrase_items, phrase_words
+from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
+from pipeline.rag.answers.filings.scope import choose_filings
+from pipeline.rag.answers.filings.table_facts import facts_from_tables
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import Query, company_aliases, parse_query
+from pipeline.rag.answers.short_answer import ShortAnswer
+from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
+from retriever_trt.filters import MetadataFilter, company_key
+from retriever_trt.tables import parse_table
+
+# A question about what the filing's cover states ("per the cover of its 10-K").
+_COVER_ASKED = re.compile(r"\bcover\b", re.I)
+# The filings of the company in scope tried, best first, for a measure the first lacks.
+FILINGS_TRIED = 3
+
+
+@dataclass
+class Scope:
+    """What retrieval searches (`filter`) and the filings that fit the question, best first."""
+
+    filter: MetadataFilter | None = None
+    doc_ids: list[str] = field(default_factory=list)
+
+
+class FilingAnswerer:
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._generation: int | None = None
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Read the store's documents again when it changed (an upload or a delete)."""
+        generation = getattr(self.store, "generation", 0)
+        if generation == self._generation:
+            return
+        with getattr(self.store, "lock", nullcontext()):
+            self.info = dict(getattr(self.store, "info", {}) or {})
+            self._chunks = {c.chunk_id: c for d in self.info for c in self.store.document(d)}
+            self._generation = getattr(self.store, "generation", 0)
+        self.aliases = company_aliases((d.metadata.company, d.metadata.ticker)
+                                       for d in self.info.values())
+        # doc_id -> its facts read from its tables; a changed store may have replaced them
+        self._read: dict[str, Any] = {}
+        self._labels: dict[str, FactLabels] = {}
+
+    def facts_of(self, doc_id: str) -> Any:
+        """The document's info with its tagged facts, else with those its tables show
+        (read once, on the first question about it)."""
+        info = self.info[doc_id]
+        if info.facts or not hasattr(self.store, "document"):
+            return info
+        if doc_id not in self._read:
+            self._read[doc_id] = facts_from_tables(info, self.store.document(doc_id))
+        return self._read[doc_id]
+
+    def labels_of(self, info: Any) -> FactLabels:
+        """The filing's concept and member labels (read once, on the first question)."""
+        if info.doc_id not in self._labels:
+            tables: dict[str, Any] = {}
+            self._labels[info.doc_id] = FactLabels.of(
+                info.facts, lambda f: self._shown_at(info, f, tables))
+        return self._labels[info.doc_id]
+
+    def _shown_at(self, info: Any, fact: Any, tables: dict[str, Any]) -> tuple[str, str] | None:
+        """The row label and column header a fact's cell is printed under."""
+        where = info.fact_cells.get(fact.fact_id)
+        chunk = self._chunks.get(where[0]) if where else None
+        if chunk is None or not chunk.table:
+            return None
+        if chunk.chunk_id not in tables:
+            tables[chunk.chunk_id] = parse_table(chunk.table)
+        cell = tables[chunk.chunk_id].cell(where[1], where[2])
+        return (cell.row, cell.column) if cell is not None else None
+
+    def asked(self, query: Query, info: Any) -> tuple[Asked, Parts]:
+        """What the filing's facts must match beyond the periods: the part named, and the
+        measure's candidates from the filing's own labels."""
+        labels = self.labels_of(info)
+        # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
+        # of "purchases of property and equipment") name no part of it.
+        own = set(company_key(info.metadata.company).split())
+        parts = asked_parts(set(query.words) - own,
+                            set(query.measure_words) - own - phrase_words(query.measure),
+                            query.text, labels)
+        member_words = {w for o in parts.options[:1] for m in o for w in labels.members[m]}
+        labelled = labelled_items(query.measure_words - member_words, labels, info.facts,
+                                  _COVER_ASKED.search(query.text) is not None)
+        phrases = phrase_items(query.measure, labels, info.facts)
+        return Asked(parts.options, tuple(labelled), phrases), parts
+
+    def tagged(self, doc_ids: Sequence[str]) -> bool:
+        """Whether the first filing in scope has tagged facts (inline XBRL)."""
+        return bool(doc_ids) and doc_ids[0] in self.info and bool(self.info[doc_ids[0]].facts)
+
+    def parse(self, question: str, caller: MetadataFilter | None = None) -> Query:
+        """The question's company, measure and periods; only the companies of documents
+        `caller` may see are known, so what another tenant indexed changes no answer."""
+        self._refresh()
+        if caller is None:
+            return parse_query(question, self.aliases)
+        return parse_query(question, company_aliases(
+            (i.metadata.company, i.metadata.ticker) for d, i in self.info.items()
+            if caller.matches(d, i)))
+
+    def names_a_filing(self, query: Query) -> bool:
+        """Whether the question is about the indexed filings: it names one of their
+        companies, or a statement measure for a period."""
+        return query.company is not None or (query.measure is not None and bool(query.periods))
+
+    def scope(self, query: Query, caller: MetadataFilter | None) -> Scope:
+        """The caller's filter narrowed to the question's filing(s) where it names them;
+        never wider than what the caller allowed."""
+        allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
+        chosen = [d for c in query.companies or (query.company,)
+                  for d in choose_filings(per_company(query, c) if c else query, allowed)]
+        if chosen:
+            return Scope((caller or MetadataFilter()).narrowed(tuple(chosen)), chosen)
+        if query.company is not None:
+            # The company is indexed, but none of its filings is the caller's to read (its
+            # filter, or another tenant's collection): another company's filing is no
+            # answer, so retrieval looks at that company's documents only, and finds none.
+            return Scope(replace(caller or MetadataFilter(), company=(query.company,)))
+        return Scope(caller)
+
+    def answer(self, query: Query, scope: Scope) -> ShortAnswer:
+        """The computed answer from the filings' facts; empty when the question names no
+        measure or no filing, with `missing` set when an operand has no fact. The first
+        filing in scope answers, else the next that knows the measure (a cover's public
+        float is in the 10-K, not the latest 10-Q); several companies, each its own."""
+        if len(query.companies) > 1:
+            return self._several(query, scope)
+        first = ShortAnswer()
+        for doc_id in scope.doc_ids[:FILINGS_TRIED]:
+            got = self._answer_in(query, doc_id)
+            if got.short_answer is not None:
+                return got
+            if first.missing is None and not first.wanted_arithmetic:
+                first = got
+        return first
+
+    def _several(self, query: Query, scope: Scope) -> ShortAnswer:
+        figures = []
+        for company in query.companies:
+            docs = [d for d in scope.doc_ids
+                    if company_key(self.info[d].metadata.company) == company]
+            got = self.answer(per_company(query, company), Scope(scope.filter, docs))
+            name = self.info[docs[0]].metadata.company if docs else company
+            figures.append(CompanyFigure(name, got))
+        return combine(query, figures, stated)
+
+    def _answer_in(self, query: Query, doc_id: str) -> ShortAnswer:
+        """The answer from one filing's facts (or its cover)."""
+        if query.measure is None:  # maybe a field of the cover: the symbol, the incorporation
+            cover = answer_from_cover(query, self.info[doc_id], self.store.document(doc_id))
+            if cover is not None:
+                return cover
+        tagged = bool(self.info[doc_id].facts)
+        info = self.facts_of(doc_id)
+        if not info.facts:
+            return ShortAnswer()
+        asked, parts = self.asked(query, info)
+        if parts.unknown:
+            return ShortAnswer(missing=self._no_part(info))
+        result = answer_from_facts(query, info, asked)
+        if result is None:  # no measure the vocabulary or the filing's labels know
+            return ShortAnswer()
+        computed = isinstance(query.measure, Metric) or query.operation in (
+            Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
+        if result.value is None:
+            where = "tagged figure" if tagged else "figure in its statement tables"
+            unread = "".join(f"; its {name} could not be read ({why})"
+                             for name, why in getattr(info, "unread", {}).items())
+            return ShortAnswer(wanted_arithmetic=computed, missing=result.missing and
+                               f"{info.title} has no {where} for {result.missing}{unread}")
+        ratio = query.operation is Operation.PERCENT_CHANGE or (
+            isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
+        why = withheld(query.text, result.scale, result.facts, ratio)
+        if why is not None:
+            return ShortAnswer(wanted_arithmetic=computed, missing=why)
+        return self._short(result, info, computed, tagged)
+
+    def _no_part(self, info: Any) -> str:
+        """Why no number: the part asked is not one the filing reports."""
+        reported = self.labels_of(info).segments_of()
+        listed = f"; the parts it reports are {', '.join(reported)}" if reported else \
+            "; it reports no segments, regions or product lines"
+        return f"{info.title} reports no segment or region by the name asked{listed}"
+
+    def _short(self, result: FactResult, info: Any, computed: bool, tagged: bool) -> ShortAnswer:
+        citations, cited = [], None
+        for fact in result.facts:
+            period = f"{fact.start.isoformat()} to " if fact.start else "at "
+            cite = {"doc_id": info.doc_id, "value": fact.shown, "row": fact.concept,
+                    "column": period + fact.end.isoformat()}
+            if tagged:  # a fact read from a printed table has no tag to cite
+                cite["fact"] = {"id": fact.fact_id, "concept": fact.concept,
+                                "value": f"{fact.value:f}", "unit": fact.unit,
+                                "start": fact.start.isoformat() if fact.start else None,
+                                "end": fact.end.isoformat()}
+            where = info.fact_cells.get(fact.fact_id)
+            chunk = self._chunks.get(where[0]) if where else None
+            if chunk is not None and chunk.table:
+                cell = parse_table(chunk.table).cell(where[1], where[2])
+                cite.update(source_id=chunk.chunk_id, row_index=where[1], column_index=where[2],
+                            row=cell.row if cell else chunk.table[where[1]][0],
+                            column=cell.column if cell else "")
+                if "page" in chunk.sources:
+                    cite["page"] = int(chunk.sources["page"])
+                cited = cited or chunk
+            citations.append(cite)
+        value = f"{result.value:f}"
+        derivation = result.derivation if computed else None
+        return ShortAnswer(value, result.scale, "arithmetic" if computed else "span", derivation,
+                           citations, cited, cited.table if cited else None, 0.0, 1.0, computed)
+
+    def filing_of(self, short: ShortAnswer, passages: Sequence[Any], scope: Scope) -> dict | None:
+        """The filing the answer used: the cited one, else the question's, else the top
+        passage's; None for documents without metadata."""
+        cited = short.cited.doc_id if short.cited is not None else None
+        for doc_id in (cited, *scope.doc_ids[:1], *(p.doc_id for p in passages[:1])):
+            if doc_id in self.info:
+                return self.info[doc_id].header()
+        return None

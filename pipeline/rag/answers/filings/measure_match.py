@@ -1,0 +1,103 @@
+"""The measure a question names, matched against the filing's own labels: the vocabulary
+(`line_items.py`) is a prior, not a gate. "Interest expense", "goodwill" or "restructuring
+charges" resolve to the concept whose label (its name split into words, and the row label
+the filing prints beside it) holds the question's measure words.
+
+A concept matches when its label holds at least `MIN_RECALL` of the measure words (weighted
+by how rare each word is among the filing's concepts, so "expense" counts less than
+"interest"); among those, the label with the fewest other words wins ("Interest Expense"
+before "Interest Expense Nonoperating"). The match becomes a `LineItem` of that one concept,
+a balance when its facts are instants, so the fact rules read it as any vocabulary item.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from pipeline.rag.answers.filings.fact_labels import FactLabels, member_label, split_name
+from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.vocabulary.formula import PHRASE
+from pipeline.rag.answers.vocabulary.formula import items as formula_items
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
+from pipeline.rag.answers.vocabulary.metrics import Metric
+from retriever_trt.documents.model import Fact
+
+# Share of the question's (rarity-weighted) measure words a label must hold.
+MIN_RECALL = 0.9
+COVER = "dei:"
+# Candidates tried, best first, until one has a fact for the periods asked.
+MAX_CANDIDATES = 5
+# Concepts that are not the company's figures (executive pay disclosures); the cover's
+# numbers (dei:EntityPublicFloat, dei:EntityCommonStockSharesOutstanding) are.
+_NOT_FIGURES = ("ecd:",)
+
+
+def _weights(labels: FactLabels) -> dict[str, float]:
+    """Inverse document frequency of each word over the filing's concept labels."""
+    counts = Counter(w for words in labels.concept_words.values() for w in words)
+    n = max(len(labels.concept_words), 1)
+    return {w: math.log(1 + n / c) for w, c in counts.items()}
+
+
+def _weight(weights: dict[str, float], word: str, rarest: float) -> float:
+    """A word no label holds weighs as the rarest one: "capital expenditure" is not
+    matched by "Additional Paid In Capital" for lack of a word nothing could match."""
+    return weights.get(word, rarest)
+
+
+def labelled_items(measure_words: frozenset[str], labels: FactLabels,
+                   facts: list[Fact], cover: bool = False) -> list[LineItem]:
+    """The filing's concepts whose labels name the measure, best first, as line items; the
+    cover's own (`dei:`) first when the question asks for what the cover states."""
+    if not measure_words:
+        return []
+    weight = _weights(labels)
+    rarest = math.log(1 + max(len(labels.concept_words), 1))
+    total = sum(_weight(weight, w, rarest) for w in measure_words)
+    scored = []
+    for concept, words in labels.concept_words.items():
+        if concept.startswith(_NOT_FIGURES):
+            continue
+        recall = sum(weight.get(w, 0.0) for w in measure_words & words) / total
+        if recall >= MIN_RECALL:
+            # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
+            # Acquired During Period" (the printed labels beside a fact may be many)
+            own = frozenset(tokens(split_name(concept)))
+            scored.append((not (cover and concept.startswith(COVER)), -recall,
+                           len(own - measure_words), concept))
+    scored.sort()
+    instants = {f.concept for f in facts if f.start is None}
+    return [LineItem(split_name(c).lower(), (c,), Kind.BALANCE if c in instants else Kind.FLOW)
+            for *_, c in scored[:MAX_CANDIDATES]]
+
+
+def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:
+    """The words of every name of the measure and of the line items it is computed from:
+    they name the measure, so they cannot also name a segment ("property and equipment")."""
+    if measure is None:
+        return frozenset()
+    names = formula_items(measure.expression()) if isinstance(measure, Metric) else []
+    phrases = [*measure.phrases, *(n.removeprefix(PHRASE) for n in names if n.startswith(PHRASE))]
+    phrases += [p for n in names if n in BY_NAME for p in BY_NAME[n].phrases]
+    return frozenset(w for p in phrases for w in tokens(p))
+
+
+def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
+                 facts: list[Fact]) -> dict[str, LineItem]:
+    """A defined metric's operands the vocabulary lacks ("interest expense"), each resolved
+    against the filing's labels; an operand no label names is left out (then missing)."""
+    if not isinstance(measure, Metric):
+        return {}
+    out = {}
+    for name in formula_items(measure.expression()):
+        if name.startswith(PHRASE) and name not in out:
+            found = labelled_items(frozenset(tokens(name.removeprefix(PHRASE))), labels, facts)
+            if found:
+                out[name] = found[0]
+    return out
+
+
+def describe_members(members: frozenset[tuple[str, str]]) -> str:
+    """"the Compute And Networking segment" as the prose names what the figure is of."""
+    return " and ".join(member_label(m) for _, m in sorted(members))

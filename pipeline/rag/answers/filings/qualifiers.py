@@ -1,0 +1,94 @@
+"""The part of the company a question names: a segment, region, product line or share class,
+matched against the filing's own members (`fact_labels.FactLabels`).
+
+A member is named when at least `MEMBER_COVER` of its distinctive words are in the question
+and one of them is not a word every statement uses ("operations" names no segment). On one
+axis the best-covered member wins; a tie between members is ambiguous and names none of
+them. A question with a segment word ("segment", "region", ...) that names no member of the
+filing asks for a part the filing does not report: the answer says so and lists the parts
+it does report, instead of answering with the company's total.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words
+
+# A member's name run together must be this long to match the question's words run
+# together ("iphone", "datacenter"): shorter ones ("mac") occur inside other words.
+MIN_COMPACT = 4
+# The most words a member's name runs together ("Wearables, Home and Accessories": 4).
+MAX_RUN = 6
+_RAW_WORD = re.compile(r"[a-z0-9]+")
+# Share of a member's words the question must name: "Automotive revenues" names
+# AutomotiveRevenuesMember fully; "energy storage" names EnergyGenerationAndStorage by 2 of 3.
+MEMBER_COVER = 0.5
+# Words of statement lines: on their own they name no part of a company.
+_STATEMENT_WORDS = frozenset("""operation operating income revenue sale cost expense net gross
+profit asset liability cash interest tax equity share stock common total sold good""".split())
+# A question asking for a part of the company.
+SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|divisions?|"
+                         r"business (?:units?|lines?)|product (?:lines?|categor(?:y|ies)))\b",
+                         re.I)
+# "across all segments", "total of its segments": the whole company.
+_ALL_PARTS = re.compile(r"\b(?:all|every|each|total|combined|consolidated)\b[^.?]{0,20}"
+                        r"\b(?:segments?|regions?)\b", re.I)
+
+
+def word_runs(text: str, longest: int = MAX_RUN) -> set[str]:
+    """Every run of up to `longest` consecutive words of `text`, written together in lower
+    case ("Data Center" -> "data", "center", "datacenter")."""
+    raw = _RAW_WORD.findall(text.lower().replace("&", " and "))
+    return {"".join(raw[i:j]) for i in range(len(raw))
+            for j in range(i + 1, min(i + longest, len(raw)) + 1)}
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What the question names: `options`, the member sets (axis, member) its figure may
+    carry, best first (the fact rules take the first the filing has a figure for, and call
+    the question ambiguous when equally good options give different figures); `unknown`
+    when it asks for a part and the filing reports none by that name."""
+
+    options: tuple[frozenset[tuple[str, str]], ...] = ()
+    unknown: bool = False
+
+
+def asked_parts(words: set[str], distinctive: set[str], text: str,
+                labels: FactLabels) -> Parts:
+    """The members of `labels` the question (`text`) names. `words`: its content words
+    (less the company's name); `distinctive`: those that may name a part (less the
+    measure's and the statements' words). A member's name run together also matches the
+    question's words run together ("iPhone" of aapl:IPhoneMember, split "I Phone")."""
+    runs = word_runs(text)
+    scored: dict[tuple[str, str], float] = {}
+    for member, mwords in labels.members.items():
+        joined = labels.compact.get(member, "")
+        if len(joined) >= MIN_COMPACT and joined in runs:
+            scored[member] = 1.0
+            continue
+        hit = mwords & words
+        cover = len(hit) / len(mwords)
+        if cover >= MEMBER_COVER and hit & distinctive - _STATEMENT_WORDS:
+            scored[member] = cover
+    # "Compute & Networking" names the segment, not also the Compute product line whose
+    # words it holds.
+    full = [m for m, c in scored.items() if c == 1.0]
+    kept = {m: c for m, c in scored.items()
+            if not any(labels.members[m] < labels.members[o] for o in full)}
+    ranked = sorted(kept, key=lambda m: (-kept[m], -len(labels.members[m]), m))
+    options = [frozenset({m}) for m in ranked]
+    axes = {a for a, _ in ranked}
+    if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together, first
+        best = {a: next(m for m in ranked if m[0] == a) for a in axes}
+        options.insert(0, frozenset(best.values()))
+    cue = SEGMENT_CUE.search(text) is not None and not _ALL_PARTS.search(text)
+    # A distinctive word of a part's name the question does not name well enough ("Asia" of
+    # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
+    # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
+    # any word.
+    partial = not options and any(
+        member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
+    return Parts(tuple(options), (cue or partial) and not options)

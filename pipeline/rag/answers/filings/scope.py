@@ -1,0 +1,65 @@
+"""Which filing a question is about: the company it names, then the period.
+
+A fiscal-year question goes to that year's annual report, else the next year's (which
+shows the year before as its comparative column); a quarter to that quarter's report, else
+the same quarter's a year later; no period, the company's latest. The result is a metadata
+filter for retrieval, so a question about one company never draws on another's filing.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from pipeline.rag.answers.query import Period, PeriodKind, Query
+from retriever_trt.filters import company_key
+from retriever_trt.store import DocumentInfo
+
+# Period ends of 52/53-week years move by a few days; a month is safely past that.
+END_SLACK = timedelta(days=10)
+
+
+def _covers(info: DocumentInfo, period: Period) -> int:
+    """How well a document holds a period: 3 its own period, 2 a comparative column of
+    it, 1 the same fiscal year only, 0 not at all."""
+    m = info.metadata
+    annual = m.form.is_annual
+    if period.end is not None and m.period_end is not None:
+        if abs(m.period_end - period.end) <= END_SLACK:
+            return 3 if annual == (period.months in (12, None)) or period.kind is PeriodKind.INSTANT else 2
+        one_year = abs(m.period_end - period.end - timedelta(days=365)) <= END_SLACK
+        return 2 if one_year else 0
+    if period.year is None or m.fiscal_year is None:
+        return 0
+    if period.kind is PeriodKind.QUARTER and period.quarter is not None:
+        same_q = m.fiscal_period == f"Q{period.quarter}" or (period.quarter == 4 and annual)
+        if same_q and m.fiscal_year == period.year:
+            return 3
+        return 2 if same_q and m.fiscal_year == period.year + 1 else 0
+    if annual:
+        return 3 if m.fiscal_year == period.year else 2 if m.fiscal_year == period.year + 1 else 0
+    return 1 if m.fiscal_year == period.year else 0
+
+
+def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str]:
+    """The doc ids that fit the query, best first; [] when it names no known company."""
+    if query.company is None:
+        return []
+    mine = [d for d, info in documents.items() if company_key(info.metadata.company) == query.company]
+    if not mine:
+        return []
+    # "its 10-K": that kind of filing, where the company has one
+    mine = [d for d in mine if query.form is None
+            or documents[d].metadata.form.is_annual == query.form.is_annual] or mine
+    latest = sorted(mine, key=lambda d: documents[d].metadata.period_end or date.min, reverse=True)
+    if not query.periods:
+        return latest
+    # Every period the question names must be held; the doc's own period first.
+    scored = [(min(_covers(documents[d], p) for p in query.periods), d) for d in latest]
+    best = max(s for s, _ in scored)
+    held = [d for s, d in scored if s == best and s > 0]
+    if held:
+        return held
+    # No filing holds the period: the one whose kind fits it best says what it does hold
+    # (an annual report for a fiscal year, a quarterly one for a quarter).
+    yearly = all(p.kind is PeriodKind.YEAR for p in query.periods)
+    return sorted(latest, key=lambda d: documents[d].metadata.form.is_annual != yearly)

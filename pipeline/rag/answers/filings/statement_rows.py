@@ -1,0 +1,112 @@
+"""A PDF filing's primary statements read as rows of fact-like records.
+
+Each table the statement finder (`retriever_trt/documents/pdf_statements.py`) names gives,
+for each body row and each column whose period its header rows show (`column_periods.py`),
+one record: the row's label (wrapped lines already joined by the PDF reader, footnote
+marks dropped), its section ("Current assets:"), the period, the value as printed times the
+table's scale ("(1,234)" negative, "—" zero), the page and the cell. The parts of one
+statement (a balance sheet over two pages, "(continued)") share a statement number, which
+the self-checks (`statement_checks.py`) read them by.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
+from retriever_trt.documents.model import DocumentMetadata
+from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
+from retriever_trt.store import Chunk
+from retriever_trt.tables import Table, parse_table
+
+SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
+# A footnote mark ending a label: "Net income (1)", "Revenues(a)", "Total assets²", "Cash*".
+_FOOTNOTE = re.compile(r"(?:\s*\((?:\d|[a-z])\)|[¹²³⁴⁵⁶⁷⁸⁹⁰*†‡]+|(?<=[a-z])\d)$")
+
+
+@dataclass(frozen=True)
+class StatementTable:
+    """One table of a statement: its kind, statement number, the parsed table, its
+    columns' periods and where it is (chunk id, caption, page)."""
+
+    kind: StatementKind
+    statement: int
+    table: Table
+    periods: list[ColumnPeriod | None]
+    chunk_id: str
+    caption: str
+    page: int | None
+
+
+@dataclass(frozen=True)
+class StatementRow:
+    """One printed figure of a statement: a fact-like record."""
+
+    kind: StatementKind
+    statement: int
+    label: str
+    section: str
+    period: ColumnPeriod       # the column's end, length, and whether it shows balances
+    value: Decimal             # in units (the scale applied), signed as printed
+    scale: int                 # the power of ten the page's figure is in
+    page: int | None
+    cell: tuple[str, int, int]  # chunk id, row, column
+
+
+def clean_label(label: str) -> str:
+    """A row label without its footnote mark and trailing colon."""
+    label = " ".join(label.split()).rstrip(":")
+    while (stripped := _FOOTNOTE.sub("", label).rstrip()) != label:
+        label = stripped
+    return label
+
+
+def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
+                     ) -> list[StatementTable]:
+    """The filing's statement tables in page order, each with its statement number."""
+    tables: list[tuple[Chunk, Table, StatementKind | None]] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        key = chunk.sources.get("table") if chunk.table else None
+        if key is None or key in seen:
+            continue  # a table's later pieces carry the same whole table
+        seen.add(key)
+        caption = chunk.sources.get("caption", "")
+        table = parse_table(chunk.table, [caption])
+        tables.append((chunk, table, statement_kind(caption, table.row_labels[table.n_header:])))
+    pages = [_page(c) for c, _, _ in tables]
+    numbers = group_parts([Part(kind, page) for (_, _, kind), page in zip(tables, pages,
+                                                                          strict=True)])
+    out = []
+    for (chunk, table, kind), number, page in zip(tables, numbers, pages, strict=True):
+        if kind is None or number is None:
+            continue
+        caption = chunk.sources.get("caption", "")
+        out.append(StatementTable(kind, number, table, column_periods(table, caption, metadata),
+                                  chunk.chunk_id, caption, page))
+    return out
+
+
+def _page(chunk: Chunk) -> int | None:
+    page = chunk.sources.get("page", "")
+    return int(page) if page.isdigit() else None
+
+
+def statement_rows(st: StatementTable) -> list[StatementRow]:
+    """The table's figures as records (cells of undated columns and percents left out)."""
+    table = st.table
+    power = SCALE_POWER.get(table.scale, 0)
+    out = []
+    for c in table.numeric_cells():
+        period = st.periods[c.column_index] if c.column_index < len(st.periods) else None
+        if period is None or c.value is None or c.value.percent or \
+                c.row_index < header_rows(table):
+            continue
+        out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[c.row_index]),
+                                table.parents[c.row_index], period,
+                                c.value.number.scaleb(power), power, st.page,
+                                (st.chunk_id, c.row_index, c.column_index)))
+    return out

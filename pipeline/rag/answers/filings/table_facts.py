@@ -1,0 +1,150 @@
+"""Facts read from a filing's printed tables, for a filing that has no tagged ones (a PDF).
+
+Each table row that reads as a line item (`row_items.py`) gives one fact a column whose
+period the header shows (`column_periods.py`): a flow item from a column with a period
+length, a balance item from a balance-date column, or from any column on a closing row
+("Total stockholders' equity, ending balances", "Cash ..., end of period": the balance at
+the column's end). The value is the cell's number times
+the table's scale ("(In millions, except ... per-share amounts)": per-share items are not
+scaled); payments the XBRL taxonomy tags as positive amounts (capital expenditures,
+dividends, buybacks) are read without the cash flow statement's parentheses. Each fact
+cites its cell (chunk id, row, column), as a tagged fact does.
+
+Where several rows could give an item's figure, the first listed wins (`fact_answer.
+find_fact` takes the first): rows of the primary statements (a caption naming "balance
+sheets" or "statements of operations/income/earnings/cash flows/...", not a note's "as
+presented in the consolidated statements of cash flows"), then the better label match (a
+row "attributable to" the company's shareholders before the consolidated one), then page
+order.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from datetime import date, timedelta
+
+from pipeline.rag.answers.filings.statement_checks import failed_statements
+from pipeline.rag.answers.filings.statement_rows import SCALE_POWER, statement_tables
+from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
+from pipeline.rag.answers.tables.row_items import RowItem, match_row
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
+from retriever_trt.documents.model import Fact
+from retriever_trt.store import Chunk, DocumentInfo
+from retriever_trt.tables import Cell, Table, parse_table
+
+TAX, PRETAX, NET = (BY_NAME[n] for n in ("income tax expense", "pretax income", "net income"))
+# A row that states the balance at the end of its column's period.
+_CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
+                      r"\bbalances?,? (?:at )?end\b", re.I)
+_STATEMENT = re.compile(
+    r"\b(?:balance sheets?|statements? of (?:consolidated )?(?:operations|income|earnings|"
+    r"comprehensive (?:income|loss|earnings)|cash flows?|financial (?:position|condition)|"
+    r"(?:changes in )?(?:share|stock)holders['’]? equity|(?:changes in )?equity))", re.I)
+_QUALIFIERS = re.compile(r"(?:\b(?:condensed|consolidated)\s*)+$", re.I)
+# A statement's name after these words is a mention in a note's sentence, not a title.
+_REFERRING = frozenset({"the", "our", "in", "on", "within", "its", "company's", "company’s"})
+
+
+def is_statement(caption: str) -> bool:
+    """Whether a caption names a primary financial statement (not a note that mentions one:
+    "as presented in the consolidated statements of cash flows")."""
+    text = " ".join(caption.split())
+    for m in _STATEMENT.finditer(text):
+        before = _QUALIFIERS.sub("", text[:m.start()]).split()
+        if not before or before[-1].lower() not in _REFERRING:
+            return True
+    return False
+
+
+def _start(item: LineItem, p: ColumnPeriod) -> date | None:
+    """A flow's first day: the day after the end, `months` calendar months back."""
+    if item.kind is Kind.BALANCE or p.months is None:
+        return None
+    after = p.end + timedelta(days=1)
+    month = after.month - 1 - p.months
+    year, month = after.year + month // 12, month % 12 + 1
+    return date(year, month, min(after.day, calendar.monthrange(year, month)[1]))
+
+
+def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str,
+          deduction: bool) -> Fact:
+    power = 0 if item.per_share else SCALE_POWER.get(scale, 0)
+    value = cell.value.number.scaleb(power)
+    if item.outflow:  # tagged positive, printed "(1,257)" as a deduction
+        value = abs(value)
+    elif deduction:
+        value = -value
+    return Fact(fact_id, item.concepts[0], value, "USD/shares" if item.per_share else "USD",
+                period.end, _start(item, period), (), None, power, cell.text)
+
+
+def _deductions(rows: dict[int, RowItem], cells: dict[tuple[int, int], Cell]) -> set[tuple[int, int]]:
+    """Income tax cells a statement prints as negatives it adds ("Earnings before income
+    taxes 20,071; Provision for income taxes (4,829); Net earnings 15,242"): the expense is
+    the opposite. Told by the arithmetic, since a tax benefit prints the same way."""
+    first = {}
+    for i, row in sorted(rows.items()):
+        first.setdefault(row.item.name, i)
+    tax, pretax, net = (first.get(name) for name in (TAX.name, PRETAX.name, NET.name))
+    if tax is None or pretax is None or net is None:
+        return set()
+    out = set()
+    for (i, j), cell in cells.items():
+        before, after = cells.get((pretax, j)), cells.get((net, j))
+        if i == tax and before and after and cell.value.number < 0 and \
+                before.value.number + cell.value.number == after.value.number:
+            out.add((i, j))
+    return out
+
+
+def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
+                 ) -> Iterable[tuple[RowItem, Fact, tuple[str, int, int]]]:
+    """(the row's match, fact, its cell) for each item row and dated column of one table."""
+    cells = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
+    rows = {i: row for i in range(header_rows(table), len(table.rows))
+            if (row := match_row(table.row_labels[i], table.parents[i])) is not None}
+    deductions = _deductions(rows, cells)
+    for i, row in rows.items():
+        closing = row.item.kind is Kind.BALANCE and bool(_CLOSING.search(table.row_labels[i]))
+        for j, period in enumerate(periods):
+            cell = cells.get((i, j))
+            if period is None or cell is None or cell.value.percent:
+                continue
+            if not (period.shows_balances() or closing if row.item.kind is Kind.BALANCE
+                    else period.months):
+                continue
+            fact = _fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
+                         (i, j) in deductions)
+            yield row, fact, (chunk.chunk_id, i, j)
+
+
+def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentInfo:
+    """A copy of `info` with the facts its tables show, best candidates first; the tables
+    of a statement that fails its self-checks give none, and are named in `unread`."""
+    chunks = list(chunks)
+    statements = statement_tables(chunks, info.metadata)
+    failed = failed_statements(statements)
+    located = {st.chunk_id: st for st in statements}
+    unread = {st.chunk_id for st in statements if st.statement in failed}
+    found: list[tuple[tuple[int, float, bool, int], Fact, tuple[str, int, int]]] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        table_key = chunk.sources.get("table") if chunk.table else None
+        if table_key is None or table_key in seen:
+            continue  # a table's later pieces carry the same whole table
+        seen.add(table_key)
+        if chunk.chunk_id in unread:
+            continue
+        caption = chunk.sources.get("caption", "")
+        st = located.get(chunk.chunk_id)
+        table = st.table if st else parse_table(chunk.table, [caption])
+        periods = st.periods if st else column_periods(table, caption, info.metadata)
+        tier = 0 if st or is_statement(caption) else 1
+        for row, fact, cell in _table_facts(chunk, table, periods):
+            found.append(((tier, -row.cover, not row.attributable, len(found)), fact, cell))
+    found.sort(key=lambda f: f[0])
+    return DocumentInfo(info.doc_id, info.title, info.metadata, [f for _, f, _ in found],
+                        {f.fact_id: cell for _, f, cell in found}, info.collection,
+                        {f.kind.value: f"page {f.pages}: {f.reason}" for f in failed.values()})

@@ -1,0 +1,256 @@
+"""A question parsed once into what it asks: the company, the period, the measure, the
+operation, the unit and the rounding. Retrieval (its metadata filter), the choice of filing
+and the answer rules all read this `Query`; none parses the question again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import date
+from enum import Enum
+
+from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation, tokens
+from pipeline.rag.answers.vocabulary.definitions import (
+    Definition,
+    defined_metric,
+    definition_span,
+    longest_named,
+    named_metric,
+    stated_definitions,
+)
+from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
+from retriever_trt.documents.metadata import parse_date
+from retriever_trt.documents.model import Form
+from retriever_trt.filters import company_key
+
+_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
+                  "3rd": 3, "4th": 4}
+_QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
+                      re.I)
+_MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?ended\b", re.I)
+_MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
+# "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
+_YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
+_YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9}
+_QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
+# "By what percentage did X change", "X growth ... in percent": a percent change.
+_PERCENT_CHANGE = re.compile(
+    r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
+    r"\b(?:growth|change|increase|decrease)\b.*\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
+    re.I)
+_DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
+                   re.I)
+_FISCAL_YEAR = re.compile(r"\b(?:fiscal(?: year)?|fy)\s*['’]?((?:19|20)?\d{2})\b", re.I)
+_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
+_INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
+_UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
+                   r"\bin (?:usd|us\$|\$) ?(thousands|millions|billions)\b", re.I)
+_DECIMALS = re.compile(r"\b(one|two|three|zero|no|\d) decimals?(?: places?)?\b|"
+                       r"\bnearest (whole number|tenth|hundredth|million|billion)\b|\bround(?:ed)? to (?:a )?"
+                       r"(whole number|integer)\b", re.I)
+_DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole number": 0,
+                  "integer": 0, "tenth": 1, "hundredth": 2}
+
+
+# The kind of filing a question names: "per the cover of its 2024 10-K", "the latest 10-Q".
+_FORMS = ((Form.TEN_K, re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
+          (Form.TEN_Q, re.compile(r"\b10-?q\b|\bquarterly report\b", re.I)))
+
+
+class PeriodKind(Enum):
+    YEAR = "year"          # a fiscal year: "fiscal 2024", "FY2024", "in 2024"
+    QUARTER = "quarter"    # "Q2 2025", "the quarter ended June 30, 2025"
+    MONTHS = "months"      # "the six months ended June 30, 2025"
+    INSTANT = "instant"    # "as of December 31, 2024"
+
+
+@dataclass(frozen=True)
+class Period:
+    kind: PeriodKind
+    year: int | None = None
+    quarter: int | None = None
+    end: date | None = None
+    months: int | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    question: Question                 # the operation and its operand phrases
+    company: str | None = None         # the company key (filters.company_key) named
+    periods: tuple[Period, ...] = ()   # in the question's order
+    measure: LineItem | Metric | None = None
+    unit: str | None = None            # "thousand", "million", "billion" when asked
+    decimals: int | None = None        # the rounding asked
+    companies: tuple[str, ...] = ()    # every company named, in the question's order
+    form: Form | None = None           # the kind of filing named ("its 10-K", "quarterly report")
+    # The question's content words (question.tokens), and those of them that may name its
+    # measure or the part of the company it is about: not its companies, periods or units.
+    words: frozenset[str] = frozenset()
+    measure_words: frozenset[str] = frozenset()
+
+    @property
+    def operation(self) -> str:
+        return self.question.operation
+
+
+def _year(text: str) -> int:
+    y = int(text)
+    return 2000 + y if y < 100 else y
+
+
+def parse_periods(text: str) -> tuple[Period, ...]:
+    """The periods a question names, in order; a date with "months ended" or a quarter
+    makes a period of months, "as of" a date a balance date."""
+    dates = [d for d in (parse_date(m) for m in _DATE.findall(text)) if d]
+    months = _MONTHS_ENDED.search(text)
+    quarter = _QUARTER.search(text)
+    ytd = _YEAR_TO_DATE.search(text)
+    if ytd:
+        n = _YTD_MONTHS[ytd.group(1).lower()]
+        years = [_year(y) for y in _FISCAL_YEAR.findall(text)] + [int(y) for y in _YEAR.findall(text)]
+        if dates:
+            return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
+        return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in dict.fromkeys(years))
+    if _QUARTER_ENDED.search(text) and dates:
+        return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
+    if months and dates:
+        n = _MONTHS[months.group(1).lower()]
+        kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
+        return tuple(Period(kind, d.year, None, d, n) for d in dates)
+    if quarter:
+        q = int(quarter.group(1)) if quarter.group(1) else _QUARTER_WORDS[quarter.group(2).lower()]
+        years = [_year(y) for y in _FISCAL_YEAR.findall(text)] or [int(y) for y in _YEAR.findall(text)]
+        if dates:
+            return tuple(Period(PeriodKind.QUARTER, d.year, q, d, 3) for d in dates)
+        return tuple(Period(PeriodKind.QUARTER, y, q, None, 3) for y in dict.fromkeys(years)) or \
+            (Period(PeriodKind.QUARTER, None, q, None, 3),)
+    if dates:
+        kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
+        return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
+                     for d in dates)
+    years = [_year(y) for y in _FISCAL_YEAR.findall(text)] + [int(y) for y in _YEAR.findall(text)]
+    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
+
+
+def parse_measure(text: str, latest_year: int | None = None,
+                  definitions: list[Definition] | None = None) -> LineItem | Metric | None:
+    """The metric or line item named, the longest name first ("operating margin" is a
+    metric, not "operating income"); a definition in the question wins (a year it names
+    read against `latest_year`; `definitions`: its `stated_definitions`, when already
+    read), and "COGS % margin" or "capex to revenue ratio" is a metric of its line items."""
+    found = stated_definitions(text) if definitions is None else definitions
+    # A metric named wins over the line items its definition names ("current ratio
+    # (current assets / current liabilities)" was handled first, as a definition).
+    return (defined_metric(text, found, latest_year) or longest_named(text, ALL_METRICS)
+            or named_metric(text) or longest_named(text, LINE_ITEMS))
+
+
+def find_company(text: str, aliases: dict[str, str]) -> str | None:
+    """The company key of the longest alias the question names as whole words."""
+    found = find_companies(text, aliases)
+    return max(found, key=lambda c: max(len(a) for a in found[c])) if found else None
+
+
+def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
+    """company key -> the aliases of it the question names, in the order first named; an
+    alias inside a longer one named ("meta" in "meta platforms") counts once."""
+    words = f" {company_key(text)} "
+    named = sorted((a for a in aliases if f" {a} " in words), key=len, reverse=True)
+    kept: list[str] = []
+    for a in named:
+        if not any(f" {a} " in f" {k} " for k in kept):
+            kept.append(a)
+    kept.sort(key=lambda a: words.index(f" {a} "))
+    out: dict[str, list[str]] = {}
+    for a in kept:
+        out.setdefault(aliases[a], []).append(a)
+    return out
+
+
+def _measure_words(words: frozenset[str], companies: dict[str, list[str]]) -> frozenset[str]:
+    named = {w for aliases in companies.values() for a in aliases for w in a.split()}
+    return frozenset(w for w in words if not w.isdigit()
+                     and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
+
+
+def _over_years(periods: tuple[Period, ...], question: Question) -> tuple[Period, ...]:
+    """"The three-year average from FY2022 to FY2024": every fiscal year of the range."""
+    span = question.year_range
+    if not (question.operation.over_years and span and periods
+            and all(p.kind is PeriodKind.YEAR and p.end is None for p in periods)):
+        return periods
+    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in range(span[0], span[1] + 1))
+
+
+def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
+    unit = _UNIT.search(text)
+    dec = _DECIMALS.search(text)
+    decimals = None
+    if dec:
+        word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
+        decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
+    # A definition's words ("average", "change in", its years) are the metric's, not the ask.
+    definitions = stated_definitions(text)
+    span = definition_span(definitions)
+    asked = f"{text[:span[0]]} {text[span[1]:]}" if span else text
+    question = operation(asked)
+    if _PERCENT_CHANGE.search(asked) and question.operation != Operation.PERCENT_CHANGE:
+        question = replace(question, operation=Operation.PERCENT_CHANGE)
+    periods = parse_periods(text)
+    latest = max((p.year for p in periods if p.year is not None), default=None)
+    asked_periods = parse_periods(asked) if span else periods
+    companies = find_companies(text, aliases or {})
+    company = find_company(text, aliases or {})
+    words = frozenset(tokens(text))
+    return Query(text, question, company,
+                 _over_years(asked_periods or periods, question),
+                 parse_measure(text, latest, definitions),
+                 (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
+                 tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
+                 _measure_words(words, companies))
+
+
+def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """alias -> company key, from (registrant name, ticker) pairs: the name without legal
+    words ("apple"), its first word when that is distinctive ("meta" of "meta platforms"),
+    and a ticker of two letters or more ("aapl")."""
+    out: dict[str, str] = {}
+    firsts: dict[str, set[str]] = {}
+    for name, ticker in names:
+        key = company_key(name)
+        if not key:
+            continue
+        out[key] = key
+        if len(ticker) >= 2:
+            out.setdefault(ticker.lower(), key)
+        words = key.split()
+        if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
+            out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
+        first = words[0]
+        firsts.setdefault(first, set()).add(key)
+    for first, keys in firsts.items():
+        # "home" of "home depot" or "united" of two companies would name the wrong one.
+        if len(keys) == 1 and len(first) >= 4 and first not in _COMMON_FIRST_WORDS:
+            out.setdefault(first, next(iter(keys)))
+    return out
+
+
+# Words of a question that name no measure or part of a company: periods, units, rounding,
+# the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
+# spend", "carry on its balance sheet") (question.tokens has already dropped the stop words
+# and years).
+_NOT_MEASURE = frozenset("""january february march april may june july august september
+october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
+three six nine twelve first second third fourth half q1 q2 q3 q4 alone thousand million
+billion dollar usd answer round rounded decimal place nearest whole number report reported
+show shown state stated give tell much many total latest most recent percent percentage
+us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
+earn earned post posted record recorded book booked have hold held list""".split())
+
+_COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
+                       "national", "bank", "union", "wells", "procter", "johnson", "coca"}

@@ -1,0 +1,84 @@
+"""A printed table row read as a line item of the vocabulary (`line_items.py`), for filings
+with no tagged facts (a PDF): "Total net sales" is revenue, "Purchases of property,
+equipment and technology" capital expenditures, "Diluted" under "Earnings per share:"
+diluted EPS.
+
+A row is an item when all the content words of one of the item's names are in its label
+(plural or singular, footnotes and parentheses aside) and they make up at least half of
+the label's words, or the label begins with them ("Purchases of property and equipment
+excluding finance leases, net of sales"). A label of one word or none that names no item
+itself ("Diluted", "Total") is read with its section's ("Earnings per share:"). The best
+cover wins; per-share items only on per-share rows, never on share counts ("Shares used
+in computing earnings per share: Diluted").
+
+"Net income attributable to Tesla common stockholders" is net income, and it is the
+figure the taxonomy's NetIncomeLoss tags (the parent's share), so it is marked to win over
+the consolidated "Net income" row above it; a row attributable to noncontrolling
+interests is no item.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, PER_SHARE, LineItem
+
+# A row is an item when the item's words make up this share of the label's words.
+MIN_COVER = 0.5
+_STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a", "an",
+                   "total", "at", "as"})
+_PARENS = re.compile(r"\([^)]*\)")
+_WORD = re.compile(r"[a-z0-9&]+")
+_SHARE_COUNT = re.compile(r"\bshares\b", re.I)
+_ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
+_MINORITY = re.compile(r"non-?controlling|minority", re.I)
+
+
+@dataclass(frozen=True)
+class RowItem:
+    item: LineItem
+    cover: float    # the share of the label's words the item's name accounts for, 0..1
+    attributable: bool = False  # "... attributable to <the company's> shareholders"
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-case words without stop words, parentheses or plural "s", in order."""
+    text = _PARENS.sub(" ", text.lower().replace("’", "'").replace("'", ""))
+    return [_singular(w) for w in _WORD.findall(text) if w not in _STOP]
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+_NAMES = tuple((item, tuple(content_words(p))) for item in LINE_ITEMS for p in item.phrases)
+
+
+def match_row(label: str, section: str = "") -> RowItem | None:
+    """The line item the row shows, or None."""
+    owners = _ATTRIBUTABLE.search(label)
+    if owners and _MINORITY.search(owners.group()):
+        return None
+    label = label[:owners.start()] if owners else label
+    both = f"{label} {section}"
+    per_share = bool(PER_SHARE.search(both)) and not _SHARE_COUNT.search(both)
+    words = content_words(label)
+    found = _best(words, per_share) if words else None
+    if found is None and len(words) <= 1:
+        found = _best(content_words(both), per_share)
+    return RowItem(found.item, found.cover, True) if found and owners else found
+
+
+def _best(words: list[str], per_share: bool) -> RowItem | None:
+    have = set(words)
+    best: RowItem | None = None
+    for item, name in _NAMES:
+        if not name or item.per_share != per_share or not set(name) <= have:
+            continue
+        cover = len(set(name)) / len(have)
+        if cover < MIN_COVER and tuple(words[:len(name)]) != name:
+            continue
+        if best is None or cover > best.cover:
+            best = RowItem(item, cover)
+    return best

@@ -1,0 +1,87 @@
+"""Which words of a sentence restate a question: the test span_bounds.py cuts spans by.
+
+A word restates the question when it is one of the question's content words inflected
+("assumed" for "assumptions", "considers" for "considered"), a year or figure the question
+names; it is new when it is a content word, year or figure the question does not have;
+it is neither when it is a function word ("the", "since", "we").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.rag.answers.question import tokens
+from retriever_trt.tables import years_in
+
+# A word restates one of the question's when their stems agree, or the shorter stem, of
+# this many letters or more, opens the longer ("assum|ed" / "assumpt|ions").
+STEM_MIN = 4
+# Endings an inflection adds or changes, longest first.
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "ies", "ied",
+             "ed", "es", "e", "s")
+# Words that say nothing of what a sentence is about (beyond question.tokens' own list).
+FUNCTION_WORDS = frozenset("""since upon within into through regarding under such both each
+all any other more less not no if when where while there who whose we us they them it your
+you also only then thus so may can will would should could must shall might being""".split())
+# A figure as written: "35", "1,027", "2.9", "11%".
+_FIGURE = re.compile(r"\(?\$?(\d[\d,]*(?:\.\d+)?)%?\)?[,.;:]?")
+
+
+def _stem(word: str) -> str:
+    if word.endswith("y"):
+        word = word[:-1] + "i"  # "rely" / "relies"
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= STEM_MIN:
+            return word[:-len(suffix)]
+    return word
+
+
+def same_word(a: str, b: str) -> bool:
+    """One word inflected as the other: their stems equal, or one, of STEM_MIN letters or
+    more, opening the other ("assum|ed", "assumpt|ion"; not "consist", "consider|ation")."""
+    x, y = sorted((_stem(a), _stem(b)), key=len)
+    return x == y or (len(x) >= STEM_MIN and y.startswith(x))
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question's content words, the years it names, its other figures, and every word
+    it says as written, lower-cased ("into", "with")."""
+
+    words: tuple[str, ...]
+    years: frozenset[int]
+    figures: frozenset[str]
+    said: tuple[str, ...]
+
+    @classmethod
+    def of(cls, question: str) -> Asked:
+        figures = {m.group(1).replace(",", "") for w in question.split()
+                   if (m := _FIGURE.fullmatch(w))}
+        said = tuple(w.strip("?,.\"“”").lower() for w in question.split())
+        return cls(tuple(tokens(question)), frozenset(years_in(question)), frozenset(figures),
+                   said)
+
+    def restates(self, word: str) -> bool | None:
+        """True when `word` is one of the question's (or a year or figure it names), False
+        when it is a content word, year or figure it does not have, None for a function
+        word."""
+        found = years_in(word)
+        if found:
+            return set(found) <= self.years
+        figure = _FIGURE.fullmatch(word)
+        if figure:
+            return figure.group(1).replace(",", "") in self.figures
+        content = [c for c in tokens(word) if c not in FUNCTION_WORDS]
+        if not content:
+            return None
+        return all(any(same_word(c, a) for a in self.words) for c in content)
+
+    def says_before(self, word: str, following: str) -> bool:
+        """The question says `word` and then `following` ("entered into | with")."""
+        pair = (word.lower().strip(","), following.lower().strip(",.;"))
+        return pair in zip(self.said, self.said[1:], strict=False)
+
+    def has_verb(self, word: str) -> bool:
+        """The word is the question's own verb (or another of its words), inflected."""
+        return any(same_word(v, a) for v in tokens(word) for a in self.words)

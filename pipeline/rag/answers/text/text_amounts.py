@@ -1,0 +1,188 @@
+"""The amounts a sentence of a report states, and which of them a question asks for.
+
+An amount as reports write it: a currency, a number (parenthesised when negative) and a
+scale word or percent ("$1.1 billion", "£(8.1m)", "57%"); not a year, a date's day or a
+list mark. Of several, the one a bracket's period label ("(2018: £12.4 million)") or a
+"..., respectively" list pairs with the year asked, else the one nearest the question's
+words (text_answer.py asks).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+
+from pipeline.rag.answers.arithmetic import plain
+from retriever_trt.tables import years_in
+
+MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
+          r"December)")
+_CURRENCY = r"(?:(?:US|A|C|S|HK|NZ)?\$|€|£|¥|RMB\s?|USD\s?|EUR\s?|GBP\s?|INR\s?)"
+_UNIT = r"(?:\s?(?:%|percent\b|per cent\b|(?:thousand|million|billion|bn|m)\b))"
+# An amount as reports write it: [currency] number [scale word or %]; groups: the currency,
+# the number (parenthesised when negative), the unit.
+_AMOUNT = re.compile(rf"(?<![\w.])({_CURRENCY})?(\(?-?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?\)?)"
+                     rf"({_UNIT})?(?!\w)", re.I)
+_MONTH_BEFORE = re.compile(rf"(?:{MONTH}|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
+                           r"\.?\s*$", re.I)
+_MONTH_AFTER = re.compile(rf"\s*{MONTH}\b", re.I)
+SCALE_WORDS = {"thousand": "thousand", "million": "million", "m": "million",
+               "billion": "billion", "bn": "billion", "%": "percent", "percent": "percent",
+               "per cent": "percent"}
+RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+# The words a list of amounts may end this many characters before its "respectively"
+# ("$14.2 million and $10.8 million over the next twelve months to fund ..., respectively").
+RESPECTIVELY_GAP = 80
+# A bracket whose label names a period: "(2018: £12.4 million)", "(31 December 2018: INR29)".
+_PERIOD_LABEL = re.compile(r"\(([^():]*?\b(?:19|20)\d\d(?:/\d\d)?)\s*:[^()]*\)")
+# Reports name what an amount is before it ("The hurdle rate has been set at 7%, and ... up
+# to 12% of growth above the hurdle rate"): a question's word after an amount is this many
+# times as far from it.
+AFTER_WORDS = 1.5
+
+
+def amounts(sentence: str) -> list[re.Match]:
+    """The amounts of a sentence, not years, days of dates or list marks ("(1)"); only those
+    with a currency or a unit when there are any: they are what a report states."""
+    out, stated = [], []
+    for m in _AMOUNT.finditer(sentence):
+        currency, number, unit = m.group(1), m.group(2), m.group(3)
+        if not (currency or unit) and (
+                years_in(number) or re.fullmatch(r"\(\d{1,2}\)", number)
+                or _MONTH_BEFORE.search(sentence[:m.start()])
+                or _MONTH_AFTER.match(sentence[m.end():])):
+            continue
+        out.append(m)
+        if currency or unit:
+            stated.append(m)
+    return stated or out
+
+
+def near(sentence: str, spans: list[re.Match], words: set[str],
+          years: Sequence[int]) -> list[re.Match]:
+    """The spans nearest the question's words (and the years it names), nearest first."""
+    low = sentence.lower()
+    anchors = [m.start() for w in words for m in re.finditer(rf"\b{re.escape(w)}", low)]
+    year_at = [m.start() for y in years for m in re.finditer(str(y), sentence)]
+
+    def distance(m: re.Match) -> float:
+        d = min((m.start() - a if a <= m.start() else AFTER_WORDS * (a - m.start())
+                 for a in anchors), default=len(sentence))
+        if year_at:
+            d += 0.5 * min(abs(m.start() - a) for a in year_at)
+        return d
+
+    return sorted(spans, key=distance)
+
+
+def respective(sentence: str, amounts: list[re.Match], years: Sequence[int]) -> list[re.Match]:
+    """"In 2019, 2018 and 2017 ... were $131 million, $117 million and $180 million,
+    respectively": the amounts of the years asked, by their places in the two lists."""
+    at = RESPECTIVELY.search(sentence)
+    if not years or at is None:
+        return []
+    listed = list(dict.fromkeys(years_in(sentence[:at.start()])))
+    before = [m for m in amounts if m.start() < at.start()]
+    if len(listed) < 2 or len(before) != len(listed) or any(y not in listed for y in years):
+        return []
+    return [before[listed.index(y)] for y in dict.fromkeys(years)]
+
+
+def by_period_label(sentence: str, amounts: list[re.Match],
+                     years: Sequence[int]) -> tuple[list[re.Match], list[re.Match]]:
+    """(the amounts to choose from, the one picked): "totalled £13.0 million (2018: £12.4
+    million)" states 2018's in the bracket its label opens; for 2018 that amount, for
+    another year the amounts outside such brackets."""
+    labelled = {}
+    for bracket in _PERIOD_LABEL.finditer(sentence):
+        for m in amounts:
+            if bracket.start() < m.start() < bracket.end():
+                labelled[m.start()] = set(years_in(bracket.group(1)))
+    asked = [m for m in amounts if set(years) & labelled.get(m.start(), set())]
+    if asked:
+        return amounts, asked[:1]
+    outside = [m for m in amounts if m.start() not in labelled]
+    return (outside or amounts), []
+
+
+def listed_before_respectively(sentence: str, amounts: list[re.Match]) -> list[re.Match]:
+    """"... of approximately $41.8 million, $86.3 million and $5.7 million, respectively":
+    the list of amounts "respectively" closes, for a question naming its items, not years;
+    [] when fewer than two."""
+    at = RESPECTIVELY.search(sentence)
+    if at is None:
+        return []
+    run: list[re.Match] = []
+    for m in (m for m in amounts if m.end() <= at.start()):
+        joined = run and re.fullmatch(r"\)?,?\s*(?:and\s+)?", sentence[run[-1].end():m.start()])
+        run = [*run, m] if joined else [m]
+    tail = sentence[run[-1].end():at.start()] if run else ""
+    return run if len(run) >= 2 and len(tail) <= RESPECTIVELY_GAP else []
+
+
+def scale_of(m: re.Match) -> str:
+    return SCALE_WORDS.get((m.group(3) or "").strip().lower(), "")
+
+
+def as_value(m: re.Match) -> tuple[str, str] | None:
+    """An amount as the /ask contract gives numbers: a plain decimal and its scale; None
+    for one in another currency than the dollar (a bare 77 would pass RMB77 million off as
+    dollars: it is given as written)."""
+    number, unit = m.group(2), (m.group(3) or "").strip().lower()
+    if (m.group(1) or "$").strip() != "$":
+        return None
+    negative = number.startswith("(") or number.startswith("-")
+    try:
+        value = Decimal(number.strip("()-").replace(",", ""))
+    except InvalidOperation:
+        return None
+    return plain(-value if negative else value), SCALE_WORDS.get(unit, "")
+
+
+def _as_written(m: re.Match) -> str:
+    """The amount's text; "£(8.1m)" keeps the bracket its scale letter sits inside."""
+    text = m.group(0).strip()
+    if text.count("(") > text.count(")") and m.string[m.end():m.end() + 1] == ")":
+        text += ")"
+    return text
+
+
+def values(found: list[re.Match]) -> tuple[str | list[str], str]:
+    """Plain numbers with their one scale; the amounts as written when their scales differ."""
+    values = [as_value(m) for m in found]
+    scales = {v[1] for v in values if v}
+    if all(values) and len(scales) == 1:
+        nums = [v[0] for v in values if v]
+        return (nums[0] if len(nums) == 1 else nums), scales.pop()
+    spans = [_as_written(m) for m in found]
+    return (spans[0] if len(spans) == 1 else spans), ""
+
+
+
+
+# What an amount's own words are: those after it up to the next amount, bracket or comma
+# ("$46.4 million | is related to RSUs", "251,379 | primary services units (").
+_OWN_WORDS_END = re.compile(r"[(),;]")
+
+
+def qualified(sentence: str, found: list[re.Match], words: set[str]) -> list[re.Match]:
+    """[the amount a question's word qualifies]: "... $60.3 million unrecognized expense of
+    which $13.9 million is related to stock options and $46.4 million is related to RSUs"
+    for "related to RSUs": the last amount whose own words hold a word of the question the
+    sentence says only there (the opening amount is the total the other words describe);
+    [] when none does or fewer than two amounts."""
+    if len(found) < 2:
+        return []
+    low = sentence.lower()
+    # Dates ("December 31") place an amount in time, the year picks by its own rules.
+    named = [w for w in words if w.isalpha() and not re.fullmatch(MONTH, w, re.I)]
+    once = [w for w in named if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
+    picked = []
+    for m, nxt in zip(found, [*found[1:], None], strict=True):
+        own = low[m.end():nxt.start() if nxt else len(low)]
+        stop = _OWN_WORDS_END.search(own, 1)  # "£(8.1m)": its own bracket closes first
+        own = own[:stop.start()] if stop else own
+        if any(re.search(rf"\b{re.escape(w)}", own) for w in once):
+            picked = [m]
+    return picked

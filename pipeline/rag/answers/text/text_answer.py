@@ -1,0 +1,324 @@
+"""The short answer of a question from the text of the retrieved documents: an extract.
+
+A 135M model paraphrases and rambles; a grader, a spreadsheet and a reader who checks the
+source all want the report's own words. So the answer to a question about the text is cut
+from it: the sentence that shares most of the question's words (each word weighted by how
+rare it is among the candidate sentences), then, within it, what the question asks for: an
+amount with its unit ("how much", "what was X in 2019": the amount nearest the question's
+words, or the one a "..., respectively" list pairs with the year asked), a period ("how
+long"), a date ("when"), the cause after "due to" / "driven by" ("why"), else the sentence.
+A near-tie that has the kind asked beats a best sentence that has not (the question's words
+sit in the sentences around the answer); the amounts themselves are text_amounts.py's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
+from pipeline.rag.answers.text.text_amounts import (
+    MONTH,
+    RESPECTIVELY,
+    amounts,
+    by_period_label,
+    listed_before_respectively,
+    near,
+    qualified,
+    respective,
+    scale_of,
+    values,
+)
+from retriever_trt.tables import years_in
+
+# A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
+# common abbreviation or a lone capital ("U.S. Steel", "Inc. and").
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Z“\"(])")
+_ABBREVIATION = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|vs|approx|etc|e\.g|i\.e|"
+                           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
+_DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
+                       r"twelve|fifteen|twenty|thirty)(?:\s|-)(?:years?|months?|days?|weeks?|"
+                       r"quarters?)\b", re.I)
+_DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
+                   r"\b(?:fiscal\s+|FY\s?)?(?:19|20)\d\d\b", re.I)
+# What the question asks for.
+_ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
+                            r"(?:years|months|days)|in how many years|what (?:is|was) the "
+                            r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
+_ASKS_DATE = re.compile(r"^\s*(?:when|in which (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
+                        r"(?:date|maturity))\b", re.I)
+# "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
+# a leading phrase.
+_LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?"
+_ASKS_AMOUNT = re.compile(
+    _LEAD + r"(?:(?:by )?how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
+    r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"
+    r"revenue|income|loss|gain|liabilit\w+|asset|cash|debt|obligation|guarantee|charge))", re.I)
+# "What was the increase in X?": the amount of the change (checked after a reason: "What
+# was the increase driven by?" asks for its cause).
+_ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(?: \w+){0,2}? "
+                          r"(?:increases?|decreases?|declines?|changes?|growth|reductions?|"
+                          r"rises?)\b", re.I)
+# A question ending on its preposition ("What were the investments mainly engaged in?")
+# asks for that preposition's object, a phrase: not for an amount the sentence states.
+_ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
+# "What was the percentage decrease": a percent, not the amount beside it.
+_ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
+_ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
+                          r"drivers?|attributable|due to|result of)\b", re.I)
+# "What was the X in 2019?", "What were the X and Y, respectively?": an amount when the
+# sentence states one with its currency or unit, else the sentence.
+_ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
+                          r"did)\b", re.I)
+_ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
+                         r"\bportion\b|\bpart\b|\byield\b", re.I)
+# "What does the table show?", "What financial information does the table represent?":
+# what the report's sentence introducing its table says the table shows.
+_ASKS_TABLE = re.compile(r"^\s*what (?:[\w-]+ ){0,3}(?:does|do) the (?:following )?table(?: below| above)? "
+                         r"(?:show|represent|present|summari[sz]e|provide|display|illustrate|"
+                         r"depict|describe|set forth|detail)s?\b", re.I)
+# That sentence: "The following table sets forth | X", "The table below shows | X".
+_TABLE_SAYS = re.compile(r"\btables?(?: below| above| that follows)?(?:,[^,]{0,40},)? (?:shows?|sets? "
+                         r"forth|summari[sz]es|presents?|provides?|reflects?|represents?|details?|"
+                         r"illustrates?|displays?|depicts?|includes?|contains?|lists?|"
+                         r"reconciles?|outlines?|describes?)\b,?\s*", re.I)
+# Or "As of December 31, 2019, | maturities of lease liabilities | were as follows:".
+_TABLE_FOLLOWS = re.compile(r"^(?:(?:as of|as at|at|in|for|during) [^,]{1,40}(?:, \d{4})?, )?"
+                            r"(.+?),? (?:is|are|was|were) (?:as follows|(?:shown|presented|"
+                            r"summari[sz]ed|set forth|provided|detailed|listed) "
+                            r"(?:below|in the following table))\b",
+                            re.I)
+# The hedge before a cause phrase: "primarily due to" is the phrase "due to".
+_HEDGE = re.compile(r"^(?:primarily|mainly|largely|partly|partially) ", re.I)
+# "What is the primary reason for ...", "What led to ...": the cause itself, a noun phrase,
+# without the "primarily due to" that introduces it (a "why" keeps it: "due to X" answers).
+_ASKS_CAUSE_ITSELF = re.compile(r"^\s*what\b.*\b(?:(?:primary|main|principal|major) reasons?|"
+                                r"led to|lead to)\b", re.I)
+# Where a cause starts in the sentence that gives it.
+_CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:due to|driven by|"
+                    r"as a result of|resulting from|attributable to|because(?: of)?|reflecting|"
+                    r"caused by|owing to)\b", re.I)
+
+
+# A sentence scoring within this much of the best that has what the question asks for (a
+# date for "when", a cause for "why", an amount for "how much") is chosen before the best
+# when that has none: the question's words are shared by the sentences around the answer.
+KIND_MARGIN = 0.15
+# "Net cash used in investing activities increased by $618.4 million. | The increase is
+# mainly attributable to ...": the cause of what the sentence before states.
+_CONTINUES = re.compile(r"^(?:the|this|these|such|that)\s+(?:\w+\s+){0,2}?(?:increases?|"
+                        r"decreases?|declines?|changes?|improvements?|growth|reductions?)\b"
+                        r"|^(?:this|these|it)\b", re.I)
+
+
+# "Aggregate intrinsic value represents the value of ...": a definition answers whatever
+# kind "What is X?" seems to ask ("value": an amount).
+_DEFINES = re.compile(r"\b(?:represents?|means|refers? to|is defined as)\b", re.I)
+
+
+@dataclass
+class TextAnswer:
+    """An extract: the short answer (a plain number and its scale for an amount, else the
+    words as written), the sentence it is from, and the chunk holding that sentence."""
+
+    short_answer: str | list[str]
+    scale: str
+    sentence: str
+    chunk_id: str
+    doc_id: str
+    score: float   # the sentence's share of the question's (rarity-weighted) words; 0..1.1
+    kind: str      # amount, stated_amount, duration, date, reason or sentence
+    asked: str = "sentence"  # the kind the question asked for (kind is "sentence" when the
+                             # sentence did not have it)
+
+    @property
+    def answer_type(self) -> str:
+        return "multi-span" if isinstance(self.short_answer, list) else "span"
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph of a document, whole again, with the chunks (overlapping word windows)
+    it was cut into: an extract cites the chunk that holds its sentence."""
+
+    doc_id: str
+    chunks: tuple[Any, ...]
+    text: str
+
+    def chunk_of(self, sentence: str) -> Any:
+        head = " ".join(sentence.split()[:8])
+        return next((c for c in self.chunks if head in " ".join(c.text.split())), self.chunks[0])
+
+
+def merge_windows(windows: Sequence[str]) -> str:
+    """One text from word windows that each repeat the end of the one before."""
+    words: list[str] = []
+    for w in windows:
+        nxt = w.split()
+        k = min(len(words), len(nxt))
+        while k and words[-k:] != nxt[:k]:
+            k -= 1
+        words += nxt[k:]
+    return " ".join(words)
+
+
+def document_paragraphs(chunks: Sequence[Any]) -> list[Paragraph]:
+    """The paragraphs of a document's chunks (its table pieces left out), in corpus order;
+    a paragraph's chunks share the id before their last "/" (the chunker's "<source>/<i>")."""
+    groups: dict[str, list[Any]] = {}
+    for c in chunks:
+        if not getattr(c, "table", None):
+            groups.setdefault(c.chunk_id.rsplit("/", 1)[0], []).append(c)
+    return [Paragraph(cs[0].doc_id, tuple(cs), merge_windows([c.text for c in cs]))
+            for cs in groups.values()]
+
+
+def split_sentences(text: str) -> list[str]:
+    out: list[str] = []
+    pending = ""
+    for piece in _SENTENCE_END.split(" ".join(text.split())):
+        pending = f"{pending} {piece}" if pending else piece
+        if not _ABBREVIATION.search(pending):
+            out.append(pending)
+            pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
+    """Each sentence's share of the question's words, a word weighing more the fewer
+    candidate sentences have it; plus 0.1 for naming the question's years."""
+    # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
+    # (a set's order changes with the hash seed, and a float sum with its order).
+    words = sorted(set(tokens(question)))
+    years = set(years_in(question))
+    bags = [set(tokens(s)) for s in sentences]
+    n = len(bags)
+    weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
+    total = sum(weight.values()) or 1.0
+    out = []
+    for s, bag in zip(sentences, bags, strict=True):
+        score = sum(weight[w] for w in words if w in bag) / total
+        if years:
+            score += 0.1 * len(years & set(years_in(s))) / len(years)
+        out.append(score)
+    return out
+
+
+def kind_of(question: str) -> str:
+    """What a question about the text asks for."""
+    if _ASKS_TABLE.search(question):
+        return "table"
+    if _ASKS_DURATION.search(question):
+        return "duration"
+    if _ASKS_DATE.search(question):
+        return "date"
+    if _ASKS_AMOUNT.search(question):
+        return "amount"
+    if _ASKS_REASON.search(question):
+        return "reason"
+    if _ASKS_CHANGE.search(question):
+        return "amount"
+    if _ASKS_STATED.search(question) and (years_in(question) or RESPECTIVELY.search(question)) \
+            and not _ENDS_ON_PREPOSITION.search(question):
+        return "stated_amount"
+    return "sentence"
+
+
+def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
+    """(short answer, scale) of the kind asked, from one sentence; None when it has none
+    (for a plain "sentence": when nothing is left past the words restating the question)."""
+    words, years = set(tokens(question)), years_in(question)
+    if kind in ("amount", "stated_amount"):
+        found = amounts(sentence)
+        if not _ASKS_SHARE.search(question):  # "revenue": an amount, not a share of one
+            found = [m for m in found if scale_of(m) != "percent"]
+        elif _ASKS_PERCENT.search(question):  # "the percentage decrease": its percent
+            found = [m for m in found if scale_of(m) == "percent"] or found
+        if not found or kind == "stated_amount" and not any(m.group(1) or m.group(3) for m in found):
+            return None
+        found, picked = by_period_label(sentence, found, years)
+        picked = picked or respective(sentence, found, years)
+        if not picked and RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
+            picked = near(sentence, found, words, ())[:len(years)]
+        if not picked and RESPECTIVELY.search(question) and len(years) < 2:
+            picked = listed_before_respectively(sentence, found)
+        return values(picked or qualified(sentence, found, words)
+                      or near(sentence, found, words, years)[:1])
+    if kind == "table":
+        shown = _table_shown(sentence)
+        return (shown, "") if shown else None
+    if kind == "duration":
+        found = list(_DURATION.finditer(sentence))
+        return (near(sentence, found, words, years)[0].group(0), "") if found else None
+    if kind == "date":
+        found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)]
+        return (near(sentence, found, words, ())[0].group(0), "") if found else None
+    if kind == "reason":
+        m = _CAUSE.search(sentence)
+        if m is None:
+            return None
+        # "What was the increase driven by?": the question's own "driven by" is no part of
+        # the answer, which is what drove it; otherwise the report's words are kept whole.
+        asked = _HEDGE.sub("", m.group(0)).lower() in question.lower() or \
+            _ASKS_CAUSE_ITSELF.search(question) is not None
+        cause = first_clause(sentence[m.end() if asked else m.start():])
+        return (cause, "") if cause else None
+    return span_of(question, sentence), ""
+
+
+def _table_shown(sentence: str) -> str:
+    """What a sentence introducing a table says it shows; "" when it introduces none."""
+    says = _TABLE_SAYS.search(sentence)
+    if says is not None:
+        return clean(sentence[says.end():].split(":")[0])
+    follows = _TABLE_FOLLOWS.search(sentence)
+    return clean(follows.group(1)) if follows is not None else ""
+
+
+def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
+            kind: str) -> int:
+    """The index of the sentence to answer from: the best scoring that says something (a
+    heading, "Net Cash Used In Investing Activities", shares the question's words and
+    answers nothing); before it, one of its report within KIND_MARGIN that has the kind
+    asked when it has not, or, for a cause, the next sentence of its paragraph giving it ("The increase is
+    mainly attributable to ...")."""
+    says = [not is_heading(s) for _, s in cands]
+    order = sorted(range(len(cands)), key=lambda i: (not says[i], -scores[i], i))  # ties: earlier
+    best = order[0]
+    if kind == "sentence" or extract(question, cands[best][1], kind) is not None or \
+            _DEFINES.search(cands[best][1]):
+        return best
+    after = best + 1
+    if kind == "reason" and after < len(cands) and cands[after][0] is cands[best][0] and \
+            _CONTINUES.match(cands[after][1]) and _CAUSE.search(cands[after][1]):
+        return after
+    doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
+    # The sentence introducing a table shares little with "What does the table show?"
+    # but "table": any of the report's answers.
+    margin = 1.0 if kind == "table" else KIND_MARGIN
+    near = (i for i in order[1:] if says[i] and cands[i][0].doc_id == doc
+            and scores[i] >= scores[best] - margin)
+    return next((i for i in near if extract(question, cands[i][1], kind) is not None), best)
+
+
+def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
+    """The extract from `paragraphs` (best retrieved document first); None without text."""
+    cands = [(p, s) for p in paragraphs for s in split_sentences(p.text)]
+    if not cands or not tokens(question):
+        return None
+    scores = sentence_scores(question, [s for _, s in cands])
+    kind = asked = kind_of(question)
+    best = _chosen(question, cands, scores, kind)
+    paragraph, sentence = cands[best]
+    got = extract(question, sentence, kind)
+    if got is None:  # not the kind asked ("when" and no date): the span answering it
+        got, kind = (span_of(question, sentence), ""), "sentence"
+    chunk = paragraph.chunk_of(sentence)
+    return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
+                      scores[best], kind, asked)

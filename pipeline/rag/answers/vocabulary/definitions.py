@@ -1,0 +1,181 @@
+"""The metric a question defines for itself, so the answer follows its definition.
+
+Analysts write definitions as "ROA is defined as: net income / (average total assets
+between FY2023 and FY2024)", "Define working capital ratio as total current assets divided
+by total current liabilities", "(current assets / current liabilities)" or "R&D as a
+percentage of revenue". One question may define several terms ("CCC is defined as: DIO +
+DSO - DPO. DIO is defined as: 365 * ..."): a term is its definition here, else a line item
+(line_items.py), else a metric of the vocabulary (metrics.py). "X % margin" and "X to Y
+ratio" are metrics of their line items too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.rag.answers.vocabulary.formula import (
+    PHRASE,
+    BinOp,
+    ItemTerm,
+    Node,
+    Op,
+    Resolver,
+    divides,
+    parse_formula,
+)
+from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
+
+# Definitions may refer to each other; deeper than this is a loop, not a definition.
+MAX_DEPTH = 4
+_NAME = r"[A-Za-z][\w&'’%(),. -]{0,60}?"
+# "X is defined as: ...", "X, calculated as ...", "Define X as ...", "X = ...": the name,
+# the formula.
+_STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed) as\b"
+                     rf"|=)|\bdefine ({_NAME}) as\b):?\s*(.+?)(?=[?;]|\.(?!\d)|$)", re.I)
+# An operand the vocabulary lacks is kept as the question's words when it is a short phrase
+# of words ("interest expense"), for the filing's labels to resolve.
+MAX_PHRASE_WORDS = 8
+_PHRASE = re.compile(r"^[a-z][a-z&'’ ,-]*$")
+# A bare "(A / B)" or "A as a percentage of B": the ask itself, not a definition.
+_BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
+                   r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
+                   r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
+_OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
+                   re.I)
+# Asides that are no part of a formula: a source, or the rounding asked ("(two decimals)").
+_ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?)\b[^()]*\)",
+                    re.I)
+_MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
+_TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
+_PERCENT = re.compile(r"percent|%", re.I)
+# A term's period words ("FY2023 revenue", "fiscal 2025 net income"): `_term` reads them.
+_YEAR_WORDS = re.compile(r"\b(?:fy|fiscal(?: year)?)?\s*'?(?:19|20)\d\d\b|\bfy\b", re.I)
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str       # "" when the definition names nothing ("revenue growth, defined as ...")
+    text: str       # its formula, in words
+    span: tuple[int, int]
+
+
+def normalized(text: str) -> str:
+    """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
+    asides such as "(as shown in the cash flow statement)" left out."""
+    text = _MARGIN.sub(" margin", _ASIDE.sub("", text))
+    return " ".join(text.lower().replace("’", "'").split())
+
+
+def _phrase_at(low: str, phrase: str) -> bool:
+    return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low) is not None
+
+
+def longest_named(text: str, candidates: tuple[LineItem, ...] | tuple[Metric, ...]
+                  ) -> LineItem | Metric | None:
+    """The candidate whose name or synonym the text names, the longest phrase first."""
+    low = normalized(text)
+    best: tuple[int, LineItem | Metric] | None = None
+    for candidate in candidates:
+        for p in candidate.phrases:
+            if _phrase_at(low, p) and (best is None or len(p) > best[0]):
+                best = (len(p), candidate)
+    return best[1] if best else None
+
+
+def stated_definitions(question: str) -> list[Definition]:
+    return [Definition(normalized(m.group(1) or m.group(2) or ""),
+                       _ASIDE.sub("", m.group(3)).strip(), m.span())
+            for m in _STATED.finditer(question)]
+
+
+def definition_span(found: list[Definition]) -> tuple[int, int] | None:
+    """From the first stated definition to the last: those words belong to the metric, not
+    to what is asked of it ("defined as net income / average total assets" asks for no
+    average). A bare "(A / B)" or "A as a percentage of B" is the ask itself."""
+    return (found[0].span[0], found[-1].span[1]) if found else None
+
+
+def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) -> Resolver:
+    def resolve(phrase: str) -> Node | None:
+        key = normalized(phrase).strip(" :,")
+        if key in defined and depth < MAX_DEPTH:
+            return parse_formula(defined[key], latest_year, _resolver(defined, latest_year, depth + 1))
+        item = longest_named(phrase, LINE_ITEMS)
+        if item is not None:
+            return ItemTerm(item.name)
+        metric = next((m for m in ALL_METRICS if key in m.phrases), None)
+        if metric is not None:
+            return metric.scaled()
+        words = _YEAR_WORDS.sub(" ", key).split()
+        if words and len(words) <= MAX_PHRASE_WORDS and _PHRASE.match(" ".join(words)):
+            return ItemTerm(PHRASE + " ".join(words))
+        return None
+    return resolve
+
+
+def _names(d: Definition) -> list[str]:
+    """"days payable outstanding (dpo)" is known by both."""
+    inner = re.findall(r"\(([^()]+)\)", d.name)
+    return [n for n in (re.sub(r"\s*\([^()]*\)", "", d.name).strip(), *inner) if n]
+
+
+def _bare_ratio(question: str) -> Metric | None:
+    m = _BARE.search(normalized(question))
+    if not m:
+        return None
+    parts = _OVER.split(next(g for g in m.groups() if g).strip(), maxsplit=1)
+    if len(parts) != 2:
+        return None
+    top, bottom = longest_named(parts[0], LINE_ITEMS), longest_named(parts[1], LINE_ITEMS)
+    if top is None or bottom is None:
+        return None
+    scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
+    return Metric("defined ratio", ((top.name, 1),), bottom.name, scale,
+                  "average" in normalized(parts[1]))
+
+
+def defined_metric(question: str, found: list[Definition],
+                   latest_year: int | None = None) -> Metric | None:
+    """The metric the question defines (`found`: its `stated_definitions`); a year its
+    definition names is read against `latest_year`, the question's latest. None when it
+    defines none, or one whose terms name nothing known."""
+    if not found:
+        return _bare_ratio(question)
+    defined = {n: d.text for d in found for n in _names(d)}
+    resolve = _resolver(defined, latest_year)
+    scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
+    start, end = definition_span(found)
+    asked = normalized(f"{question[:start]} {question[end:]}")
+    for d in found:
+        # "the EBITDA % margin ... Define EBITDA as ...": the defined amount over revenue.
+        if any(_phrase_at(asked, f"{n} margin") for n in _names(d)):
+            term = resolve(_names(d)[0])
+            if term is not None:
+                return Metric("defined margin", (), scale=Scale.PERCENT,
+                              formula=BinOp(Op.DIV, term, ItemTerm("revenue")))
+    formula = resolve(_names(found[0])[0]) if _names(found[0]) else \
+        parse_formula(found[0].text, latest_year, resolve)
+    if not isinstance(formula, BinOp):
+        return None
+    # "cash from operations minus capital expenditures" is an amount, shown in the unit asked.
+    return Metric("defined metric", (), scale=scale if divides(formula) else Scale.AMOUNT,
+                  formula=formula)
+
+
+def named_metric(question: str) -> Metric | None:
+    """"COGS % margin" (an item over revenue) and "capex to revenue ratio" (an item over
+    another), for line items no metric of the vocabulary names."""
+    low = normalized(question)
+    scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
+    m = _TO_RATIO.search(low)
+    if m:
+        top, bottom = longest_named(m.group(1), LINE_ITEMS), longest_named(m.group(2), LINE_ITEMS)
+        if top is not None and bottom is not None and top != bottom:
+            return Metric(f"{top.name} to {bottom.name}", ((top.name, 1),), bottom.name, scale)
+    m = re.search(r"\b([\w&'’, -]{2,60}?) margin\b", low)
+    item = longest_named(m.group(1), LINE_ITEMS) if m else None
+    if item is not None and item.name != "revenue":
+        return Metric(f"{item.name} margin", ((item.name, 1),), "revenue", Scale.PERCENT)
+    return None

@@ -25,7 +25,8 @@ from datetime import date
 
 from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.model import DocumentMetadata
-from retriever_trt.tables import Table, parse_value, years_in
+from retriever_trt.tables import Table, parse_value
+from retriever_trt.years import years_in
 
 _MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r")\s+(\d{1,2})\b", re.I)
 MAX_DAY = 31

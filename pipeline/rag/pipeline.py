@@ -403,7 +403,7 @@ class RAGPipeline:
             return short
         table = short_answer_for(query.question, retrieved[:self.settings.table_top_k], self.tables)
         store = self.tables.store
-        table = choose(query.question, table, text_short_answer(query.text, passages, store),
+        table = choose(query.question, table, text_short_answer(query, passages, store),
                        retrieved, store)
         if table.short_answer is None or not self.filings.tagged(scope.doc_ids):
             return table

@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline.rag.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.operation import Operation
+from pipeline.rag.query import Query
 from pipeline.rag.question import Question, operation
 from pipeline.rag.table_answer import TableAnswer, answer_from_table
 from pipeline.rag.table_cells import measure_words
@@ -306,11 +307,11 @@ def _other_reports(got: TableAnswer, docs: Sequence[tuple[Any, Table]]) -> list[
     return out[:NAMED_TIES]
 
 
-def text_short_answer(question: str, passages: Sequence[Any], store: Any) -> TextAnswer | None:
+def text_short_answer(query: Query, passages: Sequence[Any], store: Any) -> TextAnswer | None:
     """The extract from the paragraphs of the first TEXT_DOCUMENTS documents of `passages`."""
     docs = list(dict.fromkeys(p.doc_id for p in passages))[:TEXT_DOCUMENTS]
     paragraphs = [par for d in docs for par in document_paragraphs(store.document(d))]
-    return answer_from_text(question, paragraphs)
+    return answer_from_text(query, paragraphs)
 
 
 def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None,

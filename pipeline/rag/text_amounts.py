@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from pipeline.rag.arithmetic import plain
-from retriever_trt.tables import years_in
+from retriever_trt.years import YEAR_DIGITS, years_in
 
 MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
           r"December)")
@@ -35,7 +35,7 @@ RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 # ("$14.2 million and $10.8 million over the next twelve months to fund ..., respectively").
 RESPECTIVELY_GAP = 80
 # A bracket whose label names a period: "(2018: £12.4 million)", "(31 December 2018: INR29)".
-_PERIOD_LABEL = re.compile(r"\(([^():]*?\b(?:19|20)\d\d(?:/\d\d)?)\s*:[^()]*\)")
+_PERIOD_LABEL = re.compile(rf"\(([^():]*?\b{YEAR_DIGITS}(?:/\d\d)?)\s*:[^()]*\)")
 # Reports name what an amount is before it ("The hurdle rate has been set at 7%, and ... up
 # to 12% of growth above the hurdle rate"): a question's word after an amount is this many
 # times as far from it.

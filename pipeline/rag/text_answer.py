@@ -17,10 +17,11 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.rag.question import tokens
+from pipeline.rag.question_words import tokens
 from pipeline.rag.span_bounds import clean, first_clause, is_heading, span_of
+from pipeline.rag.span_words import Asked
 from pipeline.rag.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -33,7 +34,10 @@ from pipeline.rag.text_amounts import (
     scale_of,
     values,
 )
-from retriever_trt.tables import years_in
+from retriever_trt.years import YEAR_DIGITS, years_in
+
+if TYPE_CHECKING:
+    from pipeline.rag.query import Query
 
 # A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
 # common abbreviation or a lone capital ("U.S. Steel", "Inc. and").
@@ -44,7 +48,7 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
                        r"twelve|fifteen|twenty|thirty)(?:\s|-)(?:years?|months?|days?|weeks?|"
                        r"quarters?)\b", re.I)
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
-                   r"\b(?:fiscal\s+|FY\s?)?(?:19|20)\d\d\b", re.I)
+                   rf"\b(?:fiscal\s+|FY\s?)?{YEAR_DIGITS}\b", re.I)
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
@@ -190,13 +194,13 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
+def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words, a word weighing more the fewer
     candidate sentences have it; plus 0.1 for naming the question's years."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
-    words = sorted(set(tokens(question)))
-    years = set(years_in(question))
+    words = sorted(asked.words)
+    years = asked.years
     bags = [set(tokens(s)) for s in sentences]
     n = len(bags)
     weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
@@ -210,8 +214,9 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     return out
 
 
-def kind_of(question: str) -> str:
+def kind_of(asked: Asked) -> str:
     """What a question about the text asks for."""
+    question = asked.text
     if _ASKS_TABLE.search(question):
         return "table"
     if _ASKS_DURATION.search(question):
@@ -224,16 +229,16 @@ def kind_of(question: str) -> str:
         return "reason"
     if _ASKS_CHANGE.search(question):
         return "amount"
-    if _ASKS_STATED.search(question) and (years_in(question) or RESPECTIVELY.search(question)) \
+    if _ASKS_STATED.search(question) and (asked.named_years or RESPECTIVELY.search(question)) \
             and not _ENDS_ON_PREPOSITION.search(question):
         return "stated_amount"
     return "sentence"
 
 
-def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
+def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
     """(short answer, scale) of the kind asked, from one sentence; None when it has none
     (for a plain "sentence": when nothing is left past the words restating the question)."""
-    words, years = set(tokens(question)), years_in(question)
+    question, words, years = asked.text, asked.words, list(asked.named_years)
     if kind in ("amount", "stated_amount"):
         found = amounts(sentence)
         if not _ASKS_SHARE.search(question):  # "revenue": an amount, not a share of one
@@ -265,11 +270,11 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
             return None
         # "What was the increase driven by?": the question's own "driven by" is no part of
         # the answer, which is what drove it; otherwise the report's words are kept whole.
-        asked = _HEDGE.sub("", m.group(0)).lower() in question.lower() or \
+        itself = _HEDGE.sub("", m.group(0)).lower() in question.lower() or \
             _ASKS_CAUSE_ITSELF.search(question) is not None
-        cause = first_clause(sentence[m.end() if asked else m.start():])
+        cause = first_clause(sentence[m.end() if itself else m.start():])
         return (cause, "") if cause else None
-    return span_of(question, sentence), ""
+    return span_of(asked, sentence), ""
 
 
 def _table_shown(sentence: str) -> str:
@@ -281,7 +286,7 @@ def _table_shown(sentence: str) -> str:
     return clean(follows.group(1)) if follows is not None else ""
 
 
-def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
+def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
             kind: str) -> int:
     """The index of the sentence to answer from: the best scoring that says something (a
     heading, "Net Cash Used In Investing Activities", shares the question's words and
@@ -291,7 +296,7 @@ def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Seque
     says = [not is_heading(s) for _, s in cands]
     order = sorted(range(len(cands)), key=lambda i: (not says[i], -scores[i], i))  # ties: earlier
     best = order[0]
-    if kind == "sentence" or extract(question, cands[best][1], kind) is not None or \
+    if kind == "sentence" or extract(asked, cands[best][1], kind) is not None or \
             _DEFINES.search(cands[best][1]):
         return best
     after = best + 1
@@ -304,21 +309,23 @@ def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Seque
     margin = 1.0 if kind == "table" else KIND_MARGIN
     near = (i for i in order[1:] if says[i] and cands[i][0].doc_id == doc
             and scores[i] >= scores[best] - margin)
-    return next((i for i in near if extract(question, cands[i][1], kind) is not None), best)
+    return next((i for i in near if extract(asked, cands[i][1], kind) is not None), best)
 
 
-def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
-    """The extract from `paragraphs` (best retrieved document first); None without text."""
+def answer_from_text(query: Query, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
+    """The extract from `paragraphs` (best retrieved document first); None without text.
+    The question is read off its `Query` (its words tokenized once, by parse_query)."""
     cands = [(p, s) for p in paragraphs for s in split_sentences(p.text)]
-    if not cands or not tokens(question):
+    if not cands or not query.words:
         return None
-    scores = sentence_scores(question, [s for _, s in cands])
-    kind = asked = kind_of(question)
-    best = _chosen(question, cands, scores, kind)
+    asked = Asked.of(query)
+    scores = sentence_scores(asked, [s for _, s in cands])
+    kind = wanted = kind_of(asked)
+    best = _chosen(asked, cands, scores, kind)
     paragraph, sentence = cands[best]
-    got = extract(question, sentence, kind)
+    got = extract(asked, sentence, kind)
     if got is None:  # not the kind asked ("when" and no date): the span answering it
-        got, kind = (span_of(question, sentence), ""), "sentence"
+        got, kind = (span_of(asked, sentence), ""), "sentence"
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
-                      scores[best], kind, asked)
+                      scores[best], kind, wanted)

@@ -52,7 +52,8 @@ def same_word(a: str, b: str) -> bool:
 class Asked:
     """What the text rules read of a question, from its `Query` (parsed once): its text,
     content words (`Query.words`), the years it names (in order, as written), its other
-    figures, and every word it says as written, lower-cased ("into", "with")."""
+    figures, every word it says as written, lower-cased ("into", "with"), and the words
+    of the companies it names."""
 
     text: str
     words: frozenset[str]
@@ -60,6 +61,7 @@ class Asked:
     years: frozenset[int]
     figures: frozenset[str]
     said: tuple[str, ...]
+    named: frozenset[str] = frozenset()  # the words of the companies it names ("home depot")
 
     @classmethod
     def of(cls, query: Query) -> Asked:
@@ -67,8 +69,10 @@ class Asked:
         figures = {m.group(1).replace(",", "") for w in text.split()
                    if (m := _FIGURE.fullmatch(w))}
         said = tuple(w.strip("?,.\"“”").lower() for w in text.split())
-        named = tuple(years_in(text))
-        return cls(text, query.words, named, frozenset(named), frozenset(figures), said)
+        years = tuple(years_in(text))
+        companies = frozenset(w for key in query.companies for w in key.split())
+        return cls(text, query.words, years, frozenset(years), frozenset(figures), said,
+                   companies)
 
     def restates(self, word: str) -> bool | None:
         """True when `word` is one of the question's (or a year or figure it names), False

@@ -42,10 +42,10 @@ _PERIOD_LABEL = re.compile(rf"\(([^():]*?\b{YEAR_DIGITS}(?:/\d\d)?)\s*:[^()]*\)"
 AFTER_WORDS = 1.5
 
 
-def amounts(sentence: str) -> list[re.Match]:
-    """The amounts of a sentence, not years, days of dates or list marks ("(1)"); only those
-    with a currency or a unit when there are any: they are what a report states."""
-    out, stated = [], []
+def figures(sentence: str) -> list[re.Match]:
+    """The figures of a sentence, with or without a currency or unit: not years, days of
+    dates or list marks ("(1)")."""
+    out = []
     for m in _AMOUNT.finditer(sentence):
         currency, number, unit = m.group(1), m.group(2), m.group(3)
         if not (currency or unit) and (
@@ -54,9 +54,14 @@ def amounts(sentence: str) -> list[re.Match]:
                 or _MONTH_AFTER.match(sentence[m.end():])):
             continue
         out.append(m)
-        if currency or unit:
-            stated.append(m)
-    return stated or out
+    return out
+
+
+def amounts(sentence: str) -> list[re.Match]:
+    """The amounts of a sentence (its `figures`); only those with a currency or a unit when
+    there are any: they are what a report states."""
+    out = figures(sentence)
+    return [m for m in out if m.group(1) or m.group(3)] or out
 
 
 def near(sentence: str, spans: list[re.Match], words: set[str],

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pipeline.rag.asked_spans import asks_place, count_in, counted_noun, place_in
 from pipeline.rag.question_words import tokens
 from pipeline.rag.span_bounds import clean, first_clause, is_heading, span_of
 from pipeline.rag.span_words import Asked
@@ -108,6 +109,8 @@ _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:du
                     r"caused by|owing to)\b", re.I)
 
 
+# What a question asks for that asked_spans.py cuts from a sentence about it.
+_SPAN_KINDS = {"count": count_in, "place": place_in}
 # A sentence scoring within this much of the best that has what the question asks for (a
 # date for "when", a cause for "why", an amount for "how much") is chosen before the best
 # when that has none: the question's words are shared by the sentences around the answer.
@@ -219,10 +222,14 @@ def kind_of(asked: Asked) -> str:
     question = asked.text
     if _ASKS_TABLE.search(question):
         return "table"
+    if asks_place(asked):
+        return "place"
     if _ASKS_DURATION.search(question):
         return "duration"
     if _ASKS_DATE.search(question):
         return "date"
+    if counted_noun(asked):
+        return "count"
     if _ASKS_AMOUNT.search(question):
         return "amount"
     if _ASKS_REASON.search(question):
@@ -255,6 +262,8 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
             picked = listed_before_respectively(sentence, found)
         return values(picked or qualified(sentence, found, words)
                       or near(sentence, found, words, years)[:1])
+    if kind in _SPAN_KINDS:
+        return _SPAN_KINDS[kind](asked, sentence)
     if kind == "table":
         shown = _table_shown(sentence)
         return (shown, "") if shown else None
@@ -305,10 +314,14 @@ def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequen
         return after
     doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
     # The sentence introducing a table shares little with "What does the table show?"
-    # but "table": any of the report's answers.
-    margin = 1.0 if kind == "table" else KIND_MARGIN
-    near = (i for i in order[1:] if says[i] and cands[i][0].doc_id == doc
-            and scores[i] >= scores[best] - margin)
+    # but "table": any of the report's answers; so does a count's or a place's (their
+    # extract asks the sentence for the noun counted, or the question's words, and its
+    # years), from the best report first, then the next.
+    wide = kind == "table" or kind in _SPAN_KINDS
+    margin = 1.0 if wide else KIND_MARGIN
+    near = [i for i in order[1:] if says[i] and scores[i] >= scores[best] - margin
+            and (cands[i][0].doc_id == doc or kind in _SPAN_KINDS)]
+    near.sort(key=lambda i: cands[i][0].doc_id != doc)  # stable: by score within each
     return next((i for i in near if extract(asked, cands[i][1], kind) is not None), best)
 
 

@@ -1,0 +1,120 @@
+"""A count or a place a question about the text asks for, cut from a sentence about it.
+
+"How many full-time equivalent employees did Apple have?" asks for a number of employees:
+the figure whose own words (those after it, up to the next figure or a break) name the
+counted noun ("approximately | 164,000 | full-time equivalent employees"), or restate the
+question ("27,100 | were engaged in research and development"); a square footage or a
+percentage in the same sentence is about something else. "Where is Apple headquartered?"
+asks for a place: the "City, State" after a preposition in a sentence restating the question
+("headquarters is located in | Cupertino, California"). Either is taken only from a sentence
+that names every year the question does; a sentence without it answers nothing of this kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.rag.question_words import tokens
+from pipeline.rag.span_words import Asked, same_word
+from pipeline.rag.text_amounts import as_value, figures, respective, scale_of
+from retriever_trt.years import years_in
+
+# "How many new stores did Home Depot open", "In how many countries are its products sold":
+# the counted noun phrase, before the verb.
+_ASKS_COUNT = re.compile(
+    r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:in )?how many "
+    r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would)\b", re.I)
+# Counted nouns that are amounts of something else, or periods: "how many shares" is a count,
+# "how many dollars" or "how many years" is not.
+_NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
+week quarter""".split())
+# "How many million of receivables": an amount in a scale, not a count.
+_SCALES = frozenset({"thousand", "million", "billion"})
+# A figure's own words end at the next figure, a bracket or a clause break.
+_OWN_END = re.compile(r"[,;:()]|\s-\s|\.\s|\.$")
+# Of the words after a figure, this many at most are its own.
+OWN_WORDS = 8
+# A figure whose own words miss the counted noun answers when they restate this many of the
+# question's words ("27,100 | were engaged in research and development").
+MIN_RESTATED = 2
+# "Where is X headquartered?", "In which city are its principal executive offices?"; not
+# "Where are personnel expenses included?" (a line of a statement, a note).
+_ASKS_PLACE = re.compile(r"^\s*(?:where\b.*\b(?:headquarter\w*|located|based|situated|"
+                         r"offices?)\b|in (?:which|what) (?:city|town|state|country)\b)", re.I)
+_WH_WORDS = frozenset({"where", "which", "what", "city", "town", "state", "country", "location"})
+# A place: "City, State" or "City, ST" after a preposition ("located in | Santa Clara,
+# California", "near | Beaverton, Oregon").
+_PLACE = re.compile(r"\b(?:in|at|near)\s+((?:[A-Z][\w.'’-]*\s){0,3}?[A-Z][\w.'’-]*,\s+"
+                    r"(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[A-Z]{2})\b)")
+# A place answers from a sentence restating this share of the question's words.
+PLACE_COVER = 0.6
+
+
+def counted_noun(asked: Asked) -> tuple[str, ...]:
+    """The words of what a "how many" question counts ("full time equivalent employee"),
+    its companies left out; () when it asks no count."""
+    m = _ASKS_COUNT.search(asked.text)
+    if m is None:
+        return ()
+    noun = tuple(w for w in tokens(m.group(1)) if w not in asked.named)
+    return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in _SCALES else ()
+
+
+def asks_place(asked: Asked) -> bool:
+    return _ASKS_PLACE.search(asked.text) is not None
+
+
+def _names_the_years(asked: Asked, sentence: str) -> bool:
+    return asked.years <= set(years_in(sentence))
+
+
+def _own_words(sentence: str, start: int, end: int) -> list[str]:
+    """The words after a figure that are its own: up to `end` (the next figure), a bracket
+    or a clause break, OWN_WORDS at most."""
+    tail = sentence[start:end]
+    stop = _OWN_END.search(tail)
+    return tokens(" ".join((tail[:stop.start()] if stop else tail).split()[:OWN_WORDS]))
+
+
+def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
+    """(the count, its scale) the question asks for in `sentence`; None when the sentence
+    names no count of it (or not every year the question names)."""
+    noun = counted_noun(asked)
+    if not noun or not _names_the_years(asked, sentence):
+        return None
+    found = [m for m in figures(sentence) if not m.group(1) and scale_of(m) != "percent"]
+    if not found:
+        return None
+    content = [w for w in asked.words if w not in asked.named and not w.isdigit()]
+    paired = respective(sentence, found, asked.named_years)  # "268,000 and 108,000 ... 2019
+    if len(paired) == 1:                                      # and 2018, respectively"
+        return as_value(paired[0])
+    best, best_score = None, 0
+    for m, nxt in zip(found, [*found[1:], None], strict=True):
+        end = nxt.start() if nxt else len(sentence)
+        own = _own_words(sentence, m.end(), end)
+        head = any(same_word(w, noun[-1]) for w in own)
+        restated = sum(any(same_word(w, c) for c in content) for w in own)
+        # "from 1,501 employees at June 30, 2018 to 1,620 employees at June 30, 2019": the
+        # figure the year asked follows, not another year's.
+        years = set(years_in(sentence[m.end():end]))
+        score = restated + head + (bool(years & asked.years) - bool(years - asked.years))
+        if (head or restated >= MIN_RESTATED) and score > best_score:
+            best, best_score = m, score
+    return as_value(best) if best is not None else None
+
+
+def place_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
+    """(the place, "") a "where" question asks for in `sentence`: the first "City, State"
+    after the question's words; None when the sentence restates too little of the question
+    (or names not every year it does) or names no place."""
+    content = [w for w in asked.words if w not in asked.named and w not in _WH_WORDS]
+    said = tokens(sentence)
+    cover = sum(any(same_word(w, c) for w in said) for c in content) / (len(content) or 1)
+    if cover < PLACE_COVER or not _names_the_years(asked, sentence):
+        return None
+    low = sentence.lower()
+    at = min((low.find(w) for w in content if w in low), default=0)
+    places = [m for m in _PLACE.finditer(sentence)]
+    after = [m for m in places if m.start() >= at] or places
+    return (after[0].group(1), "") if after else None

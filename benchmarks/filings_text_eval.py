@@ -6,7 +6,9 @@ the 25 filings, without the encoder or the LLM.
 
 Each question is parsed and scoped to its filing as /ask does (`FilingAnswerer`); the
 passages are BM25's top `table_top_k` within that scope (the server fuses BM25 with dense
-retrieval: this is the sparse half of it). Scored as filings_eval.py scores (filings_score.py).
+retrieval: this is the sparse half of it). Scored as filings_eval.py scores (filings_score.py):
+EM of /ask's short answer (the tagged facts first: a figure they lack is said so, and no
+sentence stands in), and EM of the text rules' extract alone.
 The default set, benchmarks/data/filings_prose_dev.jsonl, is the text rules' development
 set: head counts, headquarters, store counts, dates, amounts and lists asked of the
 filings' prose, each gold checked against its `evidence`, the filing's own words. The
@@ -35,7 +37,7 @@ from filings_score import is_right  # noqa: E402
 
 from pipeline.rag.filing_answer import FilingAnswerer  # noqa: E402
 from pipeline.rag.pipeline import RAGPipeline  # noqa: E402
-from pipeline.rag.short_answer import ShortAnswer, TableSource  # noqa: E402
+from pipeline.rag.short_answer import ShortAnswer, TableSource, text_short_answer  # noqa: E402
 from pipeline.settings import load_settings  # noqa: E402
 from retriever_trt.ingest import ingest  # noqa: E402
 
@@ -52,7 +54,8 @@ def rules_pipeline(store: Any) -> RAGPipeline:
     return pipe
 
 
-def short_answer(pipe: RAGPipeline, bm25: Any, question: str) -> ShortAnswer:
+def short_answer(pipe: RAGPipeline, bm25: Any, question: str) -> tuple[ShortAnswer, Any]:
+    """/ask's short answer, and the text rules' extract alone (None without one)."""
     store = pipe.tables.store
     query = pipe.filings.parse(question, None)
     scope = pipe.filings.scope(query, None)
@@ -60,7 +63,8 @@ def short_answer(pipe: RAGPipeline, bm25: Any, question: str) -> ShortAnswer:
     _, ids = bm25.search([question], pipe.settings.table_top_k, rows)
     passages = [SimpleNamespace(doc_id=store[i].doc_id, chunk_id=store[i].chunk_id, score=1.0)
                 for i in ids[0] if i >= 0]
-    return pipe._short_answer(query, scope, passages, passages)
+    return (pipe._short_answer(query, scope, passages, passages),
+            text_short_answer(query, passages, store))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,21 +81,25 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{path}: no questions of type {args.type}")
     store = ingest(corpus_folder(FILINGS, Corpus.HTML))[0]
     pipe, bm25 = rules_pipeline(store), store.build_bm25()
-    by_kind: dict[str, list[bool]] = defaultdict(list)
+    by_kind: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     t0 = time.perf_counter()
     for r in records:
-        got = short_answer(pipe, bm25, r["question"])
+        got, text = short_answer(pipe, bm25, r["question"])
         right = is_right(r, {"short_answer": got.short_answer, "scale": got.scale})
-        by_kind[r.get("kind", r["type"])].append(right)
-        by_kind["overall"].append(right)
+        alone = text is not None and is_right(r, {"short_answer": text.short_answer,
+                                                   "scale": text.scale})
+        by_kind[r.get("kind", r["type"])].append((right, alone))
+        by_kind["overall"].append((right, alone))
         if args.show and not right and path.resolve() != HELDOUT.resolve():
             print(f"WRONG {r['id']}: {r['question']}\n  gold {r['answer']!r}\n  got  "
                   f"{got.short_answer!r} {got.scale!r}\n  from {got.quote!r}")
     ms = 1000 * (time.perf_counter() - t0) / len(records)
     print(f"\n{path.name}{' type ' + args.type if args.type else ''}: {len(records)} questions, "
           f"answer rules in process, {ms:.0f} ms a question")
+    print(f"  {'kind':10} {'n':>4}  {'EM':>5}  {'text extract alone':>18}")
     for kind, hits in by_kind.items():
-        print(f"  {kind:10} {len(hits):4}  EM {100 * sum(hits) / len(hits):5.1f}")
+        em, alone = (100 * sum(h[i] for h in hits) / len(hits) for i in (0, 1))
+        print(f"  {kind:10} {len(hits):4}  {em:5.1f}  {alone:18.1f}")
     print(f"\nreproduce: python3 benchmarks/filings_text_eval.py {' '.join(argv or sys.argv[1:])}")
     return 0
 

@@ -41,19 +41,19 @@ def _stem(word: str) -> str:
     return word
 
 
-def same_word(a: str, b: str) -> bool:
-    """One word inflected as the other: their stems equal, or one, of STEM_MIN letters or
+def same_word(a: str, b: str, stem_min: int = STEM_MIN) -> bool:
+    """One word inflected as the other: their stems equal, or one, of `stem_min` letters or
     more, opening the other ("assum|ed", "assumpt|ion"; not "consist", "consider|ation")."""
     x, y = sorted((_stem(a), _stem(b)), key=len)
-    return x == y or (len(x) >= STEM_MIN and y.startswith(x))
+    return x == y or (len(x) >= stem_min and y.startswith(x))
 
 
 @dataclass(frozen=True)
 class Asked:
     """What the text rules read of a question, from its `Query` (parsed once): its text,
     content words (`Query.words`), the years it names (in order, as written), its other
-    figures, every word it says as written, lower-cased ("into", "with"), and the words
-    of the companies it names."""
+    figures, every word it says as written, lower-cased ("into", "with"), the words of the
+    companies it names and those that may name what it asks about."""
 
     text: str
     words: frozenset[str]
@@ -62,6 +62,9 @@ class Asked:
     figures: frozenset[str]
     said: tuple[str, ...]
     named: frozenset[str] = frozenset()  # the words of the companies it names ("home depot")
+    # Its words that may name what it asks about (Query.measure_words): not its companies,
+    # periods, units or the asking itself ("many", "total").
+    measure: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, query: Query) -> Asked:
@@ -72,7 +75,7 @@ class Asked:
         years = tuple(years_in(text))
         companies = frozenset(w for key in query.companies for w in key.split())
         return cls(text, query.words, years, frozenset(years), frozenset(figures), said,
-                   companies)
+                   companies, query.measure_words)
 
     def restates(self, word: str) -> bool | None:
         """True when `word` is one of the question's (or a year or figure it names), False

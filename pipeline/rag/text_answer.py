@@ -54,7 +54,7 @@ _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MON
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
                             r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
-_ASKS_DATE = re.compile(r"^\s*(?:when|in which (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
+_ASKS_DATE = re.compile(r"^\s*(?:when|in (?:which|what) (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
                         r"(?:date|maturity))\b", re.I)
 # "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
 # a leading phrase.

@@ -36,7 +36,7 @@ UNITS = {"USD": Decimal(1), "USD thousands": Decimal(10) ** 3, "USD millions": D
          "USD billions": Decimal(10) ** 9, "USD per share": Decimal(1), "shares": Decimal(1),
          "thousand shares": Decimal(10) ** 3, "million shares": Decimal(10) ** 6,
          "ratio": Decimal(1), "employees": Decimal(1), "stores": Decimal(1),
-         "route miles": Decimal(1)}
+         "route miles": Decimal(1), "count": Decimal(1)}
 PERCENT = "percent"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")

@@ -43,6 +43,7 @@ from tatqa_split import (  # noqa: E402
 )
 
 import pipeline.rag.answers.short_answer as sa  # noqa: E402
+from pipeline.rag.answers.query import parse_query  # noqa: E402
 
 KEYS = ("overall", "arithmetic", "span", "multi-span", "count", "from table", "from table-text",
         "from text")
@@ -59,8 +60,9 @@ def rules_answers(text: str, passages: list[Any], settings: Any, tables: Any,
                   store: Any) -> tuple[Any, Any]:
     """The table's and the text's short answers from the retrieved passages, each from the
     passages /ask gives it (`choose` then picks between them)."""
-    return (sa.short_answer_for(text, passages[:settings.table_top_k], tables),
-            sa.text_short_answer(text, passages[:settings.top_k], store))
+    query = parse_query(text)  # parsed once, as /ask parses it
+    return (sa.short_answer_for(query.question, passages[:settings.table_top_k], tables),
+            sa.text_short_answer(query, passages[:settings.top_k], store))
 
 
 def row(name: str, picks: list[tuple[Any, Any]]) -> str:

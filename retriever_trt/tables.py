@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from retriever_trt.years import years_in
+
 SCALES = ("", "thousand", "million", "billion")
 # Scale words as reports write them: "(in thousands)", "$'000", "$m", "$ million", "in
 # millions of euros", "(in 000’s)", "Number of shares (1,000)".
@@ -39,10 +41,6 @@ _EMPTY = {"", "-", "—", "–", "--", "— %", "—%", "n/a", "na", "nm", "n.m.
 # A footnote mark after a figure, set off by a space: "(1)", "(a)", "(iv)", "*".
 _FOOTNOTE_MARK = re.compile(r"(?<=[\d%)])\s+(?:\((?:\d|[a-z]|[ivx]{1,4})\)|\*{1,3})$")
 _NUMBER = re.compile(r"^\(?-?\(?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\(?\.\d+\)?$")
-_YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)\b")
-_SPACED_DIGITS = re.compile(r"\b(\d) (?=\d\b)")  # "2 0 1 8", as some PDFs extract years
-# "FY19", "FY '19", and "F19" as Australian reports head their years.
-_FISCAL = re.compile(r"\b(?:fy\s?['’]?|f)(\d{2})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -77,14 +75,6 @@ def parse_value(text: str) -> Value | None:
     except InvalidOperation:
         return None
     return Value(-number if negative else number, percent)
-
-
-def years_in(text: str) -> list[int]:
-    """Years a header names: "2019", "Fiscal 2018", "FY19", "F19" (as 2019)."""
-    text = _SPACED_DIGITS.sub(r"\1", text)
-    years = [int(y) for y in _YEAR.findall(text)]
-    years += [2000 + int(y) for y in _FISCAL.findall(text)]
-    return years
 
 
 def scale_from_mentions(values: list[Decimal], paragraphs: Sequence[str]) -> str:

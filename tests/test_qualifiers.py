@@ -172,10 +172,20 @@ def test_names_and_words():
 
 def test_a_sentence_answers_only_about_the_measure_and_year_asked():
     from pipeline.rag.answers.query import parse_query
+    from pipeline.rag.answers.short_answer import ShortAnswer
     from pipeline.rag.pipeline import _is_about
 
     query = parse_query("What was NVIDIA's headcount at the end of fiscal 2025?", {"nvidia": "nvidia"})
-    assert not _is_about("Depreciation expense for fiscal years 2025, 2024 and 2023 was $1.3 "
-                         "billion, $894 million and $844 million.", query)
-    assert not _is_about("Our headcount was 29,600 at the end of fiscal 2024.", query)
-    assert _is_about("At the end of fiscal 2025 our headcount was about 36,000.", query)
+
+    def said(value: str, sentence: str) -> ShortAnswer:
+        return ShortAnswer(value, "", "span", quote=sentence)
+
+    assert not _is_about(said("1.3", "Depreciation expense for fiscal years 2025, 2024 and 2023 "
+                                     "was $1.3 billion, $894 million and $844 million."), query)
+    assert not _is_about(said("29600", "Our headcount was 29,600 at the end of fiscal 2024."),
+                         query)
+    assert _is_about(said("36000", "At the end of fiscal 2025 our headcount was about 36,000."),
+                     query)
+    where = parse_query("Where is Apple headquartered?", {"apple": "apple"})
+    assert _is_about(said("Cupertino, California", "Our principal executive offices are in "
+                                                   "Cupertino, California."), where)

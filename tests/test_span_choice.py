@@ -9,8 +9,10 @@ from types import SimpleNamespace
 import pytest
 from test_text_answer import Store, ask
 
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import ShortAnswer, choose
 from pipeline.rag.answers.text.span_bounds import span_of
+from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
 from retriever_trt.store import Chunk
 
@@ -55,12 +57,12 @@ def test_a_sentence_stating_the_change_asked_replaces_a_computed_one() -> None:
                                           "on higher average borrowings."))
     passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
     q = "What was the increase in interest expense?"
-    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    text = answer_from_text(parse_query(q), document_paragraphs(store.document("d1")))
     computed = ShortAnswer("-12", "million", "arithmetic", "1 - 13 = -12", match=0.9)
     assert choose(q, computed, text, passages, store).short_answer == "621"
     # two years named: the change between them is computed from the table
     q2 = "What was the increase in interest expense from 2018 to 2019?"
-    text2 = answer_from_text(q2, document_paragraphs(store.document("d1")))
+    text2 = answer_from_text(parse_query(q2), document_paragraphs(store.document("d1")))
     assert choose(q2, computed, text2, passages, store) is computed
 
 
@@ -87,7 +89,7 @@ def test_the_amount_a_question_s_word_qualifies(question, short) -> None:
 def test_and_before_the_subject_again_opens_a_second_clause(question, short) -> None:
     sentence = ("The company leases warehouses in Europe and Asia and the company owns "
                 "factories in Mexico and Brazil.")
-    assert span_of(question, sentence) == short
+    assert span_of(Asked.of(parse_query(question)), sentence) == short
 
 
 def test_an_amount_is_named_before_it() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import ShortAnswer, answer_question, choose
 from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
@@ -109,7 +110,7 @@ def test_a_sentence_restating_a_cell_leaves_the_answer_to_the_table() -> None:
     store = SimpleNamespace(document=lambda doc_id: [Chunk("p0/0", "d1", "", sentence)])
     passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
     q = "What is the net sales for year ended December 31, 2019?"
-    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    text = answer_from_text(parse_query(q), document_paragraphs(store.document("d1")))
     assert text is not None and (text.short_answer, text.scale) == ("93662", "")
     table = ShortAnswer("93662", "thousand", "span", match=0.82)
     assert choose(q, table, text, passages, store) is table

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 from paths import REPO
 
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import ShortAnswer, choose
 from pipeline.rag.answers.text.text_answer import (
     Paragraph,
@@ -42,7 +43,7 @@ def para(text: str, doc: str = "d1", pid: str = "p1") -> Paragraph:
 
 
 def ask(question: str, *texts: str):
-    return answer_from_text(question, [para(t, pid=f"p{i}") for i, t in enumerate(texts)])
+    return answer_from_text(parse_query(question), [para(t, pid=f"p{i}") for i, t in enumerate(texts)])
 
 
 @pytest.mark.parametrize("question, short, scale, kind", [
@@ -98,7 +99,8 @@ def test_paragraphs_are_whole_again_and_cite_the_window_holding_the_sentence() -
     chunks = [Chunk(f"p9/{i}", "d9", "", w) for i, w in enumerate(windows)]
     chunks.append(Chunk("d9/table/0", "d9", "", "2019 | 2018", table=[["", "2019"]]))
     [paragraph] = document_paragraphs(chunks)
-    got = answer_from_text("What caused the increase in interest expense in 2019?", [paragraph])
+    got = answer_from_text(parse_query("What caused the increase in interest expense in 2019?"),
+                           [paragraph])
     holder = next(c for c in chunks if c.chunk_id == got.chunk_id)
     assert " ".join(got.sentence.split()[:8]) in holder.text
 
@@ -115,7 +117,7 @@ def test_the_text_replaces_only_a_weak_table_lookup() -> None:
     store = Store(Chunk("p0/0", "d1", "", RSU))
     passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
     q = "As of December 31, 2019, what was the unrecognized compensation cost related to RSUs?"
-    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    text = answer_from_text(parse_query(q), document_paragraphs(store.document("d1")))
     weak = ShortAnswer("32137", "thousand", "span", match=0.6)
     got = choose(q, weak, text, passages, store)
     assert (got.short_answer, got.scale, got.quote) == ("1.1", "billion", text.sentence)
@@ -134,7 +136,7 @@ def test_the_text_replaces_only_a_weak_table_lookup() -> None:
     # no table answer: the text's, unless a calculation was asked for and the text is weak
     assert choose(q, ShortAnswer(), text, passages, store).short_answer == "1.1"
     wanted = ShortAnswer(wanted_arithmetic=True)
-    loose = answer_from_text("What is the average cost of zebras?", [para(RSU)])
+    loose = answer_from_text(parse_query("What is the average cost of zebras?"), [para(RSU)])
     assert choose("What is the average cost of zebras?", wanted, loose, passages, store) is wanted
 
 
@@ -150,7 +152,7 @@ def test_extracts_from_the_gold_paragraphs_of_dev_text_questions(tatqa_path) -> 
         paragraphs = [para(p["text"], "d", p["uid"]) for p in ctx["paragraphs"]]
         for q in ctx["questions"]:
             if q["answer_from"] == "text" and q["answer_type"] == "span":
-                got = answer_from_text(q["question"], paragraphs)
+                got = answer_from_text(parse_query(q["question"]), paragraphs)
                 f1s.append(score(q, got.short_answer, got.scale).f1 if got else 0.0)
     f1 = sum(f1s) / len(f1s)
     print(f"extract F1 on {len(f1s)} dev text span questions: {f1:.3f}")
@@ -190,7 +192,7 @@ def test_a_sum_of_the_amounts_a_sentence_states_and_a_stated_one_year_change() -
     store = Store(Chunk("p0/0", "d1", "", BILLED), Chunk("p1/0", "d2", "", OTHER_INCOME))
     passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
     q = "What is the sum of amounts billed due on U.S. federal government contracts in 2018 and 2019?"
-    text = answer_from_text(q, document_paragraphs(store.document("d1")))
+    text = answer_from_text(parse_query(q), document_paragraphs(store.document("d1")))
     assert (text.short_answer, text.scale) == (["80.5", "60.3"], "million")
     got = choose(q, ShortAnswer(wanted_arithmetic=True), text, passages, store)
     assert (got.short_answer, got.scale, got.answer_type) == ("140.8", "million", "arithmetic")
@@ -201,7 +203,7 @@ def test_a_sum_of_the_amounts_a_sentence_states_and_a_stated_one_year_change() -
     assert choose(q, sure, text, passages, store) is sure
     # "the change in X in 2018": a sentence stating it beats the table's inferred period
     q = "What was the net change in the other income (expense) in 2018?"
-    text = answer_from_text(q, document_paragraphs(store.document("d2")))
+    text = answer_from_text(parse_query(q), document_paragraphs(store.document("d2")))
     inferred = ShortAnswer("-9861", "thousand", "arithmetic", "-2,727 - 7,134 = -9861",
                            match=1.02)
     assert choose(q, inferred, text, passages, store).short_answer == "9.9"

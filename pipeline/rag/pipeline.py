@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -122,12 +123,20 @@ def answer_sources(passages: list[Any], short: ShortAnswer,
     return sources
 
 
-def _is_about(sentence: str, query: Query) -> bool:
-    """Whether a sentence is about what the question asks: it names every year the question
-    does, and one of the words naming its measure ("headcount" is not answered from a
-    sentence about depreciation in the same fiscal year)."""
-    years = all(str(p.year) in sentence for p in query.periods if p.year is not None)
-    return years and (not query.measure_words or bool(query.measure_words & set(tokens(sentence))))
+_NUMBER = re.compile(r"-?[\d,]*\.?\d+")
+
+
+def _is_about(answer: ShortAnswer, query: Query) -> bool:
+    """Whether a sentence's answer is about what the question asks: its sentence names every
+    year the question does, and a number comes from one that names a word of the question's
+    measure too ("headcount" is not answered from a sentence about depreciation in the same
+    fiscal year; a place or a name needs no such word)."""
+    sentence = answer.quote or ""
+    if not all(str(p.year) in sentence for p in query.periods if p.year is not None):
+        return False
+    number = isinstance(answer.short_answer, str) and _NUMBER.fullmatch(answer.short_answer)
+    return not number or not query.measure_words or \
+        bool(query.measure_words & set(tokens(sentence)))
 
 
 def queue_ms(out: Any) -> float | None:
@@ -407,11 +416,11 @@ class RAGPipeline:
             return short
         table = short_answer_for(query.question, retrieved[:self.settings.table_top_k], self.tables)
         store = self.tables.store
-        table = choose(query.question, table, text_short_answer(query.text, passages, store),
+        table = choose(query.question, table, text_short_answer(query, passages, store),
                        retrieved, store)
         if table.short_answer is None or not self.filings.tagged(scope.doc_ids):
             return table
-        if table.quote is not None and _is_about(table.quote, query):
+        if table.quote is not None and _is_about(table, query):
             return table
         return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=(
             "no tagged figure of the filing matches every qualifier the question states "

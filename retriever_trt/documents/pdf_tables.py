@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
-from retriever_trt.tables import parse_value, years_in
+from retriever_trt.tables import parse_value
+from retriever_trt.years import YEAR_DIGITS, years_in
 
 DASHES = frozenset({"—", "–", "-", "--"})
 # Fewest lines with amounts that make a table: two when they share two or more columns,
@@ -57,7 +58,7 @@ _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
 # A word that is an amount on its own: digits with separators, maybe in parentheses or
 # signed, or a dash for nil (but not "$" or "%" alone, which go with an amount).
 _AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_YEAR = re.compile(rf"^{YEAR_DIGITS}$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A header's day numbers ("Six months ended June" over "30") are no amounts.
 _DAY = re.compile(r"^(?:[1-9]|[12]\d|3[01])$")

@@ -25,6 +25,12 @@ _ASKS_AMOUNT = re.compile(r"\bin (?:dollars|us dollars|usd|\$)|\bdollar (?:amoun
 MONETARY = "USD"
 
 
+def asks_count(text: str) -> bool:
+    """A count of people, stores or other things (not of shares): prose states those more
+    often than a fact does, so the text may answer where no fact does."""
+    return _ASKS_COUNT.search(text) is not None and not _SHARES.search(text)
+
+
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
     """Why a figure of `scale` ("percent", "" for a ratio or plain number, or an amount's
     "million"...) computed from `facts` does not answer the question `text`; None if it
@@ -33,7 +39,7 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
                                    for f in facts)
     if _ASKS_RATIO.search(text) and not ratio and monetary:
         return "the question asks for a ratio or rate, and its definition was not read as one"
-    if _ASKS_COUNT.search(text) and not _SHARES.search(text) and monetary:
+    if asks_count(text) and monetary:
         return "the question asks for a count, and the figure found is an amount of money"
     if ratio and _ASKS_AMOUNT.search(text):
         return "the question asks for an amount of money, and the figure found is a ratio"

@@ -12,7 +12,8 @@ from datetime import date
 from enum import Enum
 
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation, tokens
+from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
+from pipeline.rag.answers.question_words import calendar_years, fiscal_years, named_dates, tokens
 from pipeline.rag.answers.vocabulary.definitions import (
     Definition,
     defined_metric,
@@ -23,7 +24,6 @@ from pipeline.rag.answers.vocabulary.definitions import (
 )
 from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
-from retriever_trt.documents.metadata import parse_date
 from retriever_trt.documents.model import Form
 from retriever_trt.filters import company_key
 
@@ -42,10 +42,6 @@ _PERCENT_CHANGE = re.compile(
     r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
     r"\b(?:growth|change|increase|decrease)\b.*\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
     re.I)
-_DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
-                   re.I)
-_FISCAL_YEAR = re.compile(r"\b(?:fiscal(?: year)?|fy)\s*['’]?((?:19|20)?\d{2})\b", re.I)
-_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
 _INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
                    r"\bin (?:usd|us\$|\$) ?(thousands|millions|billions)\b", re.I)
@@ -98,21 +94,16 @@ class Query:
         return self.question.operation
 
 
-def _year(text: str) -> int:
-    y = int(text)
-    return 2000 + y if y < 100 else y
-
-
 def parse_periods(text: str) -> tuple[Period, ...]:
     """The periods a question names, in order; a date with "months ended" or a quarter
     makes a period of months, "as of" a date a balance date."""
-    dates = [d for d in (parse_date(m) for m in _DATE.findall(text)) if d]
+    dates = named_dates(text)
     months = _MONTHS_ENDED.search(text)
     quarter = _QUARTER.search(text)
     ytd = _YEAR_TO_DATE.search(text)
     if ytd:
         n = _YTD_MONTHS[ytd.group(1).lower()]
-        years = [_year(y) for y in _FISCAL_YEAR.findall(text)] + [int(y) for y in _YEAR.findall(text)]
+        years = fiscal_years(text) + calendar_years(text)
         if dates:
             return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
         return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in dict.fromkeys(years))
@@ -124,7 +115,7 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         return tuple(Period(kind, d.year, None, d, n) for d in dates)
     if quarter:
         q = int(quarter.group(1)) if quarter.group(1) else _QUARTER_WORDS[quarter.group(2).lower()]
-        years = [_year(y) for y in _FISCAL_YEAR.findall(text)] or [int(y) for y in _YEAR.findall(text)]
+        years = fiscal_years(text) or calendar_years(text)
         if dates:
             return tuple(Period(PeriodKind.QUARTER, d.year, q, d, 3) for d in dates)
         return tuple(Period(PeriodKind.QUARTER, y, q, None, 3) for y in dict.fromkeys(years)) or \
@@ -133,7 +124,7 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
         return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
                      for d in dates)
-    years = [_year(y) for y in _FISCAL_YEAR.findall(text)] + [int(y) for y in _YEAR.findall(text)]
+    years = fiscal_years(text) + calendar_years(text)
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
 
 
@@ -206,7 +197,9 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     asked_periods = parse_periods(asked) if span else periods
     companies = find_companies(text, aliases or {})
     company = find_company(text, aliases or {})
-    words = frozenset(tokens(text))
+    # The question's one tokenization: the Question's own words when it is the whole
+    # question (the table rules read them), else the whole question's.
+    words = frozenset(question.words if span is None else tokens(text))
     return Query(text, question, company,
                  _over_years(asked_periods or periods, question),
                  parse_measure(text, latest, definitions),

@@ -12,13 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Scale
-from retriever_trt.tables import years_in
+from retriever_trt.years import YEAR_DIGITS, years_in
 
-_STOP = set("""a an the of in on at to for from by with and or is was were are be been what
-which how much many do does did has have had as its it their our this that these those
-between during over than year years fiscal fy ended ending end period value amount
-respectively respective company company's group's group""".split())
 # Words that say what to compute, not which row: left out when rows are matched.
 OPERATION_WORDS = set("""change difference increase decrease percentage percent average ratio
 proportion sum growth variance movement combined mean""".split())
@@ -68,8 +65,8 @@ _THRESHOLD_TOKEN = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s+\$\s
 _PLAIN_NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
 # Digits past which a threshold is no amount any table holds (and past float precision).
 MAX_THRESHOLD_DIGITS = 15
-_RANGE = re.compile(r"(?:from|between|over)?\s*(?:fy|fiscal )?((?:19|20)\d\d)\s*(?:to|and|-|–|through)\s*"
-                    r"(?:fy|fiscal )?((?:19|20)\d\d)", re.I)
+_RANGE = re.compile(rf"(?:from|between|over)?\s*(?:fy|fiscal )?({YEAR_DIGITS})\s*(?:to|and|-|–|through)\s*"
+                    rf"(?:fy|fiscal )?({YEAR_DIGITS})", re.I)
 # "What are the components of X?", "What financial items are listed in the table?": the row
 # labels (of X's section when the table has one).
 _ROW_LIST = re.compile(
@@ -109,20 +106,6 @@ _PERIOD_DIFFERENCE = re.compile(r"\bdifference between (?:the )?[^?]+? (?:from|i
 _PERCENT_WORD = re.compile(r"%|\bpercent", re.I)
 _AS_PERCENT = re.compile(r"\bas a (?:percentage|percent|%)", re.I)
 _RESPECTIVELY = re.compile(r"\brespective(?:ly)?\b", re.I)
-_WORD = re.compile(r"[a-z0-9]+(?:'s)?")
-
-
-def tokens(text: str) -> list[str]:
-    """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
-    out = []
-    for w in _WORD.findall(text.lower().replace("’", "'")):
-        w = w.removesuffix("'s")
-        if w in _STOP or years_in(w) or (w.isdigit() and len(w) > 2):
-            continue
-        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.append(w)
-    return out
 
 
 @dataclass

@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline.rag.answers.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question import Question, operation
 from pipeline.rag.answers.tables.table_answer import TableAnswer, answer_from_table
 from pipeline.rag.answers.tables.table_cells import measure_words
@@ -56,6 +57,10 @@ TABLE_SURE = 1.0
 # Without a table answer, an extract needs this share: below it no sentence is about the
 # question, and the model's prose (which may say so) answers instead.
 TEXT_FLOOR = 0.3
+# Extracts that are about the question whatever their sentence's share: a table's
+# introduction, and a count or a place (cut only where the sentence names what was asked).
+_SPANNED = ("count", "place")
+_ABOUT_IT = ("table", *_SPANNED)
 # Operations only a table answers (periods, row lists, computations): never replaced.
 TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_YEAR,
               *ARITHMETIC_OPERATIONS)
@@ -306,18 +311,18 @@ def _other_reports(got: TableAnswer, docs: Sequence[tuple[Any, Table]]) -> list[
     return out[:NAMED_TIES]
 
 
-def text_short_answer(question: str, passages: Sequence[Any], store: Any) -> TextAnswer | None:
+def text_short_answer(query: Query, passages: Sequence[Any], store: Any) -> TextAnswer | None:
     """The extract from the paragraphs of the first TEXT_DOCUMENTS documents of `passages`."""
     docs = list(dict.fromkeys(p.doc_id for p in passages))[:TEXT_DOCUMENTS]
     paragraphs = [par for d in docs for par in document_paragraphs(store.document(d))]
-    return answer_from_text(question, paragraphs)
+    return answer_from_text(query, paragraphs)
 
 
 def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None,
            passages: Sequence[Any], store: Any) -> ShortAnswer:
     """The table's answer, or the text's when the evidence says the answer is in the text."""
-    if text is None:
-        return table
+    if text is None or text.asked in _SPANNED and text.kind != text.asked:
+        return table  # no sentence names the count or place asked: none stands in for it
     q = operation(question) if isinstance(question, str) else question
     if q.missing is not None:
         return table  # a sentence about another period is no answer for this one
@@ -333,8 +338,11 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
             return computed
     if table.short_answer is not None:
         table_kind = op in TABLE_ONLY or table.answer_type in ("arithmetic", "count")
+        # A count or a place found where the question asked one is about it (_ABOUT_IT):
+        # a table's amount is no count of employees, its row no city.
+        spanned = text.kind == text.asked and text.kind in _SPANNED
         if ((table_kind and not stated)
-                or text.score < TEXT_MIN
+                or (text.score < TEXT_MIN and not spanned)
                 or (table.match >= TABLE_SURE and not stated)
                 or text.kind != text.asked):  # an amount was asked; the sentence has none
             return table
@@ -344,9 +352,10 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
             return table
     elif table.wanted_arithmetic and text.score < TEXT_MIN:
         return table  # "could not find the figures" rather than a loosely related sentence
-    elif text.score < TEXT_FLOOR and text.kind != "table":
+    elif text.score < TEXT_FLOOR and text.kind not in _ABOUT_IT:
         # No sentence is about the question: the model answers in prose. The sentence
-        # introducing a table is about "What does the table show?" with one word of it.
+        # introducing a table is about "What does the table show?" with one word of it; a
+        # count or a place was cut from a sentence naming what was asked (text_answer).
         return table
     return _from_text(text, text.short_answer, text.answer_type, None, passages, store,
                       table.wanted_arithmetic)

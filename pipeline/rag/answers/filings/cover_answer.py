@@ -56,8 +56,10 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
     (CoverField.PHONE, re.compile(r"\b(?:tele)?phone number\b", re.I)),
     (CoverField.CITY, re.compile(rf"\bcity\b.*\b{_OFFICES}|\b{_OFFICES}.*\bcity\b", re.I)),
     (CoverField.STATE, re.compile(rf"\bstate\b.*\b{_OFFICES}|\b{_OFFICES}.*\bstate\b", re.I)),
+    # "When was X incorporated?", "In what year ...": a date the prose gives, not the state.
     (CoverField.INCORPORATION, re.compile(
-        r"\bincorporat(?:ed|ion)\b|\bjurisdiction of (?:incorporation|organization)\b", re.I)),
+        r"^(?!\s*(?:when|in (?:what|which) year|what year)\b).*?(?:\bincorporat(?:ed|ion)\b|"
+        r"\bjurisdiction of (?:incorporation|organization)\b)", re.I)),
 )
 # The caption the cover prints under (or over) each field: a citation's `row`.
 CAPTIONS = {

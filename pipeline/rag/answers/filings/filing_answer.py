@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipeline.rag.answers.answer_checks import withheld
+from pipeline.rag.answers.answer_checks import asks_count, withheld
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
@@ -181,7 +181,8 @@ class FilingAnswerer:
         if not info.facts:
             return ShortAnswer()
         asked, parts = self.asked(query, info)
-        if parts.unknown:
+        counted = asks_count(query.text)
+        if parts.unknown and not counted:  # "how many segments" names no part: a count
             return ShortAnswer(missing=self._no_part(info))
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
@@ -197,8 +198,9 @@ class FilingAnswerer:
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         why = withheld(query.text, result.scale, result.facts, ratio)
-        if why is not None:
-            return ShortAnswer(wanted_arithmetic=computed, missing=why)
+        if why is not None:  # a count no fact gives may still be stated in the prose
+            return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
+                                                              missing=why)
         return self._short(result, info, computed, tagged)
 
     def _no_part(self, info: Any) -> str:

@@ -64,10 +64,11 @@ def _numeric_rows(table: Table, columns: list[int], nil_ok: bool = False) -> lis
     return rows
 
 
-def best_row(table: Table, phrase: str, columns: list[int], exclude: tuple[int, ...] = (),
+def best_row(table: Table, phrase: str | Question, columns: list[int], exclude: tuple[int, ...] = (),
              nil_ok: bool = False) -> tuple[int, float] | None:
-    """(the row `phrase` names best among those with figures in `columns`, its match)."""
-    words = set(tokens(phrase)) - OPERATION_WORDS
+    """(the row `phrase` names best among those with figures in `columns`, its match); a
+    whole question's words are its own, tokenized once."""
+    words = set(phrase.words if isinstance(phrase, Question) else tokens(phrase)) - OPERATION_WORDS
     best = None
     for i in _numeric_rows(table, columns, nil_ok):
         if i in exclude:

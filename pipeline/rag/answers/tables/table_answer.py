@@ -246,7 +246,7 @@ def _answer(table: Table, q: Question) -> TableAnswer | None:
     if op == Operation.LOOKUP and (parts := measure_parts(table, q, cols)) is not None:
         return _finish(table, q, Operation.SUM, *parts)  # a total the table does not print
     # A dash is nil: "(228) | —" changed by -228 from nothing.
-    row = best_row(table, q.text, cols, nil_ok=op == Operation.CHANGE)
+    row = best_row(table, q, cols, nil_ok=op == Operation.CHANGE)
     if row is None or (op == Operation.LOOKUP and not q.years and not _names_column(table, q, cols)
                        and row[1] < MIN_PLAIN_LOOKUP):
         return None
@@ -274,7 +274,7 @@ def _over_years(table: Table, q: Question) -> TableAnswer | None:
     cols = [found[0] for y in sorted(per_year, reverse=True)
             if (found := _column_for_year(table, y, q))]
     # A year the row shows as a dash had none of it: nil is below any threshold.
-    row = best_row(table, q.text, cols, nil_ok=True) if cols else None
+    row = best_row(table, q, cols, nil_ok=True) if cols else None
     if row is None or len(cols) < 2:
         return None
     cells = [table.cell(row[0], j) for j in cols]

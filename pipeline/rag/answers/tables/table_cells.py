@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.tables import Cell, Table
+from retriever_trt.years import YEAR_DIGITS
 
 # Words a header uses for its units ("2018 (In thousands, except percentages)", "2019 €m"):
 # they say how figures are written, not which column a question names.
@@ -46,7 +47,7 @@ def figure(cell: Cell) -> Decimal:
 
 
 # A year written as a figure ("2027", "2039"): an expiration or maturity date, not an amount.
-_YEAR_TEXT = re.compile(r"(?:19|20)\d\d")
+_YEAR_TEXT = re.compile(YEAR_DIGITS)
 
 
 def is_year_figure(cell: Cell) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rag.answers.text.span_words import Asked
+from retriever_trt.years import YEAR_DIGITS
 
 # Content words the restating subject may hold that the question has not ("The minimum
 # fixed payments in these agreements | have been classified as ..."): more and the sentence
@@ -77,7 +78,7 @@ _BUT = re.compile(r"\s+but\s+(?:is|are|was|were|has|have|had|may|can|will|could|
                   r"did|not)\b", re.I)
 # A closing note in brackets: the prior period's figure ("(2018: n/a)"), a reference
 # ("(see ...)"), a unit ("(in thousands)"), nil for another year.
-_TRAILING_NOTE = re.compile(r"\s*\((?:[^()]*?\b(?:19|20)\d\d(?:/\d\d)?\s*:|see\s|in (?:thousands|"
+_TRAILING_NOTE = re.compile(rf"\s*\((?:[^()]*?\b{YEAR_DIGITS}(?:/\d\d)?\s*:|see\s|in (?:thousands|"
                             r"millions|billions)|nil\b|none\b)[^()]*\)\s*$", re.I)
 _AS_FOLLOWS = re.compile(r"\s+(?:were|are|was|is)\s+as\s+follows\s*$", re.I)
 # An appositive after a name: "Automated Packaging Systems, Inc., a manufacturer of ...",
@@ -87,8 +88,8 @@ _APPOSITIVE = re.compile(r"(\S+),\s+an?\s+[a-z][^,;]*(?:,(?=\s+and\s)|$)")
 # December 31, 2019, 2018 and 2017").
 _TRAILING_TIME = re.compile(r"\s+(?:at|as of|as at|in|for|during|on)\s+(?:(?:fiscal|the year "
                             r"ended|the years ended)\s+)?(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+|"
-                            r"\d{1,2}\s+[A-Z][a-z]+\s+)?(?:19|20)\d\d(?:(?:,\s*|\s+and\s+|,\s+and\s+)"
-                            r"(?:19|20)\d\d)*\s*$")
+                            r"\d{1,2}\s+[A-Z][a-z]+\s+)?"
+                            rf"{YEAR_DIGITS}(?:(?:,\s*|\s+and\s+|,\s+and\s+){YEAR_DIGITS})*\s*$")
 # "Was there a material bad debt expense in 2019?": the sentence that says so answers whole.
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|will)\b", re.I)
 # "Who approved ...", "Which market ...": a name answers.
@@ -174,7 +175,7 @@ def _question_s_own(asked: Asked, word: str) -> bool:
         low not in _AUXILIARIES | _ARTICLES | _WH_WORDS
 
 
-def _past_verb(question: str, asked: Asked, words: list[str], cut: int) -> int:
+def _past_verb(asked: Asked, words: list[str], cut: int) -> int:
     """`cut` moved past what joins the restatement to the answer: the question's own "to"
     ("related | to"), "are comprised of" (the question's verb), "represents", "is performed
     by" (a passive), "is to"."""
@@ -193,7 +194,7 @@ def _past_verb(question: str, asked: Asked, words: list[str], cut: int) -> int:
         j += 1
         while j < len(words) and words[j].lower() in _LINKING:
             j += 1  # "impacted | primarily | by"
-    if not _KEEPS_PREPOSITION.search(question):
+    if not _KEEPS_PREPOSITION.search(asked.text):
         while j < len(words) and words[j].lower() in _PREPOSITIONS:
             j += 1
     return j
@@ -224,11 +225,10 @@ def _best_clause(asked: Asked, sentence: str) -> str:
     return max(clauses, key=lambda c: sum(bool(asked.restates(w)) for w in c.split()))
 
 
-def beyond_question(question: str, sentence: str) -> str | None:
+def beyond_question(asked: Asked, sentence: str) -> str | None:
     """What a sentence (or clause) says past its opening words that restate the question ("Goodwill is
     considered impaired | if the carrying value ..."), its end trimmed (`trim_end`); None
     when the sentence opens with something else or nothing is left."""
-    asked = Asked.of(question)
     words = _CONNECTIVE.sub("", clean(sentence)).split()
     intro = len(words)
     words = _without_intro(asked, words)
@@ -236,7 +236,7 @@ def beyond_question(question: str, sentence: str) -> str | None:
     cut = _opening(asked, words, intro)
     if not cut:
         return None
-    rest = trim_end(question, " ".join(words[_past_verb(question, asked, words, cut):]))
+    rest = trim_end(asked, " ".join(words[_past_verb(asked, words, cut):]))
     if not any(asked.restates(w) is False for w in rest.split()):
         return None  # only the question's own words are left
     return rest
@@ -276,11 +276,10 @@ def first_clause(span: str) -> str:
     return clean(_AS_FOLLOWS.sub("", _TRAILING_NOTE.sub("", span)))
 
 
-def trim_end(question: str, span: str) -> str:
+def trim_end(asked: Asked, span: str) -> str:
     """A span without what follows its answer: a second clause, a closing note (see
     `first_clause`), an appositive after a name, the question's own words, a time phrase
     when the question names the year."""
-    asked = Asked.of(question)
     span = _APPOSITIVE.sub(_unless_common, first_clause(span))
     if asked.years:
         span = _TRAILING_TIME.sub("", span)
@@ -323,14 +322,13 @@ def is_heading(sentence: str) -> bool:
     return len(text.split()) <= HEADING_WORDS and not text.endswith((".", "!", "?", ":", ".”"))
 
 
-def span_of(question: str, sentence: str) -> str | list[str]:
+def span_of(asked: Asked, sentence: str) -> str | list[str]:
     """The span of a sentence that answers a question about the text: past the words
     restating the question and before what follows the answer; the name a "who" / "which"
     question asks for; the items of a list after a colon. The sentence, trimmed, when it
     does not open by restating the question; whole for a yes-or-no question."""
-    if _YES_NO.search(question):
+    if _YES_NO.search(asked.text):
         return clean(sentence)  # "Was there ...?": the sentence saying so, whole
-    sentence = _best_clause(Asked.of(question), clean(sentence))
-    span = beyond_question(question, sentence) or trim_end(question, sentence) or \
-        clean(sentence)
-    return name_in(question, span) or list_items(span) or span
+    sentence = _best_clause(asked, clean(sentence))
+    span = beyond_question(asked, sentence) or trim_end(asked, sentence) or clean(sentence)
+    return name_in(asked.text, span) or list_items(span) or span

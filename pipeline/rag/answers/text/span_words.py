@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pipeline.rag.answers.question import tokens
-from retriever_trt.tables import years_in
+from pipeline.rag.answers.question_words import tokens
+from retriever_trt.years import years_in
+
+if TYPE_CHECKING:
+    from pipeline.rag.answers.query import Query
 
 # A word restates one of the question's when their stems agree, or the shorter stem, of
 # this many letters or more, opens the longer ("assum|ed" / "assumpt|ions").
@@ -20,7 +24,7 @@ STEM_MIN = 4
 # Endings an inflection adds or changes, longest first.
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "ies", "ied",
              "ed", "es", "e", "s")
-# Words that say nothing of what a sentence is about (beyond question.tokens' own list).
+# Words that say nothing of what a sentence is about (beyond question_words.tokens' own list).
 FUNCTION_WORDS = frozenset("""since upon within into through regarding under such both each
 all any other more less not no if when where while there who whose we us they them it your
 you also only then thus so may can will would should could must shall might being""".split())
@@ -37,30 +41,41 @@ def _stem(word: str) -> str:
     return word
 
 
-def same_word(a: str, b: str) -> bool:
-    """One word inflected as the other: their stems equal, or one, of STEM_MIN letters or
+def same_word(a: str, b: str, stem_min: int = STEM_MIN) -> bool:
+    """One word inflected as the other: their stems equal, or one, of `stem_min` letters or
     more, opening the other ("assum|ed", "assumpt|ion"; not "consist", "consider|ation")."""
     x, y = sorted((_stem(a), _stem(b)), key=len)
-    return x == y or (len(x) >= STEM_MIN and y.startswith(x))
+    return x == y or (len(x) >= stem_min and y.startswith(x))
 
 
 @dataclass(frozen=True)
 class Asked:
-    """A question's content words, the years it names, its other figures, and every word
-    it says as written, lower-cased ("into", "with")."""
+    """What the text rules read of a question, from its `Query` (parsed once): its text,
+    content words (`Query.words`), the years it names (in order, as written), its other
+    figures, every word it says as written, lower-cased ("into", "with"), the words of the
+    companies it names and those that may name what it asks about."""
 
-    words: tuple[str, ...]
+    text: str
+    words: frozenset[str]
+    named_years: tuple[int, ...]
     years: frozenset[int]
     figures: frozenset[str]
     said: tuple[str, ...]
+    named: frozenset[str] = frozenset()  # the words of the companies it names ("home depot")
+    # Its words that may name what it asks about (Query.measure_words): not its companies,
+    # periods, units or the asking itself ("many", "total").
+    measure: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, question: str) -> Asked:
-        figures = {m.group(1).replace(",", "") for w in question.split()
+    def of(cls, query: Query) -> Asked:
+        text = query.text
+        figures = {m.group(1).replace(",", "") for w in text.split()
                    if (m := _FIGURE.fullmatch(w))}
-        said = tuple(w.strip("?,.\"“”").lower() for w in question.split())
-        return cls(tuple(tokens(question)), frozenset(years_in(question)), frozenset(figures),
-                   said)
+        said = tuple(w.strip("?,.\"“”").lower() for w in text.split())
+        years = tuple(years_in(text))
+        companies = frozenset(w for key in query.companies for w in key.split())
+        return cls(text, query.words, years, frozenset(years), frozenset(figures), said,
+                   companies, query.measure_words)
 
     def restates(self, word: str) -> bool | None:
         """True when `word` is one of the question's (or a year or figure it names), False

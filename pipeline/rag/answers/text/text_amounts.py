@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import plain
-from retriever_trt.tables import years_in
+from retriever_trt.years import YEAR_DIGITS, years_in
 
 MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
           r"December)")
@@ -35,17 +35,17 @@ RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 # ("$14.2 million and $10.8 million over the next twelve months to fund ..., respectively").
 RESPECTIVELY_GAP = 80
 # A bracket whose label names a period: "(2018: £12.4 million)", "(31 December 2018: INR29)".
-_PERIOD_LABEL = re.compile(r"\(([^():]*?\b(?:19|20)\d\d(?:/\d\d)?)\s*:[^()]*\)")
+_PERIOD_LABEL = re.compile(rf"\(([^():]*?\b{YEAR_DIGITS}(?:/\d\d)?)\s*:[^()]*\)")
 # Reports name what an amount is before it ("The hurdle rate has been set at 7%, and ... up
 # to 12% of growth above the hurdle rate"): a question's word after an amount is this many
 # times as far from it.
 AFTER_WORDS = 1.5
 
 
-def amounts(sentence: str) -> list[re.Match]:
-    """The amounts of a sentence, not years, days of dates or list marks ("(1)"); only those
-    with a currency or a unit when there are any: they are what a report states."""
-    out, stated = [], []
+def figures(sentence: str) -> list[re.Match]:
+    """The figures of a sentence, with or without a currency or unit: not years, days of
+    dates or list marks ("(1)")."""
+    out = []
     for m in _AMOUNT.finditer(sentence):
         currency, number, unit = m.group(1), m.group(2), m.group(3)
         if not (currency or unit) and (
@@ -54,9 +54,14 @@ def amounts(sentence: str) -> list[re.Match]:
                 or _MONTH_AFTER.match(sentence[m.end():])):
             continue
         out.append(m)
-        if currency or unit:
-            stated.append(m)
-    return stated or out
+    return out
+
+
+def amounts(sentence: str) -> list[re.Match]:
+    """The amounts of a sentence (its `figures`); only those with a currency or a unit when
+    there are any: they are what a report states."""
+    out = figures(sentence)
+    return [m for m in out if m.group(1) or m.group(3)] or out
 
 
 def near(sentence: str, spans: list[re.Match], words: set[str],

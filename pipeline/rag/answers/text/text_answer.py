@@ -17,10 +17,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.text.asked_spans import asks_place, count_in, counted_noun, place_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
+from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -33,7 +35,10 @@ from pipeline.rag.answers.text.text_amounts import (
     scale_of,
     values,
 )
-from retriever_trt.tables import years_in
+from retriever_trt.years import YEAR_DIGITS, years_in
+
+if TYPE_CHECKING:
+    from pipeline.rag.answers.query import Query
 
 # A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
 # common abbreviation or a lone capital ("U.S. Steel", "Inc. and").
@@ -44,12 +49,12 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
                        r"twelve|fifteen|twenty|thirty)(?:\s|-)(?:years?|months?|days?|weeks?|"
                        r"quarters?)\b", re.I)
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
-                   r"\b(?:fiscal\s+|FY\s?)?(?:19|20)\d\d\b", re.I)
+                   rf"\b(?:fiscal\s+|FY\s?)?{YEAR_DIGITS}\b", re.I)
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
                             r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
-_ASKS_DATE = re.compile(r"^\s*(?:when|in which (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
+_ASKS_DATE = re.compile(r"^\s*(?:when|in (?:which|what) (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
                         r"(?:date|maturity))\b", re.I)
 # "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
 # a leading phrase.
@@ -104,6 +109,8 @@ _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:du
                     r"caused by|owing to)\b", re.I)
 
 
+# What a question asks for that asked_spans.py cuts from a sentence about it.
+_SPAN_KINDS = {"count": count_in, "place": place_in}
 # A sentence scoring within this much of the best that has what the question asks for (a
 # date for "when", a cause for "why", an amount for "how much") is chosen before the best
 # when that has none: the question's words are shared by the sentences around the answer.
@@ -190,13 +197,13 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
+def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words, a word weighing more the fewer
     candidate sentences have it; plus 0.1 for naming the question's years."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
-    words = sorted(set(tokens(question)))
-    years = set(years_in(question))
+    words = sorted(asked.words)
+    years = asked.years
     bags = [set(tokens(s)) for s in sentences]
     n = len(bags)
     weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
@@ -210,30 +217,35 @@ def sentence_scores(question: str, sentences: Sequence[str]) -> list[float]:
     return out
 
 
-def kind_of(question: str) -> str:
+def kind_of(asked: Asked) -> str:
     """What a question about the text asks for."""
+    question = asked.text
     if _ASKS_TABLE.search(question):
         return "table"
+    if asks_place(asked):
+        return "place"
     if _ASKS_DURATION.search(question):
         return "duration"
     if _ASKS_DATE.search(question):
         return "date"
+    if counted_noun(asked):
+        return "count"
     if _ASKS_AMOUNT.search(question):
         return "amount"
     if _ASKS_REASON.search(question):
         return "reason"
     if _ASKS_CHANGE.search(question):
         return "amount"
-    if _ASKS_STATED.search(question) and (years_in(question) or RESPECTIVELY.search(question)) \
+    if _ASKS_STATED.search(question) and (asked.named_years or RESPECTIVELY.search(question)) \
             and not _ENDS_ON_PREPOSITION.search(question):
         return "stated_amount"
     return "sentence"
 
 
-def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
+def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
     """(short answer, scale) of the kind asked, from one sentence; None when it has none
     (for a plain "sentence": when nothing is left past the words restating the question)."""
-    words, years = set(tokens(question)), years_in(question)
+    question, words, years = asked.text, asked.words, list(asked.named_years)
     if kind in ("amount", "stated_amount"):
         found = amounts(sentence)
         if not _ASKS_SHARE.search(question):  # "revenue": an amount, not a share of one
@@ -250,6 +262,8 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
             picked = listed_before_respectively(sentence, found)
         return values(picked or qualified(sentence, found, words)
                       or near(sentence, found, words, years)[:1])
+    if kind in _SPAN_KINDS:
+        return _SPAN_KINDS[kind](asked, sentence)
     if kind == "table":
         shown = _table_shown(sentence)
         return (shown, "") if shown else None
@@ -265,11 +279,11 @@ def extract(question: str, sentence: str, kind: str) -> tuple[str | list[str], s
             return None
         # "What was the increase driven by?": the question's own "driven by" is no part of
         # the answer, which is what drove it; otherwise the report's words are kept whole.
-        asked = _HEDGE.sub("", m.group(0)).lower() in question.lower() or \
+        itself = _HEDGE.sub("", m.group(0)).lower() in question.lower() or \
             _ASKS_CAUSE_ITSELF.search(question) is not None
-        cause = first_clause(sentence[m.end() if asked else m.start():])
+        cause = first_clause(sentence[m.end() if itself else m.start():])
         return (cause, "") if cause else None
-    return span_of(question, sentence), ""
+    return span_of(asked, sentence), ""
 
 
 def _table_shown(sentence: str) -> str:
@@ -281,7 +295,7 @@ def _table_shown(sentence: str) -> str:
     return clean(follows.group(1)) if follows is not None else ""
 
 
-def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
+def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
             kind: str) -> int:
     """The index of the sentence to answer from: the best scoring that says something (a
     heading, "Net Cash Used In Investing Activities", shares the question's words and
@@ -291,7 +305,7 @@ def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Seque
     says = [not is_heading(s) for _, s in cands]
     order = sorted(range(len(cands)), key=lambda i: (not says[i], -scores[i], i))  # ties: earlier
     best = order[0]
-    if kind == "sentence" or extract(question, cands[best][1], kind) is not None or \
+    if kind == "sentence" or extract(asked, cands[best][1], kind) is not None or \
             _DEFINES.search(cands[best][1]):
         return best
     after = best + 1
@@ -300,25 +314,31 @@ def _chosen(question: str, cands: Sequence[tuple[Paragraph, str]], scores: Seque
         return after
     doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
     # The sentence introducing a table shares little with "What does the table show?"
-    # but "table": any of the report's answers.
-    margin = 1.0 if kind == "table" else KIND_MARGIN
-    near = (i for i in order[1:] if says[i] and cands[i][0].doc_id == doc
-            and scores[i] >= scores[best] - margin)
-    return next((i for i in near if extract(question, cands[i][1], kind) is not None), best)
+    # but "table": any of the report's answers; so does a count's or a place's (their
+    # extract asks the sentence for the noun counted, or the question's words, and its
+    # years), from the best report first, then the next.
+    wide = kind == "table" or kind in _SPAN_KINDS
+    margin = 1.0 if wide else KIND_MARGIN
+    near = [i for i in order[1:] if says[i] and scores[i] >= scores[best] - margin
+            and (cands[i][0].doc_id == doc or kind in _SPAN_KINDS)]
+    near.sort(key=lambda i: cands[i][0].doc_id != doc)  # stable: by score within each
+    return next((i for i in near if extract(asked, cands[i][1], kind) is not None), best)
 
 
-def answer_from_text(question: str, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
-    """The extract from `paragraphs` (best retrieved document first); None without text."""
+def answer_from_text(query: Query, paragraphs: Sequence[Paragraph]) -> TextAnswer | None:
+    """The extract from `paragraphs` (best retrieved document first); None without text.
+    The question is read off its `Query` (its words tokenized once, by parse_query)."""
     cands = [(p, s) for p in paragraphs for s in split_sentences(p.text)]
-    if not cands or not tokens(question):
+    if not cands or not query.words:
         return None
-    scores = sentence_scores(question, [s for _, s in cands])
-    kind = asked = kind_of(question)
-    best = _chosen(question, cands, scores, kind)
+    asked = Asked.of(query)
+    scores = sentence_scores(asked, [s for _, s in cands])
+    kind = wanted = kind_of(asked)
+    best = _chosen(asked, cands, scores, kind)
     paragraph, sentence = cands[best]
-    got = extract(question, sentence, kind)
+    got = extract(asked, sentence, kind)
     if got is None:  # not the kind asked ("when" and no date): the span answering it
-        got, kind = (span_of(question, sentence), ""), "sentence"
+        got, kind = (span_of(asked, sentence), ""), "sentence"
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
-                      scores[best], kind, asked)
+                      scores[best], kind, wanted)

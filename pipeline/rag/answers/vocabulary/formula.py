@@ -18,6 +18,7 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 from enum import Enum
 
 from pipeline.rag.answers.arithmetic import operand
+from retriever_trt.years import YEAR_DIGITS
 
 
 class ItemMode(Enum):
@@ -70,7 +71,7 @@ _NUMBER = re.compile(r"^\d[\d,]*(?:\.\d+)?$")
 _CHANGE = re.compile(r"\b(?:change|increase|decrease)s? in\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b", re.I)
 # A four-digit year, "FY2023" included (a header's "FY19" is not a definition's way).
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_YEAR = re.compile(rf"(?<!\d)({YEAR_DIGITS})(?!\d)")
 
 
 def _has(node: Node, cls: type) -> bool:

@@ -1,0 +1,62 @@
+"""A question's words, years and dates, as every rule reads them.
+
+`tokens` is the one tokenizer of finrag's answer rules: a question's content words are
+`tokens(question)`, computed once per request (query.parse_query keeps them as
+`Query.words`; `Question.words` is the same list); the rules compare the words of table
+labels, headers and sentences, tokenized the same way, with those. The years are
+retriever_trt.years' (one range, FIRST_YEAR..LAST_YEAR); this module adds the ways a
+question names a period with them: "fiscal 2024", "FY24", "June 30, 2025".
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from retriever_trt.documents.metadata import parse_date
+from retriever_trt.years import CENTURY, YEAR, YEAR_DIGITS, years_in
+
+_STOP = set("""a an the of in on at to for from by with and or is was were are be been what
+which how much many do does did has have had as its it their our this that these those
+between during over than year years fiscal fy ended ending end period value amount
+respectively respective company company's group's group""".split())
+_WORD = re.compile(r"[a-z0-9]+(?:'s)?")
+# Digits past which a number is a figure, not a word of the question ("10-K", "q2" are).
+MAX_WORD_DIGITS = 2
+# Shorter words keep a final "s" ("gas", "its" are no plurals).
+MIN_PLURAL = 4
+
+# "December 31, 2024", "Jun. 30 2025": a date a question names.
+_DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
+                   re.I)
+# "fiscal 2024", "fiscal year 2024", "FY2024", "FY '24": a fiscal year, two digits of CENTURY.
+_FISCAL_YEAR = re.compile(rf"\b(?:fiscal(?: year)?|fy)\s*['’]?({YEAR_DIGITS}|\d{{2}})\b", re.I)
+
+
+def tokens(text: str) -> list[str]:
+    """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
+    out = []
+    for w in _WORD.findall(text.lower().replace("’", "'")):
+        w = w.removesuffix("'s")
+        if w in _STOP or years_in(w) or (w.isdigit() and len(w) > MAX_WORD_DIGITS):
+            continue
+        if len(w) >= MIN_PLURAL and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return out
+
+
+def fiscal_years(text: str) -> list[int]:
+    """The fiscal years named as such, in order: "fiscal 2024", "FY24" (2024)."""
+    return [int(y) if len(y) > MAX_WORD_DIGITS else CENTURY + int(y)
+            for y in _FISCAL_YEAR.findall(text)]
+
+
+def calendar_years(text: str) -> list[int]:
+    """The four-digit years named, in order ("in 2024"; not "FY2024", one word)."""
+    return [int(y) for y in YEAR.findall(text)]
+
+
+def named_dates(text: str) -> list[date]:
+    """The dates named, in order: "June 30, 2025"."""
+    return [d for d in (parse_date(m) for m in _DATE.findall(text)) if d]

@@ -1,0 +1,116 @@
+"""Text answers as spans (issue 47, item 7): a count or a place the question asks for, cut
+from a sentence about the asked noun and year, never from a sentence about something else;
+on real filings (tests/data/filings) and report sentences as written."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from paths import FILINGS
+from test_question_words import _rules_only_pipeline
+from test_text_answer import ask
+
+from pipeline.rag.answers.query import parse_query
+from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
+from retriever_trt.ingest import ingest
+
+SHELF = ("aapl-10-k-2024-11-01.html", "ibm-10-k-2025-02-25.html", "nvda-10-k-2025-02-26.html")
+
+
+@pytest.fixture(scope="module")
+def shelf(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shelf")
+    for name in SHELF:
+        (folder / name).symlink_to(FILINGS / name)
+    store, _ = ingest(folder)
+    pipe = _rules_only_pipeline(store)
+    return store, pipe.filings.aliases
+
+
+def _from_filing(shelf, question: str, doc_id: str):
+    store, aliases = shelf
+    return answer_from_text(parse_query(question, aliases),
+                            document_paragraphs(store.document(doc_id)))
+
+
+@pytest.mark.parametrize("question, doc_id, short, kind", [
+    ("How many full-time equivalent employees did Apple have as of September 28, 2024?",
+     SHELF[0], "164000", "count"),
+    ("How many employees did NVIDIA have at the end of fiscal year 2025?", SHELF[2], "36000",
+     "count"),
+    # the figure whose own words restate the question, not the head count before it
+    ("How many NVIDIA employees were engaged in research and development at the end of "
+     "fiscal year 2025?", SHELF[2], "27100", "count"),
+    ("In how many countries did NVIDIA have employees at the end of fiscal year 2025?",
+     SHELF[2], "38", "count"),
+    ("Where is Apple headquartered?", SHELF[0], "Cupertino, California", "place"),
+    ("Where are IBM's corporate headquarters located?", SHELF[1], "Armonk, New York", "place"),
+    ("Where is NVIDIA headquartered?", SHELF[2], "Santa Clara, California", "place"),
+])
+def test_the_count_or_place_asked_not_the_sentence(shelf, question, doc_id, short, kind) -> None:
+    got = _from_filing(shelf, question, doc_id)
+    assert (got.short_answer, got.kind, got.asked) == (short, kind, kind)
+
+
+def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -> None:
+    # Apple's 10-K states no count of patents: no figure of another sentence stands in.
+    got = _from_filing(shelf, "How many patents did Apple hold as of September 28, 2024?",
+                       SHELF[0])
+    assert got.asked == "count" and got.kind != "count"
+    # The head count is stated for 2024, not the year asked: no count, and no sentence
+    # stands in for one (/ask's rules give no short answer; the prose may say why).
+    question = "How many full-time equivalent employees did Apple have in 2019?"
+    got = _from_filing(shelf, question, SHELF[0])
+    assert got.asked == "count" and got.kind != "count"
+    assert _pipeline_answer(shelf, question).short_answer is None
+    assert _pipeline_answer(shelf, question.replace("2019", "2024")).short_answer == "164000"
+
+
+@pytest.mark.parametrize("question, sentence, short", [
+    # the figure the year asked follows, not the change or the other year's
+    ("How many employees are in the general and administrative labour at Fiscal year 2019?",
+     "Our general and administrative labour resources increased by 119 employees, from 1,501 "
+     "employees at June 30, 2018 to 1,620 employees at June 30, 2019.", "1620"),
+    # the year before the figure places it: fiscal 2024's 12 stores, not the plan's 80
+    ("How many new stores did Home Depot open in fiscal 2024?",
+     "In fiscal 2023, we initiated a plan to open approximately 80 new stores over a five-year "
+     "period to address those opportunities, and in fiscal 2024, we opened 12 new stores.", "12"),
+    # "..., respectively" pairs the year asked
+    ("How many antidilutive shares were excluded for the year ended September 30, 2019?",
+     "There were 268,000 and 108,000 shares for the years ended September 30, 2019 and 2018, "
+     "respectively, that were excluded from the above calculation.", "268000"),
+    # a percentage in the sentence counts nothing
+    ("How many employees were union represented as of December 31, 2024?",
+     "Approximately 58,000 employees, which constitute 34% of our total workforce, were union "
+     "represented as of December 31, 2024 under collective bargaining agreements.", "58000"),
+])
+def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
+    got = ask(question, sentence)
+    assert (got.short_answer, got.kind) == (short, "count")
+
+
+def test_a_where_question_about_a_statement_line_is_no_place() -> None:
+    got = ask("Where are personnel expenses included in the consolidated statement?",
+              "Personnel expenses are included in cost of sales and in operating expenses in "
+              "the consolidated statement of profit or loss.")
+    assert got.asked == "sentence" and got.short_answer.startswith("cost of sales")
+
+
+def _pipeline_answer(shelf, question: str):
+    """/ask's short answer from the rules, BM25's passages within the question's scope."""
+    store, _ = shelf
+    pipe = _rules_only_pipeline(store)
+    query = pipe.filings.parse(question, None)
+    scope = pipe.filings.scope(query, None)
+    _, ids = store.build_bm25().search([question], pipe.settings.table_top_k,
+                                       store.rows_where(scope.filter))
+    passages = [SimpleNamespace(doc_id=store[i].doc_id, chunk_id=store[i].chunk_id, score=1.0)
+                for i in ids[0] if i >= 0]
+    return pipe._short_answer(query, scope, passages, passages)
+
+
+def test_the_pipeline_gives_the_place_from_the_filing_text(shelf) -> None:
+    short = _pipeline_answer(shelf, "Where is Apple headquartered?")
+    assert short.short_answer == "Cupertino, California"
+    assert "headquarters is located in Cupertino, California" in short.quote

@@ -138,8 +138,9 @@ def test_restart_loads_what_the_first_start_built(first: Served, home: Path) -> 
     finally:
         assert second.stop() in (0, -signal.SIGTERM)
     out = second.output()
-    assert "loading the index" in out and "loading the encoder" in out, out
-    assert "building" not in out and "exporting" not in out, out
+    # the encoder it built (the INT8 graph on CPU) is loaded, not exported or quantized again
+    assert "loading the index" in out and "finrag: encoder " in out, out
+    assert "building" not in out and "exporting" not in out and "quantizing" not in out, out
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes  # nothing rewritten
     if answer_before is not None:  # greedy decoding: the same words from the same artifacts
         assert answer["answer"] == answer_before["answer"]

@@ -171,9 +171,9 @@ def test_names_and_words():
 
 
 def test_a_sentence_answers_only_about_the_measure_and_year_asked():
+    from pipeline.rag.answers.compose import is_about as _is_about
     from pipeline.rag.answers.query import parse_query
     from pipeline.rag.answers.short_answer import ShortAnswer
-    from pipeline.rag.pipeline import _is_about
 
     query = parse_query("What was NVIDIA's headcount at the end of fiscal 2025?", {"nvidia": "nvidia"})
 

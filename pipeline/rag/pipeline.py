@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -17,15 +16,12 @@ from typing import Any, TypeVar
 
 from llm_engine import AsyncLLMEngine, LLMEngine
 from llm_engine.structured_output import StructuredOutputsParams
+from pipeline.rag.answers.compose import compose
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.answers.query import Query
-from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.short_answer import (
     ShortAnswer,
     TableSource,
-    choose,
-    short_answer_for,
-    text_short_answer,
 )
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.clock import Clock
@@ -121,22 +117,6 @@ def answer_sources(passages: list[Any], short: ShortAnswer,
             source["table"] = {"rows": short.cited_rows}
         sources.append(source)
     return sources
-
-
-_NUMBER = re.compile(r"-?[\d,]*\.?\d+")
-
-
-def _is_about(answer: ShortAnswer, query: Query) -> bool:
-    """Whether a sentence's answer is about what the question asks: its sentence names every
-    year the question does, and a number comes from one that names a word of the question's
-    measure too ("headcount" is not answered from a sentence about depreciation in the same
-    fiscal year; a place or a name needs no such word)."""
-    sentence = answer.quote or ""
-    if not all(str(p.year) in sentence for p in query.periods if p.year is not None):
-        return False
-    number = isinstance(answer.short_answer, str) and _NUMBER.fullmatch(answer.short_answer)
-    return not number or not query.measure_words or \
-        bool(query.measure_words & set(tokens(sentence)))
 
 
 def queue_ms(out: Any) -> float | None:
@@ -338,6 +318,15 @@ class RAGPipeline:
             sources = await self._on_rules_thread(answer_sources, passages, short, self.tables)
             yield FinalEvent(done(stated, "stop", sources))
             return
+        async for event in self._generated(question, passages, opts, rid, clock, usage,
+                                           short, done):
+            yield event
+
+    async def _generated(self, question: str, passages: list[Any], opts: AskOptions, rid: str,
+                         clock: Clock, usage: dict[str, int], short: ShortAnswer,
+                         done: Callable[..., Answer]) -> AsyncIterator[StreamEvent]:
+        """The LLM's answer from the passages, streamed, then the final event."""
+        s = self.settings
         max_tokens = opts.max_tokens or s.max_tokens
         temperature = s.temperature if opts.temperature is None else opts.temperature
         ids, n_used = self.generator.prompt_ids(question, passages, max_tokens)
@@ -353,7 +342,7 @@ class RAGPipeline:
                 yield TokenEvent(step.delta)
         assert step is not None
         out = step.output
-        usage.update(prompt_tokens=intent.prompt_tokens + len(ids),
+        usage.update(prompt_tokens=usage["intent_prompt_tokens"] + len(ids),
                      completion_tokens=len(out.outputs[0].token_ids),
                      generate_prompt_tokens=len(ids), generate_cached_tokens=out.num_cached_tokens)
         sources = await self._on_rules_thread(answer_sources, passages, short, self.tables)
@@ -405,26 +394,8 @@ class RAGPipeline:
 
     def _short_answer(self, query: Query, scope: Scope, retrieved: list[Any],
                       passages: list[Any]) -> ShortAnswer:
-        """From the filing's tagged facts; else from the retrieved tables or text. A figure
-        the filing lacks is said so: no table or sentence stands in for it. In a tagged
-        filing every table number is a fact, so a number the facts did not give (the measure
-        or a qualifier unmatched) is withheld too; a sentence's answer stays when it is about
-        the measure and year asked."""
-        short = self.filings.answer(query, scope)
-        if short.short_answer is not None or short.missing or self.tables is None \
-                or not self.settings.table_top_k:
-            return short
-        table = short_answer_for(query.question, retrieved[:self.settings.table_top_k], self.tables)
-        store = self.tables.store
-        table = choose(query.question, table, text_short_answer(query, passages, store),
-                       retrieved, store)
-        if table.short_answer is None or not self.filings.tagged(scope.doc_ids):
-            return table
-        if table.quote is not None and _is_about(table, query):
-            return table
-        return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=(
-            "no tagged figure of the filing matches every qualifier the question states "
-            "(its measure, period and part of the company)"))
+        return compose(query, scope, self.filings, self.tables, retrieved, passages,
+                       self.settings.table_top_k)
 
     def _observe(self, answer: Answer) -> None:
         if self.metrics is not None:

@@ -1,0 +1,57 @@
+"""The short answer of one question, in the order the answer rules run (see this package's
+docstring): the filing's facts; else the retrieved tables or text, chosen between. A figure
+the filing lacks is said so, and no table or sentence stands in for it. In a tagged filing
+every table number is a fact, so a number the facts did not give (the measure or a
+qualifier unmatched) is withheld too; a sentence's answer stays when it is about the
+measure and year asked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
+from pipeline.rag.answers.query import Query
+from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.short_answer import (
+    ShortAnswer,
+    choose,
+    short_answer_for,
+    text_short_answer,
+)
+
+_NUMBER = re.compile(r"-?[\d,]*\.?\d+")
+UNMATCHED = ("no tagged figure of the filing matches every qualifier the question states "
+             "(its measure, period and part of the company)")
+
+
+def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
+            retrieved: list[Any], passages: list[Any], table_top_k: int) -> ShortAnswer:
+    """The short answer from the filing's facts, else from the top `table_top_k` retrieved
+    passages' tables or the passages' text (`tables`: the table source; None: no tables)."""
+    short = filings.answer(query, scope)
+    if short.short_answer is not None or short.missing or tables is None or not table_top_k:
+        return short
+    table = short_answer_for(query.question, retrieved[:table_top_k], tables)
+    store = tables.store
+    table = choose(query.question, table, text_short_answer(query, passages, store),
+                   retrieved, store)
+    if table.short_answer is None or not filings.tagged(scope.doc_ids):
+        return table
+    if table.quote is not None and is_about(table, query):
+        return table
+    return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
+
+
+def is_about(answer: ShortAnswer, query: Query) -> bool:
+    """Whether a sentence's answer is about what the question asks: its sentence names every
+    year the question does, and a number comes from one that names a word of the question's
+    measure too ("headcount" is not answered from a sentence about depreciation in the same
+    fiscal year; a place or a name needs no such word)."""
+    sentence = answer.quote or ""
+    if not all(str(p.year) in sentence for p in query.periods if p.year is not None):
+        return False
+    number = isinstance(answer.short_answer, str) and _NUMBER.fullmatch(answer.short_answer)
+    return not number or not query.measure_words or \
+        bool(query.measure_words & set(tokens(sentence)))

@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.rag.answers.question import tokens
 from retriever_trt.documents.model import Fact
+from retriever_trt.years import YEAR_DIGITS
 
 # The axes whose members qualify a figure the way questions name them: a business segment,
 # a region or country, a product or service line, a class of stock. Other axes (equity
@@ -32,7 +33,7 @@ MAX_LISTED = 12
 NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")})
 # Words a member's name carries that name no part of the company.
 _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})
-_PERIOD_LABEL = re.compile(r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+_PERIOD_LABEL = re.compile(rf"\b{YEAR_DIGITS}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
                            r"nov|dec)[a-z]*\b|\b(?:months?|quarter|year|ended)\b", re.I)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 

@@ -164,3 +164,30 @@ def test_a_question_on_a_statement_that_could_not_be_read_says_so(printed: Path,
     assert flows.short_answer is None
     assert "cash flow statement could not be read (page 4: " in flows.missing
     assert ask("What were Acme's total assets at December 31, 2024?").short_answer == "4000"
+
+
+INCOME = [("Net sales", "$ 5,000", "$ 4,500"), ("Cost of sales", "3,000", "2,800"),
+          ("Gross margin", "2,000", "1,700"), ("Operating income", "1,200", "1,000"),
+          ("Net income", "$ 900", "$ 800")]
+BY_PRODUCT = [("Widgets", "$ 3,500", "$ 3,100"), ("Gadgets", "1,500", "1,400"),
+              ("Total net sales", "$ 5,000", "$ 4,500")]
+
+
+def test_a_printed_filing_does_not_answer_a_part_with_its_whole(tmp_path: Path) -> None:
+    """A PDF has no dimensions: "Gadgets net sales" names a row of the product table, so the
+    income statement's total net sales is no answer; the total itself still is."""
+    header = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
+              '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
+    html = COVER.replace("September 28, 2024", "December 31, 2024") + \
+        _table("CONSOLIDATED STATEMENTS OF OPERATIONS", INCOME, header) + \
+        _table("Net sales by product", BY_PRODUCT, header)
+    _print_pdf(html, tmp_path / "acme-10-k-2025-02-01.pdf")
+    answerer = FilingAnswerer(ingest(tmp_path)[0])
+
+    def ask(question: str):
+        query = answerer.parse(question)
+        return answerer.answer(query, answerer.scope(query, None))
+
+    part = ask("What were Acme's Gadgets net sales in fiscal 2024?")
+    assert part.short_answer is None and "gadget" in part.missing
+    assert ask("What were Acme's net sales in fiscal 2024?").short_answer == "5000"

@@ -243,7 +243,8 @@ three six nine twelve first second third fourth half q1 q2 q3 q4 alone thousand 
 billion dollar usd answer round rounded decimal place nearest whole number report reported
 show shown state stated give tell much many total latest most recent percent percentage
 us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
-earn earned post posted record recorded book booked have hold held list""".split())
+earn earned post posted record recorded book booked have hold held list zero one two three
+four""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

@@ -25,13 +25,18 @@ from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query, company_aliases, parse_query
+from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
+from pipeline.rag.answers.vocabulary.line_items import LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
 from retriever_trt.filters import MetadataFilter, company_key
 from retriever_trt.tables import parse_table
 
 # A question about what the filing's cover states ("per the cover of its 10-K").
 _COVER_ASKED = re.compile(r"\bcover\b", re.I)
+# Words of row labels that name no part of a figure ("total", "net", "consolidated").
+GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense revenue sale cost
+operating operation gross amount balance cash share stock common per""".split())
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
 
@@ -64,6 +69,7 @@ class FilingAnswerer:
         # doc_id -> its facts read from its tables; a changed store may have replaced them
         self._read: dict[str, Any] = {}
         self._labels: dict[str, FactLabels] = {}
+        self._row_words: dict[str, set[str]] = {}  # doc_id -> its tables' row-label words
 
     def facts_of(self, doc_id: str) -> Any:
         """The document's info with its tagged facts, else with those its tables show
@@ -197,11 +203,34 @@ class FilingAnswerer:
                                f"{info.title} has no {where} for {result.missing}{unread}")
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
-        why = withheld(query.text, result.scale, result.facts, ratio)
+        why = withheld(query.text, result.scale, result.facts, ratio) or \
+            (None if tagged or not isinstance(query.measure, LineItem)
+             else self._unread_part(query, info, result))
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)
         return self._short(result, info, computed, tagged)
+
+    def _unread_part(self, query: Query, info: Any, result: FactResult) -> str | None:
+        """A printed filing has no dimensions: a line item asked with a word that names
+        another row of its tables ("iPhone" of Apple's net sales by product) asks for a part
+        of the figure its statements give whole, so that figure is no answer."""
+        if info.doc_id not in self._row_words:
+            self._row_words[info.doc_id] = {
+                w for c in self.store.document(info.doc_id) if c.table
+                for row in c.table for w in tokens(row[0] if row else "")}
+        cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
+        named = set(query.measure_words) - phrase_words(query.measure) - cited - \
+            set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS
+        parts = sorted(named & self._row_words[info.doc_id])
+        if not parts:
+            return None
+        return (f"the question names {', '.join(parts)}, a part of the figure that "
+                f"{info.title}'s statements give only whole")
+
+    def _cited_row(self, info: Any, fact: Any) -> str:
+        shown = self._shown_at(info, fact, {})
+        return shown[0] if shown else ""
 
     def _no_part(self, info: Any) -> str:
         """Why no number: the part asked is not one the filing reports."""

@@ -12,8 +12,7 @@ from datetime import date
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import NoAnswer, operand, percent_change, rounded
-from pipeline.rag.answers.filings.fact_labels import qualifiers
-from pipeline.rag.answers.filings.measure_match import describe_members
+from pipeline.rag.answers.filings.fact_labels import describe_members, qualifiers
 from pipeline.rag.answers.filings.scope import END_SLACK
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Period, PeriodKind, Query

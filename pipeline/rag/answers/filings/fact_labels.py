@@ -70,6 +70,11 @@ def _naming_words(shown: tuple[str, str], concept: set[str]) -> set[str]:
     return out
 
 
+def describe_members(members: frozenset[tuple[str, str]]) -> str:
+    """"Compute And Networking" as the prose names what a figure is of."""
+    return " and ".join(member_label(m) for _, m in sorted(members))
+
+
 def qualifiers(fact: Fact) -> frozenset[tuple[str, str]]:
     """The fact's dimensions that name a part of the company (`QUALIFIER_AXES`), and any
     other dimension except the neutral ones: a fact with an equity-component member is not

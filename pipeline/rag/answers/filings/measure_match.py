@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from pipeline.rag.answers.filings.fact_labels import FactLabels, member_label, split_name
+from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
 from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.vocabulary.formula import PHRASE
 from pipeline.rag.answers.vocabulary.formula import items as formula_items
@@ -96,8 +96,3 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
             if found:
                 out[name] = found[0]
     return out
-
-
-def describe_members(members: frozenset[tuple[str, str]]) -> str:
-    """"the Compute And Networking segment" as the prose names what the figure is of."""
-    return " and ".join(member_label(m) for _, m in sorted(members))

@@ -12,7 +12,7 @@ the self-checks (`statement_checks.py`) read them by.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -64,16 +64,21 @@ def clean_label(label: str) -> str:
     return label
 
 
+def whole_tables(chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+    """The first chunk of each table: a table's later pieces carry the same whole table."""
+    seen: set[str] = set()
+    for chunk in chunks:
+        key = chunk.sources.get("table") if chunk.table else None
+        if key is not None and key not in seen:
+            seen.add(key)
+            yield chunk
+
+
 def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
                      ) -> list[StatementTable]:
     """The filing's statement tables in page order, each with its statement number."""
     tables: list[tuple[Chunk, Table, StatementKind | None]] = []
-    seen: set[str] = set()
-    for chunk in chunks:
-        key = chunk.sources.get("table") if chunk.table else None
-        if key is None or key in seen:
-            continue  # a table's later pieces carry the same whole table
-        seen.add(key)
+    for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
         table = parse_table(chunk.table, [caption])
         tables.append((chunk, table, statement_kind(caption, table.row_labels[table.n_header:])))

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 
 from pipeline.rag.answers.filings.statement_checks import failed_statements
-from pipeline.rag.answers.filings.statement_rows import SCALE_POWER, statement_tables
+from pipeline.rag.answers.filings.statement_rows import SCALE_POWER, statement_tables, whole_tables
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import RowItem, match_row
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
@@ -129,12 +129,7 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
     located = {st.chunk_id: st for st in statements}
     unread = {st.chunk_id for st in statements if st.statement in failed}
     found: list[tuple[tuple[int, float, bool, int], Fact, tuple[str, int, int]]] = []
-    seen: set[str] = set()
-    for chunk in chunks:
-        table_key = chunk.sources.get("table") if chunk.table else None
-        if table_key is None or table_key in seen:
-            continue  # a table's later pieces carry the same whole table
-        seen.add(table_key)
+    for chunk in whole_tables(chunks):
         if chunk.chunk_id in unread:
             continue
         caption = chunk.sources.get("caption", "")

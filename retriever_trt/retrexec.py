@@ -41,7 +41,8 @@ def parser() -> OneLineParser:
     p = OneLineParser(prog="retrexec", description="trtexec-like builder/timer for retrievers")
     a = p.add_argument
     a("--onnx", help="FP32 ONNX from `python -m onnx_export` (model.onnx)")
-    a("--saveEngine", help="write the built engine (plan, or optimized .onnx for ORT)")
+    a("--saveEngine", help="write the built engine (a plan; ORT: an optimized .onnx, named "
+      "X.opt.onnx where X.plan is asked)")
     a("--loadEngine", help="time an existing engine instead of building")
     a("--fp16", action="store_true", help="build from model.fp16.onnx (made if missing)")
     a("--int8", action="store_true", help="build from model.int8.onnx (Q/DQ; made if missing)")
@@ -106,7 +107,8 @@ def tensorrt_available() -> bool:
     return importlib.util.find_spec("tensorrt") is not None
 
 
-def check_args(args) -> tuple[Profile, Shape, str]:
+def check_args(args) -> tuple[Profile, Shape, str, str | None]:
+    """(profile, shape, backend, the line saying where a plan-named engine went)."""
     if not args.onnx and not args.loadEngine:
         raise UsageError("one of --onnx=FILE or --loadEngine=FILE is required")
     args.sparsity = flags.Sparsity(args.sparsity)
@@ -134,10 +136,11 @@ def check_args(args) -> tuple[Profile, Shape, str]:
     if backend == "tensorrt" and not have_trt:
         raise UsageError("--backend=tensorrt: TensorRT is not installed (pip install finrag[gpu])")
     flags.check_engine_file("--loadEngine", args.loadEngine, backend)
+    renamed = flags.graph_for_plan(args, backend)
     flags.check_engine_file("--saveEngine", None if args.loadEngine else args.saveEngine,
                             backend)
     flags.check_levels(args)
-    return profile, shape, backend
+    return profile, shape, backend, renamed
 
 
 def pick_best(args) -> None:
@@ -268,14 +271,14 @@ def run(args, command: str) -> int:
     from retriever_trt import timing
 
     deprecated = flags.take_workspace(args)
-    profile, shape, backend = check_args(args)
+    profile, shape, backend, renamed = check_args(args)
     pct = parse_percentiles(args.percentile)
     if args.memPoolSize:
         parse_mem_pool(args.memPoolSize)
     info(f"retrexec # {command}")
     info(f"Backend: {backend}; profile min {profile.min}, opt {profile.opt}, max {profile.max}")
-    if deprecated:
-        print(f"[W] {deprecated}", file=sys.stderr, flush=True)
+    for line in filter(None, (deprecated, renamed)):
+        print(f"[W] {line}", file=sys.stderr, flush=True)
     for line in flags.unhonoured(args, backend):
         print(f"[W] {line}", file=sys.stderr, flush=True)
     for line in flags.honoured(args, backend):

@@ -2,8 +2,9 @@
 reads, the flags it honours, and a warning for each flag it cannot honour here.
 
 TensorRT writes plans (`.plan`, `.engine`); the ONNX Runtime backend writes an optimized
-ONNX graph, so it saves only under an `.onnx` name: a plan name on a machine without
-TensorRT is refused with the name to use, never filled with a file of another kind.
+ONNX graph, so it saves only under an `.onnx` name. `--saveEngine=model.plan` on a machine
+without TensorRT (a published trtexec line, run as written) saves the graph beside it as
+`model.opt.onnx` and says so: a plan name is never filled with a file of another kind.
 """
 
 from __future__ import annotations
@@ -58,6 +59,21 @@ def backend_for(engine_file: str | None, asked: str | None, have_tensorrt: bool)
 def _onnx_name(path: Path) -> Path:
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
     return path.with_name(f"{stem}.opt.onnx")
+
+
+def graph_for_plan(args: Any, backend: str) -> str | None:
+    """On ONNX Runtime, point a plan-named --saveEngine at the .opt.onnx name beside it;
+    the line saying so, or None when nothing changed."""
+    if backend != "onnxruntime" or args.loadEngine or not args.saveEngine:
+        return None
+    path = Path(args.saveEngine)
+    if path.suffix.lower() not in PLAN_SUFFIXES:
+        return None
+    args.saveEngine = str(_onnx_name(path))
+    return (f"--saveEngine={path}: a plan needs TensorRT (not installed here: pip install "
+            "finrag[gpu] on a machine with an NVIDIA GPU); the ONNX Runtime backend's engine, "
+            f"an optimized ONNX graph, is saved as {args.saveEngine} "
+            f"(--loadEngine={args.saveEngine} times it again)")
 
 
 def check_engine_file(flag: str, value: str | None, backend: str) -> None:

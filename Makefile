@@ -16,9 +16,12 @@ install-dev:
 serve: install
 	finrag serve
 
-# Every test, as CI runs it.
+# Every test, as CI runs it: one pytest-xdist worker a core of CI's 2, a module's tests in
+# one worker (its servers start once), each worker's torch on one thread (two workers of
+# two threads each thrash: the sampling tests ran 4x slower).
+TEST_WORKERS ?= 2
 test: install-dev
-	$(PYTHON) -m pytest -q
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The inner loop (after `make install-dev` once): no server, cluster, browser or slow test.
 test-fast:

@@ -120,8 +120,9 @@ def spans_right(short: Any, gold: list[str]) -> bool:
 
 
 def company_key(name: str) -> str:
-    """A company's name without articles, punctuation and trailing legal suffixes."""
-    words = normalize_text(name).split()
+    """A company's name without articles, punctuation and trailing legal suffixes; a hyphen
+    parts words ("Coca-Cola" is the registrant "COCA COLA CO")."""
+    words = normalize_text(name.replace("-", " ")).split()
     while len(words) > 1 and words[-1] in COMPANY_SUFFIXES:
         words.pop()
     return " ".join(words)

@@ -230,7 +230,8 @@ def test_compare_gold_names_the_company(short, right):
 
 
 def test_company_key_drops_legal_suffixes_not_names():
-    assert company_key("The Coca-Cola Company") == company_key("Coca-Cola") == "cocacola"
+    assert company_key("The Coca-Cola Company") == company_key("Coca-Cola") == \
+        company_key("COCA COLA CO") == "coca cola"  # the registrant's conformed name
     assert company_key("UnitedHealth Group Incorporated") == "unitedhealth"
     assert company_key("The Home Depot, Inc.") == "home depot"
     assert company_key("Group") == "group"   # a suffix alone is a name

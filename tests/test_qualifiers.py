@@ -141,9 +141,13 @@ def test_a_ratio_defined_with_an_operand_outside_the_vocabulary(answerer):
 def test_a_figure_of_the_wrong_kind_is_withheld(answerer):
     got = ask(answerer, "What was NVIDIA's operating income ratio for fiscal 2025?")
     assert got.short_answer is None and "ratio" in got.missing
-    # a margin is a percent; "in dollars" asks for the amount it is not
+    # a margin asked in dollars is its line item, as Apple prints "Gross margin" in dollars
     dollars = ask(answerer, "What was Apple's gross margin in dollars for fiscal 2024?")
-    assert dollars.short_answer is None and "amount of money" in dollars.missing
+    assert (dollars.short_answer, dollars.scale) == ("180683", "million")
+    millions = ask(answerer, "What was Apple's gross margin for fiscal 2024 in millions?")
+    assert (millions.short_answer, millions.scale) == ("180683", "million")
+    percent = ask(answerer, "What was Apple's gross margin percentage for fiscal 2024?")
+    assert (percent.short_answer, percent.scale) == ("46.21", "percent")
 
 
 def test_withheld_reasons(answerer):

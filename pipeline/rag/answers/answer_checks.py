@@ -15,14 +15,29 @@ from retriever_trt.documents.model import Fact
 # A question asking for a ratio or rate, whatever its words define it by.
 _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcoverage\b|"
                          r"\bdivided by\b|\bas a percent(?:age)?\b|\bin percent\b|"
-                         r"\bpercentage\b|\bmargin\b(?! in dollars)|\brate\b|%", re.I)
+                         r"\bpercentage\b|\brate\b|%", re.I)
+# A margin is a ratio, unless asked as an amount ("gross margin in dollars").
+_MARGIN = re.compile(r"\bmargin\b", re.I)
 # A question asking for a count of people, stores or other things, not of shares.
 _ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
 _SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
-# A question asking for an amount of money ("gross margin in dollars").
-_ASKS_AMOUNT = re.compile(r"\bin (?:dollars|us dollars|usd|\$)|\bdollar (?:amount|value)\b",
-                          re.I)
+# A question asking for an amount of money ("gross margin in dollars", "in millions"), not
+# a percent.
+_ASKS_AMOUNT = re.compile(r"^(?!.*(?:percent|%)).*(?:\bin (?:us )?dollars\b|\bin (?:usd|\$)|"
+                          r"\bdollar (?:amount|value|terms|figure)\b|"
+                          r"\bin (?:usd |us\$ ?|\$ ?)?(?:thousands|millions|billions)\b)", re.I)
 MONETARY = "USD"
+
+
+def asks_amount(text: str) -> bool:
+    """An amount of money, in dollars or a scale of them, and no percent."""
+    return _ASKS_AMOUNT.search(text) is not None
+
+
+def asks_ratio(text: str) -> bool:
+    """A ratio, rate, percentage or margin (not a margin asked as an amount)."""
+    return _ASKS_RATIO.search(text) is not None or \
+        (_MARGIN.search(text) is not None and not asks_amount(text))
 
 
 def asks_count(text: str) -> bool:
@@ -37,11 +52,11 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
     may. `ratio`: the figure was computed as a ratio or percentage."""
     monetary = bool(facts) and all(f.unit.startswith(MONETARY) and "/" not in f.unit
                                    for f in facts)
-    if _ASKS_RATIO.search(text) and not ratio and monetary:
+    if asks_ratio(text) and not ratio and monetary:
         return "the question asks for a ratio or rate, and its definition was not read as one"
     if asks_count(text) and monetary:
         return "the question asks for a count, and the figure found is an amount of money"
-    if ratio and _ASKS_AMOUNT.search(text):
+    if ratio and asks_amount(text):
         return "the question asks for an amount of money, and the figure found is a ratio"
     if ratio and len(facts) > 1 and len({f.fact_id for f in facts}) == 1:
         return "the definition's operands all read the same figure"

@@ -11,9 +11,17 @@ from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
 
+from pipeline.rag.answers.answer_checks import asks_amount
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
-from pipeline.rag.answers.question_words import calendar_years, fiscal_years, named_dates, tokens
+from pipeline.rag.answers.question_words import (
+    STATEMENT_NAMES,
+    calendar_years,
+    fiscal_years,
+    named_dates,
+    named_years,
+    tokens,
+)
 from pipeline.rag.answers.vocabulary.definitions import (
     Definition,
     defined_metric,
@@ -22,7 +30,7 @@ from pipeline.rag.answers.vocabulary.definitions import (
     named_metric,
     stated_definitions,
 )
-from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
 from retriever_trt.documents.model import Form
 from retriever_trt.filters import company_key
@@ -103,10 +111,10 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     ytd = _YEAR_TO_DATE.search(text)
     if ytd:
         n = _YTD_MONTHS[ytd.group(1).lower()]
-        years = fiscal_years(text) + calendar_years(text)
+        years = named_years(text)
         if dates:
             return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
-        return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in dict.fromkeys(years))
+        return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in years)
     if _QUARTER_ENDED.search(text) and dates:
         return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
     if months and dates:
@@ -124,8 +132,18 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
         return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
                      for d in dates)
-    years = fiscal_years(text) + calendar_years(text)
-    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in dict.fromkeys(years))
+    years = named_years(text)
+    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
+
+
+def _margin_in_dollars(text: str, measure: LineItem | Metric | None) -> LineItem | Metric | None:
+    """"Gross margin in dollars" (or "in millions") is the gross profit, as Apple prints it:
+    a margin of one line item over revenue, asked as an amount of money, is that line item."""
+    if isinstance(measure, Metric) and measure.formula is None and len(measure.numerator) == 1 \
+            and measure.numerator[0][1] > 0 and measure.denominator == "revenue" \
+            and asks_amount(text):
+        return BY_NAME.get(measure.numerator[0][0], measure)
+    return measure
 
 
 def parse_measure(text: str, latest_year: int | None = None,
@@ -163,9 +181,11 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
-def _measure_words(words: frozenset[str], companies: dict[str, list[str]]) -> frozenset[str]:
+def _measure_words(text: str, words: frozenset[str],
+                   companies: dict[str, list[str]]) -> frozenset[str]:
     named = {w for aliases in companies.values() for a in aliases for w in a.split()}
-    return frozenset(w for w in words if not w.isdigit()
+    rest = STATEMENT_NAMES.sub(" ", text).lower()
+    return frozenset(w for w in words if not w.isdigit() and w in rest
                      and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
 
 
@@ -202,10 +222,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     words = frozenset(question.words if span is None else tokens(text))
     return Query(text, question, company,
                  _over_years(asked_periods or periods, question),
-                 parse_measure(text, latest, definitions),
+                 _margin_in_dollars(text, parse_measure(text, latest, definitions)),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
-                 _measure_words(words, companies))
+                 _measure_words(text, words, companies))
 
 
 def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -244,7 +264,7 @@ billion dollar usd answer round rounded decimal place nearest whole number repor
 show shown state stated give tell much many total latest most recent percent percentage
 us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
-four""".split())
+four according disclosed more less higher lower larger smaller greater bigger fewer""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

@@ -29,6 +29,11 @@ MIN_PLURAL = 4
 # "December 31, 2024", "Jun. 30 2025": a date a question names.
 _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
                    re.I)
+# "on its balance sheet", "in the cash flow statement": where a figure is printed, not what
+# it is.
+STATEMENT_NAMES = re.compile(
+    r"\b(?:balance sheets?|income statements?|cash[- ]flows? statements?|statements? of "
+    r"(?:cash flows|operations|income|earnings|financial (?:position|condition)))\b", re.I)
 # "fiscal 2024", "fiscal year 2024", "FY2024", "FY '24": a fiscal year, two digits of CENTURY.
 _FISCAL_YEAR = re.compile(rf"\b(?:fiscal(?: year)?|fy)\s*['’]?({YEAR_DIGITS}|\d{{2}})\b", re.I)
 
@@ -55,6 +60,16 @@ def fiscal_years(text: str) -> list[int]:
 def calendar_years(text: str) -> list[int]:
     """The four-digit years named, in order ("in 2024"; not "FY2024", one word)."""
     return [int(y) for y in YEAR.findall(text)]
+
+
+def named_years(text: str) -> list[int]:
+    """Every year named, fiscal or calendar, once, in the order the question names them:
+    "Coca-Cola (2024) or Nike (fiscal 2025)" is 2024 then 2025, one year to each company
+    in turn."""
+    found = [(m.start(), int(y) if len(y) > MAX_WORD_DIGITS else CENTURY + int(y))
+             for m in _FISCAL_YEAR.finditer(text) for y in (m.group(1),)]
+    found += [(m.start(), int(m.group(0))) for m in YEAR.finditer(text)]
+    return list(dict.fromkeys(year for _, year in sorted(found)))
 
 
 def named_dates(text: str) -> list[date]:

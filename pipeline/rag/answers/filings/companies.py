@@ -98,7 +98,7 @@ def combine(query: Query, figures: list[CompanyFigure],
             return ShortAnswer(missing=f"the figures cannot be compared: {each}")
         pick = max if how is Combine.HIGHER else min
         best = pick(range(len(figures)), key=lambda i: values[i])
-        return ShortAnswer(figures[best].name, "", "arithmetic", f"{how.value}: {each}",
+        return ShortAnswer(figures[best].name, "", "arithmetic", f"the {how.value} of {each}",
                            citations, figures[best].answer.cited)
     if how in (Combine.DIFFERENCE, Combine.SUM) and None not in values:
         scale = figures[0].answer.scale

@@ -36,7 +36,9 @@ _OFFICES = r"(?:principal\s+(?:executive\s+)?offices?|headquarter(?:s|ed))"
 # In order: the first that matches is what the question asks ("In which state is it
 # incorporated" asks the incorporation, "the state of its principal executive offices" not).
 _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
-    (CoverField.SYMBOLS, re.compile(r"\b(?:trading|ticker) symbols\b|\btickers\b", re.I)),
+    (CoverField.SYMBOLS, re.compile(r"\b(?:trading|ticker) symbols\b|\btickers\b|"
+                                    r"\b(?:every|all|each|list)\b.*\b(?:trading|ticker) symbol\b",
+                                    re.I)),
     (FilingField.TICKER, re.compile(r"\b(?:trading|ticker) symbol\b|\bticker\b", re.I)),
     (CoverField.AUDITOR_LOCATION, re.compile(
         r"\bwhere\b.*\baudit|\baudit\w*\b.*\b(?:location|city|located|office)\b", re.I)),

@@ -110,8 +110,7 @@ class FilingAnswerer:
         parts = asked_parts(set(query.words) - own,
                             set(query.measure_words) - own - phrase_words(query.measure),
                             query.text, labels)
-        member_words = {w for o in parts.options[:1] for m in o for w in labels.members[m]}
-        labelled = labelled_items(query.measure_words - member_words, labels, info.facts,
+        labelled = labelled_items(query.measure_words - parts.naming_words(), labels, info.facts,
                                   _COVER_ASKED.search(query.text) is not None)
         phrases = phrase_items(query.measure, labels, info.facts)
         return Asked(parts.options, tuple(labelled), phrases), parts

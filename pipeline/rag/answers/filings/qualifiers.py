@@ -12,7 +12,7 @@ it does report, instead of answering with the company's total.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words
 
@@ -54,6 +54,12 @@ class Parts:
 
     options: tuple[frozenset[tuple[str, str]], ...] = ()
     unknown: bool = False
+    # member -> the question's words that name it: they name no measure
+    named: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+
+    def naming_words(self) -> frozenset[str]:
+        """The words naming the first option's members."""
+        return frozenset(w for o in self.options[:1] for m in o for w in self.named[m])
 
 
 def asked_parts(words: set[str], distinctive: set[str], text: str,
@@ -64,15 +70,19 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     question's words run together ("iPhone" of aapl:IPhoneMember, split "I Phone")."""
     runs = word_runs(text)
     scored: dict[tuple[str, str], float] = {}
+    named: dict[tuple[str, str], frozenset[str]] = {}
     for member, mwords in labels.members.items():
         joined = labels.compact.get(member, "")
         if len(joined) >= MIN_COMPACT and joined in runs:
-            scored[member] = 1.0
+            scored[member], named[member] = 1.0, mwords & words
             continue
-        hit = mwords & words
-        cover = len(hit) / len(mwords)
-        if cover >= MEMBER_COVER and hit & distinctive - _STATEMENT_WORDS:
-            scored[member] = cover
+        found = _cover(member_words(member[1]), words, distinctive) or \
+            _cover(mwords, words, distinctive)
+        if found:
+            # covered by its own name ("Class B" of CommonClassBMember) or by the labels
+            # printed beside its facts, whichever covers more
+            scored[member], named[member] = max(found[0], len(mwords & words) / len(mwords)), \
+                found[1]
     # "Compute & Networking" names the segment, not also the Compute product line whose
     # words it holds.
     full = [m for m, c in scored.items() if c == 1.0]
@@ -91,4 +101,16 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     # any word.
     partial = not options and any(
         member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
-    return Parts(tuple(options), (cue or partial) and not options)
+    return Parts(tuple(options), (cue or partial) and not options,
+                 {m: named[m] for o in options for m in o})
+
+
+def _cover(mwords: frozenset[str], words: set[str],
+           distinctive: set[str]) -> tuple[float, frozenset[str]] | None:
+    """(share of `mwords` the question names, the words naming them) when that names the
+    member: at least MEMBER_COVER, with a distinctive word that is no statement's."""
+    hit = mwords & words
+    if not mwords or len(hit) / len(mwords) < MEMBER_COVER or \
+            not hit & distinctive - _STATEMENT_WORDS:
+        return None
+    return len(hit) / len(mwords), hit

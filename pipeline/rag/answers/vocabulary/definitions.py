@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.rag.answers.question_words import STATEMENT_NAMES, tokens
 from pipeline.rag.answers.vocabulary.formula import (
     PHRASE,
     BinOp,
@@ -38,6 +39,10 @@ _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|cal
 # of words ("interest expense"), for the filing's labels to resolve.
 MAX_PHRASE_WORDS = 8
 _PHRASE = re.compile(r"^[a-z][a-z&'’ ,-]*$")
+# Share of an operand's words a vocabulary phrase must name for the operand to be that line
+# item: "income from continuing operations before income taxes" is not "income taxes"
+# (2 of its 5 words); such an operand goes to the filing's labels as a phrase.
+MIN_NAMED_SHARE = 0.5
 # A bare "(A / B)" or "A as a percentage of B": the ask itself, not a definition.
 _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
@@ -103,7 +108,7 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) 
         if key in defined and depth < MAX_DEPTH:
             return parse_formula(defined[key], latest_year, _resolver(defined, latest_year, depth + 1))
         item = longest_named(phrase, LINE_ITEMS)
-        if item is not None:
+        if item is not None and _named_share(key, item) >= MIN_NAMED_SHARE:
             return ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
         if metric is not None:
@@ -111,8 +116,17 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) 
         words = _YEAR_WORDS.sub(" ", key).split()
         if words and len(words) <= MAX_PHRASE_WORDS and _PHRASE.match(" ".join(words)):
             return ItemTerm(PHRASE + " ".join(words))
-        return None
+        return ItemTerm(item.name) if item is not None else None
     return resolve
+
+
+def _named_share(operand: str, item: LineItem) -> float:
+    """The share of the operand's words (less its years and the statement it names) that
+    the longest of the item's phrases it holds names."""
+    words = set(tokens(STATEMENT_NAMES.sub(" ", _YEAR_WORDS.sub(" ", operand))))
+    named = max((len(set(tokens(p)) & words) for p in item.phrases if _phrase_at(operand, p)),
+                default=0)
+    return named / len(words) if words else 1.0
 
 
 def _names(d: Definition) -> list[str]:

@@ -15,6 +15,7 @@ from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import member_words, split_name
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.qualifiers import word_runs
+from pipeline.rag.answers.question_words import named_years, stems
 from retriever_trt.ingest import ingest
 
 SHELF = ("aapl-10-k-2024-11-01.html", "aapl-10-q-2025-08-01.html", "nvda-10-k-2025-02-26.html")
@@ -193,3 +194,36 @@ def test_a_sentence_answers_only_about_the_measure_and_year_asked():
     where = parse_query("Where is Apple headquartered?", {"apple": "apple"})
     assert _is_about(said("Cupertino, California", "Our principal executive offices are in "
                                                    "Cupertino, California."), where)
+
+
+def test_named_years_keep_the_questions_order():
+    assert named_years("Coca-Cola (2024) or Nike (fiscal 2025)") == [2024, 2025]
+    assert named_years("Nike (FY2025) or Coca-Cola (2024), fiscal 2025 again") == [2025, 2024]
+
+
+def test_each_company_takes_the_year_named_beside_it(answerer):
+    # a fiscal year named second was once given to the first company (Apple has no FY2025)
+    got = ask(answerer, "Which had higher revenue, Apple (2024) or NVIDIA (fiscal 2025)?")
+    assert got.short_answer == "Apple Inc." and "the higher of Apple Inc.: 391035" in got.derivation
+
+
+def test_an_operand_a_vocabulary_phrase_barely_names_is_read_by_the_labels(answerer):
+    # "income taxes" names 2 of its 5 words: as "income tax expense" both operands would read
+    # one fact (no number); the filing's label for pretax income is the denominator
+    got = ask(answerer, "NVIDIA's effective tax rate for fiscal 2025, computed as income tax "
+                        "expense / income from continuing operations before income taxes? "
+                        "Percent, one decimal.")
+    assert (got.short_answer, got.scale) == ("14.4", "percent")
+
+
+def test_where_a_figure_is_printed_names_no_measure(answerer):
+    got = ask(answerer, "How much goodwill did NVIDIA carry on its balance sheet at "
+                        "January 26, 2025?")
+    assert (got.short_answer, got.scale) == ("5188", "million")
+
+
+def test_spent_asks_for_the_cash_paid_and_verbs_meet_nouns(answerer):
+    assert stems(["repurchasing"]) == stems(["repurchase"]) == stems(["repurchased"])
+    # the cash flow statement's payment (94,949), not the equity statement's value (95,000)
+    got = ask(answerer, "How much did Apple spend repurchasing its common stock in fiscal 2024?")
+    assert (got.short_answer, got.scale) == ("94949", "million")

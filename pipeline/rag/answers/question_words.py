@@ -11,6 +11,7 @@ question names a period with them: "fiscal 2024", "FY24", "June 30, 2025".
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date
 
 from retriever_trt.documents.metadata import parse_date
@@ -25,6 +26,9 @@ _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 MAX_WORD_DIGITS = 2
 # Shorter words keep a final "s" ("gas", "its" are no plurals).
 MIN_PLURAL = 4
+# Inflections `stems` drops, longest first, keeping at least MIN_STEM letters.
+_SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "e")
+MIN_STEM = 4
 
 # "December 31, 2024", "Jun. 30 2025": a date a question names.
 _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
@@ -49,6 +53,19 @@ def tokens(text: str) -> list[str]:
             w = w[:-1]
         out.append(w)
     return out
+
+
+def stems(words: Iterable[str]) -> frozenset[str]:
+    """`tokens`' words without their inflections, so a question's verb meets a label's noun
+    ("repurchasing" and "Repurchases of common stock", "acquired" and "acquisitions")."""
+    return frozenset(_stem(w) for w in words)
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            return word[: -len(suffix)]
+    return word
 
 
 def fiscal_years(text: str) -> list[int]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.question_words import stems
 from retriever_trt.documents.model import Fact
 from retriever_trt.years import YEAR_DIGITS
 
@@ -90,6 +91,7 @@ class FactLabels:
     members: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     # each member's label run together in lower case: "iphone" of aapl:IPhoneMember
     compact: dict[tuple[str, str], str] = field(default_factory=dict)
+    _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, facts: list[Fact], shown_at: Any = None) -> FactLabels:
@@ -116,6 +118,12 @@ class FactLabels:
         kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
                    {m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower()) for m in kept})
+
+    def concept_stems(self) -> dict[str, frozenset[str]]:
+        """Each concept's words as `stems` gives them, computed once per filing."""
+        if self._stems is None:
+            self._stems = {c: stems(w) for c, w in self.concept_words.items()}
+        return self._stems
 
     def segments_of(self) -> list[str]:
         """The labels of the business segments and regions (else the product lines), as the

@@ -8,7 +8,6 @@ of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,12 @@ from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_c
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_labels import FactLabels
-from pipeline.rag.answers.filings.measure_match import labelled_items, phrase_items, phrase_words
+from pipeline.rag.answers.filings.measure_match import (
+    labelled_items,
+    phrase_items,
+    phrase_words,
+    preference,
+)
 from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
@@ -33,7 +37,6 @@ from retriever_trt.filters import MetadataFilter, company_key
 from retriever_trt.tables import parse_table
 
 # A question about what the filing's cover states ("per the cover of its 10-K").
-_COVER_ASKED = re.compile(r"\bcover\b", re.I)
 # Words of row labels that name no part of a figure ("total", "net", "consolidated").
 GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense revenue sale cost
 operating operation gross amount balance cash share stock common per""".split())
@@ -111,7 +114,7 @@ class FilingAnswerer:
                             set(query.measure_words) - own - phrase_words(query.measure),
                             query.text, labels)
         labelled = labelled_items(query.measure_words - parts.naming_words(), labels, info.facts,
-                                  _COVER_ASKED.search(query.text) is not None)
+                                  preference(query.text))
         phrases = phrase_items(query.measure, labels, info.facts)
         return Asked(parts.options, tuple(labelled), phrases), parts
 

@@ -13,10 +13,13 @@ a balance when its facts are instants, so the fact rules read it as any vocabula
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
+from enum import Enum
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
 from pipeline.rag.answers.question import tokens
+from pipeline.rag.answers.question_words import stems
 from pipeline.rag.answers.vocabulary.formula import PHRASE
 from pipeline.rag.answers.vocabulary.formula import items as formula_items
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
@@ -26,6 +29,11 @@ from retriever_trt.documents.model import Fact
 # Share of the question's (rarity-weighted) measure words a label must hold.
 MIN_RECALL = 0.9
 COVER = "dei:"
+PAYMENTS = "Payments"
+_COVER_ASKED = re.compile(r"\bcover\b", re.I)
+# Cash paid out: "how much did it spend on buybacks" is the payment, not the value of the
+# shares bought back that the equity statement shows.
+_PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
 # Concepts that are not the company's figures (executive pay disclosures); the cover's
@@ -33,10 +41,29 @@ MAX_CANDIDATES = 5
 _NOT_FIGURES = ("ecd:",)
 
 
-def _weights(labels: FactLabels) -> dict[str, float]:
-    """Inverse document frequency of each word over the filing's concept labels."""
-    counts = Counter(w for words in labels.concept_words.values() for w in words)
-    n = max(len(labels.concept_words), 1)
+class Preference(Enum):
+    """Which of the concepts naming the measure a question's words prefer."""
+
+    NONE = "none"
+    COVER = "cover"        # "on the cover": the cover's own dei: facts
+    PAID = "paid"          # "spent", "paid": the cash flow statement's payments
+
+    def holds(self, concept: str) -> bool:
+        if self is Preference.COVER:
+            return concept.startswith(COVER)
+        return self is Preference.PAID and concept.partition(":")[2].startswith(PAYMENTS)
+
+
+def preference(question: str) -> Preference:
+    if _COVER_ASKED.search(question):
+        return Preference.COVER
+    return Preference.PAID if _PAID_ASKED.search(question) else Preference.NONE
+
+
+def _weights(concept_stems: dict[str, frozenset[str]]) -> dict[str, float]:
+    """Inverse document frequency of each stem over the filing's concept labels."""
+    counts = Counter(w for words in concept_stems.values() for w in words)
+    n = max(len(concept_stems), 1)
     return {w: math.log(1 + n / c) for w, c in counts.items()}
 
 
@@ -47,25 +74,28 @@ def _weight(weights: dict[str, float], word: str, rarest: float) -> float:
 
 
 def labelled_items(measure_words: frozenset[str], labels: FactLabels,
-                   facts: list[Fact], cover: bool = False) -> list[LineItem]:
+                   facts: list[Fact], prefer: Preference = Preference.NONE) -> list[LineItem]:
     """The filing's concepts whose labels name the measure, best first, as line items; the
-    cover's own (`dei:`) first when the question asks for what the cover states."""
+    cover's own (`dei:`) first when the question asks for what the cover states, the cash
+    paid (`Payments...`) first when it asks what was spent."""
     if not measure_words:
         return []
-    weight = _weights(labels)
-    rarest = math.log(1 + max(len(labels.concept_words), 1))
-    total = sum(_weight(weight, w, rarest) for w in measure_words)
+    concept_stems = labels.concept_stems()
+    asked = stems(measure_words)
+    weight = _weights(concept_stems)
+    rarest = math.log(1 + max(len(concept_stems), 1))
+    total = sum(_weight(weight, w, rarest) for w in asked)
     scored = []
-    for concept, words in labels.concept_words.items():
+    for concept, words in concept_stems.items():
         if concept.startswith(_NOT_FIGURES):
             continue
-        recall = sum(weight.get(w, 0.0) for w in measure_words & words) / total
+        recall = sum(weight.get(w, 0.0) for w in asked & words) / total
         if recall >= MIN_RECALL:
             # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
             # Acquired During Period" (the printed labels beside a fact may be many)
-            own = frozenset(tokens(split_name(concept)))
-            scored.append((not (cover and concept.startswith(COVER)), -recall,
-                           len(own - measure_words), concept))
+            own = stems(tokens(split_name(concept)))
+            scored.append((not prefer.holds(concept), -recall,
+                           len(own - asked), concept))
     scored.sort()
     instants = {f.concept for f in facts if f.start is None}
     return [LineItem(split_name(c).lower(), (c,), Kind.BALANCE if c in instants else Kind.FLOW)

@@ -1,20 +1,41 @@
-"""Engine and model configuration, validated when created."""
+"""Engine and model configuration, validated when created.
+
+Importing this module imports no torch (settings and `finrag index` read it, and never run
+the engine): torch comes in where a check or property resolves a device or dtype.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from llm_engine.layers.backends import AttentionBackend
-from llm_engine.layers.quantization import QUANTIZATION_METHODS, auto_quantization, check_quantization
 from llm_engine.spec_decode.config import SpeculativeConfig
 
+if TYPE_CHECKING:
+    import torch
+
 _GiB = 1 << 30
+# The methods layers/quantization.py implements (EngineConfig.quantization).
+QUANTIZATION_METHODS = ("int8",)
+
+
+class AttentionBackend(str, Enum):
+    """The decode attention (EngineConfig.attention_backend, whose strings these equal);
+    layers/selector.py resolves it into kernels."""
+
+    AUTO = "auto"  # Triton on CUDA where it compiles, the CPU kernel on fp32 CPU, else torch
+    TORCH = "torch"  # gather the blocks, then SDPA
+    CPU_KERNEL = "cpu_kernel"  # layers/paged_attention_cpu.py: fp32 activations on CPU
+    TRITON = "triton"  # layers/paged_attention_triton.py: CUDA
+
+
+def default_engines_dir() -> Path:
+    """Where built artifacts go when engines_dir is None: $FINRAG_ENGINES_DIR or engines/."""
+    return Path(os.environ.get("FINRAG_ENGINES_DIR") or "engines")
 
 
 @dataclass(frozen=True)
@@ -183,8 +204,9 @@ class EngineConfig:
         _check(self.dtype in ("auto", "float32", "bfloat16", "float16"), "dtype",
                "'auto', 'float32', 'bfloat16' or 'float16'", self.dtype)
         # The CPU decode kernel reads fp32 queries on the host; elsewhere it would never run.
+        # (On CPU "auto" is float32: torch_dtype.)
         _check(self.attention_backend != "cpu_kernel" or (
-                   self.torch_device.type == "cpu" and self.torch_dtype == torch.float32),
+                   self.torch_device.type == "cpu" and self.dtype in ("auto", "float32")),
                "attention_backend", "'auto', 'torch' or 'triton' unless device is 'cpu' and "
                "dtype 'float32' ('cpu_kernel' needs fp32 on CPU)", self.attention_backend)
         _check(self.kv_cache_dtype in ("auto", "bfloat16"), "kv_cache_dtype",
@@ -199,23 +221,31 @@ class EngineConfig:
         _check(self.quantization in (None, "auto", *QUANTIZATION_METHODS), "quantization",
                " or ".join(["None", "'auto'", *map(repr, QUANTIZATION_METHODS)]), self.quantization)
         if self.quantization not in (None, "auto"):
+            from llm_engine.layers.quantization import check_quantization
+
             check_quantization(self.quantization, self.torch_device, self.torch_dtype)
 
     @property
     def quantization_method(self) -> str | None:
         """The quantization the engine applies: `quantization` with "auto" resolved."""
         if self.quantization == "auto":
+            from llm_engine.layers.quantization import auto_quantization
+
             return auto_quantization(self.torch_device, self.torch_dtype)
         return self.quantization
 
     @property
     def torch_device(self) -> torch.device:
+        import torch
+
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return torch.device(self.device)
 
     @property
     def torch_dtype(self) -> torch.dtype:
+        import torch
+
         if self.dtype != "auto":
             return getattr(torch, self.dtype)
         # bf16 matmuls are ~50x slower than fp32 on these CPUs; on CUDA bf16 is the norm.
@@ -223,6 +253,8 @@ class EngineConfig:
 
     @property
     def torch_kv_cache_dtype(self) -> torch.dtype:
+        import torch
+
         return self.torch_dtype if self.kv_cache_dtype == "auto" else getattr(torch, self.kv_cache_dtype)
 
     def _check_prefill_budget(self, max_model_len: int) -> None:

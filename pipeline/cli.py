@@ -65,9 +65,8 @@ _HELP = {"model": "'default' (bundled SmolLM2), a model folder or .gguf",
 
 
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line; given the `command` that runs, only it gets the engine flags: they
-    are read off llm_engine's EngineConfig, whose import brings in torch (~1.5 s), which
-    `finrag index` and `audit` never use."""
+    """The command line; given the `command` that runs, only it gets the engine flags (read
+    off llm_engine's EngineConfig, which imports no torch: llm_engine/config.py)."""
     p = argparse.ArgumentParser(prog="finrag", description="Retrieval-augmented finance QA.")
     p.add_argument("--version", action="version", version=f"finrag {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -228,12 +227,15 @@ def _audit(args: argparse.Namespace) -> int:
 def _index(args: argparse.Namespace) -> int:
     import time
 
-    from pipeline.rag.pipeline import build_index
-    from retriever_trt.loader import describe
+    # The retriever alone: pipeline.rag would bring in the LLM engine, and with it torch.
+    from retriever_trt.loader import describe, load_embedder
+    from retriever_trt.retriever import Retriever
 
     settings = _settings(args)
     start = time.perf_counter()
-    r = build_index(settings, args.corpus, args.out)
+    embedder = load_embedder(settings.embedder, settings.engines_path)
+    r = Retriever.build(embedder, args.corpus, args.out, chunk_tokens=settings.chunk_tokens,
+                        mode=settings.retrieval_mode)
     seconds = time.perf_counter() - start
     report = r.ingest_report
     print(f"finrag: indexed {len(r.store)} chunks ({report.encoded} distinct encoded) of "

@@ -30,9 +30,8 @@ from pydantic import (
     model_validator,
 )
 
-from llm_engine import EngineConfig
+from llm_engine.config import EngineConfig, default_engines_dir
 from llm_engine.spec_decode.config import SpeculativeConfig
-from llm_engine.utils.model_path import default_engines_dir
 from retriever_trt.documents.limits import (
     DEFAULT_MAX_CHUNKS,
     DEFAULT_MAX_INFLATED_BYTES,

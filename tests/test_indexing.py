@@ -175,16 +175,24 @@ def python_imports_torch(code: str) -> bool:
     return done.stdout.strip().splitlines()[-1] == "TORCH True"
 
 
-def test_index_help_and_onnx_index_path_import_no_torch(int8, corpus, tmp_path) -> None:
-    assert not python_imports_torch(
-        "from pipeline.cli import main\ntry:\n    main(['index', '--help'])\n"
-        "except SystemExit:\n    pass")
+def test_index_help_and_onnx_index_path_import_no_torch(engines_dir, int8, corpus,
+                                                       tmp_path) -> None:
+    help_of = ("from pipeline.cli import main\ntry:\n    main([{!r}, '--help'])\n"
+               "except SystemExit:\n    pass")
+    assert not python_imports_torch(help_of.format("index"))
+    # serve's engine flags are read off EngineConfig, which imports no torch either.
+    assert not python_imports_torch(help_of.format("serve"))
     assert not python_imports_torch(
         "from retriever_trt.loader import load_embedder\n"
         "from retriever_trt.retriever import Retriever\n"
         f"Retriever.build(load_embedder({str(int8.path)!r}), {str(corpus)!r}, "
         f"{str(tmp_path / 'idx')!r}, progress=False)")
-    # The check can fail: serve's engine flags come from llm_engine, which imports torch.
-    assert python_imports_torch(
-        "from pipeline.cli import main\ntry:\n    main(['serve', '--help'])\n"
-        "except SystemExit:\n    pass")
+    # The whole command, settings included, with the default (INT8 ONNX) encoder.
+    out = tmp_path / "cli-idx"
+    assert not python_imports_torch(
+        "from pipeline.cli import main\n"
+        f"assert main(['index', '--corpus', {str(corpus)!r}, '--out', {str(out)!r}, "
+        f"'--engines-dir', {str(engines_dir)!r}]) == 0")
+    assert Retriever.load(out, int8).retrieve(["quarterly dividend"], 1)[0][0].doc_id == "d0"
+    # The check can fail: the engine itself, loaded on first use of its name, needs torch.
+    assert python_imports_torch("from llm_engine import LLMEngine")

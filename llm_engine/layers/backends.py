@@ -11,24 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from types import ModuleType
 
 import torch
 
+from llm_engine.config import AttentionBackend
 from llm_engine.utils.cpu_isa import CpuIsa
 
 # (q [T, heads, dim], k, v [ctx, kv_heads, dim], scale) -> [T, heads, dim]
 PrefillAttention = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]
-
-
-class AttentionBackend(str, Enum):
-    """The decode attention (EngineConfig.attention_backend, whose strings these equal)."""
-
-    AUTO = "auto"  # Triton on CUDA where it compiles, the CPU kernel on fp32 CPU, else torch
-    TORCH = "torch"  # gather the blocks, then SDPA
-    CPU_KERNEL = "cpu_kernel"  # layers/paged_attention_cpu.py: fp32 activations on CPU
-    TRITON = "triton"  # layers/paged_attention_triton.py: CUDA
 
 
 @dataclass(frozen=True)

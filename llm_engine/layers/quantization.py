@@ -33,7 +33,6 @@ import torch
 from llm_engine.layers import cpu_ops, int8_vnni_cpu
 from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 
-QUANTIZATION_METHODS = ("int8",)
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
 # range into the weights. 0.5 measured best of 0.3 / 0.5 / 0.7 on TAT-QA prose.
 SMOOTHING_ALPHA = 0.5

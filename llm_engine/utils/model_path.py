@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from llm_engine.config import default_engines_dir
 from llm_engine.utils.gguf_convert import (
     MANIFEST,
     convert_gguf,
@@ -63,10 +64,6 @@ def check_model_folder(folder: Path, rebuild: str) -> None:
         problem = check_safetensors(path)
         if problem is not None:
             fail(path, problem)
-
-
-def default_engines_dir() -> Path:
-    return Path(os.environ.get("FINRAG_ENGINES_DIR") or "engines")
 
 
 def default_gguf() -> Path:

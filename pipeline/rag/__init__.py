@@ -13,7 +13,6 @@ from pipeline.rag.pipeline import (
     RAGPipeline,
     StreamEvent,
     TokenEvent,
-    build_index,
     load_retriever,
     source_dict,
 )
@@ -21,4 +20,4 @@ from pipeline.rag.stages import GenerateStage, IntentStage
 
 __all__ = ["Answer", "AskOptions", "FinalEvent", "GenerateStage", "HostBufferPool", "HostMemory",
            "IntentStage", "MicroBatcher", "RAGPipeline", "StagingEmbedder", "StreamEvent",
-           "TokenEvent", "build_index", "load_retriever", "source_dict"]
+           "TokenEvent", "load_retriever", "source_dict"]

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 from llm_engine import AsyncLLMEngine, LLMEngine
@@ -185,16 +184,6 @@ def open_documents(settings: Settings, retriever: Any, embedder: Any) -> Any:
     documents = LiveDocuments(retriever, embedder, settings.documents_path, config)
     documents.start()
     return documents
-
-
-def build_index(settings: Settings, corpus: str | Path, out: str | Path) -> Any:
-    """`finrag index`: ingest, embed and save a corpus with the configured embedder."""
-    from retriever_trt.loader import load_embedder
-    from retriever_trt.retriever import Retriever
-
-    embedder = load_embedder(settings.embedder, settings.engines_path)
-    return Retriever.build(embedder, corpus, out, chunk_tokens=settings.chunk_tokens,
-                           mode=settings.retrieval_mode)
 
 
 class RAGPipeline:

@@ -24,11 +24,6 @@ from retriever_trt.years import years_in
 _ASKS_COUNT = re.compile(
     r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:in )?(?:about |approximately )?how many "
     r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would)\b", re.I)
-# "What was its headcount", "How big was its workforce", "the number of employees": a
-# count of employees asked without "how many".
-_ASKS_HEADCOUNT = re.compile(r"\b(?:workforce|head ?count|number of (?:full[- ]time )?employees|"
-                             r"employee (?:count|base))\b", re.I)
-EMPLOYEES = ("employee",)
 # Counted nouns that are amounts of something else, or periods: "how many shares" is a count,
 # "how many dollars" or "how many years" is not.
 _NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
@@ -65,10 +60,10 @@ STEM_PREFIX = 6
 
 def counted_noun(asked: Asked) -> tuple[str, ...]:
     """The words of what a "how many" question counts ("full time equivalent employee"),
-    its companies left out, or ("employee",) for a head count; () when it asks no count."""
+    its companies left out; () when it asks no count."""
     m = _ASKS_COUNT.search(asked.text)
     if m is None:
-        return EMPLOYEES if _ASKS_HEADCOUNT.search(asked.text) else ()
+        return ()
     noun = tuple(w for w in tokens(m.group(1)) if w not in asked.named)
     return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in _SCALES else ()
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -262,7 +263,11 @@ def test_the_load_bound_spills_a_hot_key_and_dropped_streams_are_aborted(
                                        "Quarterly revenue of the segment")[0])
         # All four at once in the engines: none had ended when the last was placed.
         _wait_ongoing(cluster, 4)
-    assert served[0] == served[1] == served[3] != served[2], served
+    # The bound's placement is A, A, B, A. Serve's queue-length cache may still count one
+    # request the router saw complete (QUEUE_LEN_CACHE_TTL_S): then the spill comes one
+    # request early (A, B, A, A; seen once in a run beside another test process). Either
+    # way the key spilled once and its first replica kept three of the four.
+    assert sorted(Counter(served).values()) == [1, 3] and served.count(served[0]) == 3, served
     # The four clients left mid-stream: the replicas abort their requests, and a client
     # that left is not a server error.
     text = _wait_ongoing(cluster, 0)

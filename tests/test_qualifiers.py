@@ -6,16 +6,19 @@ number, and the prose says what the filing does hold."""
 from __future__ import annotations
 
 import shutil
+from datetime import date
+from decimal import Decimal
 
 import pytest
 from paths import FILINGS
 
 from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.filings.companies import Combine, combination
-from pipeline.rag.answers.filings.fact_labels import member_words, split_name
+from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.filings.qualifiers import word_runs
-from pipeline.rag.answers.question_words import named_years, stems
+from pipeline.rag.answers.filings.qualifiers import asked_parts, unknown_names, word_runs
+from pipeline.rag.answers.question_words import named_years, stems, tokens
+from retriever_trt.documents.model import Fact
 from retriever_trt.ingest import ingest
 
 SHELF = ("aapl-10-k-2024-11-01.html", "aapl-10-q-2025-08-01.html", "nvda-10-k-2025-02-26.html")
@@ -93,9 +96,10 @@ def test_a_measure_outside_the_vocabulary_is_matched_by_the_filings_labels(answe
 
 
 @pytest.mark.parametrize("question, value, scale", [
-    ("Which had higher revenue in fiscal 2024, Apple or Nvidia?", "Apple Inc.", ""),
+    # the company as the question names it, not its registrant name "NVIDIA CORP"
+    ("Which had higher revenue in fiscal 2024, Apple or Nvidia?", "Apple", ""),
     ("Which had lower net income, Apple in fiscal 2024 or NVIDIA in fiscal 2025?",
-     "NVIDIA CORP", ""),
+     "NVIDIA", ""),
     # each company its own period, in the order both are named: 93,736 - 72,880
     ("How much more net income did Apple earn in fiscal 2024 than NVIDIA in fiscal 2025?",
      "20856", "million"),
@@ -204,7 +208,7 @@ def test_named_years_keep_the_questions_order():
 def test_each_company_takes_the_year_named_beside_it(answerer):
     # a fiscal year named second was once given to the first company (Apple has no FY2025)
     got = ask(answerer, "Which had higher revenue, Apple (2024) or NVIDIA (fiscal 2025)?")
-    assert got.short_answer == "Apple Inc." and "the higher of Apple Inc.: 391035" in got.derivation
+    assert got.short_answer == "Apple" and "the higher of Apple: 391035" in got.derivation
 
 
 def test_an_operand_a_vocabulary_phrase_barely_names_is_read_by_the_labels(answerer):
@@ -227,3 +231,47 @@ def test_spent_asks_for_the_cash_paid_and_verbs_meet_nouns(answerer):
     # the cash flow statement's payment (94,949), not the equity statement's value (95,000)
     got = ask(answerer, "How much did Apple spend repurchasing its common stock in fiscal 2024?")
     assert (got.short_answer, got.scale) == ("94949", "million")
+
+
+def _region_fact(n: int, member: str) -> Fact:
+    return Fact(f"f{n}", "us-gaap:Revenues", Decimal(n), "USD", date(2025, 6, 30),
+                date(2025, 1, 1), (("srt:StatementGeographicalAxis", member),))
+
+
+def test_each_printed_label_names_its_member_apart():
+    """A member printed under "Europe/Middle East/Africa" in one table and beside other rows
+    in another is named by the first label alone (their words together dilute it); of two
+    members one label names equally, the one naming more of the question's words wins
+    ("outside the U.S." over "the U.S.")."""
+    facts = [_region_fact(1, "us-gaap:EMEAMember"), _region_fact(2, "us-gaap:EMEAMember"),
+             _region_fact(3, "country:US"), _region_fact(4, "us-gaap:NonUsMember")]
+    shown = {"f1": ("Europe/Middle East/Africa", ""), "f2": ("Aaa Ba1 Baa3 C", ""),
+             "f3": ("Revenues - in the U.S.", ""), "f4": ("Revenues - outside the U.S.", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+
+    def first(question: str) -> set[str]:
+        words = set(tokens(question))
+        parts = asked_parts(words, words - {"revenue"}, question, labels)
+        return {m for _, m in parts.options[0]} if parts.options else set()
+
+    assert first("IBM revenue from Europe/Middle East/Africa in 2025") == {"us-gaap:EMEAMember"}
+    assert first("Revenue outside the U.S. in 2025") == {"us-gaap:NonUsMember"}
+    assert first("Revenue in the U.S. in 2025") == {"country:US"}
+
+
+@pytest.mark.parametrize("question", [
+    # products no member of Apple's filing names: its total is no answer
+    "How much revenue did Beats generate for Apple in fiscal 2024?",
+    "What were Apple's Vision Pro net sales in fiscal 2024?",
+])
+def test_a_name_no_label_of_the_filing_holds_gets_no_number(answerer, question):
+    got = ask(answerer, question)
+    assert got.short_answer is None and "the question names" in got.missing, got.prose()
+    assert "Greater China" in got.missing  # what it does report
+
+
+def test_names_are_capitalized_words_inside_a_sentence():
+    words = frozenset({"whatsapp", "revenue", "roughly", "ep"})
+    assert unknown_names("Roughly how much WhatsApp revenue? EPS too.", words,
+                         {"revenue"}) == ["WhatsApp"]
+    assert unknown_names("Revenue check: Roughly how much?", words, set()) == []

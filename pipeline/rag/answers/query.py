@@ -155,8 +155,10 @@ def parse_measure(text: str, latest_year: int | None = None,
     found = stated_definitions(text) if definitions is None else definitions
     # A metric named wins over the line items its definition names ("current ratio
     # (current assets / current liabilities)" was handled first, as a definition).
-    return (defined_metric(text, found, latest_year) or longest_named(text, ALL_METRICS)
-            or named_metric(text) or longest_named(text, LINE_ITEMS))
+    # A statement's name names no measure: "per the cash flow statement" is not cash.
+    named = STATEMENT_NAMES.sub(" ", text)
+    return (defined_metric(text, found, latest_year) or longest_named(named, ALL_METRICS)
+            or named_metric(named) or longest_named(named, LINE_ITEMS))
 
 
 def find_company(text: str, aliases: dict[str, str]) -> str | None:
@@ -181,9 +183,17 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
+def as_named(text: str, alias: str) -> str | None:
+    """The words the question wrote an alias with: "J&J" for "j and j", "Coca-Cola" for
+    "coca cola"."""
+    words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
+    found = re.search(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I)
+    return found.group(0) if found else None
+
+
 def _measure_words(text: str, words: frozenset[str],
                    companies: dict[str, list[str]]) -> frozenset[str]:
-    named = {w for aliases in companies.values() for a in aliases for w in a.split()}
+    named = {w for aliases in companies.values() for a in aliases for w in tokens(a)}
     rest = STATEMENT_NAMES.sub(" ", text).lower()
     return frozenset(w for w in words if not w.isdigit() and w in rest
                      and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)

@@ -59,15 +59,15 @@ def member_label(member: str) -> str:
     return " ".join(words) or member
 
 
-def _naming_words(shown: tuple[str, str], concept: set[str]) -> set[str]:
-    """The words of a printed row label or column header that may name a part: a label
-    sharing a word with the concept names the measure, one with a year or a month names the
-    period."""
-    out: set[str] = set()
+def _naming_labels(shown: tuple[str, str], concept: set[str]) -> list[frozenset[str]]:
+    """The words of each printed row label or column header that may name a part: those
+    beyond the concept's own ("outside the U.S." of "Net sales - outside the U.S."); a label
+    with a year or a month names the period."""
+    out = []
     for label in shown:
-        found = set(tokens(label))
-        if found and not found & concept and not _PERIOD_LABEL.search(label):
-            out |= found - _GENERIC
+        found = set(tokens(label)) - concept - _GENERIC
+        if found and not _PERIOD_LABEL.search(label):
+            out.append(frozenset(found))
     return out
 
 
@@ -89,6 +89,10 @@ class FactLabels:
 
     concept_words: dict[str, frozenset[str]] = field(default_factory=dict)
     members: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # each label the filing prints for a member, apart: a member shown under "Europe/Middle
+    # East/Africa" in one table and beside credit ratings in another is named by the first
+    # alone, which the union of both would dilute
+    printed: dict[tuple[str, str], tuple[frozenset[str], ...]] = field(default_factory=dict)
     # each member's label run together in lower case: "iphone" of aapl:IPhoneMember
     compact: dict[tuple[str, str], str] = field(default_factory=dict)
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
@@ -101,7 +105,7 @@ class FactLabels:
         country:TW, "Compute & Networking" over a column of segment revenues)."""
         words: dict[str, set[str]] = defaultdict(set)
         members: dict[tuple[str, str], set[str]] = defaultdict(set)
-        printed: dict[tuple[str, str], set[str]] = defaultdict(set)
+        printed: dict[tuple[str, str], set[frozenset[str]]] = defaultdict(set)
         for f in facts:
             if f.concept not in words:
                 words[f.concept].update(tokens(split_name(f.concept)))
@@ -112,18 +116,25 @@ class FactLabels:
             if shown and not f.dimensions:
                 words[f.concept].update(tokens(shown[0]))
             elif shown and len(parts) == 1:
-                printed[parts[0]].update(_naming_words(shown, words[f.concept]))
+                printed[parts[0]].update(_naming_labels(shown, words[f.concept]))
         for d, named in printed.items():
-            members[d].update(named)
+            members[d].update(w for label in named for w in label)
         kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
-                   {m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower()) for m in kept})
+                   {m: tuple(sorted(printed[m], key=sorted)) for m in kept if m in printed},
+                   compact={m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower())
+                            for m in kept})
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
         """Each concept's words as `stems` gives them, computed once per filing."""
         if self._stems is None:
             self._stems = {c: stems(w) for c, w in self.concept_words.items()}
         return self._stems
+
+    def all_words(self) -> set[str]:
+        """Every word of every concept's and member's labels."""
+        return {w for words in (*self.concept_words.values(), *self.members.values())
+                for w in words}
 
     def segments_of(self) -> list[str]:
         """The labels of the business segments and regions (else the product lines), as the

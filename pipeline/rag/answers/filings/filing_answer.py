@@ -24,11 +24,17 @@ from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
     preference,
 )
-from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
+from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts, unknown_names
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import Query, company_aliases, parse_query
+from pipeline.rag.answers.query import (
+    Query,
+    as_named,
+    company_aliases,
+    find_companies,
+    parse_query,
+)
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import LineItem
@@ -170,11 +176,14 @@ class FilingAnswerer:
 
     def _several(self, query: Query, scope: Scope) -> ShortAnswer:
         figures = []
+        aliases = find_companies(query.text, self.aliases)
         for company in query.companies:
             docs = [d for d in scope.doc_ids
                     if company_key(self.info[d].metadata.company) == company]
             got = self.answer(per_company(query, company), Scope(scope.filter, docs))
-            name = self.info[docs[0]].metadata.company if docs else company
+            # the name the question gives it: "IBM" asked is answered "IBM"
+            name = next((n for a in aliases.get(company, ()) if (n := as_named(query.text, a))),
+                        self.info[docs[0]].metadata.company if docs else company)
             figures.append(CompanyFigure(name, got))
         return combine(query, figures, stated)
 
@@ -206,6 +215,7 @@ class FilingAnswerer:
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         why = withheld(query.text, result.scale, result.facts, ratio) or \
+            self._unknown_name(query, info) or \
             (None if tagged or not isinstance(query.measure, LineItem)
              else self._unread_part(query, info, result))
         if why is not None:  # a count no fact gives may still be stated in the prose
@@ -229,6 +239,17 @@ class FilingAnswerer:
             return None
         return (f"the question names {', '.join(parts)}, a part of the figure that "
                 f"{info.title}'s statements give only whole")
+
+    def _unknown_name(self, query: Query, info: Any) -> str | None:
+        """Why no number: the question names something ("WhatsApp") that no label of the
+        filing's figures holds, so its figure would be the company's whole."""
+        labels = self.labels_of(info)
+        known = labels.all_words() | phrase_words(query.measure) | \
+            set(tokens(company_key(info.metadata.company)))
+        names = unknown_names(query.text, query.measure_words, known)
+        if not names:
+            return None
+        return f"the question names {', '.join(names)}: " + self._no_part(info)
 
     def _cited_row(self, info: Any, fact: Any) -> str:
         shown = self._shown_at(info, fact, {})

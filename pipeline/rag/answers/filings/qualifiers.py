@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words
+from pipeline.rag.answers.question_words import tokens
 
 # A member's name run together must be this long to match the question's words run
 # together ("iphone", "datacenter"): shorter ones ("mac") occur inside other words.
@@ -32,6 +33,10 @@ profit asset liability cash interest tax equity share stock common total sold go
 SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|divisions?|"
                          r"business (?:units?|lines?)|product (?:lines?|categor(?:y|ies)))\b",
                          re.I)
+# A word with a capital and a small letter after it: "WhatsApp", "Medicine", not "EPS".
+_NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
+# What precedes a sentence's first word: nothing, or the end of a sentence or a clause.
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
 _ALL_PARTS = re.compile(r"\b(?:all|every|each|total|combined|consolidated)\b[^.?]{0,20}"
                         r"\b(?:segments?|regions?)\b", re.I)
@@ -71,24 +76,32 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     runs = word_runs(text)
     scored: dict[tuple[str, str], float] = {}
     named: dict[tuple[str, str], frozenset[str]] = {}
+    # Members equally well named: the one naming more of the question's words ("outside
+    # the U.S." over "the U.S."), then the one more of whose own name, else of all its
+    # words, the question names ("United States" is printed for both country:US and
+    # "United States and Puerto Rico")
+    overall: dict[tuple[str, str], float] = {}
     for member, mwords in labels.members.items():
         joined = labels.compact.get(member, "")
         if len(joined) >= MIN_COMPACT and joined in runs:
-            scored[member], named[member] = 1.0, mwords & words
+            scored[member] = overall[member] = 1.0
+            named[member] = mwords & words
             continue
-        found = _cover(member_words(member[1]), words, distinctive) or \
+        own = _cover(member_words(member[1]), words, distinctive)
+        printed = [c for c in (_cover(label, words, distinctive)
+                               for label in labels.printed.get(member, ())) if c]
+        found = max([c for c in (own, *printed) if c], key=lambda c: c[0], default=None) or \
             _cover(mwords, words, distinctive)
         if found:
-            # covered by its own name ("Class B" of CommonClassBMember) or by the labels
-            # printed beside its facts, whichever covers more
-            scored[member], named[member] = max(found[0], len(mwords & words) / len(mwords)), \
-                found[1]
+            overall[member] = max(own[0] if own else 0.0, len(mwords & words) / len(mwords))
+            scored[member], named[member] = max(found[0], overall[member]), found[1]
     # "Compute & Networking" names the segment, not also the Compute product line whose
     # words it holds.
-    full = [m for m, c in scored.items() if c == 1.0]
+    full = [m for m, c in overall.items() if c == 1.0]
     kept = {m: c for m, c in scored.items()
             if not any(labels.members[m] < labels.members[o] for o in full)}
-    ranked = sorted(kept, key=lambda m: (-kept[m], -len(labels.members[m]), m))
+    ranked = sorted(kept, key=lambda m: (-kept[m], -len(named[m]), -overall[m],
+                                         -len(labels.members[m]), m))
     options = [frozenset({m}) for m in ranked]
     axes = {a for a, _ in ranked}
     if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together, first
@@ -103,6 +116,22 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
         member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
     return Parts(tuple(options), (cue or partial) and not options,
                  {m: named[m] for o in options for m in o})
+
+
+def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> list[str]:
+    """The names the question gives that none of `known` (the filing's labels, the measure's
+    phrases) holds: a capitalized word inside a sentence ("WhatsApp", "Innovative
+    Medicine") among its measure words names a part of the company or a product, and a
+    filing with no figure by that name has no answer for it, not its total. Acronyms
+    ("EPS", "R&D") and the first word of a sentence are no names."""
+    out = []
+    for match in _NAME.finditer(text):
+        word = match.group(0)
+        found = tokens(word)
+        if found and found[0] in measure_words and found[0] not in known and \
+                not _SENTENCE_START.search(text[:match.start()]):
+            out.append(word)
+    return out
 
 
 def _cover(mwords: frozenset[str], words: set[str],

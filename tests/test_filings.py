@@ -3,6 +3,7 @@ question's scope (company, period), metadata filters, and answers computed from 
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 import pytest
@@ -14,8 +15,10 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.query import PeriodKind, parse_query
 from pipeline.rag.answers.vocabulary.formula import BinOp, ItemTerm, Op
 from retriever_trt.documents import DocumentError, Form, load_document
+from retriever_trt.documents.model import DocumentMetadata, Fact
 from retriever_trt.filters import MetadataFilter, within_tenant
 from retriever_trt.ingest import ingest
+from retriever_trt.store import DocumentInfo
 
 
 @pytest.fixture
@@ -158,3 +161,27 @@ def test_a_question_naming_a_filing_goes_to_retrieval(shelf):
     assert answerer.names_a_filing(answerer.parse("What were the net sales in fiscal 2024?"))
     assert not answerer.names_a_filing(answerer.parse("What is the capital of Spain?"))
     assert not answerer.names_a_filing(answerer.parse("hi there, how are you?"))
+
+
+def _year_fact(fact_id: str, concept: str, value: str) -> Fact:
+    return Fact(fact_id, concept, Decimal(value), "USD", date(2024, 12, 31), date(2024, 1, 1),
+                scale=6)
+
+
+def test_a_loss_asked_is_its_size_and_a_printed_fact_wins_over_prose():
+    """"How large was the net loss" is answered 648, as the statement prints it, though the
+    tag is NetIncomeLoss -648e6; "net income" keeps the sign. A concept printed in a
+    statement table wins over another the vocabulary lists first but only the prose tags."""
+    meta = DocumentMetadata("Widget Corp", "WDGT", Form.TEN_K, 2024, "FY", date(2024, 12, 31))
+    facts = [_year_fact("a", "us-gaap:NetIncomeLoss", "-648e6"),
+             _year_fact("b", "us-gaap:DepreciationDepletionAndAmortization", "1e9"),
+             _year_fact("c", "us-gaap:DepreciationAndAmortization", "3477e6")]
+    info = DocumentInfo("w.htm", "Widget Corp 10-K FY2024", meta, facts,
+                        {"a": ("w-1", 1, 1), "c": ("w-2", 1, 1)})
+
+    def value(question: str) -> Decimal:
+        return answer_from_facts(parse_query(question, {"widget": "widget"}), info).value
+
+    assert value("How large was Widget's net loss in 2024, in millions?") == Decimal("648")
+    assert value("What was Widget's net income in 2024, in millions?") == Decimal("-648")
+    assert value("Widget's D&A in 2024, in millions?") == Decimal("3477")

@@ -26,6 +26,10 @@ SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
 _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
 DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
+# A measure named as a loss is answered with its size; named as income, with its sign
+# ("losses" singularizes crudely to "losse").
+LOSS_WORDS = frozenset({"loss", "losse"})
+GAIN_WORDS = frozenset({"income", "profit", "earning", "gain"})
 MONTHS_IN_YEAR = 12
 MONTHS_IN_QUARTER = 3
 QUARTERS_IN_YEAR = 4
@@ -124,14 +128,14 @@ def targets(query: Query, info: DocumentInfo) -> list[Target]:
 def find_fact(info: DocumentInfo, item: LineItem, target: Target,
               members: frozenset[tuple[str, str]] = frozenset()) -> Fact | None:
     """The fact of `item` for `target` of exactly the part `members` names (none: the
-    company's own figure, no segment's); concepts in the vocabulary's order, one shown in a
-    table first."""
-    for concept in item.concepts:
-        found = [f for f in info.facts if f.concept == concept and _fits(f, item, target)
-                 and qualifiers(f) == members]
-        if found:
-            return min(found, key=lambda f: f.fact_id not in info.fact_cells)
-    return None
+    company's own figure, no segment's): one shown in a table first, whatever its concept
+    (Salesforce tags a "$1.0 billion" of its prose DepreciationDepletionAndAmortization and
+    prints DepreciationAndAmortization in its cash flows), then in the vocabulary's order."""
+    order = {c: i for i, c in enumerate(item.concepts)}
+    found = [f for f in info.facts if f.concept in order and _fits(f, item, target)
+             and qualifiers(f) == members]
+    return min(found, key=lambda f: (f.fact_id not in info.fact_cells, order[f.concept]),
+               default=None)
 
 
 def _fits(f: Fact, item: LineItem, target: Target) -> bool:
@@ -299,6 +303,10 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
             value, how = sum(values, Decimal(0)), "sum"
     except (NoAnswer, DivisionByZero, InvalidOperation):
         return FactResult(None, "", "", used, "a base of zero for the change")
+    if how == "value" and value < 0 and _names_a_loss(query):
+        # "How large was the net loss": its size, as the statement prints it on its "Net
+        # loss" line; the tag is signed as income (NetIncomeLoss -648)
+        value, values, how = -value, [-v for v in values], "the loss, tagged negative as income"
     if how == "percent change":
         return FactResult(_round(value, query.decimals, 2), "percent",
                           _derive(values, ts, how), used)
@@ -314,6 +322,13 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
     scale = "percent" if kind is Scale.PERCENT else ""
     return FactResult(_round(value, query.decimals, DEFAULT_DECIMALS[kind]), scale,
                       _derive(values, ts, how, shown_formulas), used)
+
+
+def _names_a_loss(query: Query) -> bool:
+    """The measure is named as a loss ("net loss", "operating loss"), not as the income or
+    gain whose negative it is ("net income (loss)")."""
+    words = query.measure_words
+    return bool(words & LOSS_WORDS) and not words & GAIN_WORDS
 
 
 def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:

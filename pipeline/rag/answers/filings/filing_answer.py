@@ -245,7 +245,7 @@ class FilingAnswerer:
         filing's figures holds, so its figure would be the company's whole."""
         labels = self.labels_of(info)
         known = labels.all_words() | phrase_words(query.measure) | \
-            set(tokens(company_key(info.metadata.company)))
+            set(tokens(info.metadata.company))  # "Corp" of "Widget Corp's" too
         names = unknown_names(query.text, query.measure_words, known)
         if not names:
             return None

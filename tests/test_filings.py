@@ -185,3 +185,12 @@ def test_a_loss_asked_is_its_size_and_a_printed_fact_wins_over_prose():
     assert value("How large was Widget's net loss in 2024, in millions?") == Decimal("648")
     assert value("What was Widget's net income in 2024, in millions?") == Decimal("-648")
     assert value("Widget's D&A in 2024, in millions?") == Decimal("3477")
+
+
+def test_the_vocabularys_name_meets_a_concept_it_does_not_list(tmp_path):
+    """Widget tags its R&D as ResearchAndDevelopmentExpenseSoftware...: "R&D" names the
+    vocabulary's research and development expense, whose name meets that label."""
+    write_filing(tmp_path, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35, rd=60)
+    answerer = FilingAnswerer(ingest(tmp_path)[0])
+    q = answerer.parse("What was Widget's R&D spend in fiscal 2024, in millions?")
+    assert answerer.answer(q, answerer.scope(q, None)).short_answer == "60"

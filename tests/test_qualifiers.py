@@ -275,3 +275,16 @@ def test_names_are_capitalized_words_inside_a_sentence():
     assert unknown_names("Roughly how much WhatsApp revenue? EPS too.", words,
                          {"revenue"}) == ["WhatsApp"]
     assert unknown_names("Revenue check: Roughly how much?", words, set()) == []
+
+
+@pytest.mark.parametrize("question, value", [
+    ("Apple's fiscal 2024 revenue plus NVIDIA's fiscal 2025 revenue, in millions?", "521532"),
+    ("Apple's fiscal 2024 total net sales minus NVIDIA's fiscal 2025 revenue, in millions?",
+     "260538"),
+    ("Add up Apple's fiscal 2024 and NVIDIA's fiscal 2025 net income, in millions?", "166616"),
+    # "grow ... in percent" is a percent change; "full year" names a period, not a measure
+    ("How much did NVIDIA's revenue grow in fiscal 2025 over fiscal 2024, in percent?", "114.20"),
+    ("Apple net income, full year fiscal 2024, in millions?", "93736"),
+])
+def test_arithmetic_words_and_period_words(answerer, question, value):
+    assert ask(answerer, question).short_answer == value

@@ -48,7 +48,8 @@ _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 # "By what percentage did X change", "X growth ... in percent": a percent change.
 _PERCENT_CHANGE = re.compile(
     r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
-    r"\b(?:growth|change|increase|decrease)\b.*\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
+    r"\b(?:growth|change|increase|decrease|gr[eo]w|rise|rose|declined?|f[ae]ll)\b.*"
+    r"\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
     re.I)
 _INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
@@ -269,7 +270,7 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
 # and years).
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
-three six nine twelve first second third fourth half q1 q2 q3 q4 alone thousand million
+three six nine twelve first second third fourth half full q1 q2 q3 q4 alone thousand million
 billion dollar usd answer round rounded decimal place nearest whole number report reported
 show shown state stated give tell much many total latest most recent percent percentage
 us$ per cent cover filing form k q annual quarterly carry spend spent generate generated

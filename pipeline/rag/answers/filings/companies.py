@@ -36,9 +36,9 @@ _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|grea
                      re.I)
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
 _DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
-                         r"\bdifference\b|\bexceed\w*\b|\bgap\b", re.I)
-_SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b",
-                  re.I)
+                         r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
+_SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b|"
+                  r"\badd(?:ed)? up\b|\bplus\b", re.I)
 
 
 def combination(text: str) -> Combine:

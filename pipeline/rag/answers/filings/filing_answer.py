@@ -119,8 +119,16 @@ class FilingAnswerer:
         parts = asked_parts(set(query.words) - own,
                             set(query.measure_words) - own - phrase_words(query.measure),
                             query.text, labels)
+        prefer = preference(query.text)
         labelled = labelled_items(query.measure_words - parts.naming_words(), labels, info.facts,
-                                  preference(query.text))
+                                  prefer)
+        measure = query.measure
+        if isinstance(measure, LineItem) and not any(f.concept in measure.concepts
+                                                      for f in info.facts):
+            # The vocabulary names the measure ("research and development expense" of "R&D")
+            # but the filing tags it otherwise: its name meets the filing's labels.
+            labelled += [i for i in labelled_items(frozenset(tokens(measure.name)), labels,
+                                                   info.facts, prefer) if i not in labelled]
         phrases = phrase_items(query.measure, labels, info.facts)
         return Asked(parts.options, tuple(labelled), phrases), parts
 

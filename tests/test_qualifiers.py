@@ -285,6 +285,8 @@ def test_names_are_capitalized_words_inside_a_sentence():
     # "grow ... in percent" is a percent change; "full year" names a period, not a measure
     ("How much did NVIDIA's revenue grow in fiscal 2025 over fiscal 2024, in percent?", "114.20"),
     ("Apple net income, full year fiscal 2024, in millions?", "93736"),
+    # "balance" and "how large" ask for the size of a figure, they name no measure
+    ("How large was NVIDIA's goodwill balance at January 26, 2025, in millions?", "5188"),
 ])
 def test_arithmetic_words_and_period_words(answerer, question, value):
     assert ask(answerer, question).short_answer == value

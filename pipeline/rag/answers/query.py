@@ -266,8 +266,8 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 # Words of a question that name no measure or part of a company: periods, units, rounding,
 # the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
-# spend", "carry on its balance sheet") (question.tokens has already dropped the stop words
-# and years).
+# spend", "carry on its balance sheet"), the words of asking for a size ("how large was the
+# goodwill balance") (question.tokens has already dropped the stop words and years).
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
 three six nine twelve first second third fourth half full q1 q2 q3 q4 alone thousand million
@@ -275,7 +275,8 @@ billion dollar usd answer round rounded decimal place nearest whole number repor
 show shown state stated give tell much many total latest most recent percent percentage
 us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
-four according disclosed more less higher lower larger smaller greater bigger fewer""".split())
+four according disclosed more less higher lower larger smaller greater bigger fewer balance
+amount size large big figure roughly approximately""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

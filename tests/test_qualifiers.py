@@ -290,3 +290,11 @@ def test_names_are_capitalized_words_inside_a_sentence():
 ])
 def test_arithmetic_words_and_period_words(answerer, question, value):
     assert ask(answerer, question).short_answer == value
+
+
+def test_stock_and_share_are_one_word_in_labels(answerer):
+    """Apple prints "Share-based compensation expense"; "stock-based comp" is the same line
+    (and "per the cash flow statement" names no cash)."""
+    got = ask(answerer, "Apple's stock-based comp expense in fiscal 2024 per the cash flow "
+                        "statement, in millions?")
+    assert got.short_answer == "11688", got.prose()

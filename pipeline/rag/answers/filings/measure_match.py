@@ -34,6 +34,8 @@ _COVER_ASKED = re.compile(r"\bcover\b", re.I)
 # Cash paid out: "how much did it spend on buybacks" is the payment, not the value of the
 # shares bought back that the equity statement shows.
 _PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
+# Stems (question_words.stems) that name the same thing in a filing's labels.
+SAME_STEMS = {"stock": "shar", "stockholder": "shareholder", "comp": "compensat"}
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
 # Concepts that are not the company's figures (executive pay disclosures); the cover's
@@ -60,6 +62,12 @@ def preference(question: str) -> Preference:
     return Preference.PAID if _PAID_ASKED.search(question) else Preference.NONE
 
 
+def _same(words: frozenset[str]) -> frozenset[str]:
+    """Stems with the words finance writes either way made one ("stock-based" is
+    "share-based", "stockholders" "shareholders"), and its shorthand spelled out ("comp")."""
+    return frozenset(SAME_STEMS.get(w, w) for w in words)
+
+
 def _weights(concept_stems: dict[str, frozenset[str]]) -> dict[str, float]:
     """Inverse document frequency of each stem over the filing's concept labels."""
     counts = Counter(w for words in concept_stems.values() for w in words)
@@ -80,8 +88,8 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
     paid (`Payments...`) first when it asks what was spent."""
     if not measure_words:
         return []
-    concept_stems = labels.concept_stems()
-    asked = stems(measure_words)
+    concept_stems = {c: _same(w) for c, w in labels.concept_stems().items()}
+    asked = _same(stems(measure_words))
     weight = _weights(concept_stems)
     rarest = math.log(1 + max(len(concept_stems), 1))
     total = sum(_weight(weight, w, rarest) for w in asked)
@@ -93,7 +101,7 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         if recall >= MIN_RECALL:
             # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
             # Acquired During Period" (the printed labels beside a fact may be many)
-            own = stems(tokens(split_name(concept)))
+            own = _same(stems(tokens(split_name(concept))))
             scored.append((not prefer.holds(concept), -recall,
                            len(own - asked), concept))
     scored.sort()

@@ -298,3 +298,25 @@ def test_stock_and_share_are_one_word_in_labels(answerer):
     got = ask(answerer, "Apple's stock-based comp expense in fiscal 2024 per the cash flow "
                         "statement, in millions?")
     assert got.short_answer == "11688", got.prose()
+
+
+def test_a_choice_between_companies_asks_which():
+    assert combination("Did Home Depot or UnitedHealth spend more on capex?") is Combine.HIGHER
+    assert combination("How much more did Apple earn than NVIDIA?") is Combine.DIFFERENCE
+    assert combination("Apple's revenue plus NVIDIA's, in millions?") is Combine.SUM
+
+
+def test_a_label_printed_for_every_segment_names_none():
+    """A measure's row across a segment table ("Purchases of property ...") is printed for
+    each segment: it names none of them; a name printed for two members (a country and
+    the region named after it) still names both."""
+    rows = {"f1": "Purchases of equipment", "f2": "Purchases of equipment",
+            "f3": "Purchases of equipment", "f4": "Optum"}
+    facts = [_region_fact(n, m) for n, m in ((1, "x:AMember"), (2, "x:BMember"),
+                                            (3, "x:CMember"), (4, "x:CMember"))]
+    facts = [Fact(f.fact_id, "us-gaap:PaymentsToAcquireProductiveAssets", f.value, f.unit, f.end,
+                  f.start, (("us-gaap:StatementBusinessSegmentsAxis", f.dimensions[0][1]),))
+             for f in facts]
+    labels = FactLabels.of(facts, lambda f: (rows[f.fact_id], ""))
+    segment = ("us-gaap:StatementBusinessSegmentsAxis", "x:CMember")
+    assert labels.printed[segment] == (frozenset({"optum"}),)

@@ -37,12 +37,16 @@ _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|grea
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
 _DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
+_OR = re.compile(r"\bor\b", re.I)
+_HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)
 _SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b|"
                   r"\badd(?:ed)? up\b|\bplus\b", re.I)
 
 
 def combination(text: str) -> Combine:
-    if _WHICH.search(text):
+    # "Did Home Depot or UnitedHealth spend more?" asks which, as "which" does
+    chooses = _WHICH.search(text) or (_OR.search(text) and not _HOW_MUCH.search(text))
+    if chooses:
         if _LOWER.search(text):
             return Combine.LOWER
         if _HIGHER.search(text):

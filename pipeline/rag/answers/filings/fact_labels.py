@@ -11,7 +11,7 @@ with that member, never the consolidated one.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,10 @@ from retriever_trt.years import YEAR_DIGITS
 QUALIFIER_AXES = re.compile(r"Segment|Geograph|Region|ProductOrService|ClassOfStock|Brand|"
                             r"Division", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
+# The most members of one axis a printed label may name: a country and the region named
+# after it ("United States" for country:US and "United States and Puerto Rico"); a label
+# printed for more is a measure's row across a segment table.
+MAX_NAME_SHARERS = 2
 # The parts the prose lists when the one asked is not reported.
 MAX_LISTED = 12
 # Dimensions that say where a segment figure sits in the reconciliation, not what it is of:
@@ -117,7 +121,12 @@ class FactLabels:
                 words[f.concept].update(tokens(shown[0]))
             elif shown and len(parts) == 1:
                 printed[parts[0]].update(_naming_labels(shown, words[f.concept]))
+        # A label printed for more members of one axis than a name is names none: it is the
+        # row of a measure across a segment table's columns ("Purchases of property,
+        # equipment and capitalized software" under each of UnitedHealth's segments).
+        shared = Counter((axis, label) for (axis, _), named in printed.items() for label in named)
         for d, named in printed.items():
+            named -= {label for label in named if shared[d[0], label] > MAX_NAME_SHARERS}
             members[d].update(w for label in named for w in label)
         kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,

@@ -36,7 +36,8 @@ UNITS = {"USD": Decimal(1), "USD thousands": Decimal(10) ** 3, "USD millions": D
          "USD billions": Decimal(10) ** 9, "USD per share": Decimal(1), "shares": Decimal(1),
          "thousand shares": Decimal(10) ** 3, "million shares": Decimal(10) ** 6,
          "ratio": Decimal(1), "employees": Decimal(1), "stores": Decimal(1),
-         "route miles": Decimal(1), "count": Decimal(1)}
+         "route miles": Decimal(1), "count": Decimal(1), "billion shares": Decimal(10) ** 9}
+LIST = "list"
 PERCENT = "percent"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")
@@ -75,9 +76,10 @@ def in_gold_unit(value: Decimal, scale: str, unit: str) -> Decimal | None:
         return value if scale in (PERCENT, "") else None
     if scale == PERCENT:
         return value / 100 if unit == "ratio" else None
-    if scale not in SCALES or unit not in UNITS:
+    if scale not in SCALES or unit in TEXT_UNITS or unit == LIST:
         return None
-    return value * SCALES[scale] / UNITS[unit]
+    # a unit not listed is a count of things ("customers", "countries and territories")
+    return value * SCALES[scale] / UNITS.get(unit, Decimal(1))
 
 
 def numeric_right(short: Any, scale: str, gold: str, unit: str, decimals: int) -> bool:

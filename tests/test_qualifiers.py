@@ -320,3 +320,11 @@ def test_a_label_printed_for_every_segment_names_none():
     labels = FactLabels.of(facts, lambda f: (rows[f.fact_id], ""))
     segment = ("us-gaap:StatementBusinessSegmentsAxis", "x:CMember")
     assert labels.printed[segment] == (frozenset({"optum"}),)
+
+
+def test_a_cover_figure_asked_at_a_date_is_that_dates_cover(answerer):
+    """The 10-Q's cover (14,840,390,000 at July 18, 2025) is the latest filing's, but the
+    date asked is the 10-K cover's."""
+    got = ask(answerer, "About how many Apple common shares were outstanding as of October "
+                        "18, 2024?")
+    assert got.short_answer == "15115823000", got.prose()

@@ -276,7 +276,7 @@ show shown state stated give tell much many total latest most recent percent per
 us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
-amount size large big figure roughly approximately""".split())
+amount size large big figure roughly approximately about around nearly""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

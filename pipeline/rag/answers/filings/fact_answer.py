@@ -50,6 +50,7 @@ class Target:
 
     end: date
     months: int | None
+    dated: bool = False  # the question states this date ("as of February 21, 2025")
 
     def label(self) -> str:
         if self.months is None:
@@ -96,7 +97,7 @@ def _target(p: Period, m: DocumentMetadata) -> Target | None:
     """Where a named period lies in this filing's calendar; None when it cannot be placed."""
     if p.end is not None:
         own = MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER
-        return Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own)
+        return Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own, True)
     if p.kind is PeriodKind.QUARTER and p.quarter is not None:
         end = _quarter_end(m, p.year, p.quarter)
     elif p.kind in (PeriodKind.QUARTER, PeriodKind.MONTHS) and p.months:
@@ -139,8 +140,10 @@ def find_fact(info: DocumentInfo, item: LineItem, target: Target,
 
 
 def _fits(f: Fact, item: LineItem, target: Target) -> bool:
-    if f.concept.startswith(COVER_PREFIX):  # the cover states one date of its own
-        return True
+    if f.concept.startswith(COVER_PREFIX):
+        # The cover states one date of its own: any period of its filing reads it, but a
+        # date asked ("outstanding as of February 21, 2025") is that date's cover only.
+        return not target.dated or abs(f.end - target.end) <= END_SLACK
     if abs(f.end - target.end) > END_SLACK:
         return False
     if item.kind is Kind.BALANCE or target.months is None:  # a balance date reads instants
@@ -166,7 +169,7 @@ def held(info: DocumentInfo, item: LineItem, members: frozenset[tuple[str, str]]
 
 
 def _balance_target(item: LineItem, t: Target) -> Target:
-    return Target(t.end, None) if item.kind is Kind.BALANCE else t
+    return Target(t.end, None, t.dated) if item.kind is Kind.BALANCE else t
 
 
 class _Reader:

@@ -328,3 +328,10 @@ def test_a_cover_figure_asked_at_a_date_is_that_dates_cover(answerer):
     got = ask(answerer, "About how many Apple common shares were outstanding as of October "
                         "18, 2024?")
     assert got.short_answer == "15115823000", got.prose()
+
+
+def test_the_cover_figures_are_named_in_the_cover_forms_words(answerer):
+    got = ask(answerer, "What was the aggregate market value of Apple's voting stock held by "
+                        "non-affiliates as of March 29, 2024, in billions, one decimal?")
+    assert (got.short_answer, got.citations[0]["fact"]["concept"]) == \
+        ("2628.6", "dei:EntityPublicFloat")

@@ -43,6 +43,15 @@ _PERIOD_LABEL = re.compile(rf"\b{YEAR_DIGITS}\b|\b(?:jan|feb|mar|apr|may|jun|jul
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
+# The cover's numbers are printed in a sentence, not a table row: the words the cover form
+# (and the dei taxonomy's documentation) states them in.
+COVER_LABELS = {
+    "dei:EntityPublicFloat": "aggregate market value of the voting and non-voting common "
+                             "equity stock held by non-affiliates public float",
+    "dei:EntityCommonStockSharesOutstanding": "shares of common stock outstanding",
+}
+
+
 def split_name(name: str) -> str:
     """"us-gaap:InterestExpenseNonoperating" -> "Interest Expense Nonoperating";
     "aapl:WearablesHomeandAccessoriesMember" -> "Wearables Homeand Accessories Member"."""
@@ -112,7 +121,8 @@ class FactLabels:
         printed: dict[tuple[str, str], set[frozenset[str]]] = defaultdict(set)
         for f in facts:
             if f.concept not in words:
-                words[f.concept].update(tokens(split_name(f.concept)))
+                words[f.concept].update(tokens(split_name(f.concept)),
+                                        tokens(COVER_LABELS.get(f.concept, "")))
             shown = shown_at(f) if shown_at is not None else None
             parts = [d for d in f.dimensions if QUALIFIER_AXES.search(d[0])]
             for d in parts:

@@ -103,7 +103,15 @@ def default_gguf() -> Path:
 
 @pytest.fixture(scope="session")
 def engines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("engines")
+    """The session's engines/; under pytest-xdist one for all workers of the run (the
+    folder above each worker's own), so the prepared model and the encoder's graphs are
+    built once, by whichever worker comes first (the builders lock their folders), and
+    read by the others."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.mktemp("engines")
+    shared = tmp_path_factory.getbasetemp().parent / "engines"
+    shared.mkdir(exist_ok=True)
+    return shared
 
 
 @pytest.fixture(scope="session")

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import importlib.util
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 
 from llm_engine.config import default_engines_dir
+from llm_engine.utils.file_lock import file_lock
 from llm_engine.utils.gguf_convert import (
     MANIFEST,
     convert_gguf,
@@ -97,7 +96,7 @@ def prepare_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.floa
     midway are removed whenever no conversion of this folder is running."""
     lock = out_dir.parent / f".{out_dir.name}.lock"
     if not force and is_prepared(gguf_path, out_dir, dtype):
-        with _file_lock(lock, wait=False) as idle:
+        with file_lock(lock, wait=False) as idle:
             if idle:
                 sweep_leftovers(out_dir, older_than=0)
         return out_dir
@@ -105,34 +104,11 @@ def prepare_gguf(gguf_path: Path, out_dir: Path, dtype: torch.dtype = torch.floa
     # Serialize preparers of the same folder (server workers starting together): the second
     # waits, then finds the copy current instead of converting again and swapping it under
     # the first one's feet. Holding the lock, every temp folder beside out_dir is garbage.
-    with _file_lock(lock):
+    with file_lock(lock):
         sweep_leftovers(out_dir, older_than=0)
         if force or not is_prepared(gguf_path, out_dir, dtype):
             convert_gguf(gguf_path, out_dir, dtype=dtype, progress=progress)
     return out_dir
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path, wait: bool = True) -> Iterator[bool]:
-    """Hold an exclusive lock on `path`; yields False if `wait` is off and it is taken."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no cross-process lock, conversion is still atomic
-        yield wait
-        return
-    if not path.parent.is_dir():
-        yield False
-        return
-    with open(path, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def prepare_command(model: str | os.PathLike[str], engines_dir: Path) -> str:

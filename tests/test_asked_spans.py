@@ -84,6 +84,13 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
     ("How many employees were union represented as of December 31, 2024?",
      "Approximately 58,000 employees, which constitute 34% of our total workforce, were union "
      "represented as of December 31, 2024 under collective bargaining agreements.", "58000"),
+    # a hedge before "how many", a head count, and people counted by another word
+    ("Roughly how many employees did Acme have at the end of 2024?",
+     "As of December 31, 2024, Acme had approximately 9,100 full-time employees.", "9100"),
+    ("What is Acme's approximate head count?",
+     "Acme employed approximately 55,000 people in over 70 countries.", "55000"),
+    ("How many people did Acme employ at the end of fiscal 2024?",
+     "As of the end of fiscal 2024, we had 30,709 full-time employees.", "30709"),
 ])
 def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
     got = ask(question, sentence)

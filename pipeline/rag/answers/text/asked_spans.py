@@ -22,8 +22,16 @@ from retriever_trt.years import years_in
 # "How many new stores did Home Depot open", "In how many countries are its products sold":
 # the counted noun phrase, before the verb.
 _ASKS_COUNT = re.compile(
-    r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:in )?(?:about |approximately )?how many "
+    r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:in )?"
+    r"(?:(?:about|approximately|roughly|around|nearly|some|over|more than|fewer than) )?how many "
     r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would)\b", re.I)
+# "Tesla's headcount at year-end", "how big was Visa's workforce": a count of employees.
+_ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|employee count)\b",
+                             re.I)
+HEADCOUNT_NOUN = ("employee",)
+# The words a filing counts its people by: any of them answers a question counting another.
+PEOPLE = frozenset({"employee", "people", "person", "associate", "worker", "staff",
+                    "teammate", "colleague"})
 # Counted nouns that are amounts of something else, or periods: "how many shares" is a count,
 # "how many dollars" or "how many years" is not.
 _NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
@@ -63,7 +71,7 @@ def counted_noun(asked: Asked) -> tuple[str, ...]:
     its companies left out; () when it asks no count."""
     m = _ASKS_COUNT.search(asked.text)
     if m is None:
-        return ()
+        return HEADCOUNT_NOUN if _ASKS_HEADCOUNT.search(asked.text) else ()
     noun = tuple(w for w in tokens(m.group(1)) if w not in asked.named)
     return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in _SCALES else ()
 
@@ -117,15 +125,16 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     content = asked.measure
     # "268,000 and 108,000 shares for ... 2019 and 2018, respectively": of a sentence that
     # names what is counted, the figure in the place of the year asked.
+    heads = PEOPLE if noun[-1] in PEOPLE else {noun[-1]}
     paired = respective(sentence, found, asked.named_years)
-    if len(paired) == 1 and any(_restates(w, noun[-1]) for w in tokens(sentence)):
+    if len(paired) == 1 and any(_restates(w, h) for w in tokens(sentence) for h in heads):
         return _value(paired[0])
     best, best_score = None, 0
     for m, nxt in zip(found, [*found[1:], None], strict=True):
         end = nxt.start() if nxt else len(sentence)
         text = _own_text(sentence, m.end(), end)
         own = tokens(text)
-        head = any(_restates(w, noun[-1]) for w in own)
+        head = any(_restates(w, h) for w in own for h in heads)
         restated = sum(any(_restates(w, c) for w in own) for c in content)
         score = restated + head + _year_fit(asked, text, sentence[:m.start()])
         if (head or restated >= MIN_RESTATED) and score > best_score:

@@ -282,6 +282,11 @@ def test_names_are_capitalized_words_inside_a_sentence():
     ("Apple's fiscal 2024 total net sales minus NVIDIA's fiscal 2025 revenue, in millions?",
      "260538"),
     ("Add up Apple's fiscal 2024 and NVIDIA's fiscal 2025 net income, in millions?", "166616"),
+    ("How much larger was Apple's fiscal 2024 revenue than NVIDIA's fiscal 2025 revenue, in "
+     "millions?", "260538"),
+    # percentages compare as they are: 46.21% and 74.99%
+    ("Which company had the higher gross margin percentage, Apple in fiscal 2024 or NVIDIA in "
+     "fiscal 2025?", "NVIDIA"),
     # "grow ... in percent" is a percent change; "full year" names a period, not a measure
     ("How much did NVIDIA's revenue grow in fiscal 2025 over fiscal 2024, in percent?", "114.20"),
     ("Apple net income, full year fiscal 2024, in millions?", "93736"),

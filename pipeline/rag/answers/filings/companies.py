@@ -35,7 +35,7 @@ _WHICH = re.compile(r"\b(?:which|who|whose|what company)\b", re.I)
 _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|greatest|bigger)\b",
                      re.I)
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
-_DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
+_DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
 _OR = re.compile(r"\bor\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)
@@ -97,6 +97,8 @@ def combine(query: Query, figures: list[CompanyFigure],
         return ShortAnswer(missing=f"not every company's figure is in its filing ({why})",
                            citations=citations, wanted_arithmetic=how is not Combine.EACH)
     values = [_base(f.answer) for f in figures]
+    if how in (Combine.HIGHER, Combine.LOWER) and None in values:
+        values = _alike(figures)  # percentages and ratios compare as they are
     if how in (Combine.HIGHER, Combine.LOWER):
         if any(v is None for v in values):
             return ShortAnswer(missing=f"the figures cannot be compared: {each}")
@@ -112,6 +114,17 @@ def combine(query: Query, figures: list[CompanyFigure],
                            figures[0].answer.cited, wanted_arithmetic=True)
     return ShortAnswer(missing=f"the question asks for several companies' figures, not one: "
                                f"{each}", citations=citations)
+
+
+def _alike(figures: list[CompanyFigure]) -> list[Decimal | None]:
+    """The figures as numbers when all are of one scale ("percent", a ratio's ""), else
+    None for each: a percentage and an amount do not compare."""
+    if len({f.answer.scale for f in figures}) != 1:
+        return [None] * len(figures)
+    try:
+        return [Decimal(str(f.answer.short_answer)) for f in figures]
+    except InvalidOperation:
+        return [None] * len(figures)
 
 
 def stated(figure: CompanyFigure) -> str:

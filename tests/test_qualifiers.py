@@ -13,6 +13,7 @@ import pytest
 from paths import FILINGS
 
 from pipeline.rag.answers.answer_checks import withheld
+from pipeline.rag.answers.filings.business_names import company_of_business
 from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
@@ -340,3 +341,21 @@ def test_the_cover_figures_are_named_in_the_cover_forms_words(answerer):
                         "non-affiliates as of March 29, 2024, in billions, one decimal?")
     assert (got.short_answer, got.citations[0]["fact"]["concept"]) == \
         ("2628.6", "dei:EntityPublicFloat")
+
+
+@pytest.mark.parametrize("question, value", [
+    # NVIDIA's segment names the company
+    ("What was Data Center revenue in fiscal 2025, in millions?", "115186"),
+    # another company named beside it: not NVIDIA's figure
+    ("What was Intel's Data Center revenue in fiscal 2025?", None),
+    # a word in lower case names no business
+    ("What was data center revenue in fiscal 2025?", None),
+])
+def test_a_business_names_its_company(answerer, question, value):
+    assert ask(answerer, question).short_answer == value
+
+
+def test_a_business_two_companies_share_names_neither():
+    known = {"acme": frozenset({frozenset({"cloud"})}), "beta": frozenset({frozenset({"cloud"})})}
+    assert company_of_business("What was Cloud revenue in 2024?", known) is None
+    assert company_of_business("What was Cloud revenue in 2024?", {"acme": known["acme"]}) == "acme"

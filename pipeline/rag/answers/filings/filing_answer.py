@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_count, withheld
+from pipeline.rag.answers.filings.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
@@ -79,6 +80,7 @@ class FilingAnswerer:
         self._read: dict[str, Any] = {}
         self._labels: dict[str, FactLabels] = {}
         self._row_words: dict[str, set[str]] = {}  # doc_id -> its tables' row-label words
+        self._businesses: dict[str, frozenset[frozenset[str]]] = {}  # doc_id -> its segments
 
     def facts_of(self, doc_id: str) -> Any:
         """The document's info with its tagged facts, else with those its tables show
@@ -138,13 +140,24 @@ class FilingAnswerer:
 
     def parse(self, question: str, caller: MetadataFilter | None = None) -> Query:
         """The question's company, measure and periods; only the companies of documents
-        `caller` may see are known, so what another tenant indexed changes no answer."""
+        `caller` may see are known, so what another tenant indexed changes no answer. A
+        question naming no company may name one by its business ("Optum")."""
         self._refresh()
-        if caller is None:
-            return parse_query(question, self.aliases)
-        return parse_query(question, company_aliases(
-            (i.metadata.company, i.metadata.ticker) for d, i in self.info.items()
-            if caller.matches(d, i)))
+        allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
+        aliases = self.aliases if caller is None else company_aliases(
+            (i.metadata.company, i.metadata.ticker) for i in allowed.values())
+        query = parse_query(question, aliases)
+        if query.company is not None:
+            return query
+        known: dict[str, set[frozenset[str]]] = {}
+        for doc_id, info in allowed.items():
+            if doc_id not in self._businesses:
+                self._businesses[doc_id] = businesses(info.facts)
+            known.setdefault(company_key(info.metadata.company), set()).update(
+                self._businesses[doc_id])
+        company = company_of_business(question, {c: frozenset(p) for c, p in known.items()})
+        return query if company is None else replace(query, company=company,
+                                                      companies=(company,))
 
     def names_a_filing(self, query: Query) -> bool:
         """Whether the question is about the indexed filings: it names one of their

@@ -194,3 +194,10 @@ def test_the_vocabularys_name_meets_a_concept_it_does_not_list(tmp_path):
     answerer = FilingAnswerer(ingest(tmp_path)[0])
     q = answerer.parse("What was Widget's R&D spend in fiscal 2024, in millions?")
     assert answerer.answer(q, answerer.scope(q, None)).short_answer == "60"
+
+
+def test_several_quarters_each_with_its_year_in_order():
+    q = parse_query("NVIDIA Q2 FY26 revenue plus Apple's fiscal Q3 2025 net sales?")
+    assert [(p.quarter, p.year) for p in q.periods] == [(2, 2026), (3, 2025)]
+    q = parse_query("How much did X's revenue change from Q2 2024 to the first quarter of 2025?")
+    assert [(p.quarter, p.year) for p in q.periods] == [(2, 2024), (1, 2025)]

@@ -103,6 +103,26 @@ class Query:
         return self.question.operation
 
 
+def _quarter_number(m: re.Match) -> int:
+    return int(m.group(1)) if m.group(1) else _QUARTER_WORDS[m.group(2).lower()]
+
+
+def _quarters_with_years(text: str) -> tuple[Period, ...]:
+    """Several quarters, each with its own year, in the order named ("NVIDIA's Q2 FY26
+    ... Apple's fiscal Q3 2025": one to each company); () unless there are several and
+    each names a year before the next."""
+    found = list(_QUARTER.finditer(text))
+    if len(found) < 2:
+        return ()
+    out = []
+    for m, nxt in zip(found, [*found[1:], None], strict=True):
+        years = named_years(text[m.start():nxt.start() if nxt else len(text)])
+        if not years:
+            return ()
+        out.append(Period(PeriodKind.QUARTER, years[0], _quarter_number(m), None, 3))
+    return tuple(out)
+
+
 def parse_periods(text: str) -> tuple[Period, ...]:
     """The periods a question names, in order; a date with "months ended" or a quarter
     makes a period of months, "as of" a date a balance date."""
@@ -122,8 +142,10 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         n = _MONTHS[months.group(1).lower()]
         kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
         return tuple(Period(kind, d.year, None, d, n) for d in dates)
+    if quarter and (each := _quarters_with_years(text)):
+        return each
     if quarter:
-        q = int(quarter.group(1)) if quarter.group(1) else _QUARTER_WORDS[quarter.group(2).lower()]
+        q = _quarter_number(quarter)
         years = fiscal_years(text) or calendar_years(text)
         if dates:
             return tuple(Period(PeriodKind.QUARTER, d.year, q, d, 3) for d in dates)

@@ -10,7 +10,8 @@ The order the rules run in, for one question (`RAGPipeline._short_answer`):
    operation (`operation.py`), unit and rounding, and its content words. Every rule below
    reads the `Query`; none parses the question again.
 2. **Filings** (`filings/`): the question is scoped to its company's filing for its period
-   (`scope.py`; several companies, each its own: `companies.py`) and answered from that
+   (`scope.py`; several companies, each its own: `companies.py`; a company named by its
+   business: `business_names.py`) and answered from that
    filing's facts, tagged (inline XBRL) or read from its printed statements (a PDF:
    `table_facts.py`, `statement_rows.py`, `statement_checks.py`). Every qualifier the
    question states must match the fact used: the part of the company (`qualifiers.py` over

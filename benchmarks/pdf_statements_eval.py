@@ -10,10 +10,19 @@ found when a record of the PDF reading has the same label (case, punctuation and
 marks aside), the same period (end; a balance, or the same length in months; a column naming only "Fiscal
 2023" ends within 6 days of the tagged end: a 52/53-week year's end is not printed) and the same
 value up to its sign (a statement prints "(1,234)" for a payment the taxonomy tags as
-positive). `before` is the reading before statements were located (every table whose
-caption `table_facts.is_statement` accepts, its labels as parsed); `now` the statement
-records of `pipeline/rag/answers/filings/statement_rows.py`, with the statements that fail their
-self-check (`statement_checks.py`) counted separately.
+positive). A statement of equity's facts also count where their only dimension is a member of
+`StatementEquityComponentsAxis` (the component: "Retained Earnings"), and must then be found
+in a record of that component: a PDF record's component (its column's header, or its
+section where the components are sections) names a member when the words of the member's
+name are among its words ("Additional Paid-in Capital" -> AdditionalPaidInCapitalMember), or
+those of a name the taxonomy's member is printed as (`_PRINTED`: "Accumulated deficit" for
+RetainedEarningsMember, "Total ... equity" for ParentMember); a component naming no member, a
+total, or temporary equity ("Redeemable Noncontrolling Interests") stands for the
+undimensioned facts. A record may so name two members ("Common stock and additional paid-in
+capital"); the value must still match. `before` is the reading before statements were
+located (every table whose caption `table_facts.is_statement` accepts, its labels as
+parsed); `now` the statement records of `pipeline/rag/answers/filings/statement_rows.py`,
+with the statements that fail their self-check (`statement_checks.py`) counted separately.
 
     python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR]
 """
@@ -52,21 +61,65 @@ _WORDS = re.compile(r"[a-z0-9]+")
 # A fiscal year of 52 or 53 weeks ends up to this many days from where a column naming
 # only "Fiscal 2023" puts it (the filing's own year end, shifted by whole years).
 FISCAL_WEEK_DAYS = 6
+EQUITY_AXIS = "us-gaap:StatementEquityComponentsAxis"
+_CAMEL = re.compile(r"[A-Z][a-z]+|[A-Z]+(?![a-z])")
+# Names the taxonomy's usual equity members are printed under, beside their own words.
+_PRINTED = {
+    "RetainedEarningsMember": ("accumulated deficit", "reinvested earnings",
+                               "earnings reinvested", "retained deficit"),
+    "AccumulatedOtherComprehensiveIncomeMember": ("accumulated other comprehensive",),
+    "TreasuryStockMember": ("treasury",),
+    "TreasuryStockCommonMember": ("treasury",),
+    "ParentMember": ("total",),
+    "NoncontrollingInterestMember": ("noncontrolling", "non controlling"),
+    "CommonStockIncludingAdditionalPaidInCapitalMember": ("common stock paid in capital",
+                                                          "common stock capital in excess"),
+    "AdditionalPaidInCapitalMember": ("paid in capital", "capital surplus", "capital in excess"),
+    "AdditionalPaidInCapitalCommonStockMember": ("paid in capital", "capital in excess"),
+}
+# Words of a column that is no component: temporary equity, tagged without the axis.
+_NO_COMPONENT = frozenset({"redeemable", "temporary"})
 GOLD_KINDS = (StatementKind.INCOME, StatementKind.COMPREHENSIVE, StatementKind.BALANCE,
               StatementKind.CASH_FLOWS, StatementKind.EQUITY)
 
 
 @dataclass(frozen=True)
 class Key:
-    """What a found figure must match: label words, period end, months (0: a balance)."""
+    """What a found figure must match: label words, period end, months (0: a balance), and
+    the equity component's member ("" for an undimensioned fact)."""
 
     label: str
     end: date
     months: int
+    member: str = ""
 
 
 def _label(text: str) -> str:
     return " ".join(_WORDS.findall(clean_label(text).lower().replace("’", "'")))
+
+
+def _member_of(f) -> str | None:
+    """A fact's equity component member ("" undimensioned; None: other dimensions)."""
+    if not f.dimensions:
+        return ""
+    if len(f.dimensions) == 1 and f.dimensions[0][0] == EQUITY_AXIS:
+        return f.dimensions[0][1].split(":")[-1]
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORDS.findall(text.lower().replace("’", "'").replace("'s", "").replace("'", "")))
+
+
+def members_named(component: str, members: set[str]) -> set[str]:
+    """The members of `members` (and "" for undimensioned) a printed component names."""
+    words = _words(component)
+    if not words or words & _NO_COMPONENT:
+        return {""}
+    named = {m for m in members if m and (
+        _words(" ".join(_CAMEL.findall(m.removesuffix("Member")))) <= words
+        or any(_words(name) <= words for name in _PRINTED.get(m, ())))}
+    return named | {""} if not named or "total" in words else named
 
 
 def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
@@ -82,21 +135,24 @@ def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
         for row, ids in zip(t.rows, t.fact_ids, strict=False):
             for fid in ids:
                 f = facts.get(fid) if fid else None
-                if f is None or fid in seen or f.dimensions or not f.concept.startswith("us-gaap:") \
-                        or f.unit not in ("USD", "USD/shares"):
+                member = _member_of(f) if f is not None else None
+                if f is None or fid in seen or member is None or (
+                        member and kind is not StatementKind.EQUITY) or \
+                        not f.concept.startswith("us-gaap:") or f.unit not in ("USD", "USD/shares"):
                     continue
                 seen.add(fid)
-                out.setdefault(kind, []).append((Key(_label(row[0]), f.end, f.months),
+                out.setdefault(kind, []).append((Key(_label(row[0]), f.end, f.months, member),
                                                  abs(f.value)))
     return out
 
 
-def _keys(label: str, period, value: Decimal) -> list[tuple[Key, Decimal]]:
+def _keys(label: str, period, value: Decimal, members=("",)) -> list[tuple[Key, Decimal]]:
     shift = FISCAL_WEEK_DAYS if period.fiscal_year else 0
     ends = [period.end + timedelta(days=d) for d in range(-shift, shift + 1)]
     lengths = ([period.months] if period.months is not None else []) + \
         ([0] if period.shows_balances() else [])
-    return [(Key(_label(label), end, n), abs(value)) for end in ends for n in lengths]
+    return [(Key(_label(label), end, n, m), abs(value)) for end in ends for n in lengths
+            for m in members]
 
 
 def read_before(doc, chunks) -> set[tuple[Key, Decimal]]:
@@ -119,15 +175,20 @@ def read_before(doc, chunks) -> set[tuple[Key, Decimal]]:
     return found
 
 
-def read_now(doc, chunks) -> tuple[set[tuple[Key, Decimal]], set[tuple[Key, Decimal]], list[str]]:
-    """(figures of statements that pass their checks, of those that fail, why they fail)."""
+def read_now(doc, chunks, members: set[str]
+             ) -> tuple[set[tuple[Key, Decimal]], set[tuple[Key, Decimal]], list[str]]:
+    """(figures of statements that pass their checks, of those that fail, why they fail);
+    `members`: the equity component members of the twin's gold facts."""
     tables = statement_tables(chunks, doc.metadata)
     failed = failed_statements(tables)
     good: set[tuple[Key, Decimal]] = set()
     bad: set[tuple[Key, Decimal]] = set()
     for st in tables:
         for r in statement_rows(st):
-            (bad if st.statement in failed else good).update(_keys(r.label, r.period, r.value))
+            named = members_named(r.component or r.section, members) \
+                if r.kind is StatementKind.EQUITY else {""}
+            (bad if st.statement in failed else good).update(
+                _keys(r.label, r.period, r.value, named))
     return good, bad, [f"{f.kind.value} p.{f.pages}: {f.reason}" for f in failed.values()]
 
 
@@ -157,8 +218,10 @@ def main() -> int:
         pages += doc.metadata.pages or 0
         chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
         before = read_before(doc, chunks)
-        good, bad, why = read_now(doc, chunks)
-        for kind, facts in gold(html).items():
+        facts_by_kind = gold(html)
+        members = {k.member for facts in facts_by_kind.values() for k, _ in facts}
+        good, bad, why = read_now(doc, chunks, members)
+        for kind, facts in facts_by_kind.items():
             n = len(facts)
             b = sum(f in before for f in facts)
             g = sum(f in good for f in facts)

@@ -245,7 +245,16 @@ def _body_end(page: _Page, first: int) -> int:
             last = k
         elif k - last > MAX_LINES_WITHOUT_AMOUNTS:
             break
-    return last
+    return last + _label_goes_on(page, last)
+
+
+def _label_goes_on(page: _Page, last: int) -> int:
+    """1 when the line after a table's last row finishes that row's label, which stops
+    mid-phrase ("Balance as of  $ 63 ..." over "December 31, 2024"), else 0."""
+    k = last + 1
+    if k >= len(page.lines) or page.numeric[k] or page.prose[k] or page.gap(k) > MAX_HEADER_GAP:
+        return 0
+    return int(len(page.split[k]) == 1 and _OPEN_END.search(page.split[last][0].text) is not None)
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
@@ -378,8 +387,9 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
 def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
     """Join a row wrapped onto two lines: a label-only line followed by one that goes on
     (in lower case, or after a label that stops mid-phrase: "Balance as of March 31," /
-    "2025"), a label-only line that finishes the row above (lower case, or an open
-    parenthesis above), and amounts printed a line below their label (a label with a
+    "2025"), a label-only line that finishes the row above (lower case, an open
+    parenthesis above, or a label above that stops mid-phrase: "Balance as of  $ 568 ..." /
+    "December 31, 2021"), and amounts printed a line below their label (a label with a
     footnote mark, or a lone "$" above its "—")."""
     out: list[list[str]] = []
     for row in rows:
@@ -402,8 +412,9 @@ def _joined(prev: list[str], row: list[str]) -> list[str] | None:
         if fits and (prev_label_only or any(p in CURRENCY_SIGNS for p in prev[1:])):
             return [prev[0]] + [f"{p} {c}".strip() for p, c in zip(prev[1:], row[1:], strict=True)]
         return None
+    open_end = _OPEN_END.search(prev[0]) is not None
     goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")") or (
-        prev_label_only and _OPEN_END.search(prev[0]) is not None)
+        open_end and (prev_label_only or not has_cells))
     if goes_on and (not has_cells or prev_label_only):
         return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
     return None

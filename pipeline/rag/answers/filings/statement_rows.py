@@ -4,7 +4,9 @@ Each table the statement finder (`retriever_trt/documents/pdf_statements.py`) na
 for each body row and each column whose period its header rows show (`column_periods.py`),
 one record: the row's label (wrapped lines already joined by the PDF reader, footnote
 marks dropped), its section ("Current assets:"), the period, the value as printed times the
-table's scale ("(1,234)" negative, "—" zero), the page and the cell. The parts of one
+table's scale ("(1,234)" negative, "—" zero), the page and the cell. A statement of equity
+printed with its components as columns has its periods in its rows (`equity_rows.py`):
+its records carry the column's component too. The parts of one
 statement (a balance sheet over two pages, "(continued)") share a statement number, which
 the self-checks (`statement_checks.py`) read them by.
 """
@@ -16,11 +18,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
+from pipeline.rag.answers.filings.equity_rows import equity_cells
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
 from retriever_trt.store import Chunk
-from retriever_trt.tables import Table, parse_table
+from retriever_trt.tables import Table, parse_table, parse_value
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
 # A footnote mark ending a label: "Net income (1)", "Revenues(a)", "Total assets²", "Cash*".
@@ -54,6 +57,7 @@ class StatementRow:
     scale: int                 # the power of ten the page's figure is in
     page: int | None
     cell: tuple[str, int, int]  # chunk id, row, column
+    component: str = ""        # a statement of equity's column ("Retained Earnings"), else ""
 
 
 def clean_label(label: str) -> str:
@@ -104,6 +108,14 @@ def statement_rows(st: StatementTable) -> list[StatementRow]:
     """The table's figures as records (cells of undated columns and percents left out)."""
     table = st.table
     power = SCALE_POWER.get(table.scale, 0)
+    if st.kind is StatementKind.EQUITY and (by_rows := equity_cells(table)) is not None:
+        # No sections: the components are the columns, and a label-only row between
+        # activity rows is the tail of a wrapped label more often than a heading.
+        return [StatementRow(st.kind, st.statement, clean_label(table.row_labels[e.row]),
+                             "", e.period, value.number.scaleb(power), power,
+                             st.page, (st.chunk_id, e.row, e.column), e.component)
+                for e in by_rows
+                if (value := parse_value(table.rows[e.row][e.column])) and not value.percent]
     out = []
     for c in table.numeric_cells():
         period = st.periods[c.column_index] if c.column_index < len(st.periods) else None

@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from pipeline.rag.answers.filings.statement_checks import failed_statements  # noqa: E402
 from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
+    FISCAL_WEEK_DAYS,
     SCALE_POWER,
     clean_label,
     statement_rows,
@@ -58,9 +59,6 @@ from retriever_trt.tables import parse_table  # noqa: E402
 FILINGS = REPO.parent / "shared" / "data" / "filings"
 CHUNK_TOKENS = 120
 _WORDS = re.compile(r"[a-z0-9]+")
-# A fiscal year of 52 or 53 weeks ends up to this many days from where a column naming
-# only "Fiscal 2023" puts it (the filing's own year end, shifted by whole years).
-FISCAL_WEEK_DAYS = 6
 EQUITY_AXIS = "us-gaap:StatementEquityComponentsAxis"
 _CAMEL = re.compile(r"[A-Z][a-z]+|[A-Z]+(?![a-z])")
 # Names the taxonomy's usual equity members are printed under, beside their own words.
@@ -197,6 +195,8 @@ def main() -> int:
     ap.add_argument("--pdfs", type=Path, nargs="+", default=[FILINGS / "pdf"],
                     help="folders of PDF filings, each with an HTML twin in --html")
     ap.add_argument("--html", type=Path, default=FILINGS)
+    ap.add_argument("--misses", type=int, default=0, metavar="N",
+                    help="print up to N facts a statement's reading missed, per filing")
     args = ap.parse_args()
     pdfs = sorted(p for d in args.pdfs if d.is_dir() for p in d.glob("*.pdf"))
     missing = [str(d) for d in [*args.pdfs, args.html] if not d.is_dir()]
@@ -229,6 +229,9 @@ def main() -> int:
             totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
                            f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x})
             print(f"{pdf.stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
+            for key, value in [f for f in facts if f not in good][:args.misses]:
+                print(f"{'':28} missed: {key.label!r} {key.end} {key.months}m "
+                      f"{key.member or '-'} {value:,f}")
         for line in why:
             print(f"{'':28} check failed: {line}")
     print()

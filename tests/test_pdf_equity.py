@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.rag.answers.filings.equity_rows import equity_cells
 from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
+from pipeline.rag.answers.tables.table_cells import figure_cells
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
@@ -92,7 +93,7 @@ def test_a_balance_at_the_first_of_a_month_is_the_close_of_the_day_before() -> N
                          ["Balance at January 1, 2024", "100", "150"],
                          ["Net income", "20", "20"],
                          ["Balance at June 30, 2024", "120", "170"]])
-    cells = equity_cells(table)
+    cells = equity_cells(table, figure_cells(table))
     assert cells is not None
     periods = {(c.row, c.component): (c.period.end, c.period.months) for c in cells}
     assert periods[(1, "Retained Earnings")] == (date(2023, 12, 31), None)
@@ -102,7 +103,7 @@ def test_a_balance_at_the_first_of_a_month_is_the_close_of_the_day_before() -> N
 def test_a_table_with_one_balance_row_is_not_read_by_its_rows() -> None:
     table = parse_table([["", "2024", "2023"], ["Balance at December 31, 2023", "100", "90"],
                          ["Net income", "20", "10"]])
-    assert equity_cells(table) is None
+    assert equity_cells(table, figure_cells(table)) is None
 
 
 def test_a_balance_date_wrapped_under_its_amounts_is_joined() -> None:
@@ -110,3 +111,37 @@ def test_a_balance_date_wrapped_under_its_amounts_is_joined() -> None:
                           ["Net income", "12", "—"]])
     assert rows == [["Balance as of December 31, 2021", "$ 568", "3,100"],
                     ["Net income", "12", "—"]]
+
+
+def test_opening_and_closing_rows_are_balances_at_the_periods_ends() -> None:
+    """Apple prints its equity with the years as columns: a "beginning balances" row of the
+    fiscal 2024 column is the balance at the close of fiscal 2023 (September 30, 2023, a
+    column's end, not the calendar count's September 28), an "ending balances" row the
+    balance at the column's own end."""
+    rows = _equity(FILINGS / "pdf" / "aapl-10-k-2024-11-01.pdf")
+    total = {(r.label, r.period.end, r.period.months): r.value for r in rows
+             if r.label.startswith("Total shareholders")}
+    assert total[("Total shareholders’ equity, beginning balances", date(2023, 9, 30), None)] \
+        == 62146 * MILLION
+    assert total[("Total shareholders’ equity, ending balances", date(2024, 9, 28), None)] \
+        == 56950 * MILLION
+    opening = {r.period.end: r.value for r in rows if r.label == "Beginning balances"
+               and r.section.startswith("Retained earnings")}
+    assert opening[date(2023, 9, 30)] == -214 * MILLION
+
+
+def test_a_dash_is_a_zero_figure(tesla: list[StatementRow]) -> None:
+    """Stock-based compensation adds nothing to retained earnings: its "—" is a 0 record."""
+    [cell] = [r for r in tesla if r.label == "Stock-based compensation"
+              and r.component == "Retained Earnings" and r.period.months == 3
+              and r.period.end == date(2025, 6, 30)]
+    assert cell.value == 0
+
+
+def test_a_note_of_figures_under_a_label_is_joined_to_it() -> None:
+    rows = _join_wrapped([["Cash dividends paid — common stock", "", ""],
+                          ["($1.68 per share)", "(1,563)", "(1,563)"],
+                          ["Changes in operating assets", "", ""],
+                          ["(Increase) in receivables", "(12)", "(9)"]])
+    assert rows[0] == ["Cash dividends paid — common stock ($1.68 per share)", "(1,563)", "(1,563)"]
+    assert rows[2][0] == "(Increase) in receivables"

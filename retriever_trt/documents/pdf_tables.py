@@ -52,6 +52,9 @@ SLACK = 2.0
 _OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per|january|february|"
                        r"march|april|may|june|july|august|september|october|november|december))$",
                        re.I)
+# A line that starts with a parenthesis holding a number qualifies the label above it
+# ("Cash dividends paid — common stock" / "($1.68 per share)"); "(Increase)" starts a row.
+_FIGURES_NOTE = re.compile(r"^\([^)]*\d")
 # Where a caption's prose starts: after the last sentence that ends within a line.
 # (a lower-case word or a number ends it, so "U.S. Treasury" does not).
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
@@ -386,11 +389,11 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
 
 def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
     """Join a row wrapped onto two lines: a label-only line followed by one that goes on
-    (in lower case, or after a label that stops mid-phrase: "Balance as of March 31," /
-    "2025"), a label-only line that finishes the row above (lower case, an open
-    parenthesis above, or a label above that stops mid-phrase: "Balance as of  $ 568 ..." /
-    "December 31, 2021"), and amounts printed a line below their label (a label with a
-    footnote mark, or a lone "$" above its "—")."""
+    (in lower case, after a label that stops mid-phrase: "Balance as of March 31," /
+    "2025", or a note of figures: "($1.68 per share)"), a label-only line that finishes
+    the row above (lower case, an open parenthesis above, or a label above that stops
+    mid-phrase: "Balance as of  $ 568 ..." / "December 31, 2021"), and amounts printed a
+    line below their label (a label with a footnote mark, or a lone "$" above its "—")."""
     out: list[list[str]] = []
     for row in rows:
         if out and not out[-1][0].endswith(":"):
@@ -414,7 +417,8 @@ def _joined(prev: list[str], row: list[str]) -> list[str] | None:
         return None
     open_end = _OPEN_END.search(prev[0]) is not None
     goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")") or (
-        open_end and (prev_label_only or not has_cells))
+        open_end and (prev_label_only or not has_cells)) or (
+        prev_label_only and _FIGURES_NOTE.match(label) is not None)
     if goes_on and (not has_cells or prev_label_only):
         return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
     return None

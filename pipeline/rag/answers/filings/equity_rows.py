@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, month_day
-from retriever_trt.tables import Table, parse_value
+from retriever_trt.tables import Cell, Table
 from retriever_trt.years import YEAR, years_in
 
 # A row stating the balances at a date: "Balance as of March 31, 2025", "Balances, Jan 26,
@@ -62,10 +62,6 @@ def _balance_date(label: str) -> date | None:
     return day - timedelta(days=1) if day.day == 1 else day
 
 
-def _has_values(row: list[str]) -> bool:
-    return any(parse_value(c) is not None for c in row[1:])
-
-
 def components(table: Table, header_end: int) -> list[str]:
     """Each column's component name, from the header rows above `header_end` (see doc)."""
     width = len(table.rows[0]) if table.rows else 0
@@ -83,23 +79,18 @@ def components(table: Table, header_end: int) -> list[str]:
     return out
 
 
-def equity_cells(table: Table) -> list[EquityCell] | None:
-    """The table's figures with periods from its balance rows and components from its
-    columns; None when it is not laid out so (fewer than two dated balance rows)."""
-    body = [i for i in range(len(table.rows)) if _has_values(table.rows[i])]
+def equity_cells(table: Table, figures: dict[tuple[int, int], Cell]) -> list[EquityCell] | None:
+    """The table's figure cells (`figures`, by row and column) with periods from its balance
+    rows and components from its columns; None when it is not laid out so (fewer than two
+    dated balance rows)."""
+    body = sorted({i for i, _ in figures})
     dates = {i: d for i in body if (d := _balance_date(table.row_labels[i])) is not None}
     if len(dates) < MIN_BALANCE_ROWS:
         return None
     names = components(table, min(body))
     marks = sorted(dates)
-    out = []
-    for i in body:
-        period = _row_period(i, marks, dates)
-        if period is None:
-            continue
-        out.extend(EquityCell(i, j, period, names[j]) for j in range(1, len(table.rows[i]))
-                   if parse_value(table.rows[i][j]) is not None)
-    return out
+    periods = {i: p for i in body if (p := _row_period(i, marks, dates)) is not None}
+    return [EquityCell(i, j, periods[i], names[j]) for i, j in sorted(figures) if i in periods]
 
 
 def _row_period(i: int, marks: list[int], dates: dict[int, date]) -> ColumnPeriod | None:

@@ -16,16 +16,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date, timedelta
 from decimal import Decimal
 
 from pipeline.rag.answers.filings.equity_rows import equity_cells
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
+from pipeline.rag.answers.tables.table_cells import figure, figure_cells
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
 from retriever_trt.store import Chunk
-from retriever_trt.tables import Table, parse_table, parse_value
+from retriever_trt.tables import Table, parse_table
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
+# A row that states the balance at the end of its column's period, or at its start.
+CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
+                     r"\bbalances?,? (?:at )?end\b", re.I)
+_OPENING = re.compile(r"\bbeginning (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
+                      r"\bbalances?,? (?:at )?(?:the )?beginning\b", re.I)
+# A year of 52 or 53 weeks ends up to this many days from a calendar-month count.
+FISCAL_WEEK_DAYS = 6
 # A footnote mark ending a label: "Net income (1)", "Revenues(a)", "Total assets²", "Cash*".
 _FOOTNOTE = re.compile(r"(?:\s*\((?:\d|[a-z])\)|[¹²³⁴⁵⁶⁷⁸⁹⁰*†‡]+|(?<=[a-z])\d)$")
 
@@ -85,7 +94,11 @@ def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
         table = parse_table(chunk.table, [caption])
-        tables.append((chunk, table, statement_kind(caption, table.row_labels[table.n_header:])))
+        kind = statement_kind(caption, table.row_labels[table.n_header:])
+        if kind is None and not caption:
+            # A title centred over the amounts was read as a header row, leaving no caption.
+            kind = statement_kind(" ".join(" ".join(r) for r in table.rows[:table.n_header]))
+        tables.append((chunk, table, kind))
     pages = [_page(c) for c, _, _ in tables]
     numbers = group_parts([Part(kind, page) for (_, _, kind), page in zip(tables, pages,
                                                                           strict=True)])
@@ -105,25 +118,41 @@ def _page(chunk: Chunk) -> int | None:
 
 
 def statement_rows(st: StatementTable) -> list[StatementRow]:
-    """The table's figures as records (cells of undated columns and percents left out)."""
+    """The table's figures as records ("—" as zero; cells of undated columns and percents
+    left out)."""
     table = st.table
     power = SCALE_POWER.get(table.scale, 0)
-    if st.kind is StatementKind.EQUITY and (by_rows := equity_cells(table)) is not None:
+    cells = figure_cells(table)
+    if st.kind is StatementKind.EQUITY and (by_rows := equity_cells(table, cells)) is not None:
         # No sections: the components are the columns, and a label-only row between
         # activity rows is the tail of a wrapped label more often than a heading.
-        return [StatementRow(st.kind, st.statement, clean_label(table.row_labels[e.row]),
-                             "", e.period, value.number.scaleb(power), power,
+        return [StatementRow(st.kind, st.statement, clean_label(table.row_labels[e.row]), "",
+                             e.period, figure(cells[(e.row, e.column)]).scaleb(power), power,
                              st.page, (st.chunk_id, e.row, e.column), e.component)
-                for e in by_rows
-                if (value := parse_value(table.rows[e.row][e.column])) and not value.percent]
+                for e in by_rows]
+    ends = sorted({p.end for p in st.periods if p is not None})
+    first = header_rows(table)
     out = []
-    for c in table.numeric_cells():
-        period = st.periods[c.column_index] if c.column_index < len(st.periods) else None
-        if period is None or c.value is None or c.value.percent or \
-                c.row_index < header_rows(table):
+    for (i, j), c in sorted(cells.items()):
+        period = st.periods[j] if j < len(st.periods) else None
+        if period is None or i < first:
             continue
-        out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[c.row_index]),
-                                table.parents[c.row_index], period,
-                                c.value.number.scaleb(power), power, st.page,
-                                (st.chunk_id, c.row_index, c.column_index)))
+        out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[i]),
+                                table.parents[i], _row_period(table.row_labels[i], period, ends),
+                                figure(c).scaleb(power), power, st.page, (st.chunk_id, i, j)))
     return out
+
+
+def _row_period(label: str, period: ColumnPeriod, ends: list[date]) -> ColumnPeriod:
+    """The period a row's figure is for: a closing row ("Ending balances", "Cash, end of
+    period") is the balance at its column's end, an opening one the balance at the close of
+    the day before the column's first day, or of a column's end within a week of it (a
+    52/53-week year's)."""
+    if CLOSING.search(label):
+        return ColumnPeriod(period.end, None)
+    first = period.first_day()
+    if first is None or not _OPENING.search(label):
+        return period
+    opening = first - timedelta(days=1)
+    near = [e for e in ends if abs((e - opening).days) <= FISCAL_WEEK_DAYS]
+    return ColumnPeriod(min(near, key=lambda e: abs((e - opening).days)) if near else opening, None)

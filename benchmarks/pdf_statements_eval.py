@@ -7,24 +7,31 @@ with `load_document`; its facts that are us-gaap, undimensioned, in USD (or USD 
 shown in a table the statement finder names (income statement, comprehensive income,
 balance sheet, cash flows, equity), with the label of the row they are shown in. A fact is
 found when a record of the PDF reading has the same label (case, punctuation and footnote
-marks aside), the same period (end; a balance, or the same length in months; a column naming only "Fiscal
-2023" ends within 6 days of the tagged end: a 52/53-week year's end is not printed) and the same
-value up to its sign (a statement prints "(1,234)" for a payment the taxonomy tags as
-positive). A statement of equity's facts also count where their only dimension is a member of
-`StatementEquityComponentsAxis` (the component: "Retained Earnings"), and must then be found
-in a record of that component: a PDF record's component (its column's header, or its
-section where the components are sections) names a member when the words of the member's
-name are among its words ("Additional Paid-in Capital" -> AdditionalPaidInCapitalMember), or
-those of a name the taxonomy's member is printed as (`_PRINTED`: "Accumulated deficit" for
-RetainedEarningsMember, "Total ... equity" for ParentMember); a component naming no member, a
-total, or temporary equity ("Redeemable Noncontrolling Interests") stands for the
-undimensioned facts. A record may so name two members ("Common stock and additional paid-in
-capital"); the value must still match. `before` is the reading before statements were
-located (every table whose caption `table_facts.is_statement` accepts, its labels as
-parsed); `now` the statement records of `pipeline/rag/answers/filings/statement_rows.py`,
-with the statements that fail their self-check (`statement_checks.py`) counted separately.
+marks aside), the same period (end; a balance, or the same length in months; a column
+naming only "Fiscal 2023" ends within 6 days of the tagged end: a 52/53-week year's end is
+not printed) and the same value up to its sign (a statement prints "(1,234)" for a payment
+the taxonomy tags as positive).
 
-    python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR]
+A statement of equity's facts also count where their only dimension is a member of
+`StatementEquityComponentsAxis` (the component: "Retained Earnings"), and must then be
+found in a record of that component: a PDF record's component (its column's header, or its
+section where the components are sections) names a member when the words of the member's
+name are among its words ("Additional Paid-in Capital" -> AdditionalPaidInCapitalMember),
+or those of a name the member is printed as (`_PRINTED`: "Accumulated deficit" for
+RetainedEarningsMember, "Total ... equity" for ParentMember); a component naming no member,
+a total, or temporary equity ("Redeemable Noncontrolling Interests") stands for the
+undimensioned facts. A record may so name two members ("Common stock and additional
+paid-in capital"); the value must still match.
+
+A label the twin's table prints on two rows with figures under two parents ("Marketable
+securities" under "Current assets:" and "Non-current assets:") must be found under the
+same parent (the twin's heading above it, whose block a total naming it ends); these facts
+are also counted apart. `before` is the reading before statements were located (every
+table whose caption `table_facts.is_statement` accepts, its labels as parsed); `now` the
+statement records of `pipeline/rag/answers/filings/statement_rows.py`, with the statements
+that fail their self-check (`statement_checks.py`) counted separately.
+
+    python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR] [--misses N]
 """
 
 from __future__ import annotations
@@ -90,6 +97,7 @@ class Key:
     end: date
     months: int
     member: str = ""
+    parent: str = ""  # only for a label the statement prints under two parents
 
 
 def _label(text: str) -> str:
@@ -130,7 +138,15 @@ def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
         kind = statement_kind(t.caption)
         if kind not in GOLD_KINDS or not t.fact_ids:
             continue
-        for row, ids in zip(t.rows, t.fact_ids, strict=False):
+        # The heading above, up to the total naming it (the HTML keeps no indentation).
+        parents = parse_table(t.rows, levels=[0] * len(t.rows)).parents
+        under: dict[str, set[str]] = {}
+        for row, ids, parent in zip(t.rows, t.fact_ids, parents, strict=False):
+            if any(ids):  # a row with figures (a heading of the same words is no second row)
+                under.setdefault(_label(row[0]), set()).add(_label(parent))
+        for row, ids, parent in zip(t.rows, t.fact_ids, parents, strict=False):
+            label = _label(row[0])
+            parent = _label(parent) if len(under.get(label, ())) > 1 else ""
             for fid in ids:
                 f = facts.get(fid) if fid else None
                 member = _member_of(f) if f is not None else None
@@ -139,18 +155,20 @@ def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
                         not f.concept.startswith("us-gaap:") or f.unit not in ("USD", "USD/shares"):
                     continue
                 seen.add(fid)
-                out.setdefault(kind, []).append((Key(_label(row[0]), f.end, f.months, member),
+                out.setdefault(kind, []).append((Key(label, f.end, f.months, member, parent),
                                                  abs(f.value)))
     return out
 
 
-def _keys(label: str, period, value: Decimal, members=("",)) -> list[tuple[Key, Decimal]]:
+def _keys(label: str, period, value: Decimal, members=("",), parent: str = ""
+          ) -> list[tuple[Key, Decimal]]:
     shift = FISCAL_WEEK_DAYS if period.fiscal_year else 0
     ends = [period.end + timedelta(days=d) for d in range(-shift, shift + 1)]
     lengths = ([period.months] if period.months is not None else []) + \
         ([0] if period.shows_balances() else [])
-    return [(Key(_label(label), end, n, m), abs(value)) for end in ends for n in lengths
-            for m in members]
+    parents = {"", _label(parent)}
+    return [(Key(_label(label), end, n, m, p), abs(value)) for end in ends for n in lengths
+            for m in members for p in parents]
 
 
 def read_before(doc, chunks) -> set[tuple[Key, Decimal]]:
@@ -186,7 +204,7 @@ def read_now(doc, chunks, members: set[str]
             named = members_named(r.component or r.section, members) \
                 if r.kind is StatementKind.EQUITY else {""}
             (bad if st.statement in failed else good).update(
-                _keys(r.label, r.period, r.value, named))
+                _keys(r.label, r.period, r.value, named, r.section))
     return good, bad, [f"{f.kind.value} p.{f.pages}: {f.reason}" for f in failed.values()]
 
 
@@ -227,11 +245,13 @@ def main() -> int:
             g = sum(f in good for f in facts)
             x = sum(f in bad and f not in good for f in facts)
             totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
-                           f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x})
+                           f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x,
+                           "parent:n": sum(bool(k.parent) for k, _ in facts),
+                           "parent:g": sum(bool(f[0].parent) and f in good for f in facts)})
             print(f"{pdf.stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
             for key, value in [f for f in facts if f not in good][:args.misses]:
                 print(f"{'':28} missed: {key.label!r} {key.end} {key.months}m "
-                      f"{key.member or '-'} {value:,f}")
+                      f"{key.member or '-'} {value:,f}" + (f" under {key.parent!r}" * bool(key.parent)))
         for line in why:
             print(f"{'':28} check failed: {line}")
     print()
@@ -243,6 +263,8 @@ def main() -> int:
     n = totals["n"] or 1
     print(f"{'all':28} {'all statements':34} {totals['n']:5d} {totals['b'] / n:7.1%} "
           f"{totals['g'] / n:7.1%} {totals['x']:6d}")
+    print(f"labels printed under two parents: {totals['parent:g']} of {totals['parent:n']} "
+          "facts found under the right parent")
     print(f"reading: {pages} pages in {seconds:.2f} s, {pages / max(seconds, 1e-9):.1f} pages/s")
     return 0
 

@@ -15,8 +15,8 @@ from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_
 from pipeline.rag.answers.tables.table_cells import figure_cells
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
+from retriever_trt.documents.pdf_row_labels import join_wrapped
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
-from retriever_trt.documents.pdf_tables import _join_wrapped
 from retriever_trt.tables import parse_table
 from tests.paths import FILINGS
 
@@ -107,8 +107,9 @@ def test_a_table_with_one_balance_row_is_not_read_by_its_rows() -> None:
 
 
 def test_a_balance_date_wrapped_under_its_amounts_is_joined() -> None:
-    rows = _join_wrapped([["Balance as of", "$ 568", "3,100"], ["December 31, 2021", "", ""],
-                          ["Net income", "12", "—"]])
+    rows, indents = join_wrapped([["Balance as of", "$ 568", "3,100"], ["December 31, 2021", "", ""],
+                                  ["Net income", "12", "—"]], [35.0, 35.0, 53.0])
+    assert indents == [35.0, 53.0]
     assert rows == [["Balance as of December 31, 2021", "$ 568", "3,100"],
                     ["Net income", "12", "—"]]
 
@@ -139,9 +140,9 @@ def test_a_dash_is_a_zero_figure(tesla: list[StatementRow]) -> None:
 
 
 def test_a_note_of_figures_under_a_label_is_joined_to_it() -> None:
-    rows = _join_wrapped([["Cash dividends paid — common stock", "", ""],
-                          ["($1.68 per share)", "(1,563)", "(1,563)"],
-                          ["Changes in operating assets", "", ""],
-                          ["(Increase) in receivables", "(12)", "(9)"]])
+    rows, _ = join_wrapped([["Cash dividends paid — common stock", "", ""],
+                            ["($1.68 per share)", "(1,563)", "(1,563)"],
+                            ["Changes in operating assets", "", ""],
+                            ["(Increase) in receivables", "(12)", "(9)"]], [None] * 4)
     assert rows[0] == ["Cash dividends paid — common stock ($1.68 per share)", "(1,563)", "(1,563)"]
     assert rows[2][0] == "(Increase) in receivables"

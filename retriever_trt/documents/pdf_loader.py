@@ -118,18 +118,19 @@ def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
 
 
 def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:
-    rows, caption = t.rows, t.caption
+    rows, caption, levels = t.rows, t.caption, list(t.levels)
     prev = state.last_table
     if at_top and t.n_header == 0 and prev is not None and len(prev.columns) == len(t.columns) \
             and same_columns(t.columns, prev.columns):
         rows = prev.rows[:prev.n_header] + rows
+        levels = list(prev.levels[:prev.n_header]) + levels
         caption = caption or state.last_caption
     elif at_top and not caption:
         caption = state.tail_caption
     if not caption and state.blocks and isinstance(state.blocks[-1], TableBlock):
         caption = state.blocks[-1].caption  # the same statement's next period, stacked
     state.last_table, state.last_caption = t, caption
-    return TableBlock(rows, caption, page)
+    return TableBlock(rows, caption, page, levels=levels)
 
 
 def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:

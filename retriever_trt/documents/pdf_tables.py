@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
+from retriever_trt.documents.pdf_row_labels import indent_levels, join_wrapped, label_stops
 from retriever_trt.tables import parse_value
 from retriever_trt.years import YEAR_DIGITS, years_in
 
@@ -48,13 +49,6 @@ HEADER_INDENT = 40.0
 SAME_COLUMN = 12.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
-# A label that stops mid-phrase goes on on the next line.
-_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per|january|february|"
-                       r"march|april|may|june|july|august|september|october|november|december))$",
-                       re.I)
-# A line that starts with a parenthesis holding a number qualifies the label above it
-# ("Cash dividends paid — common stock" / "($1.68 per share)"); "(Increase)" starts a row.
-_FIGURES_NOTE = re.compile(r"^\([^)]*\d")
 # Where a caption's prose starts: after the last sentence that ends within a line.
 # (a lower-case word or a number ends it, so "U.S. Treasury" does not).
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
@@ -88,8 +82,9 @@ class PageTables:
 @dataclass(frozen=True)
 class FoundTable:
     """A table on a page: `rows` as laid out (`n_header` header rows first), the lines it
-    takes (`start` the first caption line, `end` one past its last row) and its columns'
-    x ranges, for joining it to its continuation on the next page."""
+    takes (`start` the first caption line, `end` one past its last row), its columns'
+    x ranges, for joining it to its continuation on the next page, and the indentation
+    level of each row's label."""
 
     rows: list[list[str]]
     n_header: int
@@ -97,6 +92,7 @@ class FoundTable:
     start: int
     end: int
     columns: Columns
+    levels: tuple[int, ...]  # each row's label indentation level (0 leftmost; headers 0)
 
 
 def page_footer(lines: list[Line]) -> bool:
@@ -257,7 +253,7 @@ def _label_goes_on(page: _Page, last: int) -> int:
     k = last + 1
     if k >= len(page.lines) or page.numeric[k] or page.prose[k] or page.gap(k) > MAX_HEADER_GAP:
         return 0
-    return int(len(page.split[k]) == 1 and _OPEN_END.search(page.split[last][0].text) is not None)
+    return int(len(page.split[k]) == 1 and label_stops(page.split[last][0].text))
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
@@ -302,11 +298,18 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
     first, top = _header_start(page, first, floor, label_end)
     cap = _caption_start(page, top, floor)
     header = [_place(page.split[k], columns, label_end, spanning=True) for k in range(top, first)]
-    body = [_place(page.split[k], columns, label_end, spanning=False)
-            for k in range(first, last + 1)]
+    lines = range(first, last + 1)
+    body, indents = join_wrapped([_place(page.split[k], columns, label_end, spanning=False)
+                                  for k in lines], [_indent(page.split[k], label_end) for k in lines])
     caption = caption_text(page.lines[cap:top])
-    return FoundTable(header + _join_wrapped(body), len(header), caption, cap, last + 1,
-                      tuple((c[0], c[1]) for c in columns))
+    return FoundTable(header + body, len(header), caption, cap, last + 1,
+                      tuple((c[0], c[1]) for c in columns),
+                      (0,) * len(header) + tuple(indent_levels(indents)))
+
+
+def _indent(segs: list[Segment], label_end: float) -> float | None:
+    """Where a body line's label starts (None: no label)."""
+    return segs[0].x0 if segs and segs[0].x0 < label_end else None
 
 
 def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:
@@ -385,40 +388,3 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
                         key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
         row[j] = f"{row[j]} {s.text}".strip()
     return row
-
-
-def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
-    """Join a row wrapped onto two lines: a label-only line followed by one that goes on
-    (in lower case, after a label that stops mid-phrase: "Balance as of March 31," /
-    "2025", or a note of figures: "($1.68 per share)"), a label-only line that finishes
-    the row above (lower case, an open parenthesis above, or a label above that stops
-    mid-phrase: "Balance as of  $ 568 ..." / "December 31, 2021"), and amounts printed a
-    line below their label (a label with a footnote mark, or a lone "$" above its "—")."""
-    out: list[list[str]] = []
-    for row in rows:
-        if out and not out[-1][0].endswith(":"):
-            merged = _joined(out[-1], row)
-            if merged is not None:
-                out[-1] = merged
-                continue
-        out.append(list(row))
-    return out
-
-
-def _joined(prev: list[str], row: list[str]) -> list[str] | None:
-    """`prev` and `row` as one row when `row` finishes `prev` (see `_join_wrapped`)."""
-    label, has_cells = row[0], any(row[1:])
-    prev_label_only = not any(prev[1:])
-    if not label:
-        fits = has_cells and all(not p or (p in CURRENCY_SIGNS and c) or not c
-                                 for p, c in zip(prev[1:], row[1:], strict=True))
-        if fits and (prev_label_only or any(p in CURRENCY_SIGNS for p in prev[1:])):
-            return [prev[0]] + [f"{p} {c}".strip() for p, c in zip(prev[1:], row[1:], strict=True)]
-        return None
-    open_end = _OPEN_END.search(prev[0]) is not None
-    goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")") or (
-        open_end and (prev_label_only or not has_cells)) or (
-        prev_label_only and _FIGURES_NOTE.match(label) is not None)
-    if goes_on and (not has_cells or prev_label_only):
-        return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
-    return None

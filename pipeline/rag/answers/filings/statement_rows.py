@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from pipeline.rag.answers.filings.equity_rows import equity_cells
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
+from pipeline.rag.answers.tables.row_items import per_share_row
 from pipeline.rag.answers.tables.table_cells import figure, figure_cells
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
@@ -93,7 +94,7 @@ def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
     tables: list[tuple[Chunk, Table, StatementKind | None]] = []
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
-        table = parse_table(chunk.table, [caption])
+        table = parse_table(chunk.table, [caption], _levels(chunk))
         kind = statement_kind(caption, table.row_labels[table.n_header:])
         if kind is None and not caption:
             # A title centred over the amounts was read as a header row, leaving no caption.
@@ -112,6 +113,12 @@ def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
     return out
 
 
+def _levels(chunk: Chunk) -> list[int] | None:
+    """The indentation level of each row's label, where the reader kept them (a PDF's)."""
+    levels = chunk.sources.get("levels", "").split()
+    return [int(x) for x in levels] if levels and all(x.isdigit() for x in levels) else None
+
+
 def _page(chunk: Chunk) -> int | None:
     page = chunk.sources.get("page", "")
     return int(page) if page.isdigit() else None
@@ -126,10 +133,13 @@ def statement_rows(st: StatementTable) -> list[StatementRow]:
     if st.kind is StatementKind.EQUITY and (by_rows := equity_cells(table, cells)) is not None:
         # No sections: the components are the columns, and a label-only row between
         # activity rows is the tail of a wrapped label more often than a heading.
-        return [StatementRow(st.kind, st.statement, clean_label(table.row_labels[e.row]), "",
-                             e.period, figure(cells[(e.row, e.column)]).scaleb(power), power,
-                             st.page, (st.chunk_id, e.row, e.column), e.component)
-                for e in by_rows]
+        out = []
+        for e in by_rows:
+            p = _row_power(table.row_labels[e.row], "", power)
+            out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[e.row]),
+                                    "", e.period, figure(cells[(e.row, e.column)]).scaleb(p), p,
+                                    st.page, (st.chunk_id, e.row, e.column), e.component))
+        return out
     ends = sorted({p.end for p in st.periods if p is not None})
     first = header_rows(table)
     out = []
@@ -137,10 +147,17 @@ def statement_rows(st: StatementTable) -> list[StatementRow]:
         period = st.periods[j] if j < len(st.periods) else None
         if period is None or i < first:
             continue
+        p = _row_power(table.row_labels[i], table.parents[i], power)
         out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[i]),
                                 table.parents[i], _row_period(table.row_labels[i], period, ends),
-                                figure(c).scaleb(power), power, st.page, (st.chunk_id, i, j)))
+                                figure(c).scaleb(p), p, st.page, (st.chunk_id, i, j)))
     return out
+
+
+def _row_power(label: str, parent: str, power: int) -> int:
+    """The power of ten a row's figures are in: the table's, but dollars for a per-share
+    row ("(In millions, except per-share amounts)"; no statement prints those scaled)."""
+    return 0 if per_share_row(label, parent) else power
 
 
 def _row_period(label: str, period: ColumnPeriod, ends: list[date]) -> ColumnPeriod:

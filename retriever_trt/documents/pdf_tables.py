@@ -37,6 +37,7 @@ MAX_LINES_WITHOUT_AMOUNTS = 3
 # caption stops: a header's lines sit tight over the first row, a title further up.
 MAX_ROW_GAP = 3.0
 MAX_HEADER_GAP = 1.5
+MAX_DATE_HEADER_GAP = 2.5
 MAX_CAPTION_GAP = 4.5
 MAX_HEADER_LINES = 6
 MAX_CAPTION_LINES = 4
@@ -233,6 +234,7 @@ def _body_end(page: _Page, first: int) -> int:
     split, numeric = page.split, page.numeric
     amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
     last = first
+    loose = 0  # lines since `last` without amounts, a wrapped label's later lines aside
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
@@ -241,10 +243,18 @@ def _body_end(page: _Page, first: int) -> int:
                              else numeric[k] or years_in(page.lines[k].text)):
             break  # the next table's header, or a page footer ("Form 10-Q   1")
         if numeric[k]:
-            last = k
-        elif k - last > MAX_LINES_WITHOUT_AMOUNTS:
+            last, loose = k, 0
+            continue
+        loose += not _goes_on(page.lines[k - 1].text, page.lines[k].text)
+        if loose > MAX_LINES_WITHOUT_AMOUNTS:
             break
     return last + _label_goes_on(page, last)
+
+
+def _goes_on(above: str, text: str) -> bool:
+    """Whether a line goes on with the label above it ("Common stock, $0.000006 par
+    value; ..." / "and 2,211 million shares issued ...")."""
+    return text[:1].islower() or label_stops(above)
 
 
 def _label_goes_on(page: _Page, last: int) -> int:
@@ -318,15 +328,20 @@ def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tupl
     first amounts ("Assets", "Current assets:") are body rows."""
     split = page.split
 
-    def fits(k: int) -> bool:
+    def fits(k: int, gap: float = MAX_HEADER_GAP) -> bool:
         return k >= floor and not page.numeric[k] and not page.prose[k] and \
-            not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= MAX_HEADER_GAP
+            not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= gap
 
     body = first
     while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1) and \
             all(s.center <= label_end for s in split[body - 1]):
         body -= 1
     top = body
+    # The dates over the columns may stand further off the first row than a header's lines
+    # from each other (NVIDIA's "Jul 27, 2025  Jul 28, 2024", two line pitches up).
+    if body > floor and years_in(page.lines[body - 1].text) and \
+            fits(body - 1, MAX_DATE_HEADER_GAP) and any(s.center > label_end for s in split[body - 1]):
+        top -= 1
     while body - top < MAX_HEADER_LINES and fits(top - 1) and \
             any(s.center > label_end for s in split[top - 1]):
         top -= 1

@@ -100,6 +100,15 @@ def test_a_balance_at_the_first_of_a_month_is_the_close_of_the_day_before() -> N
     assert periods[(2, "Total")] == (date(2024, 6, 30), 6)
 
 
+def test_a_52_53_week_years_first_day_stays() -> None:
+    """Adobe's years end on the Friday nearest November 30: "December 1" is a year's end."""
+    table = parse_table([["", "Retained Earnings"], ["Balances at December 1, 2023", "100"],
+                         ["Net income", "20"], ["Balances at November 29, 2024", "120"]])
+    cells = equity_cells(table, figure_cells(table))
+    assert cells is not None
+    assert {c.period.end for c in cells} == {date(2023, 12, 1), date(2024, 11, 29)}
+
+
 def test_a_table_with_one_balance_row_is_not_read_by_its_rows() -> None:
     table = parse_table([["", "2024", "2023"], ["Balance at December 31, 2023", "100", "90"],
                          ["Net income", "20", "10"]])

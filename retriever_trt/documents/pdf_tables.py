@@ -259,11 +259,13 @@ def _goes_on(above: str, text: str) -> bool:
 
 def _label_goes_on(page: _Page, last: int) -> int:
     """1 when the line after a table's last row finishes that row's label, which stops
-    mid-phrase ("Balance as of  $ 63 ..." over "December 31, 2024"), else 0."""
+    mid-phrase ("Balance as of  $ 63 ..." over "December 31, 2024"; the amounts may sit
+    on a line of their own between the label's two lines), else 0."""
     k = last + 1
     if k >= len(page.lines) or page.numeric[k] or page.prose[k] or page.gap(k) > MAX_HEADER_GAP:
         return 0
-    return int(len(page.split[k]) == 1 and label_stops(page.split[last][0].text))
+    label = last - 1 if last > 0 and is_amount(page.split[last][0].text) else last
+    return int(len(page.split[k]) == 1 and label_stops(page.split[label][0].text))
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:

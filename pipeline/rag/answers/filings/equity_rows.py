@@ -55,11 +55,19 @@ def _balance_date(label: str) -> date | None:
     if md is None or len(years) != 1:
         return None
     try:
-        day = date(years[0], *md)
+        return date(years[0], *md)
     except ValueError:
         return None
-    # A balance "at January 1" is the one at the close of December 31, as it is tagged.
-    return day - timedelta(days=1) if day.day == 1 else day
+
+
+def _closing_dates(dates: dict[int, date]) -> dict[int, date]:
+    """The balance rows' dates as tagged: a balance "at January 1" of a table that counts
+    in calendar months (another of its dates a month's last day) is the one at the close of
+    December 31; a 52/53-week year's first day stays ("Balances at December 1, 2023")."""
+    calendar_months = any((d + timedelta(days=1)).day == 1 for d in dates.values())
+    if not calendar_months:
+        return dates
+    return {i: d - timedelta(days=1) if d.day == 1 else d for i, d in dates.items()}
 
 
 def components(table: Table, header_end: int) -> list[str]:
@@ -84,7 +92,8 @@ def equity_cells(table: Table, figures: dict[tuple[int, int], Cell]) -> list[Equ
     rows and components from its columns; None when it is not laid out so (fewer than two
     dated balance rows)."""
     body = sorted({i for i, _ in figures})
-    dates = {i: d for i in body if (d := _balance_date(table.row_labels[i])) is not None}
+    dates = _closing_dates({i: d for i in body
+                            if (d := _balance_date(table.row_labels[i])) is not None})
     if len(dates) < MIN_BALANCE_ROWS:
         return None
     names = components(table, min(body))

@@ -164,12 +164,13 @@ def _row_period(label: str, period: ColumnPeriod, ends: list[date]) -> ColumnPer
     """The period a row's figure is for: a closing row ("Ending balances", "Cash, end of
     period") is the balance at its column's end, an opening one the balance at the close of
     the day before the column's first day, or of a column's end within a week of it (a
-    52/53-week year's)."""
+    52/53-week year's). A column naming only a fiscal year dates them as nearly as its end."""
     if CLOSING.search(label):
-        return ColumnPeriod(period.end, None)
+        return ColumnPeriod(period.end, None, period.fiscal_year)
     first = period.first_day()
     if first is None or not _OPENING.search(label):
         return period
     opening = first - timedelta(days=1)
     near = [e for e in ends if abs((e - opening).days) <= FISCAL_WEEK_DAYS]
-    return ColumnPeriod(min(near, key=lambda e: abs((e - opening).days)) if near else opening, None)
+    return ColumnPeriod(min(near, key=lambda e: abs((e - opening).days)) if near else opening,
+                        None, period.fiscal_year)

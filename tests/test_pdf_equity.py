@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.rag.answers.filings.equity_rows import equity_cells
+from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
 from pipeline.rag.answers.tables.table_cells import figure_cells
 from retriever_trt.chunking import chunk_document
@@ -19,6 +20,7 @@ from retriever_trt.documents.pdf_row_labels import join_wrapped
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
 from retriever_trt.tables import parse_table
 from tests.paths import FILINGS
+from tests.test_pdf_loader import COVER, _print_pdf
 
 CHUNK_TOKENS = 120
 EQUITY_AXIS = "us-gaap:StatementEquityComponentsAxis"
@@ -155,3 +157,29 @@ def test_a_note_of_figures_under_a_label_is_joined_to_it() -> None:
                             ["(Increase) in receivables", "(12)", "(9)"]], [None] * 4)
     assert rows[0] == ["Cash dividends paid — common stock ($1.68 per share)", "(1,563)", "(1,563)"]
     assert rows[2][0] == "(Increase) in receivables"
+
+
+def test_a_column_that_does_not_roll_forward_fails_the_statement(tmp_path: Path) -> None:
+    """Retained earnings 100 + net income 20 printed as closing at 130: the statement of
+    equity is marked, naming the column; the columns that roll forward alone pass."""
+    def statement(closing: str) -> str:
+        rows = [("Balance at December 31, 2023", "$ 50", "$ 100", "$ 150"),
+                ("Net income", "—", "20", "20"), ("Stock-based compensation", "5", "—", "5"),
+                ("Balance at December 31, 2024", "$ 55", f"$ {closing}", "$ 175")]
+        body = "".join(f'<tr><td style="width:55%">{a}</td><td class="r">{b}</td>'
+                       f'<td class="r">{c}</td><td class="r">{d}</td></tr>' for a, b, c, d in rows)
+        return ('<p class="c break"><b>CONSOLIDATED STATEMENTS OF STOCKHOLDERS’ EQUITY</b></p>'
+                '<p class="c">(In millions)</p><table style="width:100%"><tr><td></td>'
+                '<td class="c">Additional Paid-in Capital</td><td class="c">Retained Earnings</td>'
+                f'<td class="c">Total Equity</td></tr>{body}</table>')
+
+    def failures(closing: str) -> list[str]:
+        cover = COVER.replace("September 28, 2024", "December 31, 2024")
+        path = _print_pdf(cover + statement(closing), tmp_path / f"acme-10-k-2025-02-{closing}.pdf")
+        doc = load_document(path, path.name)
+        chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
+        return [f.reason for f in failed_statements(statement_tables(chunks, doc.metadata)).values()]
+
+    assert failures("120") == []
+    [reason] = failures("130")
+    assert reason.startswith("'Retained Earnings': Balance at December 31, 2023")

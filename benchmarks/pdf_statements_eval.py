@@ -247,7 +247,11 @@ def main() -> int:
             totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
                            f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x,
                            "parent:n": sum(bool(k.parent) for k, _ in facts),
-                           "parent:g": sum(bool(f[0].parent) and f in good for f in facts)})
+                           "parent:g": sum(bool(f[0].parent) and f in good for f in facts),
+                           "plain:n": sum(kind is StatementKind.EQUITY and not k.member
+                                          for k, _ in facts),
+                           "plain:g": sum(kind is StatementKind.EQUITY and not f[0].member
+                                          and f in good for f in facts)})
             print(f"{pdf.stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
             for key, value in [f for f in facts if f not in good][:args.misses]:
                 print(f"{'':28} missed: {key.label!r} {key.end} {key.months}m "
@@ -263,6 +267,8 @@ def main() -> int:
     n = totals["n"] or 1
     print(f"{'all':28} {'all statements':34} {totals['n']:5d} {totals['b'] / n:7.1%} "
           f"{totals['g'] / n:7.1%} {totals['x']:6d}")
+    print(f"statement of equity, undimensioned facts only: {totals['plain:g']} of "
+          f"{totals['plain:n']}")
     print(f"labels printed under two parents: {totals['parent:g']} of {totals['parent:n']} "
           "facts found under the right parent")
     print(f"reading: {pages} pages in {seconds:.2f} s, {pages / max(seconds, 1e-9):.1f} pages/s")

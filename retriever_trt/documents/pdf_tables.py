@@ -234,7 +234,8 @@ def _body_end(page: _Page, first: int) -> int:
     split, numeric = page.split, page.numeric
     amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
     last = first
-    loose = 0  # lines since `last` without amounts, a wrapped label's later lines aside
+    loose = 0  # lines since `last` without amounts, a wrapped row's later lines aside
+    wrapped = _wrapped_rows(page)
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
@@ -245,16 +246,25 @@ def _body_end(page: _Page, first: int) -> int:
         if numeric[k]:
             last, loose = k, 0
             continue
-        loose += not _goes_on(page.lines[k - 1].text, page.lines[k].text)
+        loose += not wrapped[k]
         if loose > MAX_LINES_WITHOUT_AMOUNTS:
             break
     return last + _label_goes_on(page, last)
 
 
-def _goes_on(above: str, text: str) -> bool:
-    """Whether a line goes on with the label above it ("Common stock, $0.000006 par
-    value; ..." / "and 2,211 million shares issued ...")."""
-    return text[:1].islower() or label_stops(above)
+def _wrapped_rows(page: _Page) -> list[bool]:
+    """For each line, whether it is a later line of a row's label wrapped down to the line
+    with the row's amounts ("Common stock, $0.000006 par value; ..." / "and 2,211 million
+    shares issued ..." / ... / "... 2024 and 2023, respectively  —  —"): each line goes on
+    from the one above (in lower case, or after a label stopping mid-phrase)."""
+    lines = page.lines
+    goes_on = [k > 0 and (lines[k].text[:1].islower() or label_stops(lines[k - 1].text))
+               for k in range(len(lines))]
+    to_amounts = [False] * (len(lines) + 1)  # the line's label goes on down to amounts
+    for k in range(len(lines) - 1, -1, -1):
+        to_amounts[k] = page.numeric[k] or (k + 1 < len(lines) and goes_on[k + 1]
+                                            and to_amounts[k + 1])
+    return [goes_on[k] and to_amounts[k] and not page.numeric[k] for k in range(len(lines))]
 
 
 def _label_goes_on(page: _Page, last: int) -> int:

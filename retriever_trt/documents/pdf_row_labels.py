@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS
+from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Segment
 
 # Label x positions this close (points) are one indent: PDFium's boxes differ by a glyph's
 # side bearing ("T" and "A" of labels set at one indent start 0.1-0.7 points apart).
@@ -34,6 +34,25 @@ def indent_levels(indents: list[float | None]) -> list[int]:
         if not starts or x - starts[-1] > SAME_INDENT:
             starts.append(x)
     return [0 if x is None else max(k for k, s in enumerate(starts) if s <= x) for x in indents]
+
+
+def label_indent(segs: list[Segment], label_end: float) -> float | None:
+    """Where a body line's label starts (None: the line has no label)."""
+    return segs[0].x0 if segs and segs[0].x0 < label_end else None
+
+
+def wrapped_rows(texts: list[str], numeric: list[bool]) -> list[bool]:
+    """For each line of a page, whether it is a later line of a row's label wrapped down to
+    the line with the row's amounts (`numeric`): "Common stock, $0.000006 par value; ..." /
+    "and 2,211 million shares issued ..." / ... / "... and 2023, respectively  —  —", each
+    line going on from the one above (in lower case, or after a label stopping mid-phrase)."""
+    goes_on = [k > 0 and (texts[k][:1].islower() or label_stops(texts[k - 1]))
+               for k in range(len(texts))]
+    to_amounts = [False] * len(texts)  # the line's label goes on down to amounts
+    for k in range(len(texts) - 1, -1, -1):
+        goes_down = k + 1 < len(texts) and goes_on[k + 1] and to_amounts[k + 1]
+        to_amounts[k] = numeric[k] or goes_down
+    return [goes_on[k] and to_amounts[k] and not numeric[k] for k in range(len(texts))]
 
 
 def label_stops(label: str) -> bool:

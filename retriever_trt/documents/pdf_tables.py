@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
-from retriever_trt.documents.pdf_row_labels import indent_levels, join_wrapped, label_stops
+from retriever_trt.documents.pdf_row_labels import (
+    indent_levels,
+    join_wrapped,
+    label_indent,
+    label_stops,
+    wrapped_rows,
+)
 from retriever_trt.tables import parse_value
 from retriever_trt.years import YEAR_DIGITS, years_in
 
@@ -235,7 +241,7 @@ def _body_end(page: _Page, first: int) -> int:
     amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
     last = first
     loose = 0  # lines since `last` without amounts, a wrapped row's later lines aside
-    wrapped = _wrapped_rows(page)
+    wrapped = wrapped_rows([line.text for line in page.lines], page.numeric)
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
@@ -250,21 +256,6 @@ def _body_end(page: _Page, first: int) -> int:
         if loose > MAX_LINES_WITHOUT_AMOUNTS:
             break
     return last + _label_goes_on(page, last)
-
-
-def _wrapped_rows(page: _Page) -> list[bool]:
-    """For each line, whether it is a later line of a row's label wrapped down to the line
-    with the row's amounts ("Common stock, $0.000006 par value; ..." / "and 2,211 million
-    shares issued ..." / ... / "... 2024 and 2023, respectively  —  —"): each line goes on
-    from the one above (in lower case, or after a label stopping mid-phrase)."""
-    lines = page.lines
-    goes_on = [k > 0 and (lines[k].text[:1].islower() or label_stops(lines[k - 1].text))
-               for k in range(len(lines))]
-    to_amounts = [False] * (len(lines) + 1)  # the line's label goes on down to amounts
-    for k in range(len(lines) - 1, -1, -1):
-        to_amounts[k] = page.numeric[k] or (k + 1 < len(lines) and goes_on[k + 1]
-                                            and to_amounts[k + 1])
-    return [goes_on[k] and to_amounts[k] and not page.numeric[k] for k in range(len(lines))]
 
 
 def _label_goes_on(page: _Page, last: int) -> int:
@@ -322,16 +313,11 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
     header = [_place(page.split[k], columns, label_end, spanning=True) for k in range(top, first)]
     lines = range(first, last + 1)
     body, indents = join_wrapped([_place(page.split[k], columns, label_end, spanning=False)
-                                  for k in lines], [_indent(page.split[k], label_end) for k in lines])
+                                  for k in lines], [label_indent(page.split[k], label_end) for k in lines])
     caption = caption_text(page.lines[cap:top])
     return FoundTable(header + body, len(header), caption, cap, last + 1,
                       tuple((c[0], c[1]) for c in columns),
                       (0,) * len(header) + tuple(indent_levels(indents)))
-
-
-def _indent(segs: list[Segment], label_end: float) -> float | None:
-    """Where a body line's label starts (None: no label)."""
-    return segs[0].x0 if segs and segs[0].x0 < label_end else None
 
 
 def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:

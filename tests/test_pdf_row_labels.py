@@ -3,11 +3,13 @@ child, on the cut Apple 10-K of tests/data/filings/pdf and on small tables."""
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 import pytest
 
 from pipeline.rag.answers.filings.statement_rows import StatementTable, statement_rows, statement_tables
+from pipeline.rag.answers.tables.column_periods import ColumnPeriod
 from pipeline.rag.answers.tables.row_items import per_share_row
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
@@ -105,3 +107,30 @@ def test_parents_by_indentation() -> None:
     assert table.levels == levels
     # Without levels (an HTML table), a heading's section runs to the next heading.
     assert parse_table(rows).parents[4] == "Current assets"
+
+
+def _statement(rows: list[list[str]], period: ColumnPeriod, ends: tuple[date, ...] = ()
+               ) -> StatementTable:
+    table = parse_table([["", "2025"], *rows], ["(In millions, except per share data)"])
+    return StatementTable(StatementKind.INCOME, 0, table, [None, period], "t#table0/0", "", 1,
+                          ends)
+
+
+def test_a_footnote_mark_does_not_hide_a_per_share_row() -> None:
+    """Coca-Cola's "Basic Net Income Per Share1": $2.47, not 2.47 million."""
+    st = _statement([["Net Operating Revenues", "47,061"], ["Basic Net Income Per Share1", "$ 2.47"]],
+                    ColumnPeriod(date(2024, 12, 31), 12))
+    values = {r.label: r.value for r in statement_rows(st)}
+    assert values == {"Net Operating Revenues": 47061 * Decimal(10) ** 6,
+                      "Basic Net Income Per Share": Decimal("2.47")}
+
+
+def test_an_opening_balance_dates_to_a_period_end_the_filing_prints() -> None:
+    """Six months to July 27, 2025 began after January 26, 2025 (NVIDIA's year end, its
+    balance sheet's other column), not on the calendar count's January 27."""
+    six_months = ColumnPeriod(date(2025, 7, 27), 6)
+    rows = [["Cash and cash equivalents at beginning of period", "8,589"]]
+    [alone] = statement_rows(_statement(rows, six_months))
+    [known] = statement_rows(_statement(rows, six_months, (date(2025, 1, 26), date(2025, 7, 27))))
+    assert (alone.period.end, known.period.end) == (date(2025, 1, 27), date(2025, 1, 26))
+    assert known.period.months is None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -52,6 +52,7 @@ class StatementTable:
     chunk_id: str
     caption: str
     page: int | None
+    filing_ends: tuple[date, ...] = ()  # every statement column's end in the filing
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,12 @@ def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
         caption = chunk.sources.get("caption", "")
         out.append(StatementTable(kind, number, table, column_periods(table, caption, metadata),
                                   chunk.chunk_id, caption, page))
-    return out
+    # An opening balance dates to a period end another statement prints (the balance
+    # sheet's comparative column: NVIDIA's January 26, 2025, a 52-week year's end), not
+    # to one a bare "Fiscal 2023" column is counted to.
+    ends = tuple(sorted({p.end for st in out for p in st.periods
+                         if p is not None and not p.fiscal_year}))
+    return [replace(st, filing_ends=ends) for st in out]
 
 
 def _levels(chunk: Chunk) -> list[int] | None:
@@ -140,7 +146,7 @@ def statement_rows(st: StatementTable) -> list[StatementRow]:
                                     "", e.period, figure(cells[(e.row, e.column)]).scaleb(p), p,
                                     st.page, (st.chunk_id, e.row, e.column), e.component))
         return out
-    ends = sorted({p.end for p in st.periods if p is not None})
+    ends = sorted({p.end for p in st.periods if p is not None} | set(st.filing_ends))
     first = header_rows(table)
     out = []
     for (i, j), c in sorted(cells.items()):
@@ -157,14 +163,15 @@ def statement_rows(st: StatementTable) -> list[StatementRow]:
 def _row_power(label: str, parent: str, power: int) -> int:
     """The power of ten a row's figures are in: the table's, but dollars for a per-share
     row ("(In millions, except per-share amounts)"; no statement prints those scaled)."""
-    return 0 if per_share_row(label, parent) else power
+    return 0 if per_share_row(clean_label(label), parent) else power
 
 
 def _row_period(label: str, period: ColumnPeriod, ends: list[date]) -> ColumnPeriod:
     """The period a row's figure is for: a closing row ("Ending balances", "Cash, end of
     period") is the balance at its column's end, an opening one the balance at the close of
-    the day before the column's first day, or of a column's end within a week of it (a
-    52/53-week year's). A column naming only a fiscal year dates them as nearly as its end."""
+    the day before the column's first day, or of a period end of the filing's statements
+    within six days of it (a 52/53-week year's). A column naming only a fiscal year dates
+    them as nearly as its end."""
     if CLOSING.search(label):
         return ColumnPeriod(period.end, None, period.fiscal_year)
     first = period.first_day()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from retriever_trt.documents.metadata import MONTHS
-from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
+from retriever_trt.documents.pdf_cells import cells, is_amount
+from retriever_trt.documents.pdf_layout import Line, Segment
 from retriever_trt.documents.pdf_row_labels import (
     indent_levels,
     join_wrapped,
@@ -24,10 +26,8 @@ from retriever_trt.documents.pdf_row_labels import (
     label_stops,
     wrapped_rows,
 )
-from retriever_trt.tables import parse_value
 from retriever_trt.years import YEAR_DIGITS, years_in
 
-DASHES = frozenset({"—", "–", "-", "--"})
 # Fewest lines with amounts that make a table: two when they share two or more columns,
 # three when there is one column of amounts; one line makes a table when it has amounts in
 # three or more columns ("Future principal payments  $ 5,513  $ 2,750  ...").
@@ -59,9 +59,6 @@ SLACK = 2.0
 # Where a caption's prose starts: after the last sentence that ends within a line.
 # (a lower-case word or a number ends it, so "U.S. Treasury" does not).
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
-# A word that is an amount on its own: digits with separators, maybe in parentheses or
-# signed, or a dash for nil (but not "$" or "%" alone, which go with an amount).
-_AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
 _YEAR = re.compile(rf"^{YEAR_DIGITS}$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A header's day numbers ("Six months ended June" over "30") are no amounts.
@@ -75,7 +72,6 @@ _FOOTER = re.compile(r"(^|\s)\d{1,3}$")
 
 
 Columns = tuple[tuple[float, float], ...]
-_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -116,35 +112,10 @@ def running_line(text: str) -> bool:
     return text.isdigit() or _RUNNING_HEADS.match(text) is not None
 
 
-def is_amount(text: str) -> bool:
-    """A number as tables write it, or a dash for nil ("$ —" too)."""
-    if _DIGIT.search(text) is None:  # most cells are words: no number to parse
-        return text.lstrip("".join(CURRENCY_SIGNS) + " ") in DASHES
-    return parse_value(text) is not None
-
-
-def cells(line: Line) -> list[Segment]:
-    """The line's segments with a lone currency sign joined to the amount after it and a
-    lone "%" to the amount before it ("$" and "391,035" are one cell)."""
-    out: list[Segment] = []
-    segs = [part for s in line.segments for part in _split_amounts(_without_trailing_sign(s))]
-    i = 0
-    while i < len(segs):
-        s = segs[i]
-        if s.text in CURRENCY_SIGNS and i + 1 < len(segs) and is_amount(segs[i + 1].text):
-            nxt = segs[i + 1]
-            s, i = Segment(f"{s.text} {nxt.text}", s.x0, nxt.x1), i + 1
-        elif s.text == "%" and out and is_amount(out[-1].text):
-            last = out.pop()
-            s = Segment(last.text + "%", last.x0, s.x1)
-        out.append(s)
-        i += 1
-    return out
-
-
 class _Page:
     """A page's lines with what the search needs of each: its cells, whether it has
-    amounts (a row) or is prose, and the page's usual line pitch (the unit of gaps)."""
+    amounts (a row) or is prose, and the page's usual line pitch (the unit of gaps); which
+    lines go on a wrapped label, once, when a table asks."""
 
     def __init__(self, lines: list[Line]) -> None:
         self.lines = lines
@@ -157,6 +128,11 @@ class _Page:
                       for i in range(len(lines))]
         self.pitch = line_pitch(lines)
 
+    @cached_property
+    def wrapped(self) -> list[bool]:
+        """Whether each line is a later line of a label wrapped down to its row's amounts."""
+        return wrapped_rows([line.text for line in self.lines], self.numeric)
+
     def gap(self, k: int) -> float:
         """Vertical distance from line k-1 down to line k, in line pitches."""
         return (self.lines[k - 1].y - self.lines[k].y) / self.pitch
@@ -166,28 +142,6 @@ def line_pitch(lines: list[Line]) -> float:
     """The median distance between consecutive lines (1.0 for a page of one line)."""
     gaps = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
     return gaps[len(gaps) // 2] if gaps else 1.0
-
-
-def _split_amounts(s: Segment) -> list[Segment]:
-    """Amounts of two columns drawn so close they read as one segment ("436 37,589") as
-    two: joined, they would parse as one number. Their x ranges are shared out by length."""
-    words = s.text.split(" ")
-    if len(words) < 2 or not all(_AMOUNT_WORD.match(w) for w in words):
-        return [s]
-    step = (s.x1 - s.x0) / len(s.text)
-    out, x = [], s.x0
-    for w in words:
-        out.append(Segment(w, x, x + step * len(w)))
-        x += step * (len(w) + 1)
-    return out
-
-
-def _without_trailing_sign(s: Segment) -> Segment:
-    """An amount drawn touching the next cell's currency sign ("391,035$") without it:
-    the sign belongs to the amount after it, and amounts read the same without it."""
-    if s.text[-1:] in CURRENCY_SIGNS and is_amount(s.text[:-1].strip()):
-        return Segment(s.text[:-1].strip(), s.x0, s.x1)
-    return s
 
 
 def find_tables(lines: list[Line], carried: Columns = ()) -> PageTables:
@@ -241,7 +195,6 @@ def _body_end(page: _Page, first: int) -> int:
     amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
     last = first
     loose = 0  # lines since `last` without amounts, a wrapped row's later lines aside
-    wrapped = wrapped_rows([line.text for line in page.lines], page.numeric)
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
@@ -252,7 +205,7 @@ def _body_end(page: _Page, first: int) -> int:
         if numeric[k]:
             last, loose = k, 0
             continue
-        loose += not wrapped[k]
+        loose += not page.wrapped[k]
         if loose > MAX_LINES_WITHOUT_AMOUNTS:
             break
     return last + _label_goes_on(page, last)

@@ -134,3 +134,15 @@ def test_an_opening_balance_dates_to_a_period_end_the_filing_prints() -> None:
     [known] = statement_rows(_statement(rows, six_months, (date(2025, 1, 26), date(2025, 7, 27))))
     assert (alone.period.end, known.period.end) == (date(2025, 1, 27), date(2025, 1, 26))
     assert known.period.months is None
+
+
+def test_rows_at_the_periods_first_and_last_days_are_its_balances() -> None:
+    """IBM's cash flows: "... at January 1" opens the six months to June 30, "... at June
+    30" closes them; a row of another day stays a flow."""
+    rows = [["Cash, cash equivalents and restricted cash at January 1", "14,160"],
+            ["Cash, cash equivalents and restricted cash at June 30", "12,026"],
+            ["Payments at March 31", "5"]]
+    periods = [(r.period.end, r.period.months) for r in
+               statement_rows(_statement(rows, ColumnPeriod(date(2025, 6, 30), 6)))]
+    assert periods == [(date(2024, 12, 31), None), (date(2025, 6, 30), None),
+                       (date(2025, 6, 30), 6)]

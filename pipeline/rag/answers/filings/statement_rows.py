@@ -20,13 +20,19 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from pipeline.rag.answers.filings.equity_rows import equity_cells
-from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
+from pipeline.rag.answers.tables.column_periods import (
+    ColumnPeriod,
+    column_periods,
+    header_rows,
+    month_day,
+)
 from pipeline.rag.answers.tables.row_items import per_share_row
 from pipeline.rag.answers.tables.table_cells import figure, figure_cells
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
 from retriever_trt.store import Chunk
 from retriever_trt.tables import Table, parse_table
+from retriever_trt.years import years_in
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
 # A row that states the balance at the end of its column's period, or at its start.
@@ -34,6 +40,8 @@ CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|bala
                      r"\bbalances?,? (?:at )?end\b", re.I)
 _OPENING = re.compile(r"\bbeginning (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
                       r"\bbalances?,? (?:at )?(?:the )?beginning\b", re.I)
+# A row "at" a day of the year: "Cash, cash equivalents and restricted cash at January 1".
+_AT_DAY = re.compile(r"\bat\s+[A-Za-z]{3,9}\.?\s+\d{1,2}\s*$")
 # A year of 52 or 53 weeks ends up to this many days from a calendar-month count.
 FISCAL_WEEK_DAYS = 6
 # A footnote mark ending a label: "Net income (1)", "Revenues(a)", "Total assets²", "Cash*".
@@ -171,11 +179,15 @@ def _row_period(label: str, period: ColumnPeriod, ends: list[date]) -> ColumnPer
     period") is the balance at its column's end, an opening one the balance at the close of
     the day before the column's first day, or of a period end of the filing's statements
     within six days of it (a 52/53-week year's). A column naming only a fiscal year dates
-    them as nearly as its end."""
-    if CLOSING.search(label):
-        return ColumnPeriod(period.end, None, period.fiscal_year)
+    them as nearly as its end. A row "at" a month and day without a year ("Cash ... at
+    January 1", "... at June 30") is the opening or closing one where that day begins or
+    ends the column's period."""
     first = period.first_day()
-    if first is None or not _OPENING.search(label):
+    day = month_day(label) if _AT_DAY.search(label) and not years_in(label) else None
+    if CLOSING.search(label) or (day is not None and day == (period.end.month, period.end.day)):
+        return ColumnPeriod(period.end, None, period.fiscal_year)
+    opens = first is not None and day == (first.month, first.day)
+    if first is None or not (_OPENING.search(label) or opens):
         return period
     opening = first - timedelta(days=1)
     near = [e for e in ends if abs((e - opening).days) <= FISCAL_WEEK_DAYS]

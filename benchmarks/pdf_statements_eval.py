@@ -208,6 +208,28 @@ def read_now(doc, chunks, members: set[str]
     return good, bad, [f"{f.kind.value} p.{f.pages}: {f.reason}" for f in failed.values()]
 
 
+def _score(stem: str, kind: StatementKind, facts: list[tuple[Key, Decimal]],
+           reads: tuple[set, set, set], totals: Counter[str], misses: int) -> None:
+    """Count and print one statement's facts found before, now, and in failed statements."""
+    before, good, bad = reads
+    n = len(facts)
+    b = sum(f in before for f in facts)
+    g = sum(f in good for f in facts)
+    x = sum(f in bad and f not in good for f in facts)
+    totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
+                   f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x,
+                   "parent:n": sum(bool(k.parent) for k, _ in facts),
+                   "parent:g": sum(bool(f[0].parent) and f in good for f in facts),
+                   "plain:n": sum(kind is StatementKind.EQUITY and not k.member for k, _ in facts),
+                   "plain:g": sum(kind is StatementKind.EQUITY and not f[0].member and f in good
+                                  for f in facts)})
+    print(f"{stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
+    for key, value in [f for f in facts if f not in good][:misses]:
+        under = f" under {key.parent!r}" if key.parent else ""
+        print(f"{'':28} missed: {key.label!r} {key.end} {key.months}m {key.member or '-'} "
+              f"{value:,f}{under}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pdfs", type=Path, nargs="+", default=[FILINGS / "pdf"],
@@ -240,22 +262,7 @@ def main() -> int:
         members = {k.member for facts in facts_by_kind.values() for k, _ in facts}
         good, bad, why = read_now(doc, chunks, members)
         for kind, facts in facts_by_kind.items():
-            n = len(facts)
-            b = sum(f in before for f in facts)
-            g = sum(f in good for f in facts)
-            x = sum(f in bad and f not in good for f in facts)
-            totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
-                           f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x,
-                           "parent:n": sum(bool(k.parent) for k, _ in facts),
-                           "parent:g": sum(bool(f[0].parent) and f in good for f in facts),
-                           "plain:n": sum(kind is StatementKind.EQUITY and not k.member
-                                          for k, _ in facts),
-                           "plain:g": sum(kind is StatementKind.EQUITY and not f[0].member
-                                          and f in good for f in facts)})
-            print(f"{pdf.stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
-            for key, value in [f for f in facts if f not in good][:args.misses]:
-                print(f"{'':28} missed: {key.label!r} {key.end} {key.months}m "
-                      f"{key.member or '-'} {value:,f}" + (f" under {key.parent!r}" * bool(key.parent)))
+            _score(pdf.stem, kind, facts, (before, good, bad), totals, args.misses)
         for line in why:
             print(f"{'':28} check failed: {line}")
     print()

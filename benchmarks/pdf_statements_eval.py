@@ -7,15 +7,31 @@ with `load_document`; its facts that are us-gaap, undimensioned, in USD (or USD 
 shown in a table the statement finder names (income statement, comprehensive income,
 balance sheet, cash flows, equity), with the label of the row they are shown in. A fact is
 found when a record of the PDF reading has the same label (case, punctuation and footnote
-marks aside), the same period (end; a balance, or the same length in months; a column naming only "Fiscal
-2023" ends within 6 days of the tagged end: a 52/53-week year's end is not printed) and the same
-value up to its sign (a statement prints "(1,234)" for a payment the taxonomy tags as
-positive). `before` is the reading before statements were located (every table whose
-caption `table_facts.is_statement` accepts, its labels as parsed); `now` the statement
-records of `pipeline/rag/answers/filings/statement_rows.py`, with the statements that fail their
-self-check (`statement_checks.py`) counted separately.
+marks aside), the same period (end; a balance, or the same length in months; a column
+naming only "Fiscal 2023" ends within 6 days of the tagged end: a 52/53-week year's end is
+not printed) and the same value up to its sign (a statement prints "(1,234)" for a payment
+the taxonomy tags as positive).
 
-    python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR]
+A statement of equity's facts also count where their only dimension is a member of
+`StatementEquityComponentsAxis` (the component: "Retained Earnings"), and must then be
+found in a record of that component: a PDF record's component (its column's header, or its
+section where the components are sections) names a member when the words of the member's
+name are among its words ("Additional Paid-in Capital" -> AdditionalPaidInCapitalMember),
+or those of a name the member is printed as (`_PRINTED`: "Accumulated deficit" for
+RetainedEarningsMember, "Total ... equity" for ParentMember); a component naming no member,
+a total, or temporary equity ("Redeemable Noncontrolling Interests") stands for the
+undimensioned facts. A record may so name two members ("Common stock and additional
+paid-in capital"); the value must still match.
+
+A label the twin's table prints on two rows with figures under two parents ("Marketable
+securities" under "Current assets:" and "Non-current assets:") must be found under the
+same parent (the twin's heading above it, whose block a total naming it ends); these facts
+are also counted apart. `before` is the reading before statements were located (every
+table whose caption `table_facts.is_statement` accepts, its labels as parsed); `now` the
+statement records of `pipeline/rag/answers/filings/statement_rows.py`, with the statements
+that fail their self-check (`statement_checks.py`) counted separately.
+
+    python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR] [--misses N]
 """
 
 from __future__ import annotations
@@ -34,6 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from pipeline.rag.answers.filings.statement_checks import failed_statements  # noqa: E402
 from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
+    FISCAL_WEEK_DAYS,
     SCALE_POWER,
     clean_label,
     statement_rows,
@@ -49,24 +66,66 @@ from retriever_trt.tables import parse_table  # noqa: E402
 FILINGS = REPO.parent / "shared" / "data" / "filings"
 CHUNK_TOKENS = 120
 _WORDS = re.compile(r"[a-z0-9]+")
-# A fiscal year of 52 or 53 weeks ends up to this many days from where a column naming
-# only "Fiscal 2023" puts it (the filing's own year end, shifted by whole years).
-FISCAL_WEEK_DAYS = 6
+EQUITY_AXIS = "us-gaap:StatementEquityComponentsAxis"
+_CAMEL = re.compile(r"[A-Z][a-z]+|[A-Z]+(?![a-z])")
+# Names the taxonomy's usual equity members are printed under, beside their own words.
+_PRINTED = {
+    "RetainedEarningsMember": ("accumulated deficit", "reinvested earnings",
+                               "earnings reinvested", "retained deficit"),
+    "AccumulatedOtherComprehensiveIncomeMember": ("accumulated other comprehensive",),
+    "TreasuryStockMember": ("treasury",),
+    "TreasuryStockCommonMember": ("treasury",),
+    "ParentMember": ("total",),
+    "NoncontrollingInterestMember": ("noncontrolling", "non controlling"),
+    "CommonStockIncludingAdditionalPaidInCapitalMember": ("common stock paid in capital",
+                                                          "common stock capital in excess"),
+    "AdditionalPaidInCapitalMember": ("paid in capital", "capital surplus", "capital in excess"),
+    "AdditionalPaidInCapitalCommonStockMember": ("paid in capital", "capital in excess"),
+}
+# Words of a column that is no component: temporary equity, tagged without the axis.
+_NO_COMPONENT = frozenset({"redeemable", "temporary"})
 GOLD_KINDS = (StatementKind.INCOME, StatementKind.COMPREHENSIVE, StatementKind.BALANCE,
               StatementKind.CASH_FLOWS, StatementKind.EQUITY)
 
 
 @dataclass(frozen=True)
 class Key:
-    """What a found figure must match: label words, period end, months (0: a balance)."""
+    """What a found figure must match: label words, period end, months (0: a balance), and
+    the equity component's member ("" for an undimensioned fact)."""
 
     label: str
     end: date
     months: int
+    member: str = ""
+    parent: str = ""  # only for a label the statement prints under two parents
 
 
 def _label(text: str) -> str:
     return " ".join(_WORDS.findall(clean_label(text).lower().replace("’", "'")))
+
+
+def _member_of(f) -> str | None:
+    """A fact's equity component member ("" undimensioned; None: other dimensions)."""
+    if not f.dimensions:
+        return ""
+    if len(f.dimensions) == 1 and f.dimensions[0][0] == EQUITY_AXIS:
+        return f.dimensions[0][1].split(":")[-1]
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORDS.findall(text.lower().replace("’", "'").replace("'s", "").replace("'", "")))
+
+
+def members_named(component: str, members: set[str]) -> set[str]:
+    """The members of `members` (and "" for undimensioned) a printed component names."""
+    words = _words(component)
+    if not words or words & _NO_COMPONENT:
+        return {""}
+    named = {m for m in members if m and (
+        _words(" ".join(_CAMEL.findall(m.removesuffix("Member")))) <= words
+        or any(_words(name) <= words for name in _PRINTED.get(m, ())))}
+    return named | {""} if not named or "total" in words else named
 
 
 def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
@@ -79,24 +138,37 @@ def gold(html: Path) -> dict[StatementKind, list[tuple[Key, Decimal]]]:
         kind = statement_kind(t.caption)
         if kind not in GOLD_KINDS or not t.fact_ids:
             continue
-        for row, ids in zip(t.rows, t.fact_ids, strict=False):
+        # The heading above, up to the total naming it (the HTML keeps no indentation).
+        parents = parse_table(t.rows, levels=[0] * len(t.rows)).parents
+        under: dict[str, set[str]] = {}
+        for row, ids, parent in zip(t.rows, t.fact_ids, parents, strict=False):
+            if any(ids):  # a row with figures (a heading of the same words is no second row)
+                under.setdefault(_label(row[0]), set()).add(_label(parent))
+        for row, ids, parent in zip(t.rows, t.fact_ids, parents, strict=False):
+            label = _label(row[0])
+            parent = _label(parent) if len(under.get(label, ())) > 1 else ""
             for fid in ids:
                 f = facts.get(fid) if fid else None
-                if f is None or fid in seen or f.dimensions or not f.concept.startswith("us-gaap:") \
-                        or f.unit not in ("USD", "USD/shares"):
+                member = _member_of(f) if f is not None else None
+                if f is None or fid in seen or member is None or (
+                        member and kind is not StatementKind.EQUITY) or \
+                        not f.concept.startswith("us-gaap:") or f.unit not in ("USD", "USD/shares"):
                     continue
                 seen.add(fid)
-                out.setdefault(kind, []).append((Key(_label(row[0]), f.end, f.months),
+                out.setdefault(kind, []).append((Key(label, f.end, f.months, member, parent),
                                                  abs(f.value)))
     return out
 
 
-def _keys(label: str, period, value: Decimal) -> list[tuple[Key, Decimal]]:
+def _keys(label: str, period, value: Decimal, members=("",), parent: str = ""
+          ) -> list[tuple[Key, Decimal]]:
     shift = FISCAL_WEEK_DAYS if period.fiscal_year else 0
     ends = [period.end + timedelta(days=d) for d in range(-shift, shift + 1)]
     lengths = ([period.months] if period.months is not None else []) + \
         ([0] if period.shows_balances() else [])
-    return [(Key(_label(label), end, n), abs(value)) for end in ends for n in lengths]
+    parents = {"", _label(parent)}
+    return [(Key(_label(label), end, n, m, p), abs(value)) for end in ends for n in lengths
+            for m in members for p in parents]
 
 
 def read_before(doc, chunks) -> set[tuple[Key, Decimal]]:
@@ -119,16 +191,43 @@ def read_before(doc, chunks) -> set[tuple[Key, Decimal]]:
     return found
 
 
-def read_now(doc, chunks) -> tuple[set[tuple[Key, Decimal]], set[tuple[Key, Decimal]], list[str]]:
-    """(figures of statements that pass their checks, of those that fail, why they fail)."""
+def read_now(doc, chunks, members: set[str]
+             ) -> tuple[set[tuple[Key, Decimal]], set[tuple[Key, Decimal]], list[str]]:
+    """(figures of statements that pass their checks, of those that fail, why they fail);
+    `members`: the equity component members of the twin's gold facts."""
     tables = statement_tables(chunks, doc.metadata)
     failed = failed_statements(tables)
     good: set[tuple[Key, Decimal]] = set()
     bad: set[tuple[Key, Decimal]] = set()
     for st in tables:
         for r in statement_rows(st):
-            (bad if st.statement in failed else good).update(_keys(r.label, r.period, r.value))
+            named = members_named(r.component or r.section, members) \
+                if r.kind is StatementKind.EQUITY else {""}
+            (bad if st.statement in failed else good).update(
+                _keys(r.label, r.period, r.value, named, r.section))
     return good, bad, [f"{f.kind.value} p.{f.pages}: {f.reason}" for f in failed.values()]
+
+
+def _score(stem: str, kind: StatementKind, facts: list[tuple[Key, Decimal]],
+           reads: tuple[set, set, set], totals: Counter[str], misses: int) -> None:
+    """Count and print one statement's facts found before, now, and in failed statements."""
+    before, good, bad = reads
+    n = len(facts)
+    b = sum(f in before for f in facts)
+    g = sum(f in good for f in facts)
+    x = sum(f in bad and f not in good for f in facts)
+    totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
+                   f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x,
+                   "parent:n": sum(bool(k.parent) for k, _ in facts),
+                   "parent:g": sum(bool(f[0].parent) and f in good for f in facts),
+                   "plain:n": sum(kind is StatementKind.EQUITY and not k.member for k, _ in facts),
+                   "plain:g": sum(kind is StatementKind.EQUITY and not f[0].member and f in good
+                                  for f in facts)})
+    print(f"{stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
+    for key, value in [f for f in facts if f not in good][:misses]:
+        under = f" under {key.parent!r}" if key.parent else ""
+        print(f"{'':28} missed: {key.label!r} {key.end} {key.months}m {key.member or '-'} "
+              f"{value:,f}{under}")
 
 
 def main() -> int:
@@ -136,6 +235,8 @@ def main() -> int:
     ap.add_argument("--pdfs", type=Path, nargs="+", default=[FILINGS / "pdf"],
                     help="folders of PDF filings, each with an HTML twin in --html")
     ap.add_argument("--html", type=Path, default=FILINGS)
+    ap.add_argument("--misses", type=int, default=0, metavar="N",
+                    help="print up to N facts a statement's reading missed, per filing")
     args = ap.parse_args()
     pdfs = sorted(p for d in args.pdfs if d.is_dir() for p in d.glob("*.pdf"))
     missing = [str(d) for d in [*args.pdfs, args.html] if not d.is_dir()]
@@ -157,15 +258,11 @@ def main() -> int:
         pages += doc.metadata.pages or 0
         chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
         before = read_before(doc, chunks)
-        good, bad, why = read_now(doc, chunks)
-        for kind, facts in gold(html).items():
-            n = len(facts)
-            b = sum(f in before for f in facts)
-            g = sum(f in good for f in facts)
-            x = sum(f in bad and f not in good for f in facts)
-            totals.update({f"{kind.value}:n": n, f"{kind.value}:b": b, f"{kind.value}:g": g,
-                           f"{kind.value}:x": x, "n": n, "b": b, "g": g, "x": x})
-            print(f"{pdf.stem:28} {kind.value:34} {n:5d} {b / n:7.1%} {g / n:7.1%} {x:6d}")
+        facts_by_kind = gold(html)
+        members = {k.member for facts in facts_by_kind.values() for k, _ in facts}
+        good, bad, why = read_now(doc, chunks, members)
+        for kind, facts in facts_by_kind.items():
+            _score(pdf.stem, kind, facts, (before, good, bad), totals, args.misses)
         for line in why:
             print(f"{'':28} check failed: {line}")
     print()
@@ -177,6 +274,10 @@ def main() -> int:
     n = totals["n"] or 1
     print(f"{'all':28} {'all statements':34} {totals['n']:5d} {totals['b'] / n:7.1%} "
           f"{totals['g'] / n:7.1%} {totals['x']:6d}")
+    print(f"statement of equity, undimensioned facts only: {totals['plain:g']} of "
+          f"{totals['plain:n']}")
+    print(f"labels printed under two parents: {totals['parent:g']} of {totals['parent:n']} "
+          "facts found under the right parent")
     print(f"reading: {pages} pages in {seconds:.2f} s, {pages / max(seconds, 1e-9):.1f} pages/s")
     return 0
 

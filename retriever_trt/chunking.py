@@ -178,7 +178,8 @@ def _table_chunks(doc: Document, block: TableBlock, n: int, title: str, max_toke
     head = "\n".join(part for part in (block.caption, head) if part)
     source = {"file": doc.doc_id, "table": str(n)} | \
         ({"page": str(block.page)} if block.page is not None else {}) | \
-        ({"caption": block.caption} if block.caption else {})
+        ({"caption": block.caption} if block.caption else {}) | \
+        ({"levels": " ".join(map(str, block.levels))} if block.levels else {})
     rows = [list(r) for r in block.rows]
     out = [Chunk(f"{doc.doc_id}#table{n}/{i}", doc.doc_id, _page_title(title, block.page), text,
                  dict(source), rows)

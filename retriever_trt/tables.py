@@ -125,6 +125,7 @@ class Table:
     parents: list[str]
     scale: str
     cells: list[Cell] = field(default_factory=list)
+    levels: list[int] = field(default_factory=list)  # row label indents, where printed
 
     def body(self) -> range:
         return range(self.n_header, len(self.rows))
@@ -214,27 +215,72 @@ def _name_totals(labels: list[str], cells: list[Cell], n_header: int) -> None:
         start = i + 1
 
 
-def parse_table(rows: list[list[object]], paragraphs: list[str] = ()) -> Table:  # type: ignore[assignment]
+# "Total" before the name of the block a total closes.
+_TOTAL_OF = re.compile(r"^total\s+", re.I)
+
+
+def _heading(row: list[str]) -> bool:
+    """A label with no cells: a section heading ("Current assets:")."""
+    return bool(row[0]) and not any(row[1:])
+
+
+def _section_parents(clean: list[list[str]], n_header: int) -> list[str]:
+    """Each body row's section: the heading row above it, up to the next heading."""
+    parents, parent = [], ""
+    for i, row in enumerate(clean):
+        if i >= n_header and _heading(row):
+            parent = row[0].rstrip(":")
+            parents.append("")
+            continue
+        parents.append(parent if i >= n_header else "")
+    return parents
+
+
+def _indented_parents(clean: list[list[str]], n_header: int, levels: list[int]) -> list[str]:
+    """Each body row's parent by indentation: the nearest open heading above it. A heading's
+    block is the rows at the indent of its first row or deeper (a heading whose rows are not
+    indented keeps them at its own); a row further left ends it, and so does the next
+    heading at its indent or left of it. A total naming an open heading ("Total current
+    assets") is that heading's last row, wherever it is set."""
+    parents = [""] * len(clean)
+    open_: list[list] = []  # headings whose block goes on: [name, level, first row's level]
+    for i in range(n_header, len(clean)):
+        row, level = clean[i], levels[i]
+        heading = _heading(row)
+        named = _TOTAL_OF.sub("", row[0]).lower() if _TOTAL_OF.match(row[0]) else None
+        closes = next((k for k in range(len(open_) - 1, -1, -1)
+                       if open_[k][0].lower() == named), None)
+        if closes is not None:
+            parents[i] = open_[closes][0]
+            del open_[closes:]
+            continue
+        while open_ and (level < open_[-1][1] or (heading and level == open_[-1][1]) or (
+                open_[-1][2] is not None and level < open_[-1][2])):
+            open_.pop()
+        if open_ and open_[-1][2] is None:
+            open_[-1][2] = level
+        parents[i] = open_[-1][0] if open_ else ""
+        if heading:
+            open_.append([row[0].rstrip(":"), level, None])
+    return parents
+
+
+def parse_table(rows: list[list[object]], paragraphs: list[str] = (),  # type: ignore[assignment]
+                levels: list[int] | None = None) -> Table:
     """Parse `rows` (header rows first) into cells; the scale comes from the header text,
-    the row labels, then the paragraphs ("(in thousands)", "$'000", "in millions")."""
+    the row labels, then the paragraphs ("(in thousands)", "$'000", "in millions").
+    `levels`: each row's label indentation (a printed table's), which then gives each row's
+    parent; without it a row's parent is the heading row above it."""
     clean = _clean(rows)
     if not clean:
         return Table([], 0, [], [], [], [], "")
     width = len(clean[0])
     n_header = _header_count(clean) if len(clean) > 1 else len(clean)
     headers = _column_headers(clean, n_header, width)
-    labels, parents = [], []
-    parent = ""
-    for i, row in enumerate(clean):
-        label = next((c for c in row if c), "") if i >= n_header else ""
-        if i >= n_header and row[0] and not any(parse_value(c) for c in row[1:]) and \
-                not any(row[1:]):
-            parent = row[0].rstrip(":")
-            labels.append(row[0])
-            parents.append("")
-            continue
-        labels.append(row[0] if i >= n_header else label)
-        parents.append(parent if i >= n_header else "")
+    labels = [row[0] if i >= n_header else "" for i, row in enumerate(clean)]
+    indented = levels is not None and len(levels) == len(clean)
+    parents = _indented_parents(clean, n_header, levels) if indented else \
+        _section_parents(clean, n_header)
     cells = []
     for i in range(n_header, len(clean)):
         for j in range(1, width):
@@ -247,7 +293,7 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = ()) -> Table: 
     scale = detect_scale(header_text, label_text, *paragraphs) or scale_from_mentions(
         [c.value.number for c in cells if c.value and not c.value.percent], paragraphs)
     return Table(clean, n_header, headers, [years_in(h) for h in headers], labels, parents,
-                 scale, cells)
+                 scale, cells, list(levels) if indented else [])
 
 
 def transpose(table: Table) -> Table | None:

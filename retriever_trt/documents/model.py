@@ -168,12 +168,14 @@ class TableBlock:
     """A table as laid out: rows of cell texts (header rows first, a row label in column 0),
     the caption or heading above it ("Consolidated Statements of Operations (in millions)"),
     and, for inline XBRL, the id of the fact each cell shows (same shape as `rows`, None
-    where a cell shows none)."""
+    where a cell shows none); for a PDF, each row's label indentation level (0 leftmost),
+    which says which heading a row is under."""
 
     rows: list[list[str]]
     caption: str = ""
     page: int | None = None
     fact_ids: list[list[str | None]] | None = None
+    levels: list[int] | None = None
 
 
 Block = Paragraph | TableBlock

@@ -5,7 +5,7 @@ are found only where lines of amounts line up (`pdf_tables.py`), so prose pages 
 table work. A table that runs onto the next page without a header of its own gets the
 header and caption of the part before it; a table at the top of a page with no title
 above it takes the title lines that ended the page before (a statement's title printed
-at the foot of the page before its table). Metadata comes from the cover page
+at the foot of the page before its table, ahead of a scale note over it). Metadata comes from the cover page
 (`metadata.py`; its other fields, incorporation, address, exchange, from the positions of
 its text: `cover_page.py`). A scanned PDF (no text layer) is refused: OCR is out of scope.
 """
@@ -21,6 +21,7 @@ from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.metadata import infer_metadata, title
 from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
 from retriever_trt.documents.pdf_layout import Line, page_lines
+from retriever_trt.documents.pdf_statements import statement_kind
 from retriever_trt.documents.pdf_tables import (
     FoundTable,
     find_tables,
@@ -118,18 +119,23 @@ def _read_page(lines: list[Line], page: int, state: _Pages) -> None:
 
 
 def _table_block(t: FoundTable, page: int, state: _Pages, at_top: bool) -> TableBlock:
-    rows, caption = t.rows, t.caption
+    rows, caption, levels = t.rows, t.caption, list(t.levels)
     prev = state.last_table
     if at_top and t.n_header == 0 and prev is not None and len(prev.columns) == len(t.columns) \
             and same_columns(t.columns, prev.columns):
         rows = prev.rows[:prev.n_header] + rows
+        levels = list(prev.levels[:prev.n_header]) + levels
         caption = caption or state.last_caption
     elif at_top and not caption:
         caption = state.tail_caption
+    elif at_top and statement_kind(caption) is None and statement_kind(state.tail_caption):
+        # A statement's title ended the page before, its scale note tops this one
+        # ("Consolidated Statements of Financial Position" / "(Dollars in millions)").
+        caption = f"{state.tail_caption} {caption}"
     if not caption and state.blocks and isinstance(state.blocks[-1], TableBlock):
         caption = state.blocks[-1].caption  # the same statement's next period, stacked
     state.last_table, state.last_caption = t, caption
-    return TableBlock(rows, caption, page)
+    return TableBlock(rows, caption, page, levels=levels)
 
 
 def _paragraphs(lines: list[Line], page: int, out: list[Block]) -> None:

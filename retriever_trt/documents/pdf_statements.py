@@ -27,6 +27,9 @@ class StatementKind(Enum):
     SEGMENTS = "segment note"
 
 
+# "Statements of Redeemable Noncontrolling Interests and Equity": temporary equity first.
+_INTERESTS = r"(?:(?:redeemable |convertible )*(?:non-?controlling|preferred|temporary) " \
+             r"(?:interests?|stock|equity) and )?"
 _OWNERS = r"(?:share|stock)(?:owner|holder)s?['’]?|shareowners['’]?|owners['’]?|members['’]?"
 # Title patterns, the more specific first ("comprehensive income" before "income").
 _TITLES: tuple[tuple[StatementKind, re.Pattern[str]], ...] = tuple(
@@ -37,7 +40,7 @@ _TITLES: tuple[tuple[StatementKind, re.Pattern[str]], ...] = tuple(
         (StatementKind.BALANCE, r"\bbalance sheets?\b|\bstatements? of (?:consolidated )?"
                                 r"financial (?:position|condition)"),
         (StatementKind.EQUITY, r"\bstatements? of (?:consolidated )?(?:changes in )?"
-                               rf"(?:(?:{_OWNERS}) )?(?:equity|deficit|investment)"),
+                               rf"{_INTERESTS}(?:(?:{_OWNERS}) )?(?:equity|deficit|investment)"),
         (StatementKind.INCOME, r"\bstatements? of (?:consolidated )?(?:operations|income|"
                                r"earnings)(?: and comprehensive (?:income|loss))?"),
         (StatementKind.SEGMENTS, r"\b(?:reportable |operating )?segments? (?:information|"

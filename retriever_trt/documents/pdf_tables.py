@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from retriever_trt.documents.metadata import MONTHS
-from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Line, Segment
-from retriever_trt.tables import parse_value
+from retriever_trt.documents.pdf_cells import cells, is_amount
+from retriever_trt.documents.pdf_layout import Line, Segment
+from retriever_trt.documents.pdf_row_labels import (
+    indent_levels,
+    join_wrapped,
+    label_indent,
+    label_stops,
+    wrapped_rows,
+)
 from retriever_trt.years import YEAR_DIGITS, years_in
 
-DASHES = frozenset({"—", "–", "-", "--"})
 # Fewest lines with amounts that make a table: two when they share two or more columns,
 # three when there is one column of amounts; one line makes a table when it has amounts in
 # three or more columns ("Future principal payments  $ 5,513  $ 2,750  ...").
@@ -36,6 +43,7 @@ MAX_LINES_WITHOUT_AMOUNTS = 3
 # caption stops: a header's lines sit tight over the first row, a title further up.
 MAX_ROW_GAP = 3.0
 MAX_HEADER_GAP = 1.5
+MAX_DATE_HEADER_GAP = 2.5
 MAX_CAPTION_GAP = 4.5
 MAX_HEADER_LINES = 6
 MAX_CAPTION_LINES = 4
@@ -48,16 +56,9 @@ HEADER_INDENT = 40.0
 SAME_COLUMN = 12.0
 # Points of slack when a cell is placed against a column's x range.
 SLACK = 2.0
-# A label that stops mid-phrase goes on on the next line.
-_OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per|january|february|"
-                       r"march|april|may|june|july|august|september|october|november|december))$",
-                       re.I)
 # Where a caption's prose starts: after the last sentence that ends within a line.
 # (a lower-case word or a number ends it, so "U.S. Treasury" does not).
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z(])")
-# A word that is an amount on its own: digits with separators, maybe in parentheses or
-# signed, or a dash for nil (but not "$" or "%" alone, which go with an amount).
-_AMOUNT_WORD = re.compile(r"^(\(?-?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\)?%?|[—–])$")
 _YEAR = re.compile(rf"^{YEAR_DIGITS}$")
 _RUNNING_HEADS = re.compile(r"^(table of contents|index)$", re.I)
 # A header's day numbers ("Six months ended June" over "30") are no amounts.
@@ -71,7 +72,6 @@ _FOOTER = re.compile(r"(^|\s)\d{1,3}$")
 
 
 Columns = tuple[tuple[float, float], ...]
-_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,9 @@ class PageTables:
 @dataclass(frozen=True)
 class FoundTable:
     """A table on a page: `rows` as laid out (`n_header` header rows first), the lines it
-    takes (`start` the first caption line, `end` one past its last row) and its columns'
-    x ranges, for joining it to its continuation on the next page."""
+    takes (`start` the first caption line, `end` one past its last row), its columns'
+    x ranges, for joining it to its continuation on the next page, and the indentation
+    level of each row's label."""
 
     rows: list[list[str]]
     n_header: int
@@ -94,6 +95,7 @@ class FoundTable:
     start: int
     end: int
     columns: Columns
+    levels: tuple[int, ...]  # each row's label indentation level (0 leftmost; headers 0)
 
 
 def page_footer(lines: list[Line]) -> bool:
@@ -110,35 +112,10 @@ def running_line(text: str) -> bool:
     return text.isdigit() or _RUNNING_HEADS.match(text) is not None
 
 
-def is_amount(text: str) -> bool:
-    """A number as tables write it, or a dash for nil ("$ —" too)."""
-    if _DIGIT.search(text) is None:  # most cells are words: no number to parse
-        return text.lstrip("".join(CURRENCY_SIGNS) + " ") in DASHES
-    return parse_value(text) is not None
-
-
-def cells(line: Line) -> list[Segment]:
-    """The line's segments with a lone currency sign joined to the amount after it and a
-    lone "%" to the amount before it ("$" and "391,035" are one cell)."""
-    out: list[Segment] = []
-    segs = [part for s in line.segments for part in _split_amounts(_without_trailing_sign(s))]
-    i = 0
-    while i < len(segs):
-        s = segs[i]
-        if s.text in CURRENCY_SIGNS and i + 1 < len(segs) and is_amount(segs[i + 1].text):
-            nxt = segs[i + 1]
-            s, i = Segment(f"{s.text} {nxt.text}", s.x0, nxt.x1), i + 1
-        elif s.text == "%" and out and is_amount(out[-1].text):
-            last = out.pop()
-            s = Segment(last.text + "%", last.x0, s.x1)
-        out.append(s)
-        i += 1
-    return out
-
-
 class _Page:
     """A page's lines with what the search needs of each: its cells, whether it has
-    amounts (a row) or is prose, and the page's usual line pitch (the unit of gaps)."""
+    amounts (a row) or is prose, and the page's usual line pitch (the unit of gaps); which
+    lines go on a wrapped label, once, when a table asks."""
 
     def __init__(self, lines: list[Line]) -> None:
         self.lines = lines
@@ -151,6 +128,11 @@ class _Page:
                       for i in range(len(lines))]
         self.pitch = line_pitch(lines)
 
+    @cached_property
+    def wrapped(self) -> list[bool]:
+        """Whether each line is a later line of a label wrapped down to its row's amounts."""
+        return wrapped_rows([line.text for line in self.lines], self.numeric)
+
     def gap(self, k: int) -> float:
         """Vertical distance from line k-1 down to line k, in line pitches."""
         return (self.lines[k - 1].y - self.lines[k].y) / self.pitch
@@ -160,28 +142,6 @@ def line_pitch(lines: list[Line]) -> float:
     """The median distance between consecutive lines (1.0 for a page of one line)."""
     gaps = sorted(a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.y > b.y)
     return gaps[len(gaps) // 2] if gaps else 1.0
-
-
-def _split_amounts(s: Segment) -> list[Segment]:
-    """Amounts of two columns drawn so close they read as one segment ("436 37,589") as
-    two: joined, they would parse as one number. Their x ranges are shared out by length."""
-    words = s.text.split(" ")
-    if len(words) < 2 or not all(_AMOUNT_WORD.match(w) for w in words):
-        return [s]
-    step = (s.x1 - s.x0) / len(s.text)
-    out, x = [], s.x0
-    for w in words:
-        out.append(Segment(w, x, x + step * len(w)))
-        x += step * (len(w) + 1)
-    return out
-
-
-def _without_trailing_sign(s: Segment) -> Segment:
-    """An amount drawn touching the next cell's currency sign ("391,035$") without it:
-    the sign belongs to the amount after it, and amounts read the same without it."""
-    if s.text[-1:] in CURRENCY_SIGNS and is_amount(s.text[:-1].strip()):
-        return Segment(s.text[:-1].strip(), s.x0, s.x1)
-    return s
 
 
 def find_tables(lines: list[Line], carried: Columns = ()) -> PageTables:
@@ -234,6 +194,7 @@ def _body_end(page: _Page, first: int) -> int:
     split, numeric = page.split, page.numeric
     amounts_x = min(s.x0 for s in split[first][1:] if is_amount(s.text)) - HEADER_INDENT
     last = first
+    loose = 0  # lines since `last` without amounts, a wrapped row's later lines aside
     for k in range(first + 1, len(page.lines)):
         if page.prose[k] or page.gap(k) > MAX_ROW_GAP:
             break
@@ -242,10 +203,23 @@ def _body_end(page: _Page, first: int) -> int:
                              else numeric[k] or years_in(page.lines[k].text)):
             break  # the next table's header, or a page footer ("Form 10-Q   1")
         if numeric[k]:
-            last = k
-        elif k - last > MAX_LINES_WITHOUT_AMOUNTS:
+            last, loose = k, 0
+            continue
+        loose += not page.wrapped[k]
+        if loose > MAX_LINES_WITHOUT_AMOUNTS:
             break
-    return last
+    return last + _label_goes_on(page, last)
+
+
+def _label_goes_on(page: _Page, last: int) -> int:
+    """1 when the line after a table's last row finishes that row's label, which stops
+    mid-phrase ("Balance as of  $ 63 ..." over "December 31, 2024"; the amounts may sit
+    on a line of their own between the label's two lines), else 0."""
+    k = last + 1
+    if k >= len(page.lines) or page.numeric[k] or page.prose[k] or page.gap(k) > MAX_HEADER_GAP:
+        return 0
+    label = last - 1 if last > 0 and is_amount(page.split[last][0].text) else last
+    return int(len(page.split[k]) == 1 and label_stops(page.split[label][0].text))
 
 
 def _columns(split: list[list[Segment]], rows: range, numeric: list[bool]) -> list[list[float]]:
@@ -290,11 +264,13 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
     first, top = _header_start(page, first, floor, label_end)
     cap = _caption_start(page, top, floor)
     header = [_place(page.split[k], columns, label_end, spanning=True) for k in range(top, first)]
-    body = [_place(page.split[k], columns, label_end, spanning=False)
-            for k in range(first, last + 1)]
+    lines = range(first, last + 1)
+    body, indents = join_wrapped([_place(page.split[k], columns, label_end, spanning=False)
+                                  for k in lines], [label_indent(page.split[k], label_end) for k in lines])
     caption = caption_text(page.lines[cap:top])
-    return FoundTable(header + _join_wrapped(body), len(header), caption, cap, last + 1,
-                      tuple((c[0], c[1]) for c in columns))
+    return FoundTable(header + body, len(header), caption, cap, last + 1,
+                      tuple((c[0], c[1]) for c in columns),
+                      (0,) * len(header) + tuple(indent_levels(indents)))
 
 
 def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:
@@ -303,15 +279,20 @@ def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tupl
     first amounts ("Assets", "Current assets:") are body rows."""
     split = page.split
 
-    def fits(k: int) -> bool:
+    def fits(k: int, gap: float = MAX_HEADER_GAP) -> bool:
         return k >= floor and not page.numeric[k] and not page.prose[k] and \
-            not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= MAX_HEADER_GAP
+            not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= gap
 
     body = first
     while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1) and \
             all(s.center <= label_end for s in split[body - 1]):
         body -= 1
     top = body
+    # The dates over the columns may stand further off the first row than a header's lines
+    # from each other (NVIDIA's "Jul 27, 2025  Jul 28, 2024", two line pitches up).
+    if body > floor and years_in(page.lines[body - 1].text) and \
+            fits(body - 1, MAX_DATE_HEADER_GAP) and any(s.center > label_end for s in split[body - 1]):
+        top -= 1
     while body - top < MAX_HEADER_LINES and fits(top - 1) and \
             any(s.center > label_end for s in split[top - 1]):
         top -= 1
@@ -373,37 +354,3 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
                         key=lambda k: abs(s.center - (columns[k][0] + columns[k][1]) / 2))
         row[j] = f"{row[j]} {s.text}".strip()
     return row
-
-
-def _join_wrapped(rows: list[list[str]]) -> list[list[str]]:
-    """Join a row wrapped onto two lines: a label-only line followed by one that goes on
-    (in lower case, or after a label that stops mid-phrase: "Balance as of March 31," /
-    "2025"), a label-only line that finishes the row above (lower case, or an open
-    parenthesis above), and amounts printed a line below their label (a label with a
-    footnote mark, or a lone "$" above its "—")."""
-    out: list[list[str]] = []
-    for row in rows:
-        if out and not out[-1][0].endswith(":"):
-            merged = _joined(out[-1], row)
-            if merged is not None:
-                out[-1] = merged
-                continue
-        out.append(list(row))
-    return out
-
-
-def _joined(prev: list[str], row: list[str]) -> list[str] | None:
-    """`prev` and `row` as one row when `row` finishes `prev` (see `_join_wrapped`)."""
-    label, has_cells = row[0], any(row[1:])
-    prev_label_only = not any(prev[1:])
-    if not label:
-        fits = has_cells and all(not p or (p in CURRENCY_SIGNS and c) or not c
-                                 for p, c in zip(prev[1:], row[1:], strict=True))
-        if fits and (prev_label_only or any(p in CURRENCY_SIGNS for p in prev[1:])):
-            return [prev[0]] + [f"{p} {c}".strip() for p, c in zip(prev[1:], row[1:], strict=True)]
-        return None
-    goes_on = label[0].islower() or prev[0].count("(") > prev[0].count(")") or (
-        prev_label_only and _OPEN_END.search(prev[0]) is not None)
-    if goes_on and (not has_cells or prev_label_only):
-        return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
-    return None

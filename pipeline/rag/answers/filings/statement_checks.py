@@ -8,6 +8,8 @@ statement's parts (`statement_rows.statement_tables`):
   total equity where no such row is printed);
 - a cash flow statement: the net change in cash = operating + investing + financing cash
   flows (+ the effect of exchange rates, where the change is printed after it);
+- a statement of equity with its components as columns: in each column, a balance plus
+  the changes below it is the next balance;
 - any statement: a total that names its section ("Current assets:" ... "Total current
   assets") equals the sum of the section's rows above it, where it is a sum: it adds up in
   some columns (so it is a sum) and not in another (so a figure was misread).
@@ -126,6 +128,32 @@ def _section_sums(st: StatementTable) -> str | None:
     return None
 
 
+def _roll_forward(rows: list[StatementRow]) -> str | None:
+    """A statement of equity read by its rows (components as columns): in each column, the
+    balance on one balance row plus the changes down to the table's next balance row
+    (subtotals aside) is the balance there."""
+    tables: dict[str, list[StatementRow]] = defaultdict(list)
+    for r in rows:
+        if r.component:
+            tables[r.cell[0]].append(r)
+    for table in tables.values():
+        marks = sorted({r.cell[1] for r in table if r.period.months is None})
+        cells = {(r.cell[1], r.cell[2]): r for r in table}
+        for top, bottom in zip(marks, marks[1:], strict=False):
+            for j in sorted({r.cell[2] for r in table}):
+                before, after = cells.get((top, j)), cells.get((bottom, j))
+                changes = [r.value for (i, k), r in cells.items() if k == j and top < i < bottom
+                           and r.period.months and not _TOTAL.search(r.label)]
+                if before is None or after is None or not changes:
+                    continue
+                total = before.value + sum(changes, Decimal(0))
+                if abs(total - after.value) > _tolerance(table, len(changes) + 1):
+                    return (f"{before.component!r}: {before.label} {before.value:,f} + its "
+                            f"changes = {total:,f} ≠ {after.label} {after.value:,f} "
+                            f"(page {after.page})")
+    return None
+
+
 def failed_statements(tables: list[StatementTable]) -> dict[int, Failure]:
     """Statement number -> why it fails its checks, for the statements that do."""
     parts: dict[int, list[StatementTable]] = defaultdict(list)
@@ -140,6 +168,8 @@ def failed_statements(tables: list[StatementTable]) -> dict[int, Failure]:
             reason = _balance(rows)
         if reason is None and kind is StatementKind.CASH_FLOWS:
             reason = _cash_flows(rows)
+        if reason is None and kind is StatementKind.EQUITY:
+            reason = _roll_forward(rows)
         if reason is not None:
             pages = "-".join(dict.fromkeys(str(st.page) for st in sts))
             out[number] = Failure(kind, number, pages, reason)

@@ -4,7 +4,9 @@ Each table the statement finder (`retriever_trt/documents/pdf_statements.py`) na
 for each body row and each column whose period its header rows show (`column_periods.py`),
 one record: the row's label (wrapped lines already joined by the PDF reader, footnote
 marks dropped), its section ("Current assets:"), the period, the value as printed times the
-table's scale ("(1,234)" negative, "—" zero), the page and the cell. The parts of one
+table's scale ("(1,234)" negative, "—" zero), the page and the cell. A statement of equity
+printed with its components as columns has its periods in its rows (`equity_rows.py`):
+its records carry the column's component too. The parts of one
 statement (a balance sheet over two pages, "(continued)") share a statement number, which
 the self-checks (`statement_checks.py`) read them by.
 """
@@ -13,16 +15,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
 from decimal import Decimal
 
-from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
+from pipeline.rag.answers.filings.equity_rows import equity_cells
+from pipeline.rag.answers.tables.column_periods import (
+    ColumnPeriod,
+    column_periods,
+    header_rows,
+    month_day,
+)
+from pipeline.rag.answers.tables.row_items import per_share_row
+from pipeline.rag.answers.tables.table_cells import figure, figure_cells
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
 from retriever_trt.store import Chunk
 from retriever_trt.tables import Table, parse_table
+from retriever_trt.years import years_in
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
+# A row that states the balance at the end of its column's period, or at its start.
+CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
+                     r"\bbalances?,? (?:at )?end\b", re.I)
+_OPENING = re.compile(r"\bbeginning (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
+                      r"\bbalances?,? (?:at )?(?:the )?beginning\b", re.I)
+# A row "at" a day of the year: "Cash, cash equivalents and restricted cash at January 1".
+_AT_DAY = re.compile(r"\bat\s+[A-Za-z]{3,9}\.?\s+\d{1,2}\s*$")
+# A year of 52 or 53 weeks ends up to this many days from a calendar-month count.
+FISCAL_WEEK_DAYS = 6
 # A footnote mark ending a label: "Net income (1)", "Revenues(a)", "Total assets²", "Cash*".
 _FOOTNOTE = re.compile(r"(?:\s*\((?:\d|[a-z])\)|[¹²³⁴⁵⁶⁷⁸⁹⁰*†‡]+|(?<=[a-z])\d)$")
 
@@ -39,6 +60,7 @@ class StatementTable:
     chunk_id: str
     caption: str
     page: int | None
+    filing_ends: tuple[date, ...] = ()  # every statement column's end in the filing
 
 
 @dataclass(frozen=True)
@@ -54,6 +76,7 @@ class StatementRow:
     scale: int                 # the power of ten the page's figure is in
     page: int | None
     cell: tuple[str, int, int]  # chunk id, row, column
+    component: str = ""        # a statement of equity's column ("Retained Earnings"), else ""
 
 
 def clean_label(label: str) -> str:
@@ -80,8 +103,12 @@ def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
     tables: list[tuple[Chunk, Table, StatementKind | None]] = []
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
-        table = parse_table(chunk.table, [caption])
-        tables.append((chunk, table, statement_kind(caption, table.row_labels[table.n_header:])))
+        table = parse_table(chunk.table, [caption], _levels(chunk))
+        kind = statement_kind(caption, table.row_labels[table.n_header:])
+        if kind is None and not caption:
+            # A title centred over the amounts was read as a header row, leaving no caption.
+            kind = statement_kind(" ".join(" ".join(r) for r in table.rows[:table.n_header]))
+        tables.append((chunk, table, kind))
     pages = [_page(c) for c, _, _ in tables]
     numbers = group_parts([Part(kind, page) for (_, _, kind), page in zip(tables, pages,
                                                                           strict=True)])
@@ -92,7 +119,18 @@ def statement_tables(chunks: Iterable[Chunk], metadata: DocumentMetadata | None
         caption = chunk.sources.get("caption", "")
         out.append(StatementTable(kind, number, table, column_periods(table, caption, metadata),
                                   chunk.chunk_id, caption, page))
-    return out
+    # An opening balance dates to a period end another statement prints (the balance
+    # sheet's comparative column: NVIDIA's January 26, 2025, a 52-week year's end), not
+    # to one a bare "Fiscal 2023" column is counted to.
+    ends = tuple(sorted({p.end for st in out for p in st.periods
+                         if p is not None and not p.fiscal_year}))
+    return [replace(st, filing_ends=ends) for st in out]
+
+
+def _levels(chunk: Chunk) -> list[int] | None:
+    """The indentation level of each row's label, where the reader kept them (a PDF's)."""
+    levels = chunk.sources.get("levels", "").split()
+    return [int(x) for x in levels] if levels and all(x.isdigit() for x in levels) else None
 
 
 def _page(chunk: Chunk) -> int | None:
@@ -101,17 +139,57 @@ def _page(chunk: Chunk) -> int | None:
 
 
 def statement_rows(st: StatementTable) -> list[StatementRow]:
-    """The table's figures as records (cells of undated columns and percents left out)."""
+    """The table's figures as records ("—" as zero; cells of undated columns and percents
+    left out)."""
     table = st.table
     power = SCALE_POWER.get(table.scale, 0)
+    cells = figure_cells(table)
+    if st.kind is StatementKind.EQUITY and (by_rows := equity_cells(table, cells)) is not None:
+        # No sections: the components are the columns, and a label-only row between
+        # activity rows is the tail of a wrapped label more often than a heading.
+        out = []
+        for e in by_rows:
+            p = _row_power(table.row_labels[e.row], "", power)
+            out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[e.row]),
+                                    "", e.period, figure(cells[(e.row, e.column)]).scaleb(p), p,
+                                    st.page, (st.chunk_id, e.row, e.column), e.component))
+        return out
+    ends = sorted({p.end for p in st.periods if p is not None} | set(st.filing_ends))
+    first = header_rows(table)
     out = []
-    for c in table.numeric_cells():
-        period = st.periods[c.column_index] if c.column_index < len(st.periods) else None
-        if period is None or c.value is None or c.value.percent or \
-                c.row_index < header_rows(table):
+    for (i, j), c in sorted(cells.items()):
+        period = st.periods[j] if j < len(st.periods) else None
+        if period is None or i < first:
             continue
-        out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[c.row_index]),
-                                table.parents[c.row_index], period,
-                                c.value.number.scaleb(power), power, st.page,
-                                (st.chunk_id, c.row_index, c.column_index)))
+        p = _row_power(table.row_labels[i], table.parents[i], power)
+        out.append(StatementRow(st.kind, st.statement, clean_label(table.row_labels[i]),
+                                table.parents[i], _row_period(table.row_labels[i], period, ends),
+                                figure(c).scaleb(p), p, st.page, (st.chunk_id, i, j)))
     return out
+
+
+def _row_power(label: str, parent: str, power: int) -> int:
+    """The power of ten a row's figures are in: the table's, but dollars for a per-share
+    row ("(In millions, except per-share amounts)"; no statement prints those scaled)."""
+    return 0 if per_share_row(clean_label(label), parent) else power
+
+
+def _row_period(label: str, period: ColumnPeriod, ends: list[date]) -> ColumnPeriod:
+    """The period a row's figure is for: a closing row ("Ending balances", "Cash, end of
+    period") is the balance at its column's end, an opening one the balance at the close of
+    the day before the column's first day, or of a period end of the filing's statements
+    within six days of it (a 52/53-week year's). A column naming only a fiscal year dates
+    them as nearly as its end. A row "at" a month and day without a year ("Cash ... at
+    January 1", "... at June 30") is the opening or closing one where that day begins or
+    ends the column's period."""
+    first = period.first_day()
+    day = month_day(label) if _AT_DAY.search(label) and not years_in(label) else None
+    if CLOSING.search(label) or (day is not None and day == (period.end.month, period.end.day)):
+        return ColumnPeriod(period.end, None, period.fiscal_year)
+    opens = first is not None and day == (first.month, first.day)
+    if first is None or not (_OPENING.search(label) or opens):
+        return period
+    opening = first - timedelta(days=1)
+    near = [e for e in ends if abs((e - opening).days) <= FISCAL_WEEK_DAYS]
+    return ColumnPeriod(min(near, key=lambda e: abs((e - opening).days)) if near else opening,
+                        None, period.fiscal_year)

@@ -20,13 +20,17 @@ order.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Iterable
-from datetime import date, timedelta
+from datetime import date
 
 from pipeline.rag.answers.filings.statement_checks import failed_statements
-from pipeline.rag.answers.filings.statement_rows import SCALE_POWER, statement_tables, whole_tables
+from pipeline.rag.answers.filings.statement_rows import (
+    CLOSING,
+    SCALE_POWER,
+    statement_tables,
+    whole_tables,
+)
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import RowItem, match_row
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
@@ -35,9 +39,6 @@ from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import Cell, Table, parse_table
 
 TAX, PRETAX, NET = (BY_NAME[n] for n in ("income tax expense", "pretax income", "net income"))
-# A row that states the balance at the end of its column's period.
-_CLOSING = re.compile(r"\bend(?:ing)? (?:of (?:the )?(?:period|year|quarter)|balances?)\b|"
-                      r"\bbalances?,? (?:at )?end\b", re.I)
 _STATEMENT = re.compile(
     r"\b(?:balance sheets?|statements? of (?:consolidated )?(?:operations|income|earnings|"
     r"comprehensive (?:income|loss|earnings)|cash flows?|financial (?:position|condition)|"
@@ -59,13 +60,8 @@ def is_statement(caption: str) -> bool:
 
 
 def _start(item: LineItem, p: ColumnPeriod) -> date | None:
-    """A flow's first day: the day after the end, `months` calendar months back."""
-    if item.kind is Kind.BALANCE or p.months is None:
-        return None
-    after = p.end + timedelta(days=1)
-    month = after.month - 1 - p.months
-    year, month = after.year + month // 12, month % 12 + 1
-    return date(year, month, min(after.day, calendar.monthrange(year, month)[1]))
+    """A flow's first day (None for a balance)."""
+    return None if item.kind is Kind.BALANCE else p.first_day()
 
 
 def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str,
@@ -107,7 +103,7 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
             if (row := match_row(table.row_labels[i], table.parents[i])) is not None}
     deductions = _deductions(rows, cells)
     for i, row in rows.items():
-        closing = row.item.kind is Kind.BALANCE and bool(_CLOSING.search(table.row_labels[i]))
+        closing = row.item.kind is Kind.BALANCE and bool(CLOSING.search(table.row_labels[i]))
         for j, period in enumerate(periods):
             cell = cells.get((i, j))
             if period is None or cell is None or cell.value.percent:

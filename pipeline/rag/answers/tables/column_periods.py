@@ -19,9 +19,10 @@ filing's own month and day. Elsewhere a column with no length shows a balance da
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from retriever_trt.documents.metadata import MONTHS
 from retriever_trt.documents.model import DocumentMetadata
@@ -51,6 +52,16 @@ class ColumnPeriod:
 
     def shows_balances(self) -> bool:
         return self.months is None or self.fiscal_year
+
+    def first_day(self) -> date | None:
+        """A flow's first day: the day after the end, `months` calendar months back (None
+        for a balance date)."""
+        if self.months is None:
+            return None
+        after = self.end + timedelta(days=1)
+        month = after.month - 1 - self.months
+        year, month = after.year + month // 12, month % 12 + 1
+        return date(year, month, min(after.day, calendar.monthrange(year, month)[1]))
 
 
 def period_length(text: str) -> int | None:

@@ -31,6 +31,9 @@ _STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a
 _PARENS = re.compile(r"\([^)]*\)")
 _WORD = re.compile(r"[a-z0-9&]+")
 _SHARE_COUNT = re.compile(r"\bshares\b", re.I)
+# A rate a label states: "$0.016 per common share", "(per share — $1.94, $1.84 and ...)".
+_RATE = re.compile(r"\$?\s?\d[\d,]*(?:\.\d+)?\s+per[ -](?:\w+ )?share\b|"
+                   r"\bper[ -](?:\w+ )?share\W+\$\s?\d", re.I)
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)
 
@@ -55,6 +58,14 @@ def _singular(word: str) -> str:
 _NAMES = tuple((item, tuple(content_words(p))) for item in LINE_ITEMS for p in item.phrases)
 
 
+def per_share_row(label: str, section: str = "") -> bool:
+    """Whether a row's figures are per share ("Diluted" under "Earnings per share:"), not
+    share counts ("Shares used in computing earnings per share:") or a par value's row, nor
+    a total that states its rate ("Cash dividends declared ($0.016 per common share)")."""
+    both = _RATE.sub(" ", f"{label} {section}")
+    return bool(PER_SHARE.search(both)) and not _SHARE_COUNT.search(both)
+
+
 def match_row(label: str, section: str = "") -> RowItem | None:
     """The line item the row shows, or None."""
     owners = _ATTRIBUTABLE.search(label)
@@ -62,7 +73,7 @@ def match_row(label: str, section: str = "") -> RowItem | None:
         return None
     label = label[:owners.start()] if owners else label
     both = f"{label} {section}"
-    per_share = bool(PER_SHARE.search(both)) and not _SHARE_COUNT.search(both)
+    per_share = per_share_row(label, section)
     words = content_words(label)
     found = _best(words, per_share) if words else None
     if found is None and len(words) <= 1:

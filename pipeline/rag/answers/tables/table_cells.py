@@ -41,6 +41,12 @@ def is_nil(cell: Cell | None) -> bool:
     return cell is not None and cell.value is None and cell.text.replace("$", "").strip() in _NIL
 
 
+def figure_cells(table: Table) -> dict[tuple[int, int], Cell]:
+    """The cells that print a figure, by (row, column): a number (not a percent) or nil."""
+    return {(c.row_index, c.column_index): c for c in table.cells
+            if (c.value is not None and not c.value.percent) or is_nil(c)}
+
+
 def figure(cell: Cell) -> Decimal:
     """The cell's number, nil (a dash) as zero."""
     return cell.value.number if cell.value is not None else Decimal(0)

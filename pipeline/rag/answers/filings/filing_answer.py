@@ -236,9 +236,9 @@ class FilingAnswerer:
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         why = withheld(query.text, result.scale, result.facts, ratio) or \
-            self._unknown_name(query, info) or \
             (None if tagged or not isinstance(query.measure, LineItem)
-             else self._unread_part(query, info, result))
+             else self._unread_part(query, info, result)) or \
+            self._unknown_name(query, info)
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)

@@ -91,6 +91,10 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
      "Acme employed approximately 55,000 people in over 70 countries.", "55000"),
     ("How many people did Acme employ at the end of fiscal 2024?",
      "As of the end of fiscal 2024, we had 30,709 full-time employees.", "30709"),
+    # "N of our employees" is some of them; the total follows
+    ("What was Acme's employee headcount at year-end 2024?",
+     "In 2024, over 13,000 of our employees took advantage of training, and as of December "
+     "31, 2024, we employed 125,665 people full-time.", "125665"),
 ])
 def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
     got = ask(question, sentence)

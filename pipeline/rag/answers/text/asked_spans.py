@@ -29,6 +29,10 @@ _ASKS_COUNT = re.compile(
 _ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|employee count)\b",
                              re.I)
 HEADCOUNT_NOUN = ("employee",)
+# "N of our employees": a part of what is counted, which answers only a question asking for
+# a part ("how many of its employees ...").
+_PART_OF = re.compile(r"\s*of (?:our|its|their|the)\b", re.I)
+_ASKS_PART = re.compile(r"\bhow many of\b", re.I)
 # The words a filing counts its people by: any of them answers a question counting another.
 PEOPLE = frozenset({"employee", "people", "person", "associate", "worker", "staff",
                     "teammate", "colleague"})
@@ -133,6 +137,8 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     for m, nxt in zip(found, [*found[1:], None], strict=True):
         end = nxt.start() if nxt else len(sentence)
         text = _own_text(sentence, m.end(), end)
+        if _PART_OF.match(text) and not _ASKS_PART.search(asked.text):
+            continue  # "13,000 of our employees ... advanced their careers": some, not all
         own = tokens(text)
         head = any(_restates(w, h) for w in own for h in heads)
         restated = sum(any(_restates(w, c) for w in own) for c in content)

@@ -101,6 +101,13 @@ def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
     assert (got.short_answer, got.kind) == (short, "count")
 
 
+def test_a_share_of_the_staff_is_no_head_count() -> None:
+    got = ask("What was Acme's total workforce at the end of 2024?",
+              "Approximately 58,000 employees, which constitute 34% of our total workforce, "
+              "were union represented as of December 31, 2024.")
+    assert got.kind != "count"  # no figure cut from it as the head count
+
+
 def test_a_where_question_about_a_statement_line_is_no_place() -> None:
     got = ask("Where are personnel expenses included in the consolidated statement?",
               "Personnel expenses are included in cost of sales and in operating expenses in "

@@ -33,6 +33,9 @@ HEADCOUNT_NOUN = ("employee",)
 # a part ("how many of its employees ...").
 _PART_OF = re.compile(r"\s*of (?:our|its|their|the)\b", re.I)
 _ASKS_PART = re.compile(r"\bhow many of\b", re.I)
+# A sentence counting a share of the staff counts a part of it, no head count.
+_SHARE_OF_STAFF = re.compile(r"%\s+of\s+(?:our|its|their|the)\s+(?:total\s+)?"
+                             r"(?:workforce|employees|head ?count)\b", re.I)
 # The words a filing counts its people by: any of them answers a question counting another.
 PEOPLE = frozenset({"employee", "people", "person", "associate", "worker", "staff",
                     "teammate", "colleague"})
@@ -122,6 +125,8 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     noun = counted_noun(asked)
     if not noun or not _names_the_years(asked, sentence):
         return None
+    if _ASKS_HEADCOUNT.search(asked.text) and _SHARE_OF_STAFF.search(sentence):
+        return None  # "58,000 employees, 34% of our total workforce, were union represented"
     found = [m for m in figures(sentence) if not m.group(1) and scale_of(m) != "percent"]
     found = sorted(found + list(_NUMBER_WORD.finditer(sentence)), key=lambda m: m.start())
     if not found:

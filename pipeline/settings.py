@@ -40,6 +40,7 @@ from retriever_trt.documents.limits import (
     DEFAULT_MAX_SECONDS,
     DEFAULT_MAX_STREAM_BYTES,
 )
+from retriever_trt.upload_encoder import DEFAULT_NICE, MAX_NICE
 from retriever_trt.vector_store import (
     DEFAULT_MILVUS_COLLECTION,
     MilvusConfig,
@@ -242,6 +243,9 @@ class Settings(BaseModel):
     # LLM engine keeps the other cores; more makes uploads faster and questions slower).
     ingest_threads: int | None = Field(None, ge=1, le=256)
     ingest_threads_busy: int = Field(1, ge=1, le=256)
+    # The encoding threads' nice value (0-19): the higher, the more the kernel gives a core
+    # to questions' threads first, and the longer uploads take while questions are answered.
+    ingest_nice: int = Field(DEFAULT_NICE, ge=0, le=MAX_NICE)
     max_pending_documents: int = Field(16, ge=1, le=100000)
     documents_poll_interval: float = Field(1.0, gt=0.0, le=3600.0)
     # What one document may cost (retriever_trt/documents/limits.py); past one it ends

@@ -16,9 +16,14 @@ faster by encoding several batches at once, one a core:
   between one client's questions, would otherwise let a batch of the upload in on every
   core).
 
-The limit is checked before each batch starts, so a question that arrives waits for at
-most the batches already running (16 chunks each, ~0.2 s on a core). Runtimes other than
-ONNX Runtime on CPU (a GPU's) keep the shared embedder, one batch at a time.
+The limit is checked before each batch starts, and the encoding threads run at a lower
+scheduling priority (`nice`, default 10; Linux's nice value is a thread's own), so the
+kernel gives a core to a question's thread first. Without it, one upload thread beside the
+LLM engine's two on 2 cores doubled a question's p50 (the engine's threads meet at barriers
+too): p50 ratio 2.26 at nice 0, 0.82 and 1.22 at nice 10 (the Netflix 10-Q ready in 25 and
+39 s under one client's questions), 0.98 and 0.87 at nice 19 (ready in 56 and 51 s)
+(benchmarks/upload_load.py, RESULTS "Documents while serving"). Runtimes other than ONNX
+Runtime on CPU (a GPU's) keep the shared embedder, one batch at a time.
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ from retriever_trt.encoding import DistinctTexts, text_lengths
 BUSY_HOLD_S = 1.0
 # How often a batch waiting for a free core looks again whether questions are answered.
 SLOT_POLL_S = 0.05
+# The encoding threads' default nice value (a tenth of a nice-0 thread's CPU share where
+# both want a core): 19, the lowest priority, took twice as long to index under questions
+# for no lower question latency.
+DEFAULT_NICE = 10
+MAX_NICE = 19
 
 Busy = Callable[[], bool]
 
@@ -51,15 +61,31 @@ def all_cores() -> int:
 @dataclass(frozen=True)
 class EncodeThreads:
     """Batches of uploads encoded at once (each on one core), while no question is answered
-    (`idle`) and while questions are (`busy`)."""
+    (`idle`) and while questions are (`busy`), and the encoding threads' nice value."""
 
     idle: int
     busy: int = 1
+    nice: int = DEFAULT_NICE
 
     def __post_init__(self) -> None:
         if self.idle < 1 or self.busy < 1:
             raise ValueError(f"encode threads: need at least 1, got idle {self.idle}, busy "
                              f"{self.busy} (ingest_threads, ingest_threads_busy)")
+        if not 0 <= self.nice <= MAX_NICE:
+            raise ValueError(f"encode threads: nice must be 0 to {MAX_NICE}, got {self.nice} "
+                             "(ingest_nice)")
+
+
+def lower_priority(nice: int) -> None:
+    """Give the calling thread (alone: on Linux a nice value is per thread) the nice value
+    `nice`, or keep its own when that is lower still; a system without per-thread
+    priorities keeps the process's."""
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except (OSError, AttributeError):
+        pass  # not Linux (no per-thread nice, or no setpriority): the threads run as the process
 
 
 class QuestionActivity:
@@ -121,10 +147,12 @@ class UploadEncoder:
         self.embedder = embedder
         copy = one_core_copy(embedder)
         self.session = copy or embedder
-        self.threads = threads if copy is not None else EncodeThreads(1, 1)
+        self.threads = threads if copy is not None else EncodeThreads(1, 1, threads.nice)
         self._slots = _Slots(self.threads, busy)
         self._pool = ThreadPoolExecutor(max(self.threads.idle, self.threads.busy),
-                                        thread_name_prefix="finrag-encode")
+                                        thread_name_prefix="finrag-encode",
+                                        initializer=lower_priority,
+                                        initargs=(self.threads.nice,))
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -5,6 +5,8 @@ stop that leaves no batch running."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,13 +30,15 @@ TEXTS = [f"Segment {i} revenue was ${i * 37 + 5} million in fiscal {2015 + i % 9
 
 
 class Recording(Embedder):
-    """A real session, counting the batches that run at once; with `meet`, each batch first
-    waits at that barrier for another (a test that two do run at once)."""
+    """A real session, counting the batches that run at once and the nice values of the
+    threads that ran them; with `meet`, each batch first waits at that barrier for another
+    (a test that two do run at once)."""
 
     def __init__(self, inner: Embedder, meet: threading.Barrier | None = None) -> None:
         self.inner, self.meet = inner, meet
         self.model_id, self.precision, self.dim = inner.model_id, inner.precision, inner.dim
         self.running = self.most = self.batches = 0
+        self.nice: set[int] = set()
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -42,6 +46,7 @@ class Recording(Embedder):
             self.running += 1
             self.batches += 1
             self.most = max(self.most, self.running)
+            self.nice.add(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
         try:
             if self.meet is not None:
                 self.meet.wait(MEET_TIMEOUT_S)
@@ -87,6 +92,20 @@ def test_idle_encodes_batches_at_once_busy_one_at_a_time(int8):
         encoder.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_batches_run_at_the_lower_priority_and_the_caller_keeps_its_own(int8):
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    encoder = UploadEncoder(int8, EncodeThreads(idle=2, nice=own + 3))
+    recording = Recording(encoder.session)
+    encoder.session = recording
+    try:
+        encoder.encode(TEXTS, BATCH)
+    finally:
+        encoder.close()
+    assert recording.nice == {own + 3}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own
+
+
 def test_a_stop_raised_by_on_batch_ends_encoding(int8):
     encoder = UploadEncoder(int8, EncodeThreads(idle=1))
     recording = Recording(encoder.session)
@@ -119,3 +138,5 @@ def test_encode_threads_are_checked():
         EncodeThreads(idle=0)
     with pytest.raises(ValueError, match="ingest_threads_busy"):
         EncodeThreads(idle=2, busy=0)
+    with pytest.raises(ValueError, match="ingest_nice"):
+        EncodeThreads(idle=2, nice=20)

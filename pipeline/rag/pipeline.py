@@ -185,7 +185,7 @@ def open_documents(settings: Settings, retriever: Any, embedder: Any,
                         settings.max_pending_documents, settings.max_upload_bytes,
                         settings.documents_poll_interval, limits,
                         EncodeThreads(settings.ingest_threads or all_cores(),
-                                      settings.ingest_threads_busy))
+                                      settings.ingest_threads_busy, settings.ingest_nice))
     documents = LiveDocuments(retriever, embedder, settings.documents_path, config,
                               QuestionActivity(engine.has_unfinished_requests))
     documents.start()

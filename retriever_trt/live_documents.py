@@ -35,18 +35,18 @@ from retriever_trt.catalog import Catalog, DocumentRecord, DocumentStatus
 from retriever_trt.documents import SUFFIXES, DocumentError
 from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
 from retriever_trt.incoming import INCOMING, Incoming, UploadError, receive, remove_leftovers, safe_name
+from retriever_trt.parallel_encoder import Busy, EncodeThreads, ParallelEncoder, all_cores
 from retriever_trt.read_job import JobCancelled, ReadRequest, read_in_child
 from retriever_trt.retriever import Retriever
 from retriever_trt.segments import read_segment, write_segment
 from retriever_trt.storage import IndexFileError
 from retriever_trt.store import DocumentStore
-from retriever_trt.upload_encoder import Busy, EncodeThreads, UploadEncoder, all_cores
 
 logger = logging.getLogger("finrag")
 
 FILES, SEGMENTS, JOB_LOCK = "files", "segments", ".indexing.lock"
 # Uploads are encoded in small batches: a question that arrives waits for at most the
-# batches already running before the upload gives up cores to it (upload_encoder.py).
+# batches already running before the upload gives up cores to it (parallel_encoder.py).
 ENCODE_BATCH = 16
 __all__ = ["LiveConfig", "LiveDocuments", "UploadError"]
 
@@ -61,7 +61,7 @@ class LiveConfig:
     poll_interval: float = 1.0
     limits: DocumentLimits = field(default=DEFAULT_LIMITS)
     # Cores the uploads' encoding takes, idle and while questions are answered
-    # (upload_encoder.py).
+    # (parallel_encoder.py).
     encode_threads: EncodeThreads = field(default_factory=lambda: EncodeThreads(all_cores()))
 
     def __post_init__(self) -> None:
@@ -86,7 +86,7 @@ class LiveDocuments:
         """`busy()`: whether the process answers questions now (its uploads then encode on
         `config.encode_threads.busy` cores)."""
         self.retriever, self.embedder, self.config = retriever, embedder, config
-        self.encoder = UploadEncoder(embedder, config.encode_threads, busy)
+        self.encoder = ParallelEncoder(embedder, config.encode_threads, busy)
         self.folder = Path(folder)
         self.files, self.segments = self.folder / FILES, self.folder / SEGMENTS
         self.files.mkdir(parents=True, exist_ok=True)

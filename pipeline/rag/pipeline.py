@@ -176,7 +176,7 @@ def open_documents(settings: Settings, retriever: Any, embedder: Any,
     from retriever_trt.chunking import DEFAULT_OVERLAP
     from retriever_trt.documents.limits import DocumentLimits
     from retriever_trt.live_documents import LiveConfig, LiveDocuments
-    from retriever_trt.upload_encoder import EncodeThreads, QuestionActivity, all_cores
+    from retriever_trt.parallel_encoder import EncodeThreads, QuestionActivity, all_cores
 
     limits = DocumentLimits(settings.document_max_pages, settings.document_max_stream_bytes,
                             settings.document_max_inflated_bytes, settings.document_max_chunks,

@@ -1,4 +1,4 @@
-"""Encoding uploads in a serving process (retriever_trt/upload_encoder.py): a one-thread ONNX
+"""Encoding uploads in a serving process (retriever_trt/parallel_encoder.py): a one-thread ONNX
 Runtime session of its own, as many batches at once as the moment allows (every core idle,
 fewer while questions are answered), the same vectors as the question encoder's, and a
 stop that leaves no batch running."""
@@ -17,7 +17,7 @@ import pytest
 from retriever_trt.embedder import Embedder
 from retriever_trt.encoding import encode_corpus
 from retriever_trt.loader import default_embedder
-from retriever_trt.upload_encoder import EncodeThreads, QuestionActivity, UploadEncoder
+from retriever_trt.parallel_encoder import EncodeThreads, ParallelEncoder, QuestionActivity
 
 # One text's vector from a one-thread and a multi-thread session, in the same batch: the
 # float sums differ in the last bits only.
@@ -63,7 +63,7 @@ def int8(engines_dir: Path) -> Embedder:
 
 def test_vectors_are_the_question_encoders(int8):
     texts = TEXTS + TEXTS[:5]  # repeated texts are encoded once and copied
-    encoder = UploadEncoder(int8, EncodeThreads(2))
+    encoder = ParallelEncoder(int8, EncodeThreads(2))
     try:
         assert encoder.session is not int8  # a session of its own
         heard: list[int] = []
@@ -77,7 +77,7 @@ def test_vectors_are_the_question_encoders(int8):
 
 def test_idle_encodes_batches_at_once_busy_one_at_a_time(int8):
     busy = threading.Event()
-    encoder = UploadEncoder(int8, EncodeThreads(idle=2, busy=1), busy.is_set)
+    encoder = ParallelEncoder(int8, EncodeThreads(idle=2, busy=1), busy.is_set)
     try:
         idle = Recording(encoder.session, threading.Barrier(2))
         encoder.session = idle
@@ -95,7 +95,7 @@ def test_idle_encodes_batches_at_once_busy_one_at_a_time(int8):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 def test_batches_run_at_the_lower_priority_and_the_caller_keeps_its_own(int8):
     own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    encoder = UploadEncoder(int8, EncodeThreads(idle=2, nice=own + 3))
+    encoder = ParallelEncoder(int8, EncodeThreads(idle=2, nice=own + 3))
     recording = Recording(encoder.session)
     encoder.session = recording
     try:
@@ -107,7 +107,7 @@ def test_batches_run_at_the_lower_priority_and_the_caller_keeps_its_own(int8):
 
 
 def test_a_stop_raised_by_on_batch_ends_encoding(int8):
-    encoder = UploadEncoder(int8, EncodeThreads(idle=1))
+    encoder = ParallelEncoder(int8, EncodeThreads(idle=1))
     recording = Recording(encoder.session)
     encoder.session = recording
 

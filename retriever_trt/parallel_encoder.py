@@ -23,7 +23,7 @@ The limit is checked before each batch starts, and the encoding threads run at a
 scheduling priority (`nice`, default 10; Linux's nice value is a thread's own), so the
 kernel gives a core to a question's thread first. Without it, one upload thread beside the
 LLM engine's two on 2 cores doubled a question's p50 (the engine's threads meet at barriers
-too): p50 ratio 2.26 at nice 0, 0.82 and 1.22 at nice 10 (the Netflix 10-Q ready in 25 and
+too): p50 ratio 2.26 and 1.52 at nice 0, 0.82-1.22 at nice 10 (the Netflix 10-Q ready in 25 and
 39 s under one client's questions), 0.98 and 0.87 at nice 19 (ready in 56 and 51 s)
 (benchmarks/upload_load.py, RESULTS "Documents while serving"). Runtimes other than ONNX
 Runtime on CPU (a GPU's) keep the shared embedder, one batch at a time.

@@ -40,6 +40,7 @@ from retriever_trt.documents.limits import (
     DEFAULT_MAX_SECONDS,
     DEFAULT_MAX_STREAM_BYTES,
 )
+from retriever_trt.parallel_encoder import DEFAULT_NICE, MAX_NICE
 from retriever_trt.vector_store import (
     DEFAULT_MILVUS_COLLECTION,
     MilvusConfig,
@@ -237,6 +238,14 @@ class Settings(BaseModel):
     # 429), and how often a replica looks for documents another replica added or deleted.
     max_upload_bytes: int = Field(100 << 20, ge=1024, le=1 << 34)
     ingest_workers: int = Field(1, ge=1, le=64)
+    # Batches of uploads encoded at once, each on one core (retriever_trt/parallel_encoder.py):
+    # while no question is answered (None: every core) and while questions are (1: the
+    # LLM engine keeps the other cores; more makes uploads faster and questions slower).
+    ingest_threads: int | None = Field(None, ge=1, le=256)
+    ingest_threads_busy: int = Field(1, ge=1, le=256)
+    # The encoding threads' nice value (0-19): the higher, the more the kernel gives a core
+    # to questions' threads first, and the longer uploads take while questions are answered.
+    ingest_nice: int = Field(DEFAULT_NICE, ge=0, le=MAX_NICE)
     max_pending_documents: int = Field(16, ge=1, le=100000)
     documents_poll_interval: float = Field(1.0, gt=0.0, le=3600.0)
     # What one document may cost (retriever_trt/documents/limits.py); past one it ends

@@ -106,9 +106,15 @@ class StreamingEncoder:
 
     def __init__(self, embedder: Embedder, batch_size: int = DEFAULT_BATCH,
                  window: int = WINDOW_TEXTS, progress: bool = True) -> None:
+        # Imported here: parallel_encoder imports this module.
+        from retriever_trt.parallel_encoder import EncodeThreads, ParallelEncoder, all_cores
+
         if batch_size < 1 or window < 1:
             raise ValueError(f"batch_size and window must be >= 1, got {batch_size}, {window}")
         self.embedder, self.batch_size, self.window = embedder, batch_size, window
+        # A window's batches encode at once, one a core, at the process's own priority.
+        cores = all_cores()
+        self.encoder = ParallelEncoder(embedder, EncodeThreads(cores, cores, nice=0))
         self.seen = DistinctTexts()
         self.texts = 0
         self._pending: list[str] = []
@@ -141,6 +147,7 @@ class StreamingEncoder:
         self._queue.put(None)
         self._thread.join()
         self._bar.close()
+        self.encoder.close()
         self._raise_error()
         vectors = (np.concatenate(self._parts) if self._parts
                    else np.empty((0, self.embedder.dim), dtype=np.float32))
@@ -151,10 +158,19 @@ class StreamingEncoder:
             if self._stop.is_set() or self._error is not None:
                 continue  # drain what is queued, so that `add` never blocks on a full queue
             try:
-                self._parts.append(encode_sorted(self.embedder, window, self.batch_size,
-                                                 self._bar.update))
+                self._parts.append(self._encode(window))
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 self._error = exc
+
+    def _encode(self, window: list[str]) -> np.ndarray:
+        shown = 0
+
+        def advance(done: int) -> None:
+            nonlocal shown
+            self._bar.update(done - shown)
+            shown = done
+
+        return self.encoder.encode(window, self.batch_size, advance)
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -170,4 +186,5 @@ class StreamingEncoder:
             self._queue.put(None)
             self._thread.join()
             self._bar.close()
+        self.encoder.close()
         return None

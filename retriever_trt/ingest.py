@@ -29,6 +29,7 @@ from retriever_trt.chunking import (
     pack_table,
     render_table,
     split_words,
+    table_piece_tokens,
 )
 from retriever_trt.documents import SUFFIXES, DocumentError, load_document
 from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
@@ -82,7 +83,8 @@ def iter_tatqa(path: Path, max_tokens: int, overlap: int, count: TokenCounter) -
         title = f"TAT-QA {table_uid}"
         base = {"context": table_uid, "table_uid": table_uid}
         table = [[str(cell) for cell in row] for row in rows]
-        for i, text in enumerate(pack_table(*render_table(rows), max_tokens, count)):
+        for i, text in enumerate(pack_table(*render_table(rows), table_piece_tokens(max_tokens),
+                                            count)):
             yield Chunk(f"{table_uid}/table/{i}", table_uid, title, text, dict(base), table)
         for p in paragraphs:
             if not isinstance(p, dict) or "uid" not in p or "text" not in p:

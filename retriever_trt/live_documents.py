@@ -34,8 +34,8 @@ import numpy as np
 from retriever_trt.catalog import Catalog, DocumentRecord, DocumentStatus
 from retriever_trt.documents import SUFFIXES, DocumentError
 from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
-from retriever_trt.encoding import encode_corpus
 from retriever_trt.incoming import INCOMING, Incoming, UploadError, receive, remove_leftovers, safe_name
+from retriever_trt.parallel_encoder import Busy, EncodeThreads, ParallelEncoder, all_cores
 from retriever_trt.read_job import JobCancelled, ReadRequest, read_in_child
 from retriever_trt.retriever import Retriever
 from retriever_trt.segments import read_segment, write_segment
@@ -45,8 +45,8 @@ from retriever_trt.store import DocumentStore
 logger = logging.getLogger("finrag")
 
 FILES, SEGMENTS, JOB_LOCK = "files", "segments", ".indexing.lock"
-# Uploads are encoded in small batches so that questions asked meanwhile wait little for
-# the encoder between two of them.
+# Uploads are encoded in small batches: a question that arrives waits for at most the
+# batches already running before the upload gives up cores to it (parallel_encoder.py).
 ENCODE_BATCH = 16
 __all__ = ["LiveConfig", "LiveDocuments", "UploadError"]
 
@@ -60,6 +60,9 @@ class LiveConfig:
     max_bytes: int = 100 << 20
     poll_interval: float = 1.0
     limits: DocumentLimits = field(default=DEFAULT_LIMITS)
+    # Cores the uploads' encoding takes, idle and while questions are answered
+    # (parallel_encoder.py).
+    encode_threads: EncodeThreads = field(default_factory=lambda: EncodeThreads(all_cores()))
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.max_pending < 1 or self.max_bytes < 1:
@@ -79,8 +82,11 @@ def visible(record: DocumentRecord, collections: frozenset[str] | None) -> bool:
 
 class LiveDocuments:
     def __init__(self, retriever: Retriever, embedder: Any, folder: str | Path,
-                 config: LiveConfig) -> None:
+                 config: LiveConfig, busy: Busy | None = None) -> None:
+        """`busy()`: whether the process answers questions now (its uploads then encode on
+        `config.encode_threads.busy` cores)."""
         self.retriever, self.embedder, self.config = retriever, embedder, config
+        self.encoder = ParallelEncoder(embedder, config.encode_threads, busy)
         self.folder = Path(folder)
         self.files, self.segments = self.folder / FILES, self.folder / SEGMENTS
         self.files.mkdir(parents=True, exist_ok=True)
@@ -117,6 +123,7 @@ class LiveDocuments:
     def stop(self) -> None:
         self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.encoder.close()
 
     def _poll(self) -> None:
         while not self._stop.wait(self.config.poll_interval):
@@ -333,7 +340,9 @@ class LiveDocuments:
         deadline = time.monotonic() + limits.max_seconds
         request = ReadRequest(path, record.id, self.config.chunk_tokens, self.config.overlap,
                               record.collection, limits, self._tokenizer)
+        started = time.monotonic()
         chunks, info, pages = read_in_child(request, deadline, cancelled)
+        read_s = time.monotonic() - started
         part = DocumentStore(chunks, documents=[info])
         texts = [part.index_text(i) for i in range(len(part))]
         self._progress[record.id] = 0.1
@@ -346,8 +355,12 @@ class LiveDocuments:
                                           "the limit of one document (document_max_seconds)")
             self._progress[record.id] = 0.1 + 0.85 * done / max(len(texts), 1)
 
-        vectors = encode_corpus(self.embedder, texts, ENCODE_BATCH, False, encoded)
+        vectors = self.encoder.encode(texts, ENCODE_BATCH, encoded)
+        encode_s = time.monotonic() - started - read_s
         write_segment(self.segments / record.id, part, vectors, self.embedder)
+        logger.info("finrag: indexed %s (%s): %d chunks, read in %.1f s, encoded in %.1f s "
+                    "(%.0f chunks/s)", record.id, record.name, len(texts), read_s, encode_s,
+                    len(texts) / max(encode_s, 1e-9))
         metadata = {**info.metadata.to_dict(), "pages": pages}
         with self._lock:
             # Searchable here before the catalog says ready, so a client that sees `ready`

@@ -168,20 +168,26 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
     return built if milvus is None else Retriever.load(path, embedder, milvus=milvus, **kwargs)
 
 
-def open_documents(settings: Settings, retriever: Any, embedder: Any) -> Any:
+def open_documents(settings: Settings, retriever: Any, embedder: Any,
+                   engine: AsyncLLMEngine) -> Any:
     """The uploaded documents (`documents_dir`, else `DIR/documents` in the index folder),
-    loaded and kept in step with the catalog every replica shares."""
+    loaded and kept in step with the catalog every replica shares; they encode on fewer
+    cores while `engine` answers questions."""
     from retriever_trt.chunking import DEFAULT_OVERLAP
     from retriever_trt.documents.limits import DocumentLimits
     from retriever_trt.live_documents import LiveConfig, LiveDocuments
+    from retriever_trt.parallel_encoder import EncodeThreads, QuestionActivity, all_cores
 
     limits = DocumentLimits(settings.document_max_pages, settings.document_max_stream_bytes,
                             settings.document_max_inflated_bytes, settings.document_max_chunks,
                             settings.document_max_seconds, settings.document_max_memory_bytes)
     config = LiveConfig(settings.chunk_tokens, DEFAULT_OVERLAP, settings.ingest_workers,
                         settings.max_pending_documents, settings.max_upload_bytes,
-                        settings.documents_poll_interval, limits)
-    documents = LiveDocuments(retriever, embedder, settings.documents_path, config)
+                        settings.documents_poll_interval, limits,
+                        EncodeThreads(settings.ingest_threads or all_cores(),
+                                      settings.ingest_threads_busy, settings.ingest_nice))
+    documents = LiveDocuments(retriever, embedder, settings.documents_path, config,
+                              QuestionActivity(engine.has_unfinished_requests))
     documents.start()
     return documents
 
@@ -230,7 +236,7 @@ class RAGPipeline:
         host_memory = HostMemory()
         engine = AsyncLLMEngine(LLMEngine(settings.engine, host_memory.allocator("kv swap")))
         return cls(engine, retriever, settings, host_memory,
-                   open_documents(settings, retriever, embedder))
+                   open_documents(settings, retriever, embedder, engine))
 
     def _retrieve_batch(self, queries: list[tuple[str, MetadataFilter | None]],
                         k: int) -> list[list[Any]]:

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llm_engine.utils.file_lock import file_lock
 from retriever_trt.artifacts import (
     DEFAULT_EXPORT_DIR,
     DYNAMIC_INT8_FILE,
@@ -70,17 +69,12 @@ def default_embedder(engines_dir: str | Path, progress: bool = True) -> Embedder
 
     out = Path(engines_dir) / DEFAULT_EXPORT_DIR
     fp32 = out / FP32_ENCODER_FILE
+    if not fp32.is_file():
+        _export_default(out, progress)
     on_gpu = "CUDAExecutionProvider" in ort.get_available_providers()
     path = fp32 if on_gpu else out / CPU_ENCODER_FILE
     if not path.is_file():
-        # Processes starting together on one engines/ take turns: the second finds the
-        # first's graphs instead of exporting them again beside it.
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with file_lock(out.parent / f".{out.name}.lock"):
-            if not fp32.is_file():
-                _export_default(out, progress)
-            if not path.is_file():
-                _quantize_default(fp32, path, progress)
+        _quantize_default(fp32, path, progress)
     embedder = load_embedder(path, providers=["cuda"] if on_gpu else None)
     if progress:
         print(f"finrag: encoder {path} ({'FP32, CUDA' if on_gpu else 'INT8 dynamic, CPU'}; "

@@ -28,7 +28,6 @@ from retriever_trt.chunking import (
     tokenizer_counter,
 )
 from retriever_trt.embedder import Embedder
-from retriever_trt.encoding import StreamingEncoder
 from retriever_trt.filters import MetadataFilter
 from retriever_trt.index import VectorIndex, check_embedder
 from retriever_trt.ingest import IngestReport, ingest
@@ -42,6 +41,7 @@ from retriever_trt.storage import (
     write_manifest,
 )
 from retriever_trt.store import DocumentStore
+from retriever_trt.streaming_encoder import StreamingEncoder
 from retriever_trt.vector_store import MilvusConfig, VectorStore
 
 MODES = ("hybrid", "dense", "bm25")

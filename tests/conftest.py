@@ -104,13 +104,18 @@ def default_gguf() -> Path:
 @pytest.fixture(scope="session")
 def engines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's engines/; under pytest-xdist one for all workers of the run (the
-    folder above each worker's own), so the prepared model and the encoder's graphs are
-    built once, by whichever worker comes first (the builders lock their folders), and
-    read by the others."""
+    folder above each worker's own), so the prepared model (model preparation locks its
+    folder) and the encoder's graphs (exported here, under a lock, before any worker reads
+    them) are built once a run, not once a worker."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return tmp_path_factory.mktemp("engines")
+    from llm_engine.utils.file_lock import file_lock
+    from retriever_trt.loader import default_embedder
+
     shared = tmp_path_factory.getbasetemp().parent / "engines"
     shared.mkdir(exist_ok=True)
+    with file_lock(shared / ".encoder.lock"):
+        default_embedder(shared, progress=False)
     return shared
 
 

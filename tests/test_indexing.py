@@ -18,12 +18,13 @@ from paths import DEMO_CORPUS, REPO
 
 from pipeline.cli import main
 from retriever_trt.embedder import SHORT_SHA, Embedder
-from retriever_trt.encoding import StreamingEncoder, encode_corpus
+from retriever_trt.encoding import encode_corpus
 from retriever_trt.index import EmbedderMismatchError
 from retriever_trt.ingest import ingest
 from retriever_trt.loader import CPU_ENCODER_FILE, default_embedder, load_embedder
 from retriever_trt.retriever import Retriever
 from retriever_trt.storage import file_sha256
+from retriever_trt.streaming_encoder import StreamingEncoder
 
 # Vectors of one text encoded in two batches of other lengths: ONNX Runtime FP32's sums
 # differ in the last bits only.

@@ -1,6 +1,6 @@
 """A cross-process exclusive lock on a file: builders of one artifact folder (model
-preparation, the encoder's export; server workers or test processes starting together)
-take turns, so the second finds the first's result instead of building it again."""
+preparation by server workers or test processes starting together) take turns, so the
+second finds the first's result instead of building it again."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.table_facts import facts_from_tables, is_statement
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.answers.tables.row_items import match_row
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME
 from retriever_trt.documents import Form, load_document
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.ingest import ingest
@@ -22,6 +23,7 @@ from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import parse_table
 
 PDFS = FILINGS / "pdf"
+REVENUE = BY_NAME["revenue"].concepts[0]
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +98,9 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Net earnings per diluted share", "", "diluted eps"),
     ("Accounts receivable, trade, less allowances $185 (2024, $167)", "", "accounts receivable"),
     ("Marketable securities", "", None),
+    # A one-word label is read with its section only when the item's name holds its word.
+    ("Goodwill", "Current assets", None),
+    ("Investments", "Current assets", None),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)
@@ -147,6 +152,31 @@ def test_income_tax_printed_as_a_deduction_is_an_expense() -> None:
     info = facts_from_tables(DocumentInfo("u.pdf", "U", meta), [chunk])
     tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
     assert tax == {2024: 4829000000, 2023: 5968000000, 2022: -10000000}
+
+
+def test_a_sections_total_row_and_a_deduction_under_other_income() -> None:
+    """Union Pacific's layout: "Freight revenues" and "Total operating revenues" both read as
+    revenue, and the total is the revenue figure; "Other income, net" half-names net income,
+    but the tax deduction's arithmetic ends on the "Net income" row."""
+    rows = [["", "2024", "2023"],
+            ["Operating revenues:", "", ""],
+            ["Freight revenues", "$ 22,811", "$ 22,571"],
+            ["Other revenues", "1,439", "1,548"],
+            ["Total operating revenues", "24,250", "24,119"],
+            ["Operating income", "9,713", "9,082"],
+            ["Other income, net (Note 6)", "350", "491"],
+            ["Interest expense", "(1,269)", "(1,340)"],
+            ["Income before income taxes", "8,794", "8,233"],
+            ["Income tax expense (Note 7)", "(2,047)", "(1,854)"],
+            ["Net income", "$ 6,747", "$ 6,379"]]
+    caption = "CONSOLIDATED STATEMENTS OF INCOME Millions, for the Years Ended December 31,"
+    chunk = Chunk("r.pdf#table0/0", "r.pdf", "R", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("r.pdf", "R", meta), [chunk])
+    revenue = next(f for f in info.facts if f.concept == REVENUE and f.end.year == 2024)
+    assert revenue.value == 24250000000
+    tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
+    assert tax == {2024: 2047000000, 2023: 1854000000}
 
 
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [

@@ -13,9 +13,10 @@ cites its cell (chunk id, row, column), as a tagged fact does.
 Where several rows could give an item's figure, the first listed wins (`fact_answer.
 find_fact` takes the first): rows of the primary statements (a caption naming "balance
 sheets" or "statements of operations/income/earnings/cash flows/...", not a note's "as
-presented in the consolidated statements of cash flows"), then the better label match (a
-row "attributable to" the company's shareholders before the consolidated one), then page
-order.
+presented in the consolidated statements of cash flows"), then the better label match,
+then a section's total row ("Total operating revenues" before the "Freight revenues" part
+above it, both revenue by their words), then a row "attributable to" the company's
+shareholders before the consolidated one, then page order.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ _STATEMENT = re.compile(
 _QUALIFIERS = re.compile(r"(?:\b(?:condensed|consolidated)\s*)+$", re.I)
 # A statement's name after these words is a mention in a note's sentence, not a title.
 _REFERRING = frozenset({"the", "our", "in", "on", "within", "its", "company's", "company’s"})
+# A section's total row ("Total operating revenues"): the item's figure where its section's
+# parts name the item as well ("Freight revenues", IBM's "Sales" under "Revenue:").
+_TOTAL = re.compile(r"^\W*total\b", re.I)
 
 
 def is_statement(caption: str) -> bool:
@@ -64,7 +68,7 @@ def _start(item: LineItem, p: ColumnPeriod) -> date | None:
     return None if item.kind is Kind.BALANCE else p.first_day()
 
 
-def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str,
+def table_fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str,
           deduction: bool) -> Fact:
     power = 0 if item.per_share else SCALE_POWER.get(scale, 0)
     value = cell.value.number.scaleb(power)
@@ -80,8 +84,10 @@ def _deductions(rows: dict[int, RowItem], cells: dict[tuple[int, int], Cell]) ->
     """Income tax cells a statement prints as negatives it adds ("Earnings before income
     taxes 20,071; Provision for income taxes (4,829); Net earnings 15,242"): the expense is
     the opposite. Told by the arithmetic, since a tax benefit prints the same way."""
-    first = {}
-    for i, row in sorted(rows.items()):
+    # Each item's best-matched row, the first of equals: "Other income, net" half-names net
+    # income above the "Net income" row the arithmetic must end on.
+    first: dict[str, int] = {}
+    for i, row in sorted(rows.items(), key=lambda r: (-r[1].cover, r[0])):
         first.setdefault(row.item.name, i)
     tax, pretax, net = (first.get(name) for name in (TAX.name, PRETAX.name, NET.name))
     if tax is None or pretax is None or net is None:
@@ -111,8 +117,8 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
             if not (period.shows_balances() or closing if row.item.kind is Kind.BALANCE
                     else period.months):
                 continue
-            fact = _fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
-                         (i, j) in deductions)
+            fact = table_fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
+                              (i, j) in deductions)
             yield row, fact, (chunk.chunk_id, i, j)
 
 
@@ -124,7 +130,7 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
     failed = failed_statements(statements)
     located = {st.chunk_id: st for st in statements}
     unread = {st.chunk_id for st in statements if st.statement in failed}
-    found: list[tuple[tuple[int, float, bool, int], Fact, tuple[str, int, int]]] = []
+    found: list[tuple[tuple[int, float, bool, bool, int], Fact, tuple[str, int, int]]] = []
     for chunk in whole_tables(chunks):
         if chunk.chunk_id in unread:
             continue
@@ -134,7 +140,9 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         periods = st.periods if st else column_periods(table, caption, info.metadata)
         tier = 0 if st or is_statement(caption) else 1
         for row, fact, cell in _table_facts(chunk, table, periods):
-            found.append(((tier, -row.cover, not row.attributable, len(found)), fact, cell))
+            total = bool(_TOTAL.match(table.row_labels[cell[1]]))
+            found.append(((tier, -row.cover, not total, not row.attributable, len(found)),
+                          fact, cell))
     found.sort(key=lambda f: f[0])
     return DocumentInfo(info.doc_id, info.title, info.metadata, [f for _, f, _ in found],
                         {f.fact_id: cell for _, f, cell in found}, info.collection,

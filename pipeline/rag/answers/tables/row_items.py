@@ -7,7 +7,8 @@ A row is an item when all the content words of one of the item's names are in it
 (plural or singular, footnotes and parentheses aside) and they make up at least half of
 the label's words, or the label begins with them ("Purchases of property and equipment
 excluding finance leases, net of sales"). A label of one word or none that names no item
-itself ("Diluted", "Total") is read with its section's ("Earnings per share:"). The best
+itself ("Diluted", "Total") is read with its section's ("Earnings per share:") when the
+item's name holds its word ("Goodwill" under "Current assets:" is no item). The best
 cover wins; per-share items only on per-share rows, never on share counts ("Shares used
 in computing earnings per share: Diluted").
 
@@ -77,15 +78,19 @@ def match_row(label: str, section: str = "") -> RowItem | None:
     words = content_words(label)
     found = _best(words, per_share) if words else None
     if found is None and len(words) <= 1:
-        found = _best(content_words(both), per_share)
+        # The label's own word must be of the item's name: "Diluted" under "Earnings per
+        # share:" is diluted EPS, but "Goodwill" under "Current assets" no current assets.
+        found = _best(content_words(both), per_share, set(words))
     return RowItem(found.item, found.cover, True) if found and owners else found
 
 
-def _best(words: list[str], per_share: bool) -> RowItem | None:
+def _best(words: list[str], per_share: bool, own: frozenset[str] | set[str] = frozenset(),
+          ) -> RowItem | None:
+    """The item whose name covers most of `words` (and holds every word of `own`)."""
     have = set(words)
     best: RowItem | None = None
     for item, name in _NAMES:
-        if not name or item.per_share != per_share or not set(name) <= have:
+        if not name or item.per_share != per_share or not own <= set(name) <= have:
             continue
         cover = len(set(name)) / len(have)
         if cover < MIN_COVER and tuple(words[:len(name)]) != name:

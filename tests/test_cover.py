@@ -19,6 +19,7 @@ from paths import FILINGS, REPO
 from pipeline.rag.answers.filings.cover_answer import FilingField, cover_field
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.documents import load_document
+from retriever_trt.documents.auditor_report import read_auditor
 from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.model import (
     PRINTED_COVER_FIELDS,
@@ -161,8 +162,28 @@ def test_printed_covers_agree_with_their_tags(stem: str) -> None:
         pages = [page_lines(pdf[i]) for i in range(COVER_PAGES)]
     finally:
         pdf.close()
-    assert {f: e.value for f, e in read_cover(pages).items()} == _values(tagged)
+    read = {f: e.value for f, e in read_cover(pages).items()}
+    year_end = read.pop(CoverField.FISCAL_YEAR_END, None)  # a 10-K's cover prints it
+    assert read == _values(tagged)
     assert all(f in tagged.cover for f in PRINTED_COVER_FIELDS)
+    shown = tagged.cover.get(CoverField.FISCAL_YEAR_END)
+    assert year_end == (shown.value if shown else None)
+
+
+def test_a_printed_auditors_report_names_the_auditor() -> None:
+    """The report's signature, the tenure sentence, the city and the date; an officer's
+    signature and an exhibit's undated consent name no auditor."""
+    report = [_line(700 - 10 * k, (text, 40, 300)) for k, text in enumerate([
+        "/s/ Tim Cook", "Chief Executive Officer", "/S/ GADGET & PARTNERS LLP",
+        "We have served as the Company's auditor since 2009.", "Springfield, Illinois",
+        "November 1, 2024"])]
+    found = read_auditor(report, 7)
+    assert {f: (e.value, e.page) for f, e in found.items()} == {
+        CoverField.AUDITOR: ("GADGET & PARTNERS LLP", 7),
+        CoverField.AUDITOR_LOCATION: ("Springfield, Illinois", 7)}
+    consent = [_line(700, ("/s/ Gadget & Partners LLP", 40, 300)),
+               _line(690, ("23.1 Consent of Independent Registered Public Accounting Firm", 40, 300))]
+    assert read_auditor(consent, 9) == {}
 
 
 def test_every_filing_here_tags_its_cover_fields_as_shown() -> None:

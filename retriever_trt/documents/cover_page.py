@@ -9,11 +9,12 @@ Every SEC form's cover sets a value over a parenthesized caption, in columns:
     (Address of principal executive offices)          (Zip Code)
 
 and the securities table puts the exchange under "Name of each exchange on which
-registered". A field's value is the text nearest its caption, above it (below it for the
-table's header), in a segment that overlaps the caption horizontally: the column is what
-tells "California" from "94-2404110" on one line. "Commission File Number: 001-36743" and
-"Registrant's telephone number, including area code (732) 524-0400" may also carry their
-value on the caption's own line. Needs positioned text (`pdf_layout.Line`).
+registered"; a 10-K's "For the fiscal year ended September 28, 2024" line gives the
+fiscal year's end ("September 28"). A field's value is the text nearest its caption, above
+it (below it for the table's header), in a segment that overlaps the caption horizontally:
+the column is what tells "California" from "94-2404110" on one line. "Commission File
+Number: 001-36743" and "Registrant's telephone number, including area code (732) 524-0400"
+may also carry their value on the caption's own line. Needs positioned text (`pdf_layout.Line`).
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ _CAPTIONS = {
 }
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
+# A 10-K's "For the fiscal year ended September 28, 2024": the year's last month and day.
+_FISCAL_YEAR_END = re.compile(r"^\s*for\s+the\s+fiscal\s+year\s+ended\s+([A-Z][a-z]+\.?\s+\d{1,2}),?"
+                              r"\s+\d{4}", re.I)
 _ADDRESS = re.compile(r"^\(?\s*address\s+of\s+principal\s+executive\s+offices", re.I)
 # "Cupertino, California 95014", "1 Health Drive, Eden Prairie, Minnesota 55344".
 _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z .]*?)"
@@ -82,6 +86,10 @@ def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:
     out: dict[CoverField, CoverEntry] = {}
     for number, lines in enumerate(pages[:COVER_PAGES], start=1):
         for k, line in enumerate(lines):
+            year_end = _FISCAL_YEAR_END.match(line.text)
+            if year_end:
+                out.setdefault(CoverField.FISCAL_YEAR_END, CoverEntry(year_end.group(1),
+                                                                      page=number))
             for seg in line.segments:
                 for f, value in _values(lines, k, seg):
                     out.setdefault(f, CoverEntry(value, page=number))

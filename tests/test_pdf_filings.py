@@ -101,6 +101,11 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     # A one-word label is read with its section only when the item's name holds its word.
     ("Goodwill", "Current assets", None),
     ("Investments", "Current assets", None),
+    # "earnings" is "income"; "taxes" is "tax"; a comprehensive income row is no other item.
+    ("Operating earnings", "", "operating income"),
+    ("Earnings before income tax expense", "", "pretax income"),
+    ("Other comprehensive income/(loss), before tax", "", None),
+    ("Income tax (expense)/benefit related to items of other comprehensive income", "", None),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)
@@ -177,6 +182,26 @@ def test_a_sections_total_row_and_a_deduction_under_other_income() -> None:
     assert revenue.value == 24250000000
     tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
     assert tax == {2024: 2047000000, 2023: 1854000000}
+
+
+def test_rows_no_item_names_give_facts_under_their_labels() -> None:
+    """A balance sheet's "Goodwill" (no vocabulary item) is pdf:Goodwill; a negative cell
+    (treasury stock: tagged positive) and a row of shares give none."""
+    rows = [["", "December 31, 2024", "December 31, 2023"],
+            ["Total current assets", "25,582", "33,002"],
+            ["Goodwill", "34,956", "32,293"],
+            ["Total assets", "$ 135,161", "$ 134,711"],
+            ["Common stock, $0.01 par value, 4,000 shares authorized", "18", "18"],
+            ["Treasury stock, at cost", "(38,208)", "(36,500)"],
+            ["Total liabilities and equity", "$ 135,161", "$ 134,711"]]
+    caption = "Consolidated Balance Sheets (in millions)"
+    chunk = Chunk("b.pdf#table0/0", "b.pdf", "B", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("b.pdf", "B", meta), [chunk])
+    labelled = {(f.concept, f.end.year): f.value for f in info.facts
+                if f.concept.startswith("pdf:")}
+    assert labelled == {("pdf:Goodwill", 2024): 34956000000, ("pdf:Goodwill", 2023): 32293000000}
+    assert info.facts[-1].concept == "pdf:Goodwill"  # after every item's facts
 
 
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from pipeline.rag.answers.filings.cell_facts import table_fact
 from pipeline.rag.answers.filings.statement_rows import whole_tables
-from pipeline.rag.answers.filings.table_facts import table_fact
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.tables.column_periods import column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import content_words, match_row

@@ -27,6 +27,15 @@ from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, PER_SHARE, Li
 
 # A row is an item when the item's words make up this share of the label's words.
 MIN_COVER = 0.5
+# Words statements print for one another: AbbVie's "Operating earnings" and "Earnings before
+# income tax expense" are operating and pretax income.
+SAME_WORDS = {"earning": "income"}
+# Words that put a row's figure in a measure of its own: "Other comprehensive income,
+# before tax" is no pretax income, nor "Income tax related to items of other comprehensive
+# income" the income tax expense.
+_OWN_STATEMENT = frozenset({"comprehensive"})
+# Plurals that add "es".
+_ES_PLURALS = ("xes", "sses", "ches", "shes")
 _STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a", "an",
                    "total", "at", "as"})
 _PARENS = re.compile(r"\([^)]*\)")
@@ -47,12 +56,16 @@ class RowItem:
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-case words without stop words, parentheses or plural "s", in order."""
+    """Lower-case words without stop words, parentheses or plural "s", in order, each
+    written as statements write it most ("earnings" as "income")."""
     text = _PARENS.sub(" ", text.lower().replace("’", "'").replace("'", ""))
-    return [_singular(w) for w in _WORD.findall(text) if w not in _STOP]
+    words = (_singular(w) for w in _WORD.findall(text) if w not in _STOP)
+    return [SAME_WORDS.get(w, w) for w in words]
 
 
 def _singular(word: str) -> str:
+    if word.endswith(_ES_PLURALS):  # "taxes", "losses": not "taxe", "losse"
+        return word[:-2]
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
@@ -90,7 +103,8 @@ def _best(words: list[str], per_share: bool, own: frozenset[str] | set[str] = fr
     have = set(words)
     best: RowItem | None = None
     for item, name in _NAMES:
-        if not name or item.per_share != per_share or not own <= set(name) <= have:
+        if not name or item.per_share != per_share or not own <= set(name) <= have or \
+                have & _OWN_STATEMENT - set(name):
             continue
         cover = len(set(name)) / len(have)
         if cover < MIN_COVER and tuple(words[:len(name)]) != name:

@@ -186,11 +186,14 @@ def test_a_sections_total_row_and_a_deduction_under_other_income() -> None:
 
 def test_rows_no_item_names_give_facts_under_their_labels() -> None:
     """A balance sheet's "Goodwill" (no vocabulary item) is pdf:Goodwill; a negative cell
-    (treasury stock: tagged positive) and a row of shares give none."""
+    (treasury stock: tagged positive), a row of shares and a label printed twice (each a
+    part of what its name asks: current and non-current) give none."""
     rows = [["", "December 31, 2024", "December 31, 2023"],
             ["Total current assets", "25,582", "33,002"],
             ["Goodwill", "34,956", "32,293"],
+            ["Accrued compensation", "1,200", "1,100"],
             ["Total assets", "$ 135,161", "$ 134,711"],
+            ["Accrued compensation", "300", "250"],
             ["Common stock, $0.01 par value, 4,000 shares authorized", "18", "18"],
             ["Treasury stock, at cost", "(38,208)", "(36,500)"],
             ["Total liabilities and equity", "$ 135,161", "$ 134,711"]]

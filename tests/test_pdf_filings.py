@@ -106,6 +106,11 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Earnings before income tax expense", "", "pretax income"),
     ("Other comprehensive income/(loss), before tax", "", None),
     ("Income tax (expense)/benefit related to items of other comprehensive income", "", None),
+    # A current liability is no long-term debt, unless its label says long-term.
+    ("Term debt", "Current liabilities", None),
+    ("Current portion of long-term debt", "Current liabilities", None),
+    ("Term debt", "Non-current liabilities", "long-term debt"),
+    ("Long-term debt", "Current liabilities", "long-term debt"),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)

@@ -8,8 +8,9 @@ A row is an item when all the content words of one of the item's names are in it
 the label's words, or the label begins with them ("Purchases of property and equipment
 excluding finance leases, net of sales"). A label of one word or none that names no item
 itself ("Diluted", "Total") is read with its section's ("Earnings per share:") when the
-item's name holds its word ("Goodwill" under "Current assets:" is no item). The best
-cover wins; per-share items only on per-share rows, never on share counts ("Shares used
+item's name holds its word ("Goodwill" under "Current assets:" is no item). A row
+under "Current liabilities:" is no non-current item ("Term debt" there is no long-term
+debt). The best cover wins; per-share items only on per-share rows, never on share counts ("Shares used
 in computing earnings per share: Diluted").
 
 "Net income attributable to Tesla common stockholders" is net income, and it is the
@@ -34,6 +35,9 @@ SAME_WORDS = {"earning": "income"}
 # before tax" is no pretax income, nor "Income tax related to items of other comprehensive
 # income" the income tax expense.
 _OWN_STATEMENT = frozenset({"comprehensive"})
+# Current assets or liabilities, and an item that is their non-current kind.
+_CURRENT = re.compile(r"^(?!.*\bnon-?\s?current\b).*\bcurrent\b", re.I)
+_NONCURRENT = re.compile(r"\blong-term\b|\bnon-?current\b", re.I)
 # Plurals that add "es".
 _ES_PLURALS = ("xes", "sses", "ches", "shes")
 _STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a", "an",
@@ -94,7 +98,17 @@ def match_row(label: str, section: str = "") -> RowItem | None:
         # The label's own word must be of the item's name: "Diluted" under "Earnings per
         # share:" is diluted EPS, but "Goodwill" under "Current assets" no current assets.
         found = _best(content_words(both), per_share, set(words))
+    if found and _NONCURRENT.search(found.item.name) and _current(label, section):
+        return None  # Apple's "Term debt" under "Current liabilities:" is the current part
     return RowItem(found.item, found.cover, True) if found and owners else found
+
+
+def _current(label: str, section: str) -> bool:
+    """Whether a row is a current asset or liability: its label says so ("Current portion
+    of long-term debt"), or its section does and the label does not say non-current (a
+    section read too far down must not take "Long-term debt" in)."""
+    return bool(_CURRENT.search(label)) or \
+        bool(_CURRENT.search(section)) and not _NONCURRENT.search(label)
 
 
 def _best(words: list[str], per_share: bool, own: frozenset[str] | set[str] = frozenset(),

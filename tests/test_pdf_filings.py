@@ -212,6 +212,25 @@ def test_rows_no_item_names_give_facts_under_their_labels() -> None:
     assert info.facts[-1].concept == "pdf:Goodwill"  # after every item's facts
 
 
+def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
+    """An income statement's "(1,269)" interest expense is the expense 1,269 (tagged
+    positive); "Other income (expense), net" printed negative is in doubt and gives none."""
+    rows = [["", "2024", "2023"],
+            ["Operating income", "9,713", "9,082"],
+            ["Other income (expense), net", "(45)", "30"],
+            ["Interest expense", "(1,269)", "(1,340)"],
+            ["Income before income taxes", "8,399", "7,772"]]
+    caption = "CONSOLIDATED STATEMENTS OF INCOME (Millions)"
+    chunk = Chunk("e.pdf#table0/0", "e.pdf", "E", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("e.pdf", "E", meta), [chunk])
+    labelled = {(f.concept, f.end.year): f.value for f in info.facts
+                if f.concept.startswith("pdf:")}
+    assert labelled[("pdf:InterestExpense", 2024)] == 1269000000
+    assert labelled[("pdf:InterestExpense", 2023)] == 1340000000
+    assert ("pdf:OtherIncomeExpenseNet", 2024) not in labelled
+
+
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [
     ("aapl-10-k-2024-11-01.pdf", "Apple Inc.", Form.TEN_K, 2024, "FY", date(2024, 9, 28)),
     ("jnj-10-q-2025-07-24.pdf", "Johnson & Johnson", Form.TEN_Q, 2025, "Q2", date(2025, 6, 29)),

@@ -9,10 +9,12 @@ Only the primary statements give them (a balance sheet's rows are balances, an i
 cash flow statement's flows; a statement of equity's rows are neither), and only figures
 whose sign is not in doubt: a printed "(1,269)" may be a deduction the taxonomy tags as a
 positive amount (interest expense, treasury stock) or a negative figure (a loss), so a
-negative cell gives none. Rows naming shares (counts) or a par value or with a figure in
-their label ("net of tax of $22") give none either: their cells are not what the label's
-words name. Nor does a label printed twice in the statement ("Deferred revenue" under
-current and under non-current liabilities): each row is a part of what its name asks.
+negative cell gives none, save an income statement's expense or cost and a cash flow
+statement's payment, which the taxonomy tags positive (read without the parentheses).
+Rows naming shares (counts) or a par value or with a figure in their label ("net of tax of
+$22") give none either: their cells are not what the label's words name. Nor does a label
+printed twice in the statement ("Deferred revenue" under current and under non-current
+liabilities): each row is a part of what its name asks.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from retriever_trt.documents.pdf_statements import StatementKind
 KINDS = {StatementKind.BALANCE: Kind.BALANCE, StatementKind.INCOME: Kind.FLOW,
          StatementKind.COMPREHENSIVE: Kind.FLOW, StatementKind.CASH_FLOWS: Kind.FLOW}
 _WORD = re.compile(r"[A-Za-z]+")
+_EXPENSE = re.compile(r"\b(?:expenses?|costs?)\b", re.I)
+_NOT_EXPENSE = re.compile(r"\b(?:income|gains?|benefits?|revenues?|credits?)\b", re.I)
+_PAYMENT = re.compile(r"^\s*(?:payments?|purchases?|repurchases?|repayments?|dividends paid)\b",
+                      re.I)
 _UNREAD = re.compile(r"\d|\bshares\b|\bpar value\b", re.I)
 
 
@@ -40,6 +46,15 @@ def label_concept(label: str) -> str | None:
     """The concept a row's label names ("Interest expense (Note 6)" -> pdf:InterestExpense)."""
     words = _WORD.findall(re.sub(r"\([^)]*\)", " ", clean_label(label)))
     return PRINTED + "".join(w.capitalize() for w in words) if words else None
+
+
+def _outflow(kind: StatementKind, label: str) -> bool:
+    """Whether a row is an amount the taxonomy tags positive however it is printed: an
+    income statement's expense or cost (not "Other income (expense), net"), a cash flow
+    statement's payment ("Purchases of ...", "Repayments of ...", "Dividends paid")."""
+    if kind is StatementKind.INCOME:
+        return bool(_EXPENSE.search(label)) and not _NOT_EXPENSE.search(label)
+    return kind is StatementKind.CASH_FLOWS and bool(_PAYMENT.match(label))
 
 
 def label_facts(st: StatementTable) -> Iterator[tuple[Fact, tuple[str, int, int]]]:
@@ -57,10 +72,12 @@ def label_facts(st: StatementTable) -> Iterator[tuple[Fact, tuple[str, int, int]
         if concept is None or printed[concept] > 1 or _UNREAD.search(label) or \
                 per_share_row(label, section) or match_row(label, section) is not None:
             continue
-        item = LineItem(clean_label(label).lower(), (concept,), kind)
+        outflow = _outflow(st.kind, label)
+        item = LineItem(clean_label(label).lower(), (concept,), kind, outflow=outflow)
         for j, period in enumerate(st.periods):
             cell = cells.get((i, j))
-            if period is None or cell is None or cell.value.percent or cell.value.number < 0:
+            if period is None or cell is None or cell.value.percent or \
+                    cell.value.number < 0 and not outflow:
                 continue
             if not (period.shows_balances() if kind is Kind.BALANCE else period.months):
                 continue

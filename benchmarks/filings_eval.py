@@ -1,14 +1,18 @@
 """Answers over real SEC filings: the filings question set through POST /ask of a real server.
 
     python benchmarks/filings_eval.py [--questions FILE] [--half {a,b,all}] [--limit N]
-        [--concurrency C] [--scoped] [--corpus {html,pdf,pdf-only}] [--rules]
+        [--concurrency C] [--scoped] [--corpus {html,pdf,pdf-only}] [--pdf-dir DIR]...
+        [--twins-only] [--rules]
         [--out results.jsonl] [--url http://127.0.0.1:8000]
 
 The 25 filings of ../shared/data/filings (benchmarks/data/filings_questions.jsonl asks
 about them; benchmarks/filings_gold.py built and verified its gold) are linked into a
 corpus folder under engines/ — with `--corpus pdf` the four that have a PDF twin in pdf/
 are linked as PDF instead of HTML; with `--corpus pdf-only` those four PDFs alone, and only
-their filings' questions are asked (the gold is the same filing's numbers) — and indexed
+their filings' questions are asked (the gold is the same filing's numbers); `--pdf-dir DIR`
+(repeatable) adds a folder of more twins, e.g. /work/pdfshelf's 21 Chromium prints, and
+`--twins-only` keeps only the filings with a twin and their questions, so `--corpus html
+--twins-only` asks the pdf-only questions of the same filings' HTML — and indexed
 with `finrag index --corpus DIR --out DIR2` into engines/filings-index-<mode>-<hash> (the
 hash covers the file list and the code of retriever_trt/, so the index is rebuilt only
 when one changes). Then `finrag serve --index DIR2` starts on a free loopback port and
@@ -85,15 +89,33 @@ class Corpus(str, Enum):
         return self.value
 
 
-def corpus_folder(filings: Path, corpus: Corpus, engines: Path = ROOT / "engines") -> Path:
-    """engines/filings-corpus-<mode>/: links to the filings (no README, no pdf/ duplicates)."""
+def pdf_twins(filings: Path, pdf_dirs: list[Path]) -> dict[str, Path]:
+    """Each filing's PDF twin by stem: those of filings/pdf/, then of each --pdf-dir (an
+    earlier folder's twin wins, so the shared four stay what they were)."""
+    twins: dict[str, Path] = {}
+    for folder in [filings / "pdf", *pdf_dirs]:
+        for pdf in sorted(folder.glob("*.pdf")):
+            twins.setdefault(pdf.stem, pdf)
+    return twins
+
+
+def corpus_folder(filings: Path, corpus: Corpus, engines: Path = ROOT / "engines",
+                  twins: dict[str, Path] | None = None,
+                  stems: set[str] | None = None) -> Path:
+    """engines/filings-corpus-<mode>/: links to the filings (no README, no pdf/ duplicates).
+    `twins` (default: filings/pdf/'s) stand in for their HTML under a PDF corpus; `stems`,
+    when given, keeps only those filings."""
     out = engines / f"filings-corpus-{corpus.value}"
-    twins = {p.stem: p for p in (filings / "pdf").glob("*.pdf")} if corpus is not Corpus.HTML \
-        else {}
+    if twins is None:
+        twins = pdf_twins(filings, [])
+    if corpus is Corpus.HTML:
+        twins = {}
     wanted = {}
     for html in sorted(filings.glob("*.htm*")):
         src = twins.get(html.stem, html)
         if corpus is Corpus.PDF_ONLY and src.suffix != ".pdf":
+            continue
+        if stems is not None and html.stem not in stems:
             continue
         wanted[src.name] = src.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -283,6 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Corpus, choices=list(Corpus), default=Corpus.HTML,
                     help="html: the HTML filings; pdf: the 4 with a PDF twin as PDF; pdf-only: "
                     "the 4 PDFs alone, and their filings' questions")
+    ap.add_argument("--pdf-dir", type=Path, action="append", default=[],
+                    help="a folder of more PDF twins (<filing stem>.pdf), repeatable: with "
+                    "--corpus pdf or pdf-only they stand in for their HTML like filings/pdf/'s")
+    ap.add_argument("--twins-only", action="store_true", help="only the filings with a PDF "
+                    "twin and their questions, whatever the corpus (with --corpus html: the "
+                    "pdf-only questions over the same filings' HTML)")
     ap.add_argument("--rules", action="store_true", help="the filing answer rules alone, in "
                     "process (no index, no server): benchmarks/filings_rules.py")
     ap.add_argument("--url", help="ask this running server instead of indexing and starting one")
@@ -297,14 +325,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.url is None and not args.filings.is_dir():
         raise SystemExit(f"--filings {args.filings}: not a folder (the shared SEC filings live in "
                          "../shared/data/filings)")
-    pdf_stems = {p.stem for p in (args.filings / "pdf").glob("*.pdf")} \
-        if args.corpus is not Corpus.HTML else set()
+    for folder in args.pdf_dir:
+        if not folder.is_dir():
+            raise SystemExit(f"--pdf-dir {folder}: not a folder")
+    twins = pdf_twins(args.filings, args.pdf_dir)
+    pdf_stems = set(twins) if args.corpus is not Corpus.HTML else set()
     records = load_questions(args.questions)
-    if args.corpus is Corpus.PDF_ONLY:
-        records = [r for r in records if Path(r["doc_id"]).stem in pdf_stems]
+    if args.corpus is Corpus.PDF_ONLY or args.twins_only:
+        records = [r for r in records if Path(r["doc_id"]).stem in twins]
     records = sample(records, args.half, args.limit)
     t0 = time.perf_counter()
-    rows = asked(args, records)
+    rows = asked(args, records, twins)
     wall = time.perf_counter() - t0
     how = "answer rules in process" if args.rules else \
         f"{'scoped' if args.scoped else 'unscoped'}, concurrency {args.concurrency}"
@@ -321,17 +352,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def asked(args: argparse.Namespace, records: list[dict]) -> list[dict]:
+def asked(args: argparse.Namespace, records: list[dict], twins: dict[str, Path]) -> list[dict]:
     """The result rows: from the answer rules in process, a running server, or one started
     on the corpus's index (built first when not cached)."""
+    stems = set(twins) if args.twins_only else None
     if args.rules:
-        corpus = corpus_folder(args.filings, args.corpus)
+        corpus = corpus_folder(args.filings, args.corpus, twins=twins, stems=stems)
         return [result_row(r, 200, data, ms) for r, data, ms in rules_answers(corpus, records)]
     proc = None
     if args.url:
         base = args.url.rstrip("/")
     else:
-        corpus = corpus_folder(args.filings, args.corpus)
+        corpus = corpus_folder(args.filings, args.corpus, twins=twins, stems=stems)
         index = index_folder(corpus)
         build_index(corpus, index)
         proc, base = start_server(index, ROOT / "engines" / "filings-serve.log")

@@ -19,6 +19,7 @@ from paths import FILINGS, REPO
 from pipeline.rag.answers.filings.cover_answer import FilingField, cover_field
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.documents import load_document
+from retriever_trt.documents.auditor_report import read_auditor
 from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.model import (
     PRINTED_COVER_FIELDS,
@@ -137,8 +138,23 @@ def test_a_printed_cover_in_three_columns() -> None:
         CoverField.INCORPORATION: "Delaware", CoverField.FILE_NUMBER: "001-12345",
         CoverField.TAX_ID: "12-3456789", CoverField.CITY: "Springfield",
         CoverField.STATE: "Illinois", CoverField.PHONE: "(555) 123-4567",
-        CoverField.EXCHANGE: "Nasdaq Global Market"}
+        CoverField.EXCHANGE: "Nasdaq Global Market", CoverField.SYMBOLS: "GDGT"}
     assert {e.page for e in found.values()} == {1}
+
+
+def test_the_symbols_under_a_split_header_up_to_the_next_section() -> None:
+    """Wells Fargo's "Trading" over "Symbols"; a class's wrapped title passed over; the
+    12(g) line ends the table."""
+    cover = [
+        _line(530, ("Trading", 480, 503)),
+        _line(522, ("Title of Each Class", 35, 93), ("Symbols", 479, 505)),
+        _line(497, ("Common Stock", 35, 137), ("GDGT", 484, 500), ("NYSE", 534, 557)),
+        _line(488, ("Depositary Shares, each representing", 35, 277), ("GDGT.PRL", 476, 508)),
+        _line(480, ("a 1/1000th interest in a share", 35, 277)),
+        _line(422, ("Guarantee of Notes due 2028", 35, 330), ("GDGT/28A", 477, 507)),
+        _line(400, ("Securities registered pursuant to Section 12(g) of the Act: None", 197, 520)),
+        _line(390, ("ZZZ", 480, 500))]
+    assert read_cover([cover])[CoverField.SYMBOLS].value == "GDGT, GDGT.PRL, GDGT/28A"
 
 
 def test_a_cover_without_the_captions_gives_nothing() -> None:
@@ -161,8 +177,28 @@ def test_printed_covers_agree_with_their_tags(stem: str) -> None:
         pages = [page_lines(pdf[i]) for i in range(COVER_PAGES)]
     finally:
         pdf.close()
-    assert {f: e.value for f, e in read_cover(pages).items()} == _values(tagged)
+    read = {f: e.value for f, e in read_cover(pages).items()}
+    # a 10-K's cover prints its fiscal year's end; every cover its securities' symbols
+    more = {f: read.pop(f, None) for f in (CoverField.FISCAL_YEAR_END, CoverField.SYMBOLS)}
+    assert read == _values(tagged)
     assert all(f in tagged.cover for f in PRINTED_COVER_FIELDS)
+    assert more == {f: tagged.cover[f].value if f in tagged.cover else None for f in more}
+
+
+def test_a_printed_auditors_report_names_the_auditor() -> None:
+    """The report's signature, the tenure sentence, the city and the date; an officer's
+    signature and an exhibit's undated consent name no auditor."""
+    report = [_line(700 - 10 * k, (text, 40, 300)) for k, text in enumerate([
+        "/s/ Tim Cook", "Chief Executive Officer", "/S/ GADGET & PARTNERS LLP",
+        "We have served as the Company's auditor since 2009.", "Springfield, Illinois",
+        "November 1, 2024"])]
+    found = read_auditor(report, 7)
+    assert {f: (e.value, e.page) for f, e in found.items()} == {
+        CoverField.AUDITOR: ("GADGET & PARTNERS LLP", 7),
+        CoverField.AUDITOR_LOCATION: ("Springfield, Illinois", 7)}
+    consent = [_line(700, ("/s/ Gadget & Partners LLP", 40, 300)),
+               _line(690, ("23.1 Consent of Independent Registered Public Accounting Firm", 40, 300))]
+    assert read_auditor(consent, 9) == {}
 
 
 def test_every_filing_here_tags_its_cover_fields_as_shown() -> None:

@@ -5,6 +5,7 @@ of 25 filings: benchmarks/filings_gold.py verify)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections import Counter
 from datetime import date
@@ -16,7 +17,14 @@ from tests.paths import FILINGS, REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_check import Unverified, check_record, evaluate, resolve  # noqa: E402
-from filings_eval import Corpus, corpus_folder, report, result_row, sample  # noqa: E402
+from filings_eval import (  # noqa: E402
+    Corpus,
+    corpus_folder,
+    pdf_twins,
+    report,
+    result_row,
+    sample,
+)
 from filings_facts import cell_number, cell_of, parse_filing  # noqa: E402
 from filings_gold import load_questions  # noqa: E402
 from filings_heldout_check import month_day  # noqa: E402
@@ -352,6 +360,25 @@ def test_pdf_corpora_link_the_pdf_twins(tmp_path):
     mixed = sorted(p.name for p in corpus_folder(FILINGS, Corpus.PDF, tmp_path).iterdir())
     assert len(mixed) == len(list(FILINGS.glob("*.htm*"))) and set(twins) <= set(mixed)
     assert all((only / name).resolve() == (FILINGS / "pdf" / name).resolve() for name in twins)
+
+
+def test_a_pdf_dir_adds_twins_and_the_shared_ones_win(tmp_path):
+    """--pdf-dir: a second folder's twins stand in for their HTML too; where both folders
+    hold one, filings/pdf/'s is linked; --twins-only keeps those filings alone, as HTML."""
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    shared = FILINGS / "pdf" / "aapl-10-k-2024-11-01.pdf"
+    for stem in ("aapl-10-k-2024-11-01", "nvda-10-k-2025-02-26"):
+        shutil.copy(shared, shelf / f"{stem}.pdf")
+    twins = pdf_twins(FILINGS, [shelf])
+    assert twins["aapl-10-k-2024-11-01"] == FILINGS / "pdf" / "aapl-10-k-2024-11-01.pdf"
+    assert twins["nvda-10-k-2025-02-26"] == shelf / "nvda-10-k-2025-02-26.pdf"
+    only = corpus_folder(FILINGS, Corpus.PDF_ONLY, tmp_path / "engines", twins=twins)
+    assert sorted(p.stem for p in only.iterdir()) == sorted(twins)
+    assert (only / "nvda-10-k-2025-02-26.pdf").resolve() == (shelf / "nvda-10-k-2025-02-26.pdf")
+    html = corpus_folder(FILINGS, Corpus.HTML, tmp_path / "engines", twins=twins,
+                         stems={"nvda-10-k-2025-02-26"})
+    assert [p.name for p in html.iterdir()] == ["nvda-10-k-2025-02-26.html"]
 
 
 HELDOUT_KINDS = {"segment", "quarter", "jargon", "ratio", "compare", "cover", "absent", "text"}

@@ -15,6 +15,7 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.table_facts import facts_from_tables, is_statement
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.answers.tables.row_items import match_row
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME
 from retriever_trt.documents import Form, load_document
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.ingest import ingest
@@ -22,6 +23,7 @@ from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import parse_table
 
 PDFS = FILINGS / "pdf"
+REVENUE = BY_NAME["revenue"].concepts[0]
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +98,19 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Net earnings per diluted share", "", "diluted eps"),
     ("Accounts receivable, trade, less allowances $185 (2024, $167)", "", "accounts receivable"),
     ("Marketable securities", "", None),
+    # A one-word label is read with its section only when the item's name holds its word.
+    ("Goodwill", "Current assets", None),
+    ("Investments", "Current assets", None),
+    # "earnings" is "income"; "taxes" is "tax"; a comprehensive income row is no other item.
+    ("Operating earnings", "", "operating income"),
+    ("Earnings before income tax expense", "", "pretax income"),
+    ("Other comprehensive income/(loss), before tax", "", None),
+    ("Income tax (expense)/benefit related to items of other comprehensive income", "", None),
+    # A current liability is no long-term debt, unless its label says long-term.
+    ("Term debt", "Current liabilities", None),
+    ("Current portion of long-term debt", "Current liabilities", None),
+    ("Term debt", "Non-current liabilities", "long-term debt"),
+    ("Long-term debt", "Current liabilities", "long-term debt"),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)
@@ -147,6 +162,73 @@ def test_income_tax_printed_as_a_deduction_is_an_expense() -> None:
     info = facts_from_tables(DocumentInfo("u.pdf", "U", meta), [chunk])
     tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
     assert tax == {2024: 4829000000, 2023: 5968000000, 2022: -10000000}
+
+
+def test_a_sections_total_row_and_a_deduction_under_other_income() -> None:
+    """Union Pacific's layout: "Freight revenues" and "Total operating revenues" both read as
+    revenue, and the total is the revenue figure; "Other income, net" half-names net income,
+    but the tax deduction's arithmetic ends on the "Net income" row."""
+    rows = [["", "2024", "2023"],
+            ["Operating revenues:", "", ""],
+            ["Freight revenues", "$ 22,811", "$ 22,571"],
+            ["Other revenues", "1,439", "1,548"],
+            ["Total operating revenues", "24,250", "24,119"],
+            ["Operating income", "9,713", "9,082"],
+            ["Other income, net (Note 6)", "350", "491"],
+            ["Interest expense", "(1,269)", "(1,340)"],
+            ["Income before income taxes", "8,794", "8,233"],
+            ["Income tax expense (Note 7)", "(2,047)", "(1,854)"],
+            ["Net income", "$ 6,747", "$ 6,379"]]
+    caption = "CONSOLIDATED STATEMENTS OF INCOME Millions, for the Years Ended December 31,"
+    chunk = Chunk("r.pdf#table0/0", "r.pdf", "R", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("r.pdf", "R", meta), [chunk])
+    revenue = next(f for f in info.facts if f.concept == REVENUE and f.end.year == 2024)
+    assert revenue.value == 24250000000
+    tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
+    assert tax == {2024: 2047000000, 2023: 1854000000}
+
+
+def test_rows_no_item_names_give_facts_under_their_labels() -> None:
+    """A balance sheet's "Goodwill" (no vocabulary item) is pdf:Goodwill; a negative cell
+    (treasury stock: tagged positive), a row of shares and a label printed twice (each a
+    part of what its name asks: current and non-current) give none."""
+    rows = [["", "December 31, 2024", "December 31, 2023"],
+            ["Total current assets", "25,582", "33,002"],
+            ["Goodwill", "34,956", "32,293"],
+            ["Accrued compensation", "1,200", "1,100"],
+            ["Total assets", "$ 135,161", "$ 134,711"],
+            ["Accrued compensation", "300", "250"],
+            ["Common stock, $0.01 par value, 4,000 shares authorized", "18", "18"],
+            ["Treasury stock, at cost", "(38,208)", "(36,500)"],
+            ["Total liabilities and equity", "$ 135,161", "$ 134,711"]]
+    caption = "Consolidated Balance Sheets (in millions)"
+    chunk = Chunk("b.pdf#table0/0", "b.pdf", "B", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("b.pdf", "B", meta), [chunk])
+    labelled = {(f.concept, f.end.year): f.value for f in info.facts
+                if f.concept.startswith("pdf:")}
+    assert labelled == {("pdf:Goodwill", 2024): 34956000000, ("pdf:Goodwill", 2023): 32293000000}
+    assert info.facts[-1].concept == "pdf:Goodwill"  # after every item's facts
+
+
+def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
+    """An income statement's "(1,269)" interest expense is the expense 1,269 (tagged
+    positive); "Other income (expense), net" printed negative is in doubt and gives none."""
+    rows = [["", "2024", "2023"],
+            ["Operating income", "9,713", "9,082"],
+            ["Other income (expense), net", "(45)", "30"],
+            ["Interest expense", "(1,269)", "(1,340)"],
+            ["Income before income taxes", "8,399", "7,772"]]
+    caption = "CONSOLIDATED STATEMENTS OF INCOME (Millions)"
+    chunk = Chunk("e.pdf#table0/0", "e.pdf", "E", "", {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
+    info = facts_from_tables(DocumentInfo("e.pdf", "E", meta), [chunk])
+    labelled = {(f.concept, f.end.year): f.value for f in info.facts
+                if f.concept.startswith("pdf:")}
+    assert labelled[("pdf:InterestExpense", 2024)] == 1269000000
+    assert labelled[("pdf:InterestExpense", 2023)] == 1340000000
+    assert ("pdf:OtherIncomeExpenseNet", 2024) not in labelled
 
 
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [

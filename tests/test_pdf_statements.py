@@ -173,13 +173,44 @@ BY_PRODUCT = [("Widgets", "$ 3,500", "$ 3,100"), ("Gadgets", "1,500", "1,400"),
               ("Total net sales", "$ 5,000", "$ 4,500")]
 
 
-def test_a_printed_filing_does_not_answer_a_part_with_its_whole(tmp_path: Path) -> None:
-    """A PDF has no dimensions: "Gadgets net sales" names a row of the product table, so the
-    income statement's total net sales is no answer; the total itself still is."""
+def test_a_printed_row_no_item_names_answers_by_its_label(tmp_path: Path) -> None:
+    """"Goodwill" is no vocabulary item: its balance sheet row answers; "Interest expense,
+    net" says more than "interest expense" asks, so it gives no number for it."""
+    header = ('<tr><td></td><td class="c">December 31, 2024</td>'
+              '<td class="c">December 31, 2023</td></tr>')
+    years = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
+             '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
+    income = [*INCOME[:4], ("Interest expense, net", "150", "140"), INCOME[4]]
+    assets = [("Total current assets", "2,500", "2,150"), ("Goodwill", "700", "650"),
+              ("Total assets", "$ 4,000", "$ 3,500")]
+    html = COVER.replace("September 28, 2024", "December 31, 2024") + \
+        _table("CONSOLIDATED STATEMENTS OF OPERATIONS", income, years) + \
+        _table("CONSOLIDATED BALANCE SHEETS", assets, header)
+    _print_pdf(html, tmp_path / "acme-10-k-2025-02-01.pdf")
+    answerer = FilingAnswerer(ingest(tmp_path)[0])
+
+    def ask(question: str):
+        query = answerer.parse(question)
+        return answerer.answer(query, answerer.scope(query, None))
+
+    goodwill = ask("How much goodwill did Acme report at December 31, 2024?")
+    assert goodwill.short_answer == "700" and goodwill.citations[0]["row"] == "Goodwill"
+    assert ask("What was Acme's interest expense in fiscal 2024?").short_answer is None
+
+
+OPERATING_BY_PRODUCT = [("Widgets", "$ 700", "$ 600"), ("Gadgets", "500", "400"),
+                       ("Total operating income", "$ 1,200", "$ 1,000")]
+
+
+def test_a_printed_filing_answers_a_part_from_its_row_not_its_whole(tmp_path: Path) -> None:
+    """A PDF has no dimensions: "Gadgets net sales" is the Gadgets row of the table that
+    names net sales (not of the operating income one, nor the income statement's total);
+    the total itself is still the statement's; a part no row shows gets no number."""
     header = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
               '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
     html = COVER.replace("September 28, 2024", "December 31, 2024") + \
         _table("CONSOLIDATED STATEMENTS OF OPERATIONS", INCOME, header) + \
+        _table("Operating income by product", OPERATING_BY_PRODUCT, header) + \
         _table("Net sales by product", BY_PRODUCT, header)
     _print_pdf(html, tmp_path / "acme-10-k-2025-02-01.pdf")
     answerer = FilingAnswerer(ingest(tmp_path)[0])
@@ -189,5 +220,8 @@ def test_a_printed_filing_does_not_answer_a_part_with_its_whole(tmp_path: Path) 
         return answerer.answer(query, answerer.scope(query, None))
 
     part = ask("What were Acme's Gadgets net sales in fiscal 2024?")
-    assert part.short_answer is None and "gadget" in part.missing
+    assert part.short_answer == "1500" and part.citations[0]["row"] == "Gadgets"
+    assert ask("What were Acme's Gadgets net sales in fiscal 2023?").short_answer == "1400"
     assert ask("What were Acme's net sales in fiscal 2024?").short_answer == "5000"
+    unknown = ask("What were Acme's Sprockets net sales in fiscal 2024?")
+    assert unknown.short_answer is None

@@ -9,11 +9,14 @@ Every SEC form's cover sets a value over a parenthesized caption, in columns:
     (Address of principal executive offices)          (Zip Code)
 
 and the securities table puts the exchange under "Name of each exchange on which
-registered". A field's value is the text nearest its caption, above it (below it for the
-table's header), in a segment that overlaps the caption horizontally: the column is what
-tells "California" from "94-2404110" on one line. "Commission File Number: 001-36743" and
-"Registrant's telephone number, including area code (732) 524-0400" may also carry their
-value on the caption's own line. Needs positioned text (`pdf_layout.Line`).
+registered"; a 10-K's "For the fiscal year ended September 28, 2024" line gives the
+fiscal year's end ("September 28"), and the symbols under "Trading Symbol(s)" every
+security's symbol. A field's value is the text nearest its caption, above it (below it for
+the table's header), in a segment that overlaps the caption horizontally: the column is
+what tells "California" from "94-2404110" on one line. "Commission File Number:
+001-36743" and "Registrant's telephone number, including area code (732) 524-0400" may
+also carry their value on the caption's own line. Needs positioned text
+(`pdf_layout.Line`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,14 @@ _CAPTIONS = {
 }
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
+# A 10-K's "For the fiscal year ended September 28, 2024": the year's last month and day.
+_FISCAL_YEAR_END = re.compile(r"^\s*for\s+the\s+fiscal\s+year\s+ended\s+([A-Z][a-z]+\.?\s+\d{1,2}),?"
+                              r"\s+\d{4}", re.I)
+# The securities table's "Trading Symbol(s)" header (Wells Fargo prints "Trading" over
+# "Symbols") and a symbol under it: "BA", "BA-PRA", "WFC.PRL", "WFC/28A", "JNJ29B".
+_SYMBOLS = re.compile(r"^\s*(?:trading\s+)?symbol(?:\(s\)|s)?\s*$", re.I)
+_SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(?:[.\-/][A-Z0-9]+)*$")
+MAX_SYMBOL = 12
 _ADDRESS = re.compile(r"^\(?\s*address\s+of\s+principal\s+executive\s+offices", re.I)
 # "Cupertino, California 95014", "1 Health Drive, Eden Prairie, Minnesota 55344".
 _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z .]*?)"
@@ -82,6 +93,14 @@ def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:
     out: dict[CoverField, CoverEntry] = {}
     for number, lines in enumerate(pages[:COVER_PAGES], start=1):
         for k, line in enumerate(lines):
+            year_end = _FISCAL_YEAR_END.match(line.text)
+            if year_end:
+                out.setdefault(CoverField.FISCAL_YEAR_END, CoverEntry(year_end.group(1),
+                                                                      page=number))
+            for seg in line.segments:
+                symbols = _symbols(lines, k, seg) if _SYMBOLS.match(seg.text) else []
+                if symbols:
+                    out.setdefault(CoverField.SYMBOLS, CoverEntry(", ".join(symbols), page=number))
             for seg in line.segments:
                 for f, value in _values(lines, k, seg):
                     out.setdefault(f, CoverEntry(value, page=number))
@@ -109,6 +128,22 @@ def _values(lines: Sequence[Line], k: int, seg: Segment) -> list[tuple[CoverFiel
             if m and m.group(1).strip().lower() not in _NO_VALUE:
                 return [(f, m.group(1).strip())]
     return []
+
+
+def _symbols(lines: Sequence[Line], k: int, caption: Segment) -> list[str]:
+    """The symbols in the caption's column on the lines under it, in order: lines with
+    nothing in the column (a class's title wrapped) are passed over, and the first text
+    there that is no symbol ("Securities registered pursuant to Section 12(g)", "None")
+    ends the table."""
+    out: list[str] = []
+    for line in lines[k + 1:]:
+        texts = [s.text.strip() for s in line.segments
+                 if min(s.x1, caption.x1) > max(s.x0, caption.x0)]
+        if any(len(t) > MAX_SYMBOL or not _SYMBOL.match(t) or t.lower() in _NO_VALUE
+               for t in texts):
+            break
+        out.extend(t for t in texts if t not in out)
+    return out
 
 
 def _near(lines: Sequence[Line], k: int, caption: Segment, where: Where) -> list[Segment]:

@@ -17,9 +17,18 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
+from retriever_trt.documents.auditor_report import read_auditor
 from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.metadata import infer_metadata, title
-from retriever_trt.documents.model import Block, Document, DocumentError, Paragraph, TableBlock
+from retriever_trt.documents.model import (
+    Block,
+    CoverEntry,
+    CoverField,
+    Document,
+    DocumentError,
+    Paragraph,
+    TableBlock,
+)
 from retriever_trt.documents.pdf_layout import Line, page_lines
 from retriever_trt.documents.pdf_statements import statement_kind
 from retriever_trt.documents.pdf_tables import (
@@ -63,9 +72,11 @@ def load(path: Path, doc_id: str) -> Document:
         cover: list[str] = []
         cover_pages: list[list[Line]] = []
         any_text = False
+        auditor: dict[CoverField, CoverEntry] = {}
         for i in range(n_pages):
             lines = _page_lines(pdf, i, path)
             any_text = any_text or bool(lines)
+            auditor = auditor or read_auditor(lines, i + 1)
             if i < METADATA_PAGES:
                 cover.extend(line.text for line in lines)
             if i < COVER_PAGES:
@@ -78,7 +89,7 @@ def load(path: Path, doc_id: str) -> Document:
                                   "OCR it first (e.g. ocrmypdf)")
     meta = infer_metadata("\n".join(cover), path.name)
     meta.pages = n_pages
-    meta.cover = read_cover(cover_pages)
+    meta.cover = {**auditor, **read_cover(cover_pages)}
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
 
 

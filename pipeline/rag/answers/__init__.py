@@ -13,7 +13,8 @@ The order the rules run in, for one question (`RAGPipeline._short_answer`):
    (`scope.py`; several companies, each its own: `companies.py`; a company named by its
    business: `business_names.py`) and answered from that
    filing's facts, tagged (inline XBRL) or read from its printed statements (a PDF:
-   `table_facts.py`, `statement_rows.py`, `statement_checks.py`). Every qualifier the
+   `table_facts.py`, `statement_rows.py`, `statement_checks.py`, `label_facts.py`; a part
+   of the company from the row naming it: `part_rows.py`). Every qualifier the
    question states must match the fact used: the part of the company (`qualifiers.py` over
    `fact_labels.py`), the period (`fact_answer.targets`), the measure (the vocabulary first,
    then the filing's own labels: `measure_match.py`). A figure the filing lacks is no

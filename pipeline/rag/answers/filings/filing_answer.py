@@ -25,6 +25,7 @@ from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
     preference,
 )
+from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts, unknown_names
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
@@ -235,19 +236,25 @@ class FilingAnswerer:
                                f"{info.title} has no {where} for {result.missing}{unread}")
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
-        why = withheld(query.text, result.scale, result.facts, ratio) or \
-            (None if tagged or not isinstance(query.measure, LineItem)
-             else self._unread_part(query, info, result)) or \
-            self._unknown_name(query, info)
+        why = withheld(query.text, result.scale, result.facts, ratio)
+        part = [] if why is not None or tagged or not isinstance(query.measure, LineItem) \
+            else self._part_words(query, info, result)
+        if part:
+            read = self._part_answer(query, info, part, computed, ratio)
+            if read is not None:
+                return read
+            why = (f"the question names {', '.join(part)}, a part of the figure that "
+                   f"{info.title}'s statements give only whole")
+        why = why or self._unknown_name(query, info)
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)
         return self._short(result, info, computed, tagged)
 
-    def _unread_part(self, query: Query, info: Any, result: FactResult) -> str | None:
-        """A printed filing has no dimensions: a line item asked with a word that names
+    def _part_words(self, query: Query, info: Any, result: FactResult) -> list[str]:
+        """A printed filing has no dimensions: a line item asked with words that name
         another row of its tables ("iPhone" of Apple's net sales by product) asks for a part
-        of the figure its statements give whole, so that figure is no answer."""
+        of the figure its statements give whole, so that figure is no answer. Those words."""
         if info.doc_id not in self._row_words:
             self._row_words[info.doc_id] = {
                 w for c in self.store.document(info.doc_id) if c.table
@@ -255,11 +262,22 @@ class FilingAnswerer:
         cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
         named = set(query.measure_words) - phrase_words(query.measure) - cited - \
             set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS
-        parts = sorted(named & self._row_words[info.doc_id])
-        if not parts:
+        return sorted(named & self._row_words[info.doc_id])
+
+    def _part_answer(self, query: Query, info: Any, part: list[str], computed: bool,
+                     ratio: bool) -> ShortAnswer | None:
+        """The part's figure from the table rows that show it (`part_rows.py`), or None:
+        also where two rows show different figures for a period the answer reads."""
+        assert isinstance(query.measure, LineItem)
+        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(part))
+        result = answer_from_facts(query, shown, Asked()) if shown.facts else None
+        if result is None or result.value is None or \
+                withheld(query.text, result.scale, result.facts, ratio):
             return None
-        return (f"the question names {', '.join(parts)}, a part of the figure that "
-                f"{info.title}'s statements give only whole")
+        periods = {(f.start, f.end) for f in result.facts}
+        if len({f.value for f in shown.facts if (f.start, f.end) in periods}) > len(periods):
+            return None
+        return self._short(result, shown, computed, False)
 
     def _unknown_name(self, query: Query, info: Any) -> str | None:
         """Why no number: the question names something ("WhatsApp") that no label of the

@@ -29,6 +29,10 @@ from retriever_trt.documents.model import Fact
 # Share of the question's (rarity-weighted) measure words a label must hold.
 MIN_RECALL = 0.9
 COVER = "dei:"
+# A printed filing's row named by its label (`label_facts.py`): the statement has no other
+# concept beside it, so a label with words the question does not say is another figure
+# ("Interest expense, net" is no "interest expense").
+PRINTED = "pdf:"
 PAYMENTS = "Payments"
 _COVER_ASKED = re.compile(r"\bcover\b", re.I)
 # Cash paid out: "how much did it spend on buybacks" is the payment, not the value of the
@@ -98,10 +102,12 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         if concept.startswith(_NOT_FIGURES):
             continue
         recall = sum(weight.get(w, 0.0) for w in asked & words) / total
+        # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
+        # Acquired During Period" (the printed labels beside a fact may be many)
+        own = _same(stems(tokens(split_name(concept))))
+        if concept.startswith(PRINTED) and own - asked:
+            continue  # a printed row's other words name another figure ("..., net")
         if recall >= MIN_RECALL:
-            # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
-            # Acquired During Period" (the printed labels beside a fact may be many)
-            own = _same(stems(tokens(split_name(concept))))
             scored.append((not prefer.holds(concept), -recall,
                            len(own - asked), concept))
     scored.sort()

@@ -4,36 +4,35 @@ Each table row that reads as a line item (`row_items.py`) gives one fact a colum
 period the header shows (`column_periods.py`): a flow item from a column with a period
 length, a balance item from a balance-date column, or from any column on a closing row
 ("Total stockholders' equity, ending balances", "Cash ..., end of period": the balance at
-the column's end). The value is the cell's number times
-the table's scale ("(In millions, except ... per-share amounts)": per-share items are not
-scaled); payments the XBRL taxonomy tags as positive amounts (capital expenditures,
-dividends, buybacks) are read without the cash flow statement's parentheses. Each fact
-cites its cell (chunk id, row, column), as a tagged fact does.
+the column's end), its value as `cell_facts.py` reads it. A primary statement's rows that
+no item names give facts under their labels' own concepts (`label_facts.py`), ranked last.
+Each fact cites its cell (chunk id, row, column), as a tagged fact does.
 
 Where several rows could give an item's figure, the first listed wins (`fact_answer.
 find_fact` takes the first): rows of the primary statements (a caption naming "balance
 sheets" or "statements of operations/income/earnings/cash flows/...", not a note's "as
-presented in the consolidated statements of cash flows"), then the better label match (a
-row "attributable to" the company's shareholders before the consolidated one), then page
-order.
+presented in the consolidated statements of cash flows"), then the better label match,
+then a section's total row ("Total operating revenues" before the "Freight revenues" part
+above it, both revenue by their words), then a row "attributable to" the company's
+shareholders before the consolidated one, then page order.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import date
 
+from pipeline.rag.answers.filings.cell_facts import table_fact
+from pipeline.rag.answers.filings.label_facts import label_facts
 from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import (
     CLOSING,
-    SCALE_POWER,
     statement_tables,
     whole_tables,
 )
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import RowItem, match_row
-from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind
 from retriever_trt.documents.model import Fact
 from retriever_trt.store import Chunk, DocumentInfo
 from retriever_trt.tables import Cell, Table, parse_table
@@ -46,6 +45,11 @@ _STATEMENT = re.compile(
 _QUALIFIERS = re.compile(r"(?:\b(?:condensed|consolidated)\s*)+$", re.I)
 # A statement's name after these words is a mention in a note's sentence, not a title.
 _REFERRING = frozenset({"the", "our", "in", "on", "within", "its", "company's", "company’s"})
+# A section's total row ("Total operating revenues"): the item's figure where its section's
+# parts name the item as well ("Freight revenues", IBM's "Sales" under "Revenue:").
+_TOTAL = re.compile(r"^\W*total\b", re.I)
+# The rank of a statement row no vocabulary item names (`label_facts.py`): after all others.
+LABELLED_TIER = 2
 
 
 def is_statement(caption: str) -> bool:
@@ -59,29 +63,14 @@ def is_statement(caption: str) -> bool:
     return False
 
 
-def _start(item: LineItem, p: ColumnPeriod) -> date | None:
-    """A flow's first day (None for a balance)."""
-    return None if item.kind is Kind.BALANCE else p.first_day()
-
-
-def _fact(item: LineItem, cell: Cell, period: ColumnPeriod, scale: str, fact_id: str,
-          deduction: bool) -> Fact:
-    power = 0 if item.per_share else SCALE_POWER.get(scale, 0)
-    value = cell.value.number.scaleb(power)
-    if item.outflow:  # tagged positive, printed "(1,257)" as a deduction
-        value = abs(value)
-    elif deduction:
-        value = -value
-    return Fact(fact_id, item.concepts[0], value, "USD/shares" if item.per_share else "USD",
-                period.end, _start(item, period), (), None, power, cell.text)
-
-
 def _deductions(rows: dict[int, RowItem], cells: dict[tuple[int, int], Cell]) -> set[tuple[int, int]]:
     """Income tax cells a statement prints as negatives it adds ("Earnings before income
     taxes 20,071; Provision for income taxes (4,829); Net earnings 15,242"): the expense is
     the opposite. Told by the arithmetic, since a tax benefit prints the same way."""
-    first = {}
-    for i, row in sorted(rows.items()):
+    # Each item's best-matched row, the first of equals: "Other income, net" half-names net
+    # income above the "Net income" row the arithmetic must end on.
+    first: dict[str, int] = {}
+    for i, row in sorted(rows.items(), key=lambda r: (-r[1].cover, r[0])):
         first.setdefault(row.item.name, i)
     tax, pretax, net = (first.get(name) for name in (TAX.name, PRETAX.name, NET.name))
     if tax is None or pretax is None or net is None:
@@ -111,8 +100,8 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
             if not (period.shows_balances() or closing if row.item.kind is Kind.BALANCE
                     else period.months):
                 continue
-            fact = _fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
-                         (i, j) in deductions)
+            fact = table_fact(row.item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
+                              (i, j) in deductions)
             yield row, fact, (chunk.chunk_id, i, j)
 
 
@@ -124,7 +113,7 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
     failed = failed_statements(statements)
     located = {st.chunk_id: st for st in statements}
     unread = {st.chunk_id for st in statements if st.statement in failed}
-    found: list[tuple[tuple[int, float, bool, int], Fact, tuple[str, int, int]]] = []
+    found: list[tuple[tuple[int, float, bool, bool, int], Fact, tuple[str, int, int]]] = []
     for chunk in whole_tables(chunks):
         if chunk.chunk_id in unread:
             continue
@@ -134,7 +123,13 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         periods = st.periods if st else column_periods(table, caption, info.metadata)
         tier = 0 if st or is_statement(caption) else 1
         for row, fact, cell in _table_facts(chunk, table, periods):
-            found.append(((tier, -row.cover, not row.attributable, len(found)), fact, cell))
+            total = bool(_TOTAL.match(table.row_labels[cell[1]]))
+            found.append(((tier, -row.cover, not total, not row.attributable, len(found)),
+                          fact, cell))
+    for st in statements:  # the rows no item names, after every item's
+        if st.chunk_id not in unread:
+            found += [((LABELLED_TIER, 0.0, True, True, len(found)), fact, cell)
+                      for fact, cell in label_facts(st)]
     found.sort(key=lambda f: f[0])
     return DocumentInfo(info.doc_id, info.title, info.metadata, [f for _, f, _ in found],
                         {f.fact_id: cell for _, f, cell in found}, info.collection,

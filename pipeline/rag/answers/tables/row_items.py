@@ -7,8 +7,10 @@ A row is an item when all the content words of one of the item's names are in it
 (plural or singular, footnotes and parentheses aside) and they make up at least half of
 the label's words, or the label begins with them ("Purchases of property and equipment
 excluding finance leases, net of sales"). A label of one word or none that names no item
-itself ("Diluted", "Total") is read with its section's ("Earnings per share:"). The best
-cover wins; per-share items only on per-share rows, never on share counts ("Shares used
+itself ("Diluted", "Total") is read with its section's ("Earnings per share:") when the
+item's name holds its word ("Goodwill" under "Current assets:" is no item). A row
+under "Current liabilities:" is no non-current item ("Term debt" there is no long-term
+debt). The best cover wins; per-share items only on per-share rows, never on share counts ("Shares used
 in computing earnings per share: Diluted").
 
 "Net income attributable to Tesla common stockholders" is net income, and it is the
@@ -26,6 +28,18 @@ from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, PER_SHARE, Li
 
 # A row is an item when the item's words make up this share of the label's words.
 MIN_COVER = 0.5
+# Words statements print for one another: AbbVie's "Operating earnings" and "Earnings before
+# income tax expense" are operating and pretax income.
+SAME_WORDS = {"earning": "income"}
+# Words that put a row's figure in a measure of its own: "Other comprehensive income,
+# before tax" is no pretax income, nor "Income tax related to items of other comprehensive
+# income" the income tax expense.
+_OWN_STATEMENT = frozenset({"comprehensive"})
+# Current assets or liabilities, and an item that is their non-current kind.
+_CURRENT = re.compile(r"^(?!.*\bnon-?\s?current\b).*\bcurrent\b", re.I)
+_NONCURRENT = re.compile(r"\blong-term\b|\bnon-?current\b", re.I)
+# Plurals that add "es".
+_ES_PLURALS = ("xes", "sses", "ches", "shes")
 _STOP = frozenset({"of", "and", "the", "for", "from", "in", "to", "by", "on", "a", "an",
                    "total", "at", "as"})
 _PARENS = re.compile(r"\([^)]*\)")
@@ -46,12 +60,16 @@ class RowItem:
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-case words without stop words, parentheses or plural "s", in order."""
+    """Lower-case words without stop words, parentheses or plural "s", in order, each
+    written as statements write it most ("earnings" as "income")."""
     text = _PARENS.sub(" ", text.lower().replace("’", "'").replace("'", ""))
-    return [_singular(w) for w in _WORD.findall(text) if w not in _STOP]
+    words = (_singular(w) for w in _WORD.findall(text) if w not in _STOP)
+    return [SAME_WORDS.get(w, w) for w in words]
 
 
 def _singular(word: str) -> str:
+    if word.endswith(_ES_PLURALS):  # "taxes", "losses": not "taxe", "losse"
+        return word[:-2]
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
@@ -77,15 +95,30 @@ def match_row(label: str, section: str = "") -> RowItem | None:
     words = content_words(label)
     found = _best(words, per_share) if words else None
     if found is None and len(words) <= 1:
-        found = _best(content_words(both), per_share)
+        # The label's own word must be of the item's name: "Diluted" under "Earnings per
+        # share:" is diluted EPS, but "Goodwill" under "Current assets" no current assets.
+        found = _best(content_words(both), per_share, set(words))
+    if found and _NONCURRENT.search(found.item.name) and _current(label, section):
+        return None  # Apple's "Term debt" under "Current liabilities:" is the current part
     return RowItem(found.item, found.cover, True) if found and owners else found
 
 
-def _best(words: list[str], per_share: bool) -> RowItem | None:
+def _current(label: str, section: str) -> bool:
+    """Whether a row is a current asset or liability: its label says so ("Current portion
+    of long-term debt"), or its section does and the label does not say non-current (a
+    section read too far down must not take "Long-term debt" in)."""
+    return bool(_CURRENT.search(label)) or \
+        bool(_CURRENT.search(section)) and not _NONCURRENT.search(label)
+
+
+def _best(words: list[str], per_share: bool, own: frozenset[str] | set[str] = frozenset(),
+          ) -> RowItem | None:
+    """The item whose name covers most of `words` (and holds every word of `own`)."""
     have = set(words)
     best: RowItem | None = None
     for item, name in _NAMES:
-        if not name or item.per_share != per_share or not set(name) <= have:
+        if not name or item.per_share != per_share or not own <= set(name) <= have or \
+                have & _OWN_STATEMENT - set(name):
             continue
         cover = len(set(name)) / len(have)
         if cover < MIN_COVER and tuple(words[:len(name)]) != name:

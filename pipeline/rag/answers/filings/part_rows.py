@@ -1,0 +1,77 @@
+"""A part of the company read from a printed table's row, for a filing with no tagged
+facts (a PDF): with no dimensions, the row's label plays the member's part. "iPhone" of
+Apple's "Net sales by category" table, "Americas" of a revenue-by-geography table, "Freight
+revenues" of Union Pacific's income statement.
+
+A row gives the part's figure of a line item when its label holds every word the question
+names the part by, and the item is named by the table around the row: the row's label with
+its section and the table's caption and column headers hold all the content words of one of
+the item's names ("Revenue by geographic area"). A section that is itself another item
+("Operating income:" above the segments' rows of a revenue and operating income table) or
+a row that is another item ("Data Center cost of revenue") names no part of this one.
+Columns and scale are read as the statements' are (`column_periods.py`, `table_facts.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from pipeline.rag.answers.filings.cell_facts import table_fact
+from pipeline.rag.answers.filings.statement_rows import whole_tables
+from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.tables.column_periods import column_periods, header_rows
+from pipeline.rag.answers.tables.row_items import content_words, match_row
+from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
+from retriever_trt.documents.model import Fact
+from retriever_trt.store import Chunk, DocumentInfo
+from retriever_trt.tables import Table, parse_table
+
+
+def _names_item(text: str, item: LineItem) -> bool:
+    """Whether `text` holds all the content words of one of the item's names."""
+    have = set(content_words(text))
+    return any(name and set(name) <= have for name in (content_words(p) for p in item.phrases))
+
+
+def _other_item(label: str, item: LineItem) -> bool:
+    """Whether a label reads as another line item than `item`."""
+    row = match_row(label)
+    return row is not None and row.item is not item
+
+
+def _part_rows(table: Table, caption: str, item: LineItem, part: set[str]) -> Iterator[int]:
+    """The rows of `table` that show `item` for the part named by the words `part`."""
+    first = header_rows(table)
+    headers = " ".join(c for r in table.rows[:first] for c in r)
+    for i in range(first, len(table.rows)):
+        label, section = table.row_labels[i], table.parents[i]
+        if not part <= set(tokens(label)) or _other_item(section, item) or \
+                _other_item(label, item):
+            continue
+        if _names_item(f"{label} {section} {caption} {headers}", item):
+            yield i
+
+
+def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
+               part: set[str]) -> DocumentInfo:
+    """A copy of `info` whose facts are `item`'s for the part named by the words `part`,
+    from every table row that shows it, in page order."""
+    facts: list[Fact] = []
+    cells: dict[str, tuple[str, int, int]] = {}
+    for chunk in whole_tables(chunks):
+        caption = chunk.sources.get("caption", "")
+        table = parse_table(chunk.table, [caption])
+        periods = column_periods(table, caption, info.metadata)
+        numbers = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
+        for i in _part_rows(table, caption, item, part):
+            for j, period in enumerate(periods):
+                cell = numbers.get((i, j))
+                if period is None or cell is None or cell.value.percent or not (
+                        period.shows_balances() if item.kind is Kind.BALANCE else period.months):
+                    continue
+                fact = table_fact(item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
+                                  False)
+                facts.append(fact)
+                cells[fact.fact_id] = (chunk.chunk_id, i, j)
+    return DocumentInfo(info.doc_id, info.title, info.metadata, facts, cells, info.collection,
+                        getattr(info, "unread", {}))

@@ -18,6 +18,7 @@ from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.qualifiers import asked_parts, unknown_names, word_runs
+from pipeline.rag.answers.query import company_aliases, find_company
 from pipeline.rag.answers.question_words import named_years, stems, tokens
 from retriever_trt.documents.model import Fact
 from retriever_trt.ingest import ingest
@@ -359,3 +360,14 @@ def test_a_business_two_companies_share_names_neither():
     known = {"acme": frozenset({frozenset({"cloud"})}), "beta": frozenset({frozenset({"cloud"})})}
     assert company_of_business("What was Cloud revenue in 2024?", known) is None
     assert company_of_business("What was Cloud revenue in 2024?", {"acme": known["acme"]}) == "acme"
+
+
+def test_a_ticker_or_a_names_word_is_a_company_only_as_written():
+    """"COST" is Costco and "Best" Best Buy; "cost of goods sold" and "to the best of your
+    abilities" name no company."""
+    aliases = company_aliases([("Costco Wholesale Corp", "COST"),
+                               ("Best Buy Co., Inc.", "BBY")])
+    assert find_company("What was COST's revenue in 2024?", aliases) == "costco wholesale"
+    assert find_company("What was the cost of goods sold in 2024?", aliases) is None
+    assert find_company("To the best of your abilities: revenue in 2024?", aliases) is None
+    assert find_company("What was Best's revenue in 2024?", aliases) == "best buy"

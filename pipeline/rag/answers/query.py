@@ -184,6 +184,12 @@ def parse_measure(text: str, latest_year: int | None = None,
             or named_metric(named) or longest_named(named, LINE_ITEMS))
 
 
+def _names(alias: str, words: str, cased: str) -> bool:
+    if alias.islower():
+        return f" {alias} " in words
+    return f" {alias} " in cased or f" {alias.upper()} " in cased
+
+
 def find_company(text: str, aliases: dict[str, str]) -> str | None:
     """The company key of the longest alias the question names as whole words."""
     found = find_companies(text, aliases)
@@ -192,14 +198,17 @@ def find_company(text: str, aliases: dict[str, str]) -> str | None:
 
 def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     """company key -> the aliases of it the question names, in the order first named; an
-    alias inside a longer one named ("meta" in "meta platforms") counts once."""
+    alias inside a longer one named ("meta" in "meta platforms") counts once. An alias
+    written in lower case matches any case; one with a capital (a ticker "COST", a name's
+    word "Best") only as written, or all in capitals ("BEST")."""
     words = f" {company_key(text)} "
-    named = sorted((a for a in aliases if f" {a} " in words), key=len, reverse=True)
+    cased = f" {' '.join(re.findall(r'[A-Za-z0-9]+', text))} "
+    named = sorted((a for a in aliases if _names(a, words, cased)), key=len, reverse=True)
     kept: list[str] = []
     for a in named:
-        if not any(f" {a} " in f" {k} " for k in kept):
+        if not any(f" {a.lower()} " in f" {k.lower()} " for k in kept):
             kept.append(a)
-    kept.sort(key=lambda a: words.index(f" {a} "))
+    kept.sort(key=lambda a: words.index(f" {a.lower()} "))
     out: dict[str, list[str]] = {}
     for a in kept:
         out.setdefault(aliases[a], []).append(a)
@@ -272,8 +281,8 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
         if not key:
             continue
         out[key] = key
-        if len(ticker) >= 2:
-            out.setdefault(ticker.lower(), key)
+        if len(ticker) >= 2:  # written as tickers are: "COST" is Costco, "cost" no company
+            out.setdefault(ticker.upper(), key)
         words = key.split()
         if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
             out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
@@ -282,7 +291,8 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
     for first, keys in firsts.items():
         # "home" of "home depot" or "united" of two companies would name the wrong one.
         if len(keys) == 1 and len(first) >= 4 and first not in _COMMON_FIRST_WORDS:
-            out.setdefault(first, next(iter(keys)))
+            # a name's word, capitalized: "Best" of Best Buy, not "to the best of"
+            out.setdefault(first.capitalize(), next(iter(keys)))
     return out
 
 

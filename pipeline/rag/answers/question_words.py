@@ -42,6 +42,10 @@ STATEMENT_NAMES = re.compile(
 _FISCAL_YEAR = re.compile(rf"\b(?:fiscal(?: year)?|fy)\s*['’]?({YEAR_DIGITS}|\d{{2}})\b", re.I)
 
 
+# Stems that name the same thing in a filing's labels (`label_stems`).
+SAME_STEMS = {"stock": "shar", "stockholder": "shareholder", "comp": "compensat"}
+
+
 def tokens(text: str) -> list[str]:
     """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
     out = []
@@ -59,6 +63,13 @@ def stems(words: Iterable[str]) -> frozenset[str]:
     """`tokens`' words without their inflections, so a question's verb meets a label's noun
     ("repurchasing" and "Repurchases of common stock", "acquired" and "acquisitions")."""
     return frozenset(_stem(w) for w in words)
+
+
+def label_stems(words: Iterable[str]) -> frozenset[str]:
+    """`stems` with the words finance writes either way made one ("stock-based" is
+    "share-based", "stockholders" "shareholders") and its shorthand spelled out ("comp"):
+    a question's measure and a filing's labels meet in these."""
+    return frozenset(SAME_STEMS.get(w, w) for w in stems(words))
 
 
 def _stem(word: str) -> str:

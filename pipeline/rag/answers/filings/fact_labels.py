@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.rag.answers.question import tokens
-from pipeline.rag.answers.question_words import stems
+from pipeline.rag.answers.question_words import label_stems
 from retriever_trt.documents.model import Fact
 from retriever_trt.years import YEAR_DIGITS
 
@@ -109,6 +109,7 @@ class FactLabels:
     # each member's label run together in lower case: "iphone" of aapl:IPhoneMember
     compact: dict[tuple[str, str], str] = field(default_factory=dict)
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
+    _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, facts: list[Fact], shown_at: Any = None) -> FactLabels:
@@ -145,15 +146,18 @@ class FactLabels:
                             for m in kept})
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
-        """Each concept's words as `stems` gives them, computed once per filing."""
+        """Each concept's words as `label_stems` gives them, computed once per filing."""
         if self._stems is None:
-            self._stems = {c: stems(w) for c, w in self.concept_words.items()}
+            self._stems = {c: label_stems(w) for c, w in self.concept_words.items()}
         return self._stems
 
-    def all_words(self) -> set[str]:
-        """Every word of every concept's and member's labels."""
-        return {w for words in (*self.concept_words.values(), *self.members.values())
-                for w in words}
+    def all_words(self) -> frozenset[str]:
+        """Every word of every concept's and member's labels, read once per filing."""
+        if self._all_words is None:
+            self._all_words = frozenset(
+                w for words in (*self.concept_words.values(), *self.members.values())
+                for w in words)
+        return self._all_words
 
     def segments_of(self) -> list[str]:
         """The labels of the business segments and regions (else the product lines), as the

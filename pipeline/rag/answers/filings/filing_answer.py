@@ -82,6 +82,8 @@ class FilingAnswerer:
         self._labels: dict[str, FactLabels] = {}
         self._row_words: dict[str, set[str]] = {}  # doc_id -> its tables' row-label words
         self._businesses: dict[str, frozenset[frozenset[str]]] = {}  # doc_id -> its segments
+        # company key -> the businesses of every document, once a question needs them
+        self._known: dict[str, frozenset[frozenset[str]]] | None = None
 
     def facts_of(self, doc_id: str) -> Any:
         """The document's info with its tagged facts, else with those its tables show
@@ -150,15 +152,27 @@ class FilingAnswerer:
         query = parse_query(question, aliases)
         if query.company is not None:
             return query
-        known: dict[str, set[frozenset[str]]] = {}
-        for doc_id, info in allowed.items():
-            if doc_id not in self._businesses:
-                self._businesses[doc_id] = businesses(info.facts)
-            known.setdefault(company_key(info.metadata.company), set()).update(
-                self._businesses[doc_id])
-        company = company_of_business(question, {c: frozenset(p) for c, p in known.items()})
+        if caller is not None:
+            known = self._businesses_of(allowed)
+        else:  # every document's: read once a store generation, not once a question
+            if self._known is None:
+                self._known = self._businesses_of(allowed)
+            known = self._known
+        company = company_of_business(question, known)
         return query if company is None else replace(query, company=company,
                                                       companies=(company,))
+
+    def _businesses_of(self, documents: dict[str, Any]) -> dict[str, frozenset[frozenset[str]]]:
+        """company key -> the businesses its `documents` are tagged with (each document's
+        read once)."""
+        known: dict[str, frozenset[frozenset[str]]] = {}
+        for doc_id, info in documents.items():
+            if doc_id not in self._businesses:
+                self._businesses[doc_id] = businesses(info.facts)
+            if self._businesses[doc_id]:
+                key = company_key(info.metadata.company)
+                known[key] = known.get(key, frozenset()) | self._businesses[doc_id]
+        return known
 
     def names_a_filing(self, query: Query) -> bool:
         """Whether the question is about the indexed filings: it names one of their

@@ -19,7 +19,7 @@ from enum import Enum
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
 from pipeline.rag.answers.question import tokens
-from pipeline.rag.answers.question_words import stems
+from pipeline.rag.answers.question_words import label_stems
 from pipeline.rag.answers.vocabulary.formula import PHRASE
 from pipeline.rag.answers.vocabulary.formula import items as formula_items
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
@@ -38,8 +38,6 @@ _COVER_ASKED = re.compile(r"\bcover\b", re.I)
 # Cash paid out: "how much did it spend on buybacks" is the payment, not the value of the
 # shares bought back that the equity statement shows.
 _PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
-# Stems (question_words.stems) that name the same thing in a filing's labels.
-SAME_STEMS = {"stock": "shar", "stockholder": "shareholder", "comp": "compensat"}
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
 # Concepts that are not the company's figures (executive pay disclosures); the cover's
@@ -66,12 +64,6 @@ def preference(question: str) -> Preference:
     return Preference.PAID if _PAID_ASKED.search(question) else Preference.NONE
 
 
-def _same(words: frozenset[str]) -> frozenset[str]:
-    """Stems with the words finance writes either way made one ("stock-based" is
-    "share-based", "stockholders" "shareholders"), and its shorthand spelled out ("comp")."""
-    return frozenset(SAME_STEMS.get(w, w) for w in words)
-
-
 def _weights(concept_stems: dict[str, frozenset[str]]) -> dict[str, float]:
     """Inverse document frequency of each stem over the filing's concept labels."""
     counts = Counter(w for words in concept_stems.values() for w in words)
@@ -92,8 +84,8 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
     paid (`Payments...`) first when it asks what was spent."""
     if not measure_words:
         return []
-    concept_stems = {c: _same(w) for c, w in labels.concept_stems().items()}
-    asked = _same(stems(measure_words))
+    concept_stems = labels.concept_stems()
+    asked = label_stems(measure_words)
     weight = _weights(concept_stems)
     rarest = math.log(1 + max(len(concept_stems), 1))
     total = sum(_weight(weight, w, rarest) for w in asked)
@@ -104,7 +96,7 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         recall = sum(weight.get(w, 0.0) for w in asked & words) / total
         # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
         # Acquired During Period" (the printed labels beside a fact may be many)
-        own = _same(stems(tokens(split_name(concept))))
+        own = label_stems(tokens(split_name(concept)))
         if concept.startswith(PRINTED) and own - asked:
             continue  # a printed row's other words name another figure ("..., net")
         if recall >= MIN_RECALL:

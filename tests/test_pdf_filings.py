@@ -125,6 +125,15 @@ def test_statement_captions_and_notes_that_mention_one() -> None:
                             "cash flows, was as follows (in millions):")
 
 
+def _statement_facts(name: str, rows: list[list[str]], caption: str, form: Form = Form.TEN_K,
+                     end: date = date(2024, 12, 31)) -> DocumentInfo:
+    """The facts the answer rules read off one printed statement table of a filing `name`."""
+    chunk = Chunk(f"{name}.pdf#table0/0", f"{name}.pdf", name.upper(), "",
+                  {"table": "0", "caption": caption}, rows)
+    meta = DocumentMetadata(form=form, fiscal_year=end.year, period_end=end)
+    return facts_from_tables(DocumentInfo(f"{name}.pdf", name.upper(), meta), [chunk])
+
+
 def test_facts_from_a_statement_table() -> None:
     rows = [["", "Three Months Ended", "", "Six Months Ended", ""],
             ["", "June 30,", "June 30,", "June 30,", "June 30,"],
@@ -136,9 +145,7 @@ def test_facts_from_a_statement_table() -> None:
             ["Total stockholders' equity, ending balances", "$ 24,951", "$ 22,112", "$ 24,951",
              "$ 22,112"]]
     caption = "Consolidated Statements of Stockholders’ Equity (in thousands)"
-    chunk = Chunk("x.pdf#table0/0", "x.pdf", "X", "", {"table": "0", "caption": caption}, rows)
-    meta = DocumentMetadata(form=Form.TEN_Q, fiscal_year=2025, period_end=date(2025, 6, 30))
-    info = facts_from_tables(DocumentInfo("x.pdf", "X", meta), [chunk])
+    info = _statement_facts("x", rows, caption, Form.TEN_Q, date(2025, 6, 30))
     by = {(f.concept.split(":")[1], f.start, f.end): f.value for f in info.facts}
     assert by[("NetIncomeLoss", date(2025, 1, 1), date(2025, 6, 30))] == 6015000
     assert by[("PaymentsToAcquirePropertyPlantAndEquipment", date(2024, 4, 1),
@@ -157,9 +164,7 @@ def test_income_tax_printed_as_a_deduction_is_an_expense() -> None:
             ["Provision for income taxes", "(4,829)", "(5,968)", "(10)"],
             ["Net earnings", "15,242", "23,144", "110"]]  # 2022: a benefit, added
     caption = "Consolidated Statements of Operations"
-    chunk = Chunk("u.pdf#table0/0", "u.pdf", "U", "", {"table": "0", "caption": caption}, rows)
-    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
-    info = facts_from_tables(DocumentInfo("u.pdf", "U", meta), [chunk])
+    info = _statement_facts("u", rows, caption)
     tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
     assert tax == {2024: 4829000000, 2023: 5968000000, 2022: -10000000}
 
@@ -180,9 +185,7 @@ def test_a_sections_total_row_and_a_deduction_under_other_income() -> None:
             ["Income tax expense (Note 7)", "(2,047)", "(1,854)"],
             ["Net income", "$ 6,747", "$ 6,379"]]
     caption = "CONSOLIDATED STATEMENTS OF INCOME Millions, for the Years Ended December 31,"
-    chunk = Chunk("r.pdf#table0/0", "r.pdf", "R", "", {"table": "0", "caption": caption}, rows)
-    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
-    info = facts_from_tables(DocumentInfo("r.pdf", "R", meta), [chunk])
+    info = _statement_facts("r", rows, caption)
     revenue = next(f for f in info.facts if f.concept == REVENUE and f.end.year == 2024)
     assert revenue.value == 24250000000
     tax = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:IncomeTaxExpenseBenefit"}
@@ -203,9 +206,7 @@ def test_rows_no_item_names_give_facts_under_their_labels() -> None:
             ["Treasury stock, at cost", "(38,208)", "(36,500)"],
             ["Total liabilities and equity", "$ 135,161", "$ 134,711"]]
     caption = "Consolidated Balance Sheets (in millions)"
-    chunk = Chunk("b.pdf#table0/0", "b.pdf", "B", "", {"table": "0", "caption": caption}, rows)
-    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
-    info = facts_from_tables(DocumentInfo("b.pdf", "B", meta), [chunk])
+    info = _statement_facts("b", rows, caption)
     labelled = {(f.concept, f.end.year): f.value for f in info.facts
                 if f.concept.startswith("pdf:")}
     assert labelled == {("pdf:Goodwill", 2024): 34956000000, ("pdf:Goodwill", 2023): 32293000000}
@@ -221,9 +222,7 @@ def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
             ["Interest expense", "(1,269)", "(1,340)"],
             ["Income before income taxes", "8,399", "7,772"]]
     caption = "CONSOLIDATED STATEMENTS OF INCOME (Millions)"
-    chunk = Chunk("e.pdf#table0/0", "e.pdf", "E", "", {"table": "0", "caption": caption}, rows)
-    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2024, period_end=date(2024, 12, 31))
-    info = facts_from_tables(DocumentInfo("e.pdf", "E", meta), [chunk])
+    info = _statement_facts("e", rows, caption)
     labelled = {(f.concept, f.end.year): f.value for f in info.facts
                 if f.concept.startswith("pdf:")}
     assert labelled[("pdf:InterestExpense", 2024)] == 1269000000

@@ -5,6 +5,7 @@ statement whose sections do not add up), and the cut real filings of tests/data/
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -15,6 +16,7 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import clean_label, statement_rows, statement_tables
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
+from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.tables.column_periods import month_day
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
@@ -53,16 +55,30 @@ def _table(title: str, rows: list[tuple[str, str, str]], year_header: str = HEAD
             f'<table style="width:100%">{year_header}{body}</table>')
 
 
+# A calendar-year 10-K: its cover, and the header over its statements' two year columns.
+DECEMBER_COVER = COVER.replace("September 28, 2024", "December 31, 2024")
+YEARS_HEADER = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
+                '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
+
+
+def _asker(folder: Path) -> Callable[[str], ShortAnswer]:
+    """A question answered by the filing answer rules over the filings in `folder`."""
+    answerer = FilingAnswerer(ingest(folder)[0])
+
+    def ask(question: str) -> ShortAnswer:
+        query = answerer.parse(question)
+        return answerer.answer(query, answerer.scope(query, None))
+    return ask
+
+
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 10-K: the cover; the balance sheet's assets on page 2 and its liabilities, titled
     "(continued)", on page 3; a cash flow statement that does not add up on page 4."""
-    cash_header = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
-                   '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
-    html = COVER.replace("September 28, 2024", "December 31, 2024") + \
+    html = DECEMBER_COVER + \
         _table("CONSOLIDATED BALANCE SHEETS", ASSETS) + \
         _table("CONSOLIDATED BALANCE SHEETS (continued)", LIABILITIES) + \
-        _table("CONSOLIDATED STATEMENTS OF CASH FLOWS", CASH_FLOWS, cash_header)
+        _table("CONSOLIDATED STATEMENTS OF CASH FLOWS", CASH_FLOWS, YEARS_HEADER)
     return _print_pdf(html, tmp_path_factory.mktemp("statements") / "acme-10-k-2025-02-01.pdf")
 
 
@@ -154,11 +170,7 @@ def test_a_question_on_a_statement_that_could_not_be_read_says_so(printed: Path,
     """The answer names the statement that failed its check and why, not only "no figure";
     the balance sheet, which adds up, still answers."""
     shutil.copy(printed, tmp_path / printed.name)
-    answerer = FilingAnswerer(ingest(tmp_path)[0])
-
-    def ask(question: str):
-        query = answerer.parse(question)
-        return answerer.answer(query, answerer.scope(query, None))
+    ask = _asker(tmp_path)
 
     flows = ask("What was Acme's operating cash flow in fiscal 2024?")
     assert flows.short_answer is None
@@ -178,20 +190,14 @@ def test_a_printed_row_no_item_names_answers_by_its_label(tmp_path: Path) -> Non
     net" says more than "interest expense" asks, so it gives no number for it."""
     header = ('<tr><td></td><td class="c">December 31, 2024</td>'
               '<td class="c">December 31, 2023</td></tr>')
-    years = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
-             '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
     income = [*INCOME[:4], ("Interest expense, net", "150", "140"), INCOME[4]]
     assets = [("Total current assets", "2,500", "2,150"), ("Goodwill", "700", "650"),
               ("Total assets", "$ 4,000", "$ 3,500")]
-    html = COVER.replace("September 28, 2024", "December 31, 2024") + \
-        _table("CONSOLIDATED STATEMENTS OF OPERATIONS", income, years) + \
+    html = DECEMBER_COVER + \
+        _table("CONSOLIDATED STATEMENTS OF OPERATIONS", income, YEARS_HEADER) + \
         _table("CONSOLIDATED BALANCE SHEETS", assets, header)
     _print_pdf(html, tmp_path / "acme-10-k-2025-02-01.pdf")
-    answerer = FilingAnswerer(ingest(tmp_path)[0])
-
-    def ask(question: str):
-        query = answerer.parse(question)
-        return answerer.answer(query, answerer.scope(query, None))
+    ask = _asker(tmp_path)
 
     goodwill = ask("How much goodwill did Acme report at December 31, 2024?")
     assert goodwill.short_answer == "700" and goodwill.citations[0]["row"] == "Goodwill"
@@ -206,18 +212,12 @@ def test_a_printed_filing_answers_a_part_from_its_row_not_its_whole(tmp_path: Pa
     """A PDF has no dimensions: "Gadgets net sales" is the Gadgets row of the table that
     names net sales (not of the operating income one, nor the income statement's total);
     the total itself is still the statement's; a part no row shows gets no number."""
-    header = ('<tr><td></td><td colspan="2" class="c">Years Ended December 31,</td></tr>'
-              '<tr><td></td><td class="c">2024</td><td class="c">2023</td></tr>')
-    html = COVER.replace("September 28, 2024", "December 31, 2024") + \
-        _table("CONSOLIDATED STATEMENTS OF OPERATIONS", INCOME, header) + \
-        _table("Operating income by product", OPERATING_BY_PRODUCT, header) + \
-        _table("Net sales by product", BY_PRODUCT, header)
+    html = DECEMBER_COVER + \
+        _table("CONSOLIDATED STATEMENTS OF OPERATIONS", INCOME, YEARS_HEADER) + \
+        _table("Operating income by product", OPERATING_BY_PRODUCT, YEARS_HEADER) + \
+        _table("Net sales by product", BY_PRODUCT, YEARS_HEADER)
     _print_pdf(html, tmp_path / "acme-10-k-2025-02-01.pdf")
-    answerer = FilingAnswerer(ingest(tmp_path)[0])
-
-    def ask(question: str):
-        query = answerer.parse(question)
-        return answerer.answer(query, answerer.scope(query, None))
+    ask = _asker(tmp_path)
 
     part = ask("What were Acme's Gadgets net sales in fiscal 2024?")
     assert part.short_answer == "1500" and part.citations[0]["row"] == "Gadgets"

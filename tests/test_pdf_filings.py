@@ -111,6 +111,8 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Current portion of long-term debt", "Current liabilities", None),
     ("Term debt", "Non-current liabilities", "long-term debt"),
     ("Long-term debt", "Current liabilities", "long-term debt"),
+    # A statement's "Gross margin" row of dollars is gross profit (Apple's, Intel's).
+    ("Total gross margin", "", "gross profit"),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)
@@ -256,6 +258,15 @@ def test_metadata_of_the_printed_filings(name: str, company: str, form: Form, ye
      "38574", "million", ["Property, plant and equipment, net"]),
     ("What was Visa's current ratio at September 30, 2024? Round to two decimals.",
      "v-10-k-2024-11-13.pdf", "1.28", "", ["Total current assets", "Total current liabilities"]),
+    # An analyst's directions around the question name no part of the figure: "information",
+    # "item" and "investment" are row words of Apple's tables.
+    ("Using the information provided in the cash flow statement, how much did Apple pay in "
+     "dividends in FY2024? Answer in USD millions. Address the question by using the line "
+     "items shown, as an investment analyst would.", "aapl-10-k-2024-11-01.pdf", "15234",
+     "million", ["Payments for dividends and dividend equivalents"]),
+    ("What was Apple's gross margin in fiscal 2024 as a percentage? Use the income statement "
+     "and round to one decimal place.", "aapl-10-k-2024-11-01.pdf", "46.2", "percent",
+     ["Gross margin", "Total net sales"]),
 ])
 def test_answers_from_the_printed_statements(shelf: FilingAnswerer, question: str, doc_id: str,
                                              value: str, scale: str, rows: list[str]) -> None:

@@ -12,6 +12,7 @@ from datetime import date
 from enum import Enum
 
 from pipeline.rag.answers.answer_checks import asks_amount
+from pipeline.rag.answers.instructions import asked_part
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
 from pipeline.rag.answers.question_words import (
@@ -226,7 +227,7 @@ def as_named(text: str, alias: str) -> str | None:
 def _measure_words(text: str, words: frozenset[str],
                    companies: dict[str, list[str]]) -> frozenset[str]:
     named = {w for aliases in companies.values() for a in aliases for w in tokens(a)}
-    rest = STATEMENT_NAMES.sub(" ", text).lower()
+    rest = STATEMENT_NAMES.sub(" ", asked_part(text)).lower()
     return frozenset(w for w in words if not w.isdigit() and w in rest
                      and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
 

@@ -73,7 +73,12 @@ def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
-_NAMES = tuple((item, tuple(content_words(p))) for item in LINE_ITEMS for p in item.phrases)
+# Names a statement row prints for an item that a question means otherwise: a row "Gross
+# margin" of dollars is gross profit (Apple's, Intel's income statements), where a question's
+# "gross margin" asks the percentage (`metrics.py`).
+PRINTED_AS = {"gross profit": ("gross margin", "total gross margin")}
+_NAMES = tuple((item, tuple(content_words(p))) for item in LINE_ITEMS
+               for p in (*item.phrases, *PRINTED_AS.get(item.name, ())))
 
 
 def per_share_row(label: str, section: str = "") -> bool:

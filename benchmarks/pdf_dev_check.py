@@ -79,10 +79,13 @@ class Evidence:
     @classmethod
     def of(cls, item: dict, doc_id: str) -> Evidence:
         try:
-            return cls(item.get("name", ""), item.get("doc_id", doc_id), int(item["page"]),
-                       str(item["line"]), str(item["value"]), int(item.get("scale", 0)))
+            ev = cls(item.get("name", ""), item.get("doc_id", doc_id), int(item["page"]),
+                     str(item["line"]), str(item["value"]), int(item.get("scale", 0)))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise Unverified(f"evidence {item!r}: needs page, line and value ({e})") from e
+        if not ev.line.strip():  # an empty row text would match any line of the page
+            raise Unverified(f"evidence {item!r}: an empty line")
+        return ev
 
     def number(self, unit: str) -> Decimal:
         """The printed value in the record's unit (see the module's docstring)."""

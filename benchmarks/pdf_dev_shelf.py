@@ -1,0 +1,107 @@
+"""The development shelf of real 10-K PDFs: copies them from the FinanceBench git mirror.
+
+    python benchmarks/pdf_dev_shelf.py [--mirror GIT_DIR] [--out DIR]
+
+The shelf is the 10-Ks of companies our FinanceBench measurement does NOT ask about
+(benchmarks/financebench_eval.py is the held-out measurement; its companies' 10-Ks are never
+used here): one 10-K per development company, years spread over FY2015-FY2023, and two 10-Ks
+two years apart for eBay, Verizon and PG&E, so that "the filing of the year asked" is
+tested. benchmarks/data/pdf_dev_questions.jsonl asks about them and
+benchmarks/pdf_dev_check.py re-verifies every gold against these PDFs.
+
+The mirror (`--mirror`, default /work/.mirror/patronus-ai+financebench/repo) holds some
+PDFs only as Git LFS pointers or not at all (JPMorgan's, PayPal's and Ulta Beauty's 10-Ks in
+the snapshot of 2026-12): such a PDF is skipped with a line naming it, and no question asks
+about it. Every PDF copied is opened (pypdfium2) and must say "Form 10-K" on one of its
+first pages; a PDF that does not is a line too, and the exit status is 1. The copy is
+written to a temporary name and renamed, so an interrupted run leaves no half PDF.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pypdfium2 as pdfium
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
+OUT = ROOT / "engines" / "pdf-dev-shelf"
+# The dev shelf, by the mirror's file stem (COMPANY_FISCALYEAR_10K).
+SHELF = (
+    "AES_2016_10K", "AMCOR_2021_10K", "AMERICANEXPRESS_2022_10K", "APPLE_2018_10K",
+    "BOSTONPROPERTIES_2015_10K", "EBAY_2017_10K", "EBAY_2019_10K", "FEDEX_2023_10K",
+    "FOOTLOCKER_2023_10K", "INTEL_2020_10K", "JOHNSON_JOHNSON_2017_10K", "JPMORGAN_2022_10K",
+    "MCDONALDS_2022_10K", "ORACLE_2021_10K", "PAYPAL_2022_10K", "PFIZER_2020_10K",
+    "PG_E_2019_10K", "PG_E_2021_10K", "SALESFORCE_2023_10K", "ULTABEAUTY_2023_10K",
+    "VERIZON_2019_10K", "VERIZON_2021_10K",
+)
+LFS_POINTER = b"version https://git-lfs"
+# A 10-K says so on its cover; the first pages are enough (some open with a letter).
+COVER_PAGES = 5
+_FORM_10K = re.compile(r"form\s*10\s*-?\s*k", re.I)
+
+
+def blob(mirror: Path, stem: str) -> bytes | None:
+    """The PDF's bytes, or None when the mirror lacks it (no object, or an LFS pointer)."""
+    run = subprocess.run(["git", f"--git-dir={mirror}", "show", f"HEAD:pdfs/{stem}.pdf"],
+                         capture_output=True)
+    if run.returncode != 0 or run.stdout.startswith(LFS_POINTER):
+        return None
+    return run.stdout
+
+
+def is_10k(path: Path) -> bool:
+    """Whether the PDF opens and one of its first pages names Form 10-K."""
+    try:
+        pdf = pdfium.PdfDocument(path)
+    except pdfium.PdfiumError:
+        return False
+    try:
+        pages = range(min(COVER_PAGES, len(pdf)))
+        return any(_FORM_10K.search(pdf[i].get_textpage().get_text_range()) for i in pages)
+    finally:
+        pdf.close()
+
+
+def copy_shelf(mirror: Path, out: Path) -> tuple[list[str], list[str]]:
+    """Copies every PDF of SHELF the mirror holds into `out`; returns (absent, not a 10-K)."""
+    out.mkdir(parents=True, exist_ok=True)
+    absent, bad = [], []
+    for stem in SHELF:
+        target = out / f"{stem}.pdf"
+        if not target.exists():
+            data = blob(mirror, stem)
+            if data is None:
+                absent.append(stem)
+                continue
+            partial = target.with_suffix(".pdf.part")
+            partial.write_bytes(data)
+            partial.rename(target)
+        if not is_10k(target):
+            bad.append(stem)
+    return absent, bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mirror", type=Path, default=MIRROR, help="bare git mirror of financebench")
+    ap.add_argument("--out", type=Path, default=OUT, help="folder the PDFs are copied into")
+    args = ap.parse_args(argv)
+    if not (args.mirror / "HEAD").is_file():
+        print(f"{args.mirror}: not a bare git repository (--mirror)", file=sys.stderr)
+        return 2
+    absent, bad = copy_shelf(args.mirror, args.out)
+    for stem in absent:
+        print(f"skipped {stem}.pdf: absent from the mirror (LFS pointer or no object)")
+    for stem in bad:
+        print(f"{args.out / stem}.pdf: does not open or names no Form 10-K on its first pages")
+    print(f"{len(SHELF) - len(absent) - len(bad)} of {len(SHELF)} 10-K PDFs in {args.out}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,7 +12,9 @@ are linked as PDF instead of HTML; with `--corpus pdf-only` those four PDFs alon
 their filings' questions are asked (the gold is the same filing's numbers); `--pdf-dir DIR`
 (repeatable) adds a folder of more twins, e.g. /work/pdfshelf's 21 Chromium prints, and
 `--twins-only` keeps only the filings with a twin and their questions, so `--corpus html
---twins-only` asks the pdf-only questions of the same filings' HTML — and indexed
+--twins-only` asks the pdf-only questions of the same filings' HTML; a `--filings` folder's
+own PDFs are filings too, so `--filings SHELF --corpus pdf-only --questions FILE` asks a
+shelf of PDF 10-Ks (benchmarks/pdf_dev_shelf.py's) — and indexed
 with `finrag index --corpus DIR --out DIR2` into engines/filings-index-<mode>-<hash> (the
 hash covers the file list and the code of retriever_trt/, so the index is rebuilt only
 when one changes). Then `finrag serve --index DIR2` starts on a free loopback port and
@@ -91,9 +93,10 @@ class Corpus(str, Enum):
 
 def pdf_twins(filings: Path, pdf_dirs: list[Path]) -> dict[str, Path]:
     """Each filing's PDF twin by stem: those of filings/pdf/, then of each --pdf-dir (an
-    earlier folder's twin wins, so the shared four stay what they were)."""
+    earlier folder's twin wins, so the shared four stay what they were), then the PDFs of
+    filings/ itself (a shelf of PDF filings: `--filings SHELF --corpus pdf-only`)."""
     twins: dict[str, Path] = {}
-    for folder in [filings / "pdf", *pdf_dirs]:
+    for folder in [filings / "pdf", *pdf_dirs, filings]:
         for pdf in sorted(folder.glob("*.pdf")):
             twins.setdefault(pdf.stem, pdf)
     return twins
@@ -111,7 +114,9 @@ def corpus_folder(filings: Path, corpus: Corpus, engines: Path = ROOT / "engines
     if corpus is Corpus.HTML:
         twins = {}
     wanted = {}
-    for html in sorted(filings.glob("*.htm*")):
+    htmls = sorted(filings.glob("*.htm*"))
+    shelf = [p for p in sorted(filings.glob("*.pdf")) if p.stem not in {h.stem for h in htmls}]
+    for html in [*htmls, *shelf]:
         src = twins.get(html.stem, html)
         if corpus is Corpus.PDF_ONLY and src.suffix != ".pdf":
             continue

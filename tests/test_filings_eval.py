@@ -381,6 +381,20 @@ def test_a_pdf_dir_adds_twins_and_the_shared_ones_win(tmp_path):
     assert [p.name for p in html.iterdir()] == ["nvda-10-k-2025-02-26.html"]
 
 
+def test_a_shelf_of_pdf_filings_is_a_corpus(tmp_path):
+    """--filings SHELF: a folder of PDF 10-Ks with no HTML beside them; its PDFs are the
+    filings (under --corpus pdf-only as under html, where there is nothing else)."""
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    for name in ("EBAY_2019_10K.pdf", "INTEL_2020_10K.pdf"):
+        shutil.copy(FILINGS / "pdf" / "aapl-10-k-2024-11-01.pdf", shelf / name)
+    assert sorted(pdf_twins(shelf, [])) == ["EBAY_2019_10K", "INTEL_2020_10K"]
+    only = corpus_folder(shelf, Corpus.PDF_ONLY, tmp_path / "engines", twins=pdf_twins(shelf, []))
+    assert sorted(p.name for p in only.iterdir()) == ["EBAY_2019_10K.pdf", "INTEL_2020_10K.pdf"]
+    html = corpus_folder(shelf, Corpus.HTML, tmp_path / "html")
+    assert sorted(p.name for p in html.iterdir()) == ["EBAY_2019_10K.pdf", "INTEL_2020_10K.pdf"]
+
+
 HELDOUT_KINDS = {"segment", "quarter", "jargon", "ratio", "compare", "cover", "absent", "text"}
 
 

@@ -17,8 +17,13 @@ from pipeline.rag.answers.filings.business_names import company_of_business
 from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.filings.qualifiers import asked_parts, unknown_names, word_runs
-from pipeline.rag.answers.query import company_aliases, find_company
+from pipeline.rag.answers.filings.qualifiers import (
+    asked_parts,
+    compared_name,
+    unknown_names,
+    word_runs,
+)
+from pipeline.rag.answers.query import company_aliases, find_company, parse_query
 from pipeline.rag.answers.question_words import named_years, stems, tokens
 from retriever_trt.documents.model import Fact
 from retriever_trt.ingest import ingest
@@ -85,6 +90,9 @@ def test_quarters_and_months_to_date_are_told_apart(answerer, question, value):
     # a year before the 10-K's earliest column
     ("What were Apple's total net sales for fiscal 2019?", "12 months ended 2022-09-24"),
     ("What was NVIDIA's revenue in fiscal 2021?", "12 months ended 2023-01-29"),
+    # the year of the filing named is which filing to read, not the period asked
+    ("What was Apple's net income in fiscal 2019, per its FY2024 10-K?",
+     "12 months ended 2022-09-24"),
 ])
 def test_a_period_the_filing_lacks_gets_no_number_and_what_it_holds(answerer, question, held):
     got = ask(answerer, question)
@@ -371,3 +379,41 @@ def test_a_ticker_or_a_names_word_is_a_company_only_as_written():
     assert find_company("What was the cost of goods sold in 2024?", aliases) is None
     assert find_company("To the best of your abilities: revenue in 2024?", aliases) is None
     assert find_company("What was Best's revenue in 2024?", aliases) == "best buy"
+
+
+def test_the_year_of_a_filing_named_is_no_period_asked():
+    q = parse_query("Per Apple's FY2024 10-K, what was its R&D expense in fiscal 2022?")
+    assert (q.filing_year, [p.year for p in q.periods]) == (2024, [2022])
+    q = parse_query("What was Apple's net income in its 2024 10-K?")  # the filing's own year
+    assert (q.filing_year, [p.year for p in q.periods]) == (2024, [2024])
+    assert parse_query("What was Apple's net income in fiscal 2024?").filing_year is None
+
+
+def test_a_prior_year_is_read_from_the_filing_named(answerer):
+    got = ask(answerer, "What were Apple's total net sales in fiscal 2022, per its FY2024 10-K?")
+    assert got.short_answer == "394328", got.prose()
+
+
+@pytest.mark.parametrize("question, rival", [
+    ("How much more did Apple spend on R&D than Microsoft in fiscal 2024?", "Microsoft"),
+    ("How much more did Apple spend on capex than PG&E Corporation in 2024?", "PG&E"),
+    ("Was Apple's revenue higher than that of Samsung in 2024?", "Samsung"),
+])
+def test_a_figure_compared_with_a_company_not_in_scope_gets_no_number(answerer, question, rival):
+    got = ask(answerer, question)
+    assert got.short_answer is None and f"compares with {rival}" in got.missing, got.prose()
+
+
+def test_compared_names_are_not_periods():
+    assert compared_name("How much more revenue in fiscal 2024 than in 2023?") is None
+    assert compared_name("How much higher was EPS than FY2023's?") is None
+    assert compared_name("How much more did Nvidia earn than Meta did in 2024?") == "Meta"
+
+
+def test_company_and_legal_words_are_no_measure_words():
+    aliases = company_aliases([("BOSTON PROPERTIES LIMITED PARTNERSHIP", "BXP"),
+                               ("PFIZER INC.", "PFE")])
+    q = parse_query("What was Boston Properties' total revenue in 2015?", aliases)
+    assert not {"boston", "propertie", "properties"} & q.measure_words
+    q = parse_query("Who reported more net income in 2020, Pfizer Inc. or BXP?", aliases)
+    assert not {"who", "inc"} & q.measure_words

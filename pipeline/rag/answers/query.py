@@ -35,6 +35,7 @@ from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, Line
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
 from retriever_trt.documents.model import Form
 from retriever_trt.filters import company_key
+from retriever_trt.years import YEAR_DIGITS
 
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
                   "3rd": 3, "4th": 4}
@@ -65,6 +66,13 @@ _DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole num
 # The kind of filing a question names: "per the cover of its 2024 10-K", "the latest 10-Q".
 _FORMS = ((Form.TEN_K, re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
           (Form.TEN_Q, re.compile(r"\b10-?q\b|\bquarterly report\b", re.I)))
+
+# "per its FY2018 10-K", "in Apple's fiscal 2018 Form 10-K", "the 2020 annual report": a year
+# that says which filing to read. Where the question names another period ("fiscal 2016,
+# per its FY2018 10-K") that other period is the one asked, and the filing's year scopes.
+_FILING_YEAR = re.compile(
+    rf"\b(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?({YEAR_DIGITS})\s+(?:form\s+)?"
+    r"(?:10-?k|10-?q|annual report|quarterly report)\b", re.I)
 
 
 class PeriodKind(Enum):
@@ -98,6 +106,7 @@ class Query:
     # measure or the part of the company it is about: not its companies, periods or units.
     words: frozenset[str] = frozenset()
     measure_words: frozenset[str] = frozenset()
+    filing_year: int | None = None     # the fiscal year of the filing named ("its 2020 10-K")
 
     @property
     def operation(self) -> str:
@@ -226,7 +235,9 @@ def as_named(text: str, alias: str) -> str | None:
 
 def _measure_words(text: str, words: frozenset[str],
                    companies: dict[str, list[str]]) -> frozenset[str]:
-    named = {w for aliases in companies.values() for a in aliases for w in tokens(a)}
+    # The companies' names as written and in full ("Properties" of "Boston Properties'",
+    # named by its first word alone).
+    named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
     rest = STATEMENT_NAMES.sub(" ", asked_part(text)).lower()
     return frozenset(w for w in words if not w.isdigit() and w in rest
                      and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
@@ -255,9 +266,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     question = operation(asked)
     if _PERCENT_CHANGE.search(asked) and question.operation != Operation.PERCENT_CHANGE:
         question = replace(question, operation=Operation.PERCENT_CHANGE)
-    periods = parse_periods(text)
+    filing_year, text_dated = _filing_year(text)
+    periods = parse_periods(text_dated)
     latest = max((p.year for p in periods if p.year is not None), default=None)
-    asked_periods = parse_periods(asked) if span else periods
+    asked_periods = parse_periods(_filing_year(asked)[1]) if span else periods
     companies = find_companies(text, aliases or {})
     company = find_company(text, aliases or {})
     # The question's one tokenization: the Question's own words when it is the whole
@@ -268,7 +280,18 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                  _margin_in_dollars(text, parse_measure(text, latest, definitions)),
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
-                 _measure_words(text, words, companies))
+                 _measure_words(text, words, companies), filing_year)
+
+
+def _filing_year(text: str) -> tuple[int | None, str]:
+    """The fiscal year of the filing the question names, and its text for the periods asked:
+    without that year where it names another period, else whole (the filing's own year is
+    the period asked: "Apple's net income in its 2024 10-K")."""
+    found = _FILING_YEAR.search(text)
+    if found is None:
+        return None, text
+    rest = text[:found.start()] + text[found.end(1):]
+    return int(found.group(1)), rest if parse_periods(rest) else text
 
 
 def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -309,7 +332,8 @@ show shown state stated give tell much many total latest most recent percent per
 us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
-amount size large big figure roughly approximately about around nearly""".split())
+amount size large big figure roughly approximately about around nearly who whom whose where
+when why out inc incorporated corp corporation co ltd plc llc""".split())
 
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}

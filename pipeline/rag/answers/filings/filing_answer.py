@@ -26,7 +26,12 @@ from pipeline.rag.answers.filings.measure_match import (
     preference,
 )
 from pipeline.rag.answers.filings.part_rows import part_facts
-from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts, unknown_names
+from pipeline.rag.answers.filings.qualifiers import (
+    Parts,
+    asked_parts,
+    compared_name,
+    unknown_names,
+)
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.operation import Operation
@@ -299,6 +304,13 @@ class FilingAnswerer:
         labels = self.labels_of(info)
         known = labels.all_words() | phrase_words(query.measure) | \
             set(tokens(info.metadata.company))  # "Corp" of "Widget Corp's" too
+        rival = compared_name(query.text)
+        if rival is not None and not set(tokens(rival)) & known and \
+                not find_companies(rival, self.aliases):
+            # "than PG&E": a company not in scope, or no figure of this filing; this
+            # company's own figure, or its change over a year, is no answer.
+            return (f"the question compares with {rival}, which is neither a company in scope "
+                    f"nor a figure {info.title} reports")
         names = unknown_names(query.text, query.measure_words, known)
         if not names:
             return None

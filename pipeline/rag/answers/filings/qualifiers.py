@@ -35,6 +35,11 @@ SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|di
                          re.I)
 # A word with a capital and a small letter after it: "WhatsApp", "Medicine", not "EPS".
 _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
+# "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
+_THAN_NAME = re.compile(r"\bthan\s+(?:the\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
+# Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
+_PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
+                          r"fiscal|first|second|third|fourth|last|prior|previous)", re.I)
 # What precedes a sentence's first word: nothing, or the end of a sentence or a clause.
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
@@ -116,6 +121,13 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
         member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
     return Parts(tuple(options), (cue or partial) and not options,
                  {m: named[m] for o in options for m in o})
+
+
+def compared_name(text: str) -> str | None:
+    """The name a question sets its figure against: "PG&E" of "How much more did Verizon
+    spend than PG&E Corporation in 2019?" (not a period: "than in 2018", "than FY2023")."""
+    found = _THAN_NAME.search(text)
+    return found.group(1) if found and not _PERIOD_NAME.match(found.group(1)) else None
 
 
 def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> list[str]:

@@ -50,6 +50,9 @@ def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str
     # "its 10-K": that kind of filing, where the company has one
     mine = [d for d in mine if query.form is None
             or documents[d].metadata.form.is_annual == query.form.is_annual] or mine
+    # "per its FY2018 10-K": that year's filing, where the company has it
+    mine = [d for d in mine if query.filing_year is None
+            or documents[d].metadata.fiscal_year == query.filing_year] or mine
     latest = sorted(mine, key=lambda d: documents[d].metadata.period_end or date.min, reverse=True)
     if not query.periods:
         return latest

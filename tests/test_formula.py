@@ -70,6 +70,15 @@ def test_a_defined_metric_is_computed_from_the_facts_it_names(apple):
         assert operand in short.derivation, short.derivation
 
 
+def test_an_aside_on_what_an_operand_holds_leaves_the_ratio(apple):
+    # "(including ...)" says what the line holds: still capex over net sales (9,447 /
+    # 391,035), not a descriptive question; an "(excluding ...)" aside would change the line.
+    q = parse_query("Apple's fiscal 2024 capex intensity: capital expenditures (including "
+                    "purchases of property) as a percent of total net sales, two decimals?")
+    assert q.operation == Operation.PROPORTION
+    assert _ask(apple, q.text).short_answer == "2.42"
+
+
 def test_an_average_balance_reads_the_years_the_definition_names(apple):
     # Net income 93,736; total assets 364,980 and 352,583: the FY2024 ratio needs no FY2022
     # balance, though the question names FY2023.

@@ -95,6 +95,7 @@ _DESCRIPTIVE = re.compile(
     r"represents?|defined?(?! (?:contribution|benefit))|means?|allows?|results? in|led to|lead to|"
     r"driven|drivers?|"
     r"purpose|describe|explain|primarily|mainly)\b", re.I)
+_ASIDES = re.compile(r"\([^()]*\)")
 # "Difference" names a gap's size; "change", "increase", "decrease" name a direction too.
 _MAGNITUDE = re.compile(r"\bdifference\b", re.I)
 _DIRECTION = re.compile(r"\bchange[sd]?\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bgrowth\b|"
@@ -269,7 +270,9 @@ def _operation(text: str) -> Question:
         return Question(q, Operation.ROW_LIST, years)
     if _ROW_COUNT.search(q):
         return Question(q, Operation.ROW_COUNT, years, higher=not _LOWER.search(q), threshold=thr)
-    if _DESCRIPTIVE.search(q) and not _YEARS_LIST.search(q):
+    # An aside in parentheses ("capex (including capitalized software) as a percent of
+    # revenue") says what a figure holds; it does not make the question a descriptive one.
+    if _DESCRIPTIVE.search(_ASIDES.sub(" ", q)) and not _YEARS_LIST.search(q):
         return Question(q, Operation.TEXT, years)
     per_year = thr or _YEARS_LIST.search(q) or "year" in low
     counted = (low.startswith("how many") and not re.match(r"how many (?:percent|%)", low)

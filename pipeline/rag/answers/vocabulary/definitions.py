@@ -49,9 +49,11 @@ _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
                    re.I)
-# Asides that are no part of a formula: a source, or the rounding asked ("(two decimals)").
-_ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?)\b[^()]*\)",
-                    re.I)
+# Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), or
+# what a line already holds ("capital expenditures (including capitalized software)"; an
+# "excluding" aside would change the figure, so it stays and the formula is not read).
+_ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?|"
+                    r"including|incl\.)(?![\w.])[^()]*\)", re.I)
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 _TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
 _PERCENT = re.compile(r"percent|%", re.I)

@@ -12,6 +12,7 @@ import pytest
 from paths import FILINGS
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.table_facts import facts_from_tables, is_statement
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.answers.tables.row_items import match_row
@@ -312,3 +313,31 @@ def test_the_cover_fields_of_a_printed_filing(shelf: FilingAnswerer, question: s
                for c in short.citations)
 
 
+
+
+def test_a_part_is_read_from_the_section_its_rows_are_under() -> None:
+    # Apple's segment note: the region is the section, its rows are the line items.
+    rows = [["", "2024", "2023"], ["Greater China:", "", ""], ["Net sales", "$ 66,952", "$ 72,559"],
+            ["Operating income", "$ 27,082", "$ 30,328"], ["Japan:", "", ""],
+            ["Net sales", "25,052", "24,257"], ["Operating income", "12,454", "11,888"]]
+    chunk = Chunk("x.pdf#table0/0", "x.pdf", "X", "",
+                  {"table": "0", "caption": "Segment operating performance (in millions)"}, rows)
+    info = DocumentInfo("x.pdf", "X", DocumentMetadata(form=Form.TEN_K, fiscal_year=2024,
+                                                       period_end=date(2024, 9, 28)))
+    china = part_facts(info, [chunk], BY_NAME["operating income"], {"greater", "china"})
+    assert [(f.end.year, f.value) for f in china.facts] == [(2024, 27082000000),
+                                                            (2023, 30328000000)]
+    japan = part_facts(info, [chunk], BY_NAME["revenue"], {"japan"})
+    assert [f.value for f in japan.facts] == [25052000000, 24257000000]
+
+
+def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> None:
+    # The shared Apple PDF is cut to its statements: no segment note, so no region's figure,
+    # and never the company's total in its place.
+    q = shelf.parse("What was Apple's Greater China segment operating income in fiscal 2024?")
+    got = shelf.answer(q, shelf.scope(q, None))
+    assert got.short_answer is None, got.prose()
+    assert "no row of its printed tables names it" in got.missing
+    q = shelf.parse("What was Apple's Greater China operating income in fiscal 2024?")
+    got = shelf.answer(q, shelf.scope(q, None))
+    assert got.short_answer is None and "names China" in got.missing, got.prose()

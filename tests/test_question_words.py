@@ -86,3 +86,8 @@ def test_one_request_tokenizes_its_question_once(apple, monkeypatch) -> None:
     assert short.short_answer == "164000"  # from the text: "approximately 164,000 ... employees"
     assert len(calls) > 1  # sentences, labels and headers are tokenized; the question once
     assert sum(_same(t, question) for t in calls) == 1
+
+
+def test_initials_are_one_word():
+    assert question_words.tokens("revenue from the U.S. and the U.K.") == ["revenue", "us", "uk"]
+    assert question_words.tokens("Non-U.S. sales") == question_words.tokens("non-US sales")

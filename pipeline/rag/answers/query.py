@@ -19,6 +19,7 @@ from pipeline.rag.answers.question_words import (
     STATEMENT_NAMES,
     calendar_years,
     fiscal_years,
+    joined_initials,
     named_dates,
     named_years,
     tokens,
@@ -238,7 +239,7 @@ def _measure_words(text: str, words: frozenset[str],
     # The companies' names as written and in full ("Properties" of "Boston Properties'",
     # named by its first word alone).
     named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
-    rest = STATEMENT_NAMES.sub(" ", asked_part(text)).lower()
+    rest = joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text))).lower()
     return frozenset(w for w in words if not w.isdigit() and w in rest
                      and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
 

@@ -27,6 +27,7 @@ from pipeline.rag.answers.filings.measure_match import (
 )
 from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.qualifiers import (
+    SEGMENT_CUE,
     Parts,
     asked_parts,
     compared_name,
@@ -240,7 +241,9 @@ class FilingAnswerer:
             return ShortAnswer()
         asked, parts = self.asked(query, info)
         counted = asks_count(query.text)
-        if parts.unknown and not counted:  # "how many segments" names no part: a count
+        # "how many segments" names no part: a count. A printed filing's parts are its
+        # tables' rows, read below (`_part_words`).
+        if parts.unknown and not counted and tagged:
             return ShortAnswer(missing=self._no_part(info))
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
@@ -258,6 +261,8 @@ class FilingAnswerer:
         why = withheld(query.text, result.scale, result.facts, ratio)
         part = [] if why is not None or tagged or not isinstance(query.measure, LineItem) \
             else self._part_words(query, info, result)
+        if parts.unknown and not counted and not tagged and not part:
+            return ShortAnswer(missing=self._no_part(info))
         if part:
             read = self._part_answer(query, info, part, computed, ratio)
             if read is not None:
@@ -281,7 +286,8 @@ class FilingAnswerer:
         cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
         named = set(query.measure_words) - phrase_words(query.measure) - cited - \
             set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS
-        return sorted(named & self._row_words[info.doc_id])
+        cues = {w for m in SEGMENT_CUE.finditer(query.text) for w in tokens(m.group(0))}
+        return sorted((named - cues) & self._row_words[info.doc_id])
 
     def _part_answer(self, query: Query, info: Any, part: list[str], computed: bool,
                      ratio: bool) -> ShortAnswer | None:
@@ -324,7 +330,8 @@ class FilingAnswerer:
         """Why no number: the part asked is not one the filing reports."""
         reported = self.labels_of(info).segments_of()
         listed = f"; the parts it reports are {', '.join(reported)}" if reported else \
-            "; it reports no segments, regions or product lines"
+            "; it reports no segments, regions or product lines" if info.facts and \
+            self.info[info.doc_id].facts else "; no row of its printed tables names it"
         return f"{info.title} reports no segment or region by the name asked{listed}"
 
     def _short(self, result: FactResult, info: Any, computed: bool, tagged: bool) -> ShortAnswer:

@@ -4,7 +4,8 @@ Apple's "Net sales by category" table, "Americas" of a revenue-by-geography tabl
 revenues" of Union Pacific's income statement.
 
 A row gives the part's figure of a line item when its label holds every word the question
-names the part by, and the item is named by the table around the row: the row's label with
+names the part by (or its section's does and the row is the item itself: "Operating income"
+under "Greater China:"), and the item is named by the table around the row: the row's label with
 its section and the table's caption and column headers hold all the content words of one of
 the item's names ("Revenue by geographic area"). A section that is itself another item
 ("Operating income:" above the segments' rows of a revenue and operating income table) or
@@ -45,8 +46,12 @@ def _part_rows(table: Table, caption: str, item: LineItem, part: set[str]) -> It
     headers = " ".join(c for r in table.rows[:first] for c in r)
     for i in range(first, len(table.rows)):
         label, section = table.row_labels[i], table.parents[i]
-        if not part <= set(tokens(label)) or _other_item(section, item) or \
-                _other_item(label, item):
+        # The part is the row's own label ("Americas"), or its section's where the row is
+        # the item itself ("Operating income" under "Greater China:").
+        own = part <= set(tokens(label))
+        under = not own and part <= set(tokens(section)) and \
+            (row := match_row(label)) is not None and row.item is item
+        if not (own or under) or _other_item(section, item) or _other_item(label, item):
             continue
         if _names_item(f"{label} {section} {caption} {headers}", item):
             yield i

@@ -341,3 +341,20 @@ def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> No
     q = shelf.parse("What was Apple's Greater China operating income in fiscal 2024?")
     got = shelf.answer(q, shelf.scope(q, None))
     assert got.short_answer is None and "names China" in got.missing, got.prose()
+
+
+def test_a_part_shown_in_a_statement_is_read_from_the_statement() -> None:
+    # McDonald's: an analysis table sets a change beside the figure under a header a year is
+    # read from; the income statement's row is the filing's own figure.
+    info = DocumentInfo("m.pdf", "M", DocumentMetadata(form=Form.TEN_K, fiscal_year=2022,
+                                                       period_end=date(2022, 12, 31)))
+    analysis = Chunk("m.pdf#table1/0", "m.pdf", "M", "", {"table": "1", "caption": "Revenues"},
+                     [["", "2022", "2021"], ["Revenues from franchised restaurants", "8", "22"]])
+    statement = Chunk("m.pdf#table2/0", "m.pdf", "M", "",
+                      {"table": "2", "caption": "Consolidated Statement of Income (in millions)"},
+                      [["", "2022", "2021"],
+                       ["Revenues from franchised restaurants", "$ 14,105.8", "$ 13,085.4"],
+                       ["Total revenues", "23,182.6", "23,222.9"]])
+    got = part_facts(info, [analysis, statement], BY_NAME["revenue"], {"franchised", "restaurant"})
+    assert [f.value for f in got.facts] == [14105800000, 13085400000]
+    assert {c[0] for c in got.fact_cells.values()} == {"m.pdf#table2/0"}

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
-from pipeline.rag.answers.filings.statement_rows import whole_tables
+from pipeline.rag.answers.filings.statement_rows import statement_tables, whole_tables
+from pipeline.rag.answers.filings.table_facts import is_statement
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.tables.column_periods import column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import content_words, match_row
@@ -59,12 +60,18 @@ def _part_rows(table: Table, caption: str, item: LineItem, part: set[str]) -> It
 
 def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
                part: set[str]) -> DocumentInfo:
-    """A copy of `info` whose facts are `item`'s for the part named by the words `part`,
-    from every table row that shows it, in page order."""
+    """A copy of `info` whose facts are `item`'s for the part named by the words `part`:
+    from the primary statements' rows that show it, else from every table's, in page order.
+    A statement is the filing's own figure, where an analysis table may set a change or a
+    share beside it under a header a period is read from."""
+    chunks = list(chunks)
+    located = {st.chunk_id for st in statement_tables(chunks, info.metadata)}
     facts: list[Fact] = []
     cells: dict[str, tuple[str, int, int]] = {}
+    stated: set[str] = set()
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
+        statement = chunk.chunk_id in located or is_statement(caption)
         table = parse_table(chunk.table, [caption])
         periods = column_periods(table, caption, info.metadata)
         numbers = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
@@ -78,5 +85,10 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
                                   False)
                 facts.append(fact)
                 cells[fact.fact_id] = (chunk.chunk_id, i, j)
+                if statement:
+                    stated.add(fact.fact_id)
+    if stated:
+        facts = [f for f in facts if f.fact_id in stated]
+        cells = {k: v for k, v in cells.items() if k in stated}
     return DocumentInfo(info.doc_id, info.title, info.metadata, facts, cells, info.collection,
                         getattr(info, "unread", {}))

@@ -114,6 +114,8 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Long-term debt", "Current liabilities", "long-term debt"),
     # A statement's "Gross margin" row of dollars is gross profit (Apple's, Intel's).
     ("Total gross margin", "", "gross profit"),
+    # Intel's capex row; a balance item names no flow row.
+    ("Additions to property, plant and equipment", "", "capital expenditures"),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)

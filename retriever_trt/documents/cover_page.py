@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from retriever_trt.documents.model import CoverEntry, CoverField
+from retriever_trt.documents.metadata import infer_metadata
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.pdf_layout import Line, Segment
 
 # The cover is the first page; a printed copy may begin with a table of contents line or
@@ -84,6 +85,14 @@ _ADDRESS = re.compile(r"^\(?\s*address\s+of\s+principal\s+executive\s+offices", 
 # "Cupertino, California 95014", "1 Health Drive, Eden Prairie, Minnesota 55344".
 _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z .]*?)"
                          r"\.?(?:\s+\d{5}(?:-\d{4})?)?$")
+
+
+def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> DocumentMetadata:
+    """A printed filing's metadata from its first pages (`pages`: the cover, and for a 10-Q
+    its statements): `metadata.infer_metadata` of their text, with the cover's fields."""
+    meta = infer_metadata("\n".join(line.text for lines in pages for line in lines), file_name)
+    meta.cover = read_cover(pages)
+    return meta
 
 
 def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:

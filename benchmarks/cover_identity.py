@@ -20,7 +20,7 @@ The file name is the truth: pdfs/COMPANY_YEAR_10K.pdf, YEAR the fiscal year it r
 2. Scope: one shelf holding every PDF read (many companies, several years of most); for
    each company, each name people write (NAMES) in "What was NAME's total revenue in FY
    YEAR?" for each YEAR the shelf has of it, parsed with the shelf's aliases
-   (`query.company_aliases`) and scoped (`scope.choose_filings`): the share whose first
+   (`company_names.company_aliases`) and scoped (`scope.choose_filings`): the share whose first
    filing is COMPANY_YEAR.
 
 The development companies (DEV) are the ones FinanceBench's questions do not use; failures
@@ -44,8 +44,9 @@ import pypdfium2 as pdfium
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pipeline.rag.answers.company_names import company_aliases  # noqa: E402
 from pipeline.rag.answers.filings.scope import choose_filings  # noqa: E402
-from pipeline.rag.answers.query import company_aliases, parse_query  # noqa: E402
+from pipeline.rag.answers.query import parse_query  # noqa: E402
 from retriever_trt.documents.cover_page import printed_metadata  # noqa: E402
 from retriever_trt.documents.model import DocumentMetadata  # noqa: E402
 from retriever_trt.documents.pdf_layout import page_lines  # noqa: E402

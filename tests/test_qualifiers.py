@@ -13,12 +13,12 @@ import pytest
 from paths import FILINGS
 
 from pipeline.rag.answers.answer_checks import withheld
+from pipeline.rag.answers.company_names import company_aliases, find_company
 from pipeline.rag.answers.filings.business_names import company_of_business
 from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.qualifiers import asked_parts, unknown_names, word_runs
-from pipeline.rag.answers.query import company_aliases, find_company
 from pipeline.rag.answers.question_words import named_years, stems, tokens
 from retriever_trt.documents.model import Fact
 from retriever_trt.ingest import ingest

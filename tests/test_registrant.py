@@ -24,6 +24,16 @@ def test_the_name_above_the_caption_past_other_fields_values() -> None:
     assert infer_metadata(cover).company == "Gadget Corporation"
 
 
+def test_two_registrants_the_parent_first() -> None:
+    cover = HEAD + ("Commission File Number: 1-13087 (Gadget Properties, Inc.)\n"
+                    "GADGET PROPERTIES, INC.\nGADGET PROPERTIES LIMITED PARTNERSHIP\n"
+                    "(Exact name of Registrants as specified in its charter)\n")
+    assert registrant_name(cover) == "GADGET PROPERTIES, INC."
+    # one registrant: the nearest name line, not the file number's line above it
+    assert registrant_name(cover.replace("Registrants", "Registrant")) == \
+        "GADGET PROPERTIES LIMITED PARTNERSHIP"
+
+
 def test_the_name_in_a_row_under_a_column_caption() -> None:
     # PG&E's layout: the caption is a column header, on the line of the other headers
     cover = HEAD + (

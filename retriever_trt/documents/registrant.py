@@ -4,6 +4,7 @@ Covers print the name by the caption "(Exact name of registrant as specified in 
 charter)" in several layouts, all seen on real 10-Ks:
 
 - the name on the line above the caption ("Apple Inc."), or on its own line before it;
+  "(Exact name of Registrants ...)" under two names: the first, the parent company;
 - other fields' values between them ("Oracle Corporation" / "Delaware 54-2185193" /
   caption): lines that are a value of another field are passed over;
 - the caption as a column header over one row per registrant ("Exact Name of Registrant"
@@ -23,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_EXACT_NAME = re.compile(r"\(?\s*exact\s+name\s+of\s+(?:the\s+)?registrants?\b", re.I)
+_EXACT_NAME = re.compile(r"\(?\s*exact\s+name\s+of\s+(?:the\s+)?registrant(s)?\b", re.I)
 # Lines above or below the caption a name may stand (values of other fields between).
 MAX_LINES_AWAY = 3
 # A company name longer than this is not a name (a paragraph ran into the line).
@@ -64,15 +65,29 @@ def registrant_name(text: str) -> str:
         if same_line and _is_name(same_line):
             return same_line
         before = [line.strip() for line in text[:m.start()].splitlines() if line.strip()]
-        for line in reversed(before[-MAX_LINES_AWAY:]):
-            if _is_name(line):
-                return line
+        names = _names_above(before[-MAX_LINES_AWAY:])
+        if names:
+            # "(Exact name of Registrants ...)" under a stack of names: the first is the
+            # parent ("BOSTON PROPERTIES, INC." over its operating partnership)
+            return names[0] if m.group(1) else names[-1]
         after = [line.strip() for line in text[m.end():].splitlines() if line.strip()]
         for line in after[:MAX_LINES_AWAY]:
             name = _row_name(line)
             if name:
                 return name
     return _most_written(text)
+
+
+def _names_above(lines: list[str]) -> list[str]:
+    """The nearest run of name lines in `lines` (the lines above the caption, in order),
+    passing over the other fields' values printed under it."""
+    run: list[str] = []
+    for line in reversed(lines):
+        if _is_name(line):
+            run.insert(0, line)
+        elif run:
+            break
+    return run
 
 
 def _is_name(line: str) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_count, withheld
+from pipeline.rag.answers.company_names import as_named, company_aliases, find_companies
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
@@ -30,13 +31,7 @@ from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts, unknown_
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import (
-    Query,
-    as_named,
-    company_aliases,
-    find_companies,
-    parse_query,
-)
+from pipeline.rag.answers.query import Query, parse_query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import LineItem

@@ -19,8 +19,9 @@ The file name is the truth: pdfs/COMPANY_YEAR_10K.pdf, YEAR the fiscal year it r
    - fiscal year is read: `metadata.fiscal_year` is YEAR.
 2. Scope: one shelf holding every PDF read (many companies, several years of most); for
    each company, each name people write (NAMES) in "What was NAME's total revenue in FY
-   YEAR?" for each YEAR the shelf has of it, parsed with the shelf's aliases
-   (`company_names.company_aliases`) and scoped (`scope.choose_filings`): the share whose first
+   YEAR?" for each YEAR the shelf has of it (and the former name a cover prints, if any),
+   parsed with the shelf's aliases
+   (`company_names.shelf_aliases`) and scoped (`scope.choose_filings`): the share whose first
    filing is COMPANY_YEAR.
 
 The development companies (DEV) are the ones FinanceBench's questions do not use; failures
@@ -44,11 +45,11 @@ import pypdfium2 as pdfium
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.rag.answers.company_names import company_aliases  # noqa: E402
+from pipeline.rag.answers.company_names import shelf_aliases  # noqa: E402
 from pipeline.rag.answers.filings.scope import choose_filings  # noqa: E402
 from pipeline.rag.answers.query import parse_query  # noqa: E402
 from retriever_trt.documents.cover_page import printed_metadata  # noqa: E402
-from retriever_trt.documents.model import DocumentMetadata  # noqa: E402
+from retriever_trt.documents.model import CoverField, DocumentMetadata  # noqa: E402
 from retriever_trt.documents.pdf_layout import page_lines  # noqa: E402
 from retriever_trt.documents.pdf_loader import METADATA_PAGES  # noqa: E402
 from retriever_trt.filters import company_key  # noqa: E402
@@ -177,6 +178,9 @@ def identity(reads: list[Read], show: bool) -> None:
     print(f"ticker read:      {_share(sum(r.ticker_ok for r in symbols), len(symbols))} "
           "(covers with a Trading Symbol table)")
     print(f"fiscal year read: {_share(sum(r.year_ok for r in reads), len(reads))}")
+    formers = [f"{r.doc_id}: {r.meta.cover[CoverField.FORMER_NAME].value}" for r in reads
+               if CoverField.FORMER_NAME in r.meta.cover]
+    print(f"former names read: {len(formers)}" + (f" ({'; '.join(formers)})" if show else ""))
     wrong = {r.doc_id: [w for w, ok in (("company", r.name_ok), ("year", r.year_ok),
                                         ("ticker", r.ticker_ok or not r.symbol_table)) if not ok]
              for r in reads}
@@ -194,10 +198,11 @@ def scope_check(shelf_reads: list[Read], asked_of: list[Read], show: bool) -> tu
     """(right, asked) of the template questions about the PDFs `asked_of`, over one shelf of
     `shelf_reads`."""
     shelf = {r.doc_id: DocumentInfo(r.doc_id, r.doc_id, r.meta) for r in shelf_reads}
-    aliases = company_aliases((r.meta.company, r.meta.ticker) for r in shelf_reads)
+    aliases = shelf_aliases(r.meta for r in shelf_reads)
     right = asked = 0
     for r in asked_of:
-        for name in NAMES.get(r.company, ()):
+        former = r.meta.cover.get(CoverField.FORMER_NAME)
+        for name in (*NAMES.get(r.company, ()), *((former.value,) if former else ())):
             asked += 1
             query = parse_query(QUESTION.format(name=name, year=r.year), aliases)
             chosen = choose_filings(query, shelf)

@@ -8,10 +8,15 @@ from datetime import date
 
 import pytest
 
-from pipeline.rag.answers.company_names import as_named, company_aliases, find_company
+from pipeline.rag.answers.company_names import (
+    as_named,
+    company_aliases,
+    find_company,
+    shelf_aliases,
+)
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.query import parse_query
-from retriever_trt.documents.model import DocumentMetadata, Form
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata, Form
 from retriever_trt.store import DocumentInfo
 
 # (registrant name as the cover prints it, symbol read from the cover or "")
@@ -75,3 +80,21 @@ def test_the_filing_of_the_year_asked_before_a_later_ones_comparative_column() -
                           shelf) == ["orcl-2018"]
     assert choose_filings(parse_query("Coca Cola's revenue in FY2018?", aliases),
                           shelf) == ["ko-2018"]
+
+
+def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> None:
+    renamed = _filing("xyz-2022", "Block, Inc.", 2022, date(2022, 12, 31))
+    renamed.metadata.cover[CoverField.FORMER_NAME] = CoverEntry("Square, Inc.", page=1)
+    shelf = {d.doc_id: d for d in [
+        renamed, _filing("xyz-2020", "Square, Inc.", 2020, date(2020, 12, 31)),
+        _filing("ko-2020", "THE COCA-COLA COMPANY", 2020, date(2020, 12, 31))]}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    # the 10-K of the year asked, printed under the name the question does not use
+    assert choose_filings(parse_query("What was Block's revenue in FY2020?", aliases),
+                          shelf) == ["xyz-2020"]
+    assert choose_filings(parse_query("What was Square's revenue in FY2022?", aliases),
+                          shelf) == ["xyz-2022"]
+    # with only the renamed filing on the shelf, the former name still finds it
+    alone = {"xyz-2022": renamed}
+    assert choose_filings(parse_query("Square's revenue in FY2022?",
+                                      shelf_aliases([renamed.metadata])), alone) == ["xyz-2022"]

@@ -1,9 +1,13 @@
 """The registrant's name and symbol as real 10-K covers print them
-(`retriever_trt/documents/registrant.py`), through `infer_metadata` as the loaders call it."""
+(`retriever_trt/documents/registrant.py`), through `infer_metadata` as the loaders call it;
+and a former name over its caption (`cover_page.py`)."""
 
 from __future__ import annotations
 
+from retriever_trt.documents.cover_page import read_cover
 from retriever_trt.documents.metadata import infer_metadata
+from retriever_trt.documents.model import CoverField
+from retriever_trt.documents.pdf_layout import Line, Segment
 from retriever_trt.documents.registrant import registrant_name, trading_symbol
 
 HEAD = """UNITED STATES
@@ -71,3 +75,20 @@ def test_the_symbol_in_small_capitals_and_from_the_text() -> None:
     assert trading_symbol(item5) == "BXP"
     assert trading_symbol("Shares of Gadget (NYSE: GDG) rose.") == "GDG"
     assert trading_symbol("under the symbol of our brand") == ""
+
+
+def _line(y: float, *cells: tuple[str, float, float]) -> Line:
+    return Line(y, 10.0, tuple(Segment(t, x0, x1) for t, x0, x1 in cells))
+
+
+def test_a_former_name_over_its_caption_and_none_where_the_cover_has_none() -> None:
+    caption = _line(600, ("(Former name, former address and former fiscal year, if changed "
+                          "since last report)", 150, 460))
+    address = _line(620, ("1455 Market Street, Suite 600, San Francisco, California 94103",
+                          150, 460))
+    renamed = [address, _line(610, ("Square, Inc.", 260, 320)), caption]
+    assert read_cover([renamed])[CoverField.FORMER_NAME].value == "Square, Inc."
+    # a blank over the caption: the address line above is no name
+    assert CoverField.FORMER_NAME not in read_cover([[address, caption]])
+    assert CoverField.FORMER_NAME not in read_cover(
+        [[address, _line(610, ("Not Applicable", 260, 320)), caption]])

@@ -9,7 +9,8 @@ Every SEC form's cover sets a value over a parenthesized caption, in columns:
     (Address of principal executive offices)          (Zip Code)
 
 and the securities table puts the exchange under "Name of each exchange on which
-registered"; a 10-K's "For the fiscal year ended September 28, 2024" line gives the
+registered"; a former name stands over "(Former name, former address ...)"; a 10-K's
+"For the fiscal year ended September 28, 2024" line gives the
 fiscal year's end ("September 28"), and the symbols under "Trading Symbol(s)" every
 security's symbol. A field's value is the text nearest its caption, above it (below it for
 the table's header), in a segment that overlaps the caption horizontally: the column is
@@ -70,6 +71,12 @@ _CAPTIONS = {
     CoverField.PHONE: _Caption(
         re.compile(r"^\(?\s*registrant.s\s+telephone\s+number", re.I), Where.ABOVE, _PHONE,
         same_line=True),
+    # "Square, Inc." over "(Former name, former address and former fiscal year, if changed
+    # since last report)"; a legal word, so the telephone line above a blank is no name
+    CoverField.FORMER_NAME: _Caption(
+        re.compile(r"^\(?\s*former\s+name", re.I), Where.ABOVE,
+        re.compile(r"^([A-Za-z0-9][\w .,&'’-]*\b(?:inc|corp|corporation|company|co|ltd|plc|"
+                   r"limited|llc|l\.?p|n\.?v)\b\.?)$", re.I)),
 }
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})

@@ -11,7 +11,10 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
 - a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
   the question writes it with a capital, so "the best of", "a block of shares" name no one;
 - its trading symbol ("COST"): in capitals only, so "cost" is no company;
-- a few names everybody writes that the cover does not print (NICKNAMES: "Amex").
+- a few names everybody writes that the cover does not print (NICKNAMES: "Amex");
+- a former name the cover prints ("Square, Inc." over "(Former name ...)"): its aliases name
+  the company by its present name, unless a filing on the shelf is still under it
+  (`filings/scope.py` takes both names for one company).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from retriever_trt.documents.model import CoverField, DocumentMetadata
 from retriever_trt.filters import company_key
 
 # First words that several companies share or that are common words in questions:
@@ -32,6 +36,19 @@ _NOT_INITIALS = frozenset({"and", "of", "the", "for"})
 MIN_INITIALS = 3
 # Names people write that no cover prints, by the company key they name.
 NICKNAMES = {"american express": ("amex",), "bank of america": ("bofa",)}
+
+
+def shelf_aliases(filings: Iterable[DocumentMetadata]) -> dict[str, str]:
+    """alias -> company key, of the filings' registrants and their former names."""
+    filings = list(filings)
+    out = company_aliases((m.company, m.ticker) for m in filings)
+    for m in filings:
+        former = m.cover.get(CoverField.FORMER_NAME)
+        key = company_key(m.company)
+        if former is not None and key:
+            for alias in company_aliases([(former.value, "")]):
+                out.setdefault(alias, key)
+    return out
 
 
 def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from pipeline.rag.answers.query import Period, PeriodKind, Query
+from retriever_trt.documents.model import CoverField
 from retriever_trt.filters import company_key
 from retriever_trt.store import DocumentInfo
 
@@ -40,11 +41,29 @@ def _covers(info: DocumentInfo, period: Period) -> int:
     return 1 if m.fiscal_year == period.year else 0
 
 
+def company_keys(company: str, documents: dict[str, DocumentInfo]) -> set[str]:
+    """The company's keys over the years: its own, and the names a cover says it had or has
+    ("Block, Inc.", formerly "Square, Inc.": the 10-Ks under either are one company's)."""
+    links = [(company_key(i.metadata.company), company_key(former.value))
+             for i in documents.values()
+             if (former := i.metadata.cover.get(CoverField.FORMER_NAME)) is not None]
+    keys = {company}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in links:
+            if (a in keys) != (b in keys):
+                keys |= {a, b}
+                grown = True
+    return keys
+
+
 def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str]:
     """The doc ids that fit the query, best first; [] when it names no known company."""
     if query.company is None:
         return []
-    mine = [d for d, info in documents.items() if company_key(info.metadata.company) == query.company]
+    keys = company_keys(query.company, documents)
+    mine = [d for d, info in documents.items() if company_key(info.metadata.company) in keys]
     if not mine:
         return []
     # "its 10-K": that kind of filing, where the company has one

@@ -92,3 +92,9 @@ def test_a_former_name_over_its_caption_and_none_where_the_cover_has_none() -> N
     assert CoverField.FORMER_NAME not in read_cover([[address, caption]])
     assert CoverField.FORMER_NAME not in read_cover(
         [[address, _line(610, ("Not Applicable", 260, 320)), caption]])
+
+
+def test_no_cover_no_registrant() -> None:
+    memo = "Apple Inc. sells phones. Apple Inc. sells watches. Apple Inc. sells laptops."
+    assert registrant_name(memo) == ""
+    assert infer_metadata(memo, "memo.docx").company == ""

@@ -58,24 +58,27 @@ _SYMBOL_IN_TEXT = re.compile(r"under\s+the\s+(?:ticker\s+|trading\s+)?symbols?\s
 
 
 def registrant_name(text: str) -> str:
-    """The registrant's name as the cover prints it ("" when none is found)."""
+    """The registrant's name as the cover prints it ("" when none is found, and always
+    without the caption: a memo that names a company is not that company's filing)."""
     m = _EXACT_NAME.search(text)
-    if m:
-        same_line = text[:m.start()].rsplit("\n", 1)[-1].strip()
-        if same_line and _is_name(same_line):
-            return same_line
-        before = [line.strip() for line in text[:m.start()].splitlines() if line.strip()]
-        names = _names_above(before[-MAX_LINES_AWAY:])
-        if names:
-            # "(Exact name of Registrants ...)" under a stack of names: the first is the
-            # parent ("BOSTON PROPERTIES, INC." over its operating partnership)
-            return names[0] if m.group(1) else names[-1]
-        after = [line.strip() for line in text[m.end():].splitlines() if line.strip()]
-        for line in after[:MAX_LINES_AWAY]:
-            name = _row_name(line)
-            if name:
-                return name
-    return _most_written(text)
+    if m is None:
+        return ""
+    return _by_caption(text, m) or _most_written(text)
+
+
+def _by_caption(text: str, caption: re.Match[str]) -> str:
+    """The name printed by the caption: on its line, above it, or in the row under it."""
+    same_line = text[:caption.start()].rsplit("\n", 1)[-1].strip()
+    if same_line and _is_name(same_line):
+        return same_line
+    before = [line.strip() for line in text[:caption.start()].splitlines() if line.strip()]
+    names = _names_above(before[-MAX_LINES_AWAY:])
+    if names:
+        # "(Exact name of Registrants ...)" under a stack of names: the first is the
+        # parent ("BOSTON PROPERTIES, INC." over its operating partnership)
+        return names[0] if caption.group(1) else names[-1]
+    after = [line.strip() for line in text[caption.end():].splitlines() if line.strip()]
+    return next((name for line in after[:MAX_LINES_AWAY] if (name := _row_name(line))), "")
 
 
 def _names_above(lines: list[str]) -> list[str]:

@@ -35,6 +35,8 @@ _FILE_NUMBER = re.compile(r"^\s*\d{1,4}-\d{2,7}\s+")
 _NOT_NAME = re.compile(
     r"^\s*\(|commission\s+file|file\s+number|transition\s+(?:report|period)|report\s+pursuant|"
     r"fiscal\s+year\s+ended|specified\s+in\s+its\s+charter|identification|jurisdiction|"
+    r"state\s+or\s+other|employer|incorporation\s+or\s+organization|principal\s+executive|"
+    r"zip\s+code|telephone\s+number|"
     r"^\s*(?:or|commission|form\s+10-?k|\(?mark\s+one\)?)\s*$|securities\s+and\s+exchange|washington", re.I)
 _LEGAL = (r"(?:Inc\.?|Incorporated|Corporation|Corp\.?|Company|Co\.|plc|PLC|N\.V\.|Ltd\.?|"
           r"Limited|L\.P\.|LLC|CORPORATION|COMPANY|INC\.?)")
@@ -67,18 +69,24 @@ def registrant_name(text: str) -> str:
 
 
 def _by_caption(text: str, caption: re.Match[str]) -> str:
-    """The name printed by the caption: on its line, above it, or in the row under it."""
+    """The name printed by the caption: on its line, above it, or in the row under it
+    when the caption is a column header (no parentheses: a parenthesized caption is
+    always under its value, and the line under it is another field's)."""
     same_line = text[:caption.start()].rsplit("\n", 1)[-1].strip()
     if same_line and _is_name(same_line):
         return same_line
+    after = [line.strip() for line in text[caption.end():].splitlines() if line.strip()]
+    header = not caption.group(0).startswith("(")
+    below = next((name for line in after[:MAX_LINES_AWAY] if (name := _row_name(line))), "")
+    if header and below:
+        return below
     before = [line.strip() for line in text[:caption.start()].splitlines() if line.strip()]
     names = _names_above(before[-MAX_LINES_AWAY:])
-    if names:
-        # "(Exact name of Registrants ...)" under a stack of names: the first is the
-        # parent ("BOSTON PROPERTIES, INC." over its operating partnership)
-        return names[0] if caption.group(1) else names[-1]
-    after = [line.strip() for line in text[caption.end():].splitlines() if line.strip()]
-    return next((name for line in after[:MAX_LINES_AWAY] if (name := _row_name(line))), "")
+    if not names:
+        return ""
+    # "(Exact name of Registrants ...)" under a stack of names: the first is the parent
+    # ("BOSTON PROPERTIES, INC." over its operating partnership)
+    return names[0] if caption.group(1) else names[-1]
 
 
 def _names_above(lines: list[str]) -> list[str]:

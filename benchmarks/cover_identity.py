@@ -57,6 +57,8 @@ from retriever_trt.store import DocumentInfo  # noqa: E402
 
 MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
 _NAME = re.compile(r"^pdfs/(?P<company>[A-Z0-9_]+?)_(?P<year>\d{4})_10K\.pdf$")
+# A cover's securities table: "Trading Symbol(s)", or "Trading" over "Symbol(s)".
+_SYMBOL_TABLE = re.compile(r"trading\s+symbol|\bsymbol\(s\)", re.I)
 # A git LFS pointer (the PDF itself absent from the mirror) is a few hundred bytes.
 MIN_PDF_BYTES = 10_000
 
@@ -151,7 +153,7 @@ def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
         reads.append(Read(named["company"], int(named["year"]),
                           f"{named['company']}_{named['year']}",
                           printed_metadata(pages, Path(path).name),
-                          re.search(r"trading\s+symbol", text, re.I) is not None))
+                          _SYMBOL_TABLE.search(text) is not None))
     return reads, absent
 
 

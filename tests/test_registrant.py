@@ -68,6 +68,10 @@ def test_the_symbol_in_small_capitals_and_from_the_text() -> None:
     table = ("Title of each class Trading Symbol(s) Name of each exchange on which registered\n"
              "Common Stock, par value $0.01 per share OrCL New York Stock Exchange\n")
     assert trading_symbol(table) == "ORCL"
+    # Foot Locker's header: "Trading" on the line over "Symbol(s)"
+    split = ("Trading\nTitle of each class Symbol(s) Name of each exchange on which registered\n"
+             "Common Stock, par value $0.01 FL New York Stock Exchange\n")
+    assert trading_symbol(split) == "FL"
     # words before the exchange are no symbol
     assert trading_symbol("Trading Symbol(s)\nCommon Stock The New York Stock Exchange") == ""
     # covers before 2019 print no symbol table: Item 5 names it

@@ -52,7 +52,8 @@ LEAD_FACTOR = 2
 _GENERIC = re.compile(r"^(?:the|this|our)\s+\S+$", re.I)  # "The Company" names no one
 _EXCHANGE = re.compile(r"\b([A-Z][A-Za-z]{0,4}(?:\.[A-Z])?)\s+(?i:the\s+)?(?i:nasdaq|new\s+york\s+"
                        r"stock|nyse|chicago\s+stock|cboe)")
-_SYMBOL_TABLE = re.compile(r"trading\s+symbol", re.I)
+# "Trading Symbol(s)", or "Trading" set over "Symbol(s)" with the other headers between
+_SYMBOL_TABLE = re.compile(r"trading\s+symbol|\bsymbol\(s\)", re.I)
 # How far past the table's header its first symbol may be printed.
 SYMBOL_TABLE_CHARS = 2000
 _SYMBOL_IN_TEXT = re.compile(r"under\s+the\s+(?:ticker\s+|trading\s+)?symbols?\s+[\"“‘']*"

@@ -36,8 +36,8 @@ _NOT_NAME = re.compile(
     r"^\s*\(|commission\s+file|file\s+number|transition\s+(?:report|period)|report\s+pursuant|"
     r"fiscal\s+year\s+ended|specified\s+in\s+its\s+charter|identification|jurisdiction|"
     r"state\s+or\s+other|employer|incorporation\s+or\s+organization|principal\s+executive|"
-    r"zip\s+code|telephone\s+number|"
-    r"^\s*(?:or|commission|form\s+10-?k|\(?mark\s+one\)?)\s*$|securities\s+and\s+exchange|washington", re.I)
+    r"zip\s+code|telephone\s+number|securities\s+and\s+exchange|washington|"
+    r"^\s*(?:or|commission|form\s+10-?k|\(?mark\s+one\)?)\s*$", re.I)
 _LEGAL = (r"(?:Inc\.?|Incorporated|Corporation|Corp\.?|Company|Co\.|plc|PLC|N\.V\.|Ltd\.?|"
           r"Limited|L\.P\.|LLC|CORPORATION|COMPANY|INC\.?)")
 # "PG&E CORPORATION", "Pacific Gas and Electric Company", "Foot Locker, Inc.": capitalized
@@ -134,9 +134,13 @@ def trading_symbol(text: str) -> str:
     table = _SYMBOL_TABLE.search(text)
     if table:
         for m in _EXCHANGE.finditer(text, table.end(), table.end() + SYMBOL_TABLE_CHARS):
-            symbol = m.group(1)
-            # a symbol in small capitals ("OrCL"), not a word ("Stock", "The")
-            if sum(c.isupper() for c in symbol) * 2 >= len(symbol) + 1 or len(symbol) == 1:
-                return symbol.upper()
+            if _capitals(m.group(1)):
+                return m.group(1).upper()
     m = _SYMBOL_IN_TEXT.search(text)
     return (m.group(1) or m.group(2)) if m else ""
+
+
+def _capitals(word: str) -> bool:
+    """A symbol, also in small capitals ("OrCL": more capitals than not), not a word
+    ("Stock", "The")."""
+    return len(word) == 1 or 2 * sum(c.isupper() for c in word) > len(word)

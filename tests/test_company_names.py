@@ -98,3 +98,17 @@ def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> 
     alone = {"xyz-2022": renamed}
     assert choose_filings(parse_query("Square's revenue in FY2022?",
                                       shelf_aliases([renamed.metadata])), alone) == ["xyz-2022"]
+
+
+def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:
+    shelf = {d.doc_id: d for d in [
+        _filing(f"mmm-{y}", "3M COMPANY", y, date(y, 12, 31)) for y in (2018, 2019, 2020)]}
+    aliases = company_aliases((d.metadata.company, "") for d in shelf.values())
+    query = parse_query("What was 3M's average revenue from FY2016 to FY2018?", aliases)
+    assert len(query.periods) == 3
+    assert choose_filings(query, shelf) == ["mmm-2018"]
+    # one year, two years before the oldest 10-K: that 10-K's oldest income statement column
+    assert choose_filings(parse_query("3M's revenue in FY2016?", aliases), shelf) == ["mmm-2018"]
+    # three years before the oldest 10-K: none shows it; the latest first, as before
+    assert choose_filings(parse_query("3M's revenue in FY2015?", aliases), shelf)[0] == \
+        "mmm-2020"

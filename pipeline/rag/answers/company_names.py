@@ -9,7 +9,8 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
 - "J&J" of "Johnson & Johnson"; a name's initials when it has three words or more ("AMD" of
   "Advanced Micro Devices"), in capitals only;
 - a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
-  the question writes it with a capital, so "the best of", "a block of shares" name no one;
+  the question writes it with a capital or as a possessive ("nvidia's revenue"), so "the
+  best of", "a block of shares" name no one;
 - its trading symbol ("COST"): in capitals only, so "cost" is no company;
 - a few names everybody writes that the cover does not print (NICKNAMES: "Amex");
 - a former name the cover prints ("Square, Inc." over "(Former name ...)"): its aliases name
@@ -87,7 +88,8 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 def _names(alias: str, words: str, cased: set[str], capitals: set[str]) -> bool:
     """Whether the question names `alias`: a lower-case alias in any case; a symbol or
-    initials (all capitals) only in capitals; a capitalized word only written with one."""
+    initials (all capitals) only in capitals; a capitalized word only written with one
+    (`cased` holds the words written so, and those written as possessives)."""
     if alias.islower():
         return f" {alias} " in words
     if alias.isupper():
@@ -100,7 +102,8 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     alias inside a longer one named ("meta" in "meta platforms") counts once."""
     words = f" {company_key(text)} "
     tokens = re.findall(r"[A-Za-z0-9]+", text)
-    cased = {t.lower() for t in tokens if t != t.lower()}
+    possessives = re.findall(r"\b([A-Za-z0-9]+)['’]s\b", text)
+    cased = {t.lower() for t in tokens if t != t.lower()} | {p.lower() for p in possessives}
     capitals = {t for t in tokens if t.isupper()}
     named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,
                    reverse=True)

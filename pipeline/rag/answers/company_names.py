@@ -3,11 +3,12 @@ the filings' companies (`filters.company_key`: no legal words, punctuation or "T
 
 The aliases of a registrant (`company_aliases`), from its name on the cover and its symbol:
 
-- its key: "coca cola" of "The Coca-Cola Company", "3m" of "3M COMPANY", any case;
-- its words run together ("footlocker", "cocacola") and its possessive without the
-  apostrophe ("mcdonalds" of "McDonald's Corporation"), any case;
-- "J&J" of "Johnson & Johnson"; a name's initials when it has three words or more ("AMD" of
-  "Advanced Micro Devices"), in capitals only;
+- its key, when of two words or more ("coca cola" of "The Coca-Cola Company") or led by a
+  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), its
+  possessive without the apostrophe ("mcdonalds" of "McDonald's Corporation") and "J&J" of
+  "Johnson & Johnson": in any case;
+- a name's initials when it has three words or more ("AMD" of "Advanced Micro Devices"):
+  in capitals only;
 - a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
   the question writes it with a capital or as a possessive ("nvidia's revenue"), so "the
   best of", "a block of shares" name no one;

@@ -38,6 +38,14 @@ def test_two_registrants_the_parent_first() -> None:
         "GADGET PROPERTIES LIMITED PARTNERSHIP"
 
 
+def test_a_name_wrapped_over_two_lines() -> None:
+    for first, second in (("THE GADGET WIDGET", "COMPANY"), ("GADGET WIDGETS,", "INC."),
+                          ("Gadget &", "Widget Corporation")):
+        cover = HEAD + (f"Commission File Number 1-1234\n{first}\n{second}\n"
+                        "(Exact name of registrant as specified in its charter)\n")
+        assert registrant_name(cover) == f"{first} {second}"
+
+
 def test_the_name_in_a_row_under_a_column_caption() -> None:
     # PG&E's layout: the caption is a column header, on the line of the other headers
     cover = HEAD + (

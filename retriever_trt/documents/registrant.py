@@ -4,7 +4,8 @@ Covers print the name by the caption "(Exact name of registrant as specified in 
 charter)" in several layouts, all seen on real 10-Ks:
 
 - the name on the line above the caption ("Apple Inc."), or on its own line before it;
-  "(Exact name of Registrants ...)" under two names: the first, the parent company;
+  "(Exact name of Registrants ...)" under two names: the first, the parent company; one
+  name wrapped over two lines ("THE KRAFT HEINZ" / "COMPANY"): both;
 - other fields' values between them ("Oracle Corporation" / "Delaware 54-2185193" /
   caption): lines that are a value of another field are passed over;
 - the caption as a column header over one row per registrant ("Exact Name of Registrant"
@@ -40,6 +41,10 @@ _NOT_NAME = re.compile(
     r"^\s*(?:or|commission|form\s+10-?k|\(?mark\s+one\)?)\s*$", re.I)
 _LEGAL = (r"(?:Inc\.?|Incorporated|Corporation|Corp\.?|Company|Co\.|plc|PLC|N\.V\.|Ltd\.?|"
           r"Limited|L\.P\.|LLC|CORPORATION|COMPANY|INC\.?)")
+# A name's last line that is only its legal word, or a line that ends mid-name: one name
+# wrapped over two lines.
+_ONLY_LEGAL = re.compile(r"^[\s,]*" + _LEGAL + r"[\s.,]*$", re.I)
+_CONTINUED = re.compile(r"(?:,|&|\band|\bof)\s*$", re.I)
 # "PG&E CORPORATION", "Pacific Gas and Electric Company", "Foot Locker, Inc.": capitalized
 # words (and "and", "&", "of") up to a legal word, all on one line, so a heading
 # ("General") and a sentence's end ("in 1989.") stay out.
@@ -87,7 +92,11 @@ def _by_caption(text: str, caption: re.Match[str]) -> str:
         return ""
     # "(Exact name of Registrants ...)" under a stack of names: the first is the parent
     # ("BOSTON PROPERTIES, INC." over its operating partnership)
-    return names[0] if caption.group(1) else names[-1]
+    if caption.group(1):
+        return names[0]
+    if len(names) > 1 and (_ONLY_LEGAL.match(names[-1]) or _CONTINUED.search(names[-2])):
+        return f"{names[-2]} {names[-1]}"  # one name wrapped: "THE KRAFT HEINZ" / "COMPANY"
+    return names[-1]
 
 
 def _names_above(lines: list[str]) -> list[str]:

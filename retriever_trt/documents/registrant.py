@@ -5,7 +5,7 @@ charter)" in several layouts, all seen on real 10-Ks:
 
 - the name on the line above the caption ("Apple Inc."), or on its own line before it;
   "(Exact name of Registrants ...)" under two names: the first, the parent company; one
-  name wrapped over two lines ("THE KRAFT HEINZ" / "COMPANY"): both;
+  name wrapped over two lines ("THE GADGET WIDGET" / "COMPANY"): both;
 - other fields' values between them ("Oracle Corporation" / "Delaware 54-2185193" /
   caption): lines that are a value of another field are passed over;
 - the caption as a column header over one row per registrant ("Exact Name of Registrant"
@@ -95,7 +95,7 @@ def _by_caption(text: str, caption: re.Match[str]) -> str:
     if caption.group(1):
         return names[0]
     if len(names) > 1 and (_ONLY_LEGAL.match(names[-1]) or _CONTINUED.search(names[-2])):
-        return f"{names[-2]} {names[-1]}"  # one name wrapped: "THE KRAFT HEINZ" / "COMPANY"
+        return f"{names[-2]} {names[-1]}"  # one name wrapped: "THE GADGET WIDGET" / "COMPANY"
     return names[-1]
 
 

@@ -13,6 +13,7 @@ import pytest
 from paths import FILINGS
 
 from pipeline.rag.answers.answer_checks import withheld
+from pipeline.rag.answers.company_names import company_aliases, find_company
 from pipeline.rag.answers.filings.business_names import company_of_business
 from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
@@ -23,7 +24,7 @@ from pipeline.rag.answers.filings.qualifiers import (
     unknown_names,
     word_runs,
 )
-from pipeline.rag.answers.query import company_aliases, find_company, parse_query
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import named_years, stems, tokens
 from retriever_trt.documents.model import Fact
 from retriever_trt.ingest import ingest

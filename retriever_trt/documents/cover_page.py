@@ -9,7 +9,8 @@ Every SEC form's cover sets a value over a parenthesized caption, in columns:
     (Address of principal executive offices)          (Zip Code)
 
 and the securities table puts the exchange under "Name of each exchange on which
-registered"; a 10-K's "For the fiscal year ended September 28, 2024" line gives the
+registered"; a former name stands over "(Former name, former address ...)"; a 10-K's
+"For the fiscal year ended September 28, 2024" line gives the
 fiscal year's end ("September 28"), and the symbols under "Trading Symbol(s)" every
 security's symbol. A field's value is the text nearest its caption, above it (below it for
 the table's header), in a segment that overlaps the caption horizontally: the column is
@@ -26,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from retriever_trt.documents.model import CoverEntry, CoverField
+from retriever_trt.documents.metadata import infer_metadata
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.pdf_layout import Line, Segment
 
 # The cover is the first page; a printed copy may begin with a table of contents line or
@@ -69,6 +71,12 @@ _CAPTIONS = {
     CoverField.PHONE: _Caption(
         re.compile(r"^\(?\s*registrant.s\s+telephone\s+number", re.I), Where.ABOVE, _PHONE,
         same_line=True),
+    # "Square, Inc." over "(Former name, former address and former fiscal year, if changed
+    # since last report)"; a legal word, so the telephone line above a blank is no name
+    CoverField.FORMER_NAME: _Caption(
+        re.compile(r"^\(?\s*former\s+name", re.I), Where.ABOVE,
+        re.compile(r"^([A-Za-z0-9][\w .,&'’-]*\b(?:inc|corp|corporation|company|co|ltd|plc|"
+                   r"limited|llc|l\.?p|n\.?v)\b\.?)$", re.I)),
 }
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
@@ -84,6 +92,14 @@ _ADDRESS = re.compile(r"^\(?\s*address\s+of\s+principal\s+executive\s+offices", 
 # "Cupertino, California 95014", "1 Health Drive, Eden Prairie, Minnesota 55344".
 _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z .]*?)"
                          r"\.?(?:\s+\d{5}(?:-\d{4})?)?$")
+
+
+def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> DocumentMetadata:
+    """A printed filing's metadata from its first pages (`pages`: the cover, and for a 10-Q
+    its statements): `metadata.infer_metadata` of their text, with the cover's fields."""
+    meta = infer_metadata("\n".join(line.text for lines in pages for line in lines), file_name)
+    meta.cover = read_cover(pages)
+    return meta
 
 
 def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:

@@ -4,9 +4,11 @@ For documents without `dei:` facts (PDFs, HTML without inline XBRL). The rules:
 
 - form: "FORM 10-K" (10-Q, 8-K, 20-F, 40-F) on the cover, else the file name's
   ("aapl-10-k-2024-11-01.pdf").
-- company: the line above "(Exact name of registrant as specified in its charter)".
+- company: the name by "(Exact name of registrant as specified in its charter)", across
+  the covers' layouts (`registrant.py`).
 - ticker: the symbol before the exchange's name in the cover's "Trading Symbol(s)" table,
-  else the file name's first part.
+  else "under the symbol ..." in the text (`registrant.py`), else the file name's first
+  part.
 - period_end: "For the fiscal year ended September 28, 2024" / "For the quarterly period
   ended June 30, 2025"; without it, estimated from the filing date in the file name
   (a 10-K's year ends ~2 months before it is filed, a 10-Q's quarter ~1 month).
@@ -28,6 +30,7 @@ from collections import Counter
 from datetime import date, timedelta
 
 from retriever_trt.documents.model import DocumentMetadata, Form
+from retriever_trt.documents.registrant import registrant_name, trading_symbol
 
 # How much of a document's text is searched (the cover, and for a 10-Q its statements).
 SEARCH_CHARS = 300_000
@@ -39,10 +42,6 @@ _DATE = r"([A-Za-z]{3,9}\.?\s+\d{1,2},?\s+\d{4})"
 _PERIOD = re.compile(r"for\s+the\s+(fiscal\s+year|year|quarterly\s+period|quarter|period)\s+"
                      r"ended:?\s+" + _DATE, re.I)
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|8-?k|20-?f|40-?f)(/a)?\b", re.I)
-_EXACT_NAME = re.compile(r"\(\s*exact\s+name\s+of\s+(the\s+)?registrant", re.I)
-_EXCHANGE = re.compile(r"\b([A-Z]{1,5}(?:\.[A-Z])?)\s+(?i:the\s+)?(?i:nasdaq|new\s+york\s+stock|nyse|"
-                       r"chicago\s+stock|cboe)")
-_SYMBOL_TABLE = re.compile(r"trading\s+symbol", re.I)
 _FILE = re.compile(r"^(?P<ticker>[a-z][a-z.]{0,5})[-_ ]+(?P<form>10-?k|10-?q|8-?k|20-?f|40-?f)"
                    r"(?:[-_ ]+(?P<filed>\d{4}-\d{2}-\d{2}))?", re.I)
 _MONTHS_ENDED = re.compile(r"\b(three|six|nine)\s+months\s+ended\b", re.I)
@@ -56,8 +55,6 @@ EARLY_JANUARY_DAY = 7
 AMBIGUOUS_END_MONTHS = (1, 2, 3)
 # Days from period end to filing, for a period end estimated from the filing date.
 FILING_LAG_DAYS = {Form.TEN_K: 60, Form.TEN_Q: 35}
-# A company name longer than this is not a name (a paragraph ran into the line).
-MAX_NAME = 120
 
 
 def infer_metadata(text: str, file_name: str = "") -> DocumentMetadata:
@@ -71,8 +68,8 @@ def infer_metadata(text: str, file_name: str = "") -> DocumentMetadata:
     if period_end is None and named and named.group("filed") and form in FILING_LAG_DAYS:
         filed = date.fromisoformat(named.group("filed"))
         period_end = filed - timedelta(days=FILING_LAG_DAYS[form])
-    ticker = _ticker(text) or (named.group("ticker").upper() if named else "")
-    meta = DocumentMetadata(company=_company(text), ticker=ticker, form=form, period_end=period_end)
+    ticker = trading_symbol(text) or (named.group("ticker").upper() if named else "")
+    meta = DocumentMetadata(company=registrant_name(text), ticker=ticker, form=form, period_end=period_end)
     if period_end is not None and form in _ANNUAL:
         meta.fiscal_period = "FY"
         meta.fiscal_year = fiscal_year(period_end, text)
@@ -152,27 +149,6 @@ def _period_end(text: str) -> date | None:
         if found is not None:
             return found
     return None
-
-
-def _company(text: str) -> str:
-    m = _EXACT_NAME.search(text)
-    if not m:
-        return ""
-    before = text[:m.start()]
-    same_line = before.rsplit("\n", 1)[-1].strip()
-    if same_line:
-        return same_line if len(same_line) <= MAX_NAME else ""
-    lines = [line.strip() for line in before.splitlines() if line.strip()]
-    name = lines[-1] if lines else ""
-    return name if len(name) <= MAX_NAME else ""
-
-
-def _ticker(text: str) -> str:
-    table = _SYMBOL_TABLE.search(text)
-    if not table:
-        return ""
-    m = _EXCHANGE.search(text, table.end(), table.end() + 2000)
-    return m.group(1) if m else ""
 
 
 def _quarter(text: str, period_end: date) -> int:

@@ -67,6 +67,7 @@ class CoverField(str, Enum):
     AUDITOR_LOCATION = "auditor_location"  # where the auditor signed its report
     FISCAL_YEAR_END = "fiscal_year_end"    # the month and day the fiscal year ends
     SYMBOLS = "symbols"                # every trading symbol registered, ", "-joined
+    FORMER_NAME = "former_name"        # the registrant's name before a change ("Square, Inc.")
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -92,6 +93,7 @@ _DEI_CONCEPTS = {
     CoverField.AUDITOR_LOCATION: ("dei:AuditorLocation",),
     CoverField.FISCAL_YEAR_END: ("dei:CurrentFiscalYearEndDate",),
     CoverField.SYMBOLS: ("dei:TradingSymbol",),
+    CoverField.FORMER_NAME: ("dei:EntityInformationFormerLegalOrRegisteredName",),
 }
 
 

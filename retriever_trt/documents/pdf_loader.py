@@ -18,8 +18,8 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from retriever_trt.documents.auditor_report import read_auditor
-from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
-from retriever_trt.documents.metadata import infer_metadata, title
+from retriever_trt.documents.cover_page import printed_metadata
+from retriever_trt.documents.metadata import title
 from retriever_trt.documents.model import (
     Block,
     CoverEntry,
@@ -69,7 +69,6 @@ def load(path: Path, doc_id: str) -> Document:
         if n_pages == 0:
             raise DocumentError(path, "PDF with no pages")
         state = _Pages()
-        cover: list[str] = []
         cover_pages: list[list[Line]] = []
         any_text = False
         auditor: dict[CoverField, CoverEntry] = {}
@@ -78,8 +77,6 @@ def load(path: Path, doc_id: str) -> Document:
             any_text = any_text or bool(lines)
             auditor = auditor or read_auditor(lines, i + 1)
             if i < METADATA_PAGES:
-                cover.extend(line.text for line in lines)
-            if i < COVER_PAGES:
                 cover_pages.append(lines)
             _read_page(lines, i + 1, state)
     finally:
@@ -87,9 +84,9 @@ def load(path: Path, doc_id: str) -> Document:
     if not any_text:
         raise DocumentError(path, f"no text layer in its {n_pages} page(s): a scanned PDF? "
                                   "OCR it first (e.g. ocrmypdf)")
-    meta = infer_metadata("\n".join(cover), path.name)
+    meta = printed_metadata(cover_pages, path.name)
     meta.pages = n_pages
-    meta.cover = {**auditor, **read_cover(cover_pages)}
+    meta.cover = {**auditor, **meta.cover}
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
 
 

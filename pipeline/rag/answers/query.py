@@ -6,12 +6,12 @@ and the answer rules all read this `Query`; none parses the question again.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
 
 from pipeline.rag.answers.answer_checks import asks_amount
+from pipeline.rag.answers.company_names import find_companies, find_company
 from pipeline.rag.answers.instructions import asked_part
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
@@ -35,7 +35,6 @@ from pipeline.rag.answers.vocabulary.definitions import (
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
 from retriever_trt.documents.model import Form
-from retriever_trt.filters import company_key
 from retriever_trt.years import YEAR_DIGITS
 
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
@@ -195,45 +194,6 @@ def parse_measure(text: str, latest_year: int | None = None,
             or named_metric(named) or longest_named(named, LINE_ITEMS))
 
 
-def _names(alias: str, words: str, cased: str) -> bool:
-    if alias.islower():
-        return f" {alias} " in words
-    return f" {alias} " in cased or f" {alias.upper()} " in cased
-
-
-def find_company(text: str, aliases: dict[str, str]) -> str | None:
-    """The company key of the longest alias the question names as whole words."""
-    found = find_companies(text, aliases)
-    return max(found, key=lambda c: max(len(a) for a in found[c])) if found else None
-
-
-def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
-    """company key -> the aliases of it the question names, in the order first named; an
-    alias inside a longer one named ("meta" in "meta platforms") counts once. An alias
-    written in lower case matches any case; one with a capital (a ticker "COST", a name's
-    word "Best") only as written, or all in capitals ("BEST")."""
-    words = f" {company_key(text)} "
-    cased = f" {' '.join(re.findall(r'[A-Za-z0-9]+', text))} "
-    named = sorted((a for a in aliases if _names(a, words, cased)), key=len, reverse=True)
-    kept: list[str] = []
-    for a in named:
-        if not any(f" {a.lower()} " in f" {k.lower()} " for k in kept):
-            kept.append(a)
-    kept.sort(key=lambda a: words.index(f" {a.lower()} "))
-    out: dict[str, list[str]] = {}
-    for a in kept:
-        out.setdefault(aliases[a], []).append(a)
-    return out
-
-
-def as_named(text: str, alias: str) -> str | None:
-    """The words the question wrote an alias with: "J&J" for "j and j", "Coca-Cola" for
-    "coca cola"."""
-    words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
-    found = re.search(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I)
-    return found.group(0) if found else None
-
-
 def _measure_words(text: str, words: frozenset[str],
                    companies: dict[str, list[str]]) -> frozenset[str]:
     # The companies' names as written and in full ("Properties" of "Boston Properties'",
@@ -295,32 +255,6 @@ def _filing_year(text: str) -> tuple[int | None, str]:
     return int(found.group(1)), rest if parse_periods(rest) else text
 
 
-def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """alias -> company key, from (registrant name, ticker) pairs: the name without legal
-    words ("apple"), its first word when that is distinctive ("meta" of "meta platforms"),
-    and a ticker of two letters or more ("aapl")."""
-    out: dict[str, str] = {}
-    firsts: dict[str, set[str]] = {}
-    for name, ticker in names:
-        key = company_key(name)
-        if not key:
-            continue
-        out[key] = key
-        if len(ticker) >= 2:  # written as tickers are: "COST" is Costco, "cost" no company
-            out.setdefault(ticker.upper(), key)
-        words = key.split()
-        if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
-            out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
-        first = words[0]
-        firsts.setdefault(first, set()).add(key)
-    for first, keys in firsts.items():
-        # "home" of "home depot" or "united" of two companies would name the wrong one.
-        if len(keys) == 1 and len(first) >= 4 and first not in _COMMON_FIRST_WORDS:
-            # a name's word, capitalized: "Best" of Best Buy, not "to the best of"
-            out.setdefault(first.capitalize(), next(iter(keys)))
-    return out
-
-
 # Words of a question that name no measure or part of a company: periods, units, rounding,
 # the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
 # spend", "carry on its balance sheet"), the words of asking for a size ("how large was the
@@ -335,6 +269,3 @@ earn earned post posted record recorded book booked have hold held list zero one
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc""".split())
-
-_COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
-                       "national", "bank", "union", "wells", "procter", "johnson", "coca"}

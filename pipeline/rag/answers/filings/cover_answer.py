@@ -76,6 +76,8 @@ CAPTIONS = {
     CoverField.AUDITOR_LOCATION: "Auditor Location",
     CoverField.FISCAL_YEAR_END: "Fiscal year end",
     CoverField.SYMBOLS: "Trading Symbol(s)",
+    CoverField.FORMER_NAME: "Former name, former address and former fiscal year, if changed "
+                            "since last report",
 }
 
 

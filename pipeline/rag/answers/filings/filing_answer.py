@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_count, withheld
+from pipeline.rag.answers.company_names import as_named, find_companies, shelf_aliases
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
@@ -36,13 +37,7 @@ from pipeline.rag.answers.filings.qualifiers import (
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import (
-    Query,
-    as_named,
-    company_aliases,
-    find_companies,
-    parse_query,
-)
+from pipeline.rag.answers.query import Query, parse_query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import LineItem
@@ -81,8 +76,7 @@ class FilingAnswerer:
             self.info = dict(getattr(self.store, "info", {}) or {})
             self._chunks = {c.chunk_id: c for d in self.info for c in self.store.document(d)}
             self._generation = getattr(self.store, "generation", 0)
-        self.aliases = company_aliases((d.metadata.company, d.metadata.ticker)
-                                       for d in self.info.values())
+        self.aliases = shelf_aliases(d.metadata for d in self.info.values())
         # doc_id -> its facts read from its tables; a changed store may have replaced them
         self._read: dict[str, Any] = {}
         self._labels: dict[str, FactLabels] = {}
@@ -153,8 +147,8 @@ class FilingAnswerer:
         question naming no company may name one by its business ("Optum")."""
         self._refresh()
         allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
-        aliases = self.aliases if caller is None else company_aliases(
-            (i.metadata.company, i.metadata.ticker) for i in allowed.values())
+        aliases = self.aliases if caller is None else shelf_aliases(
+            i.metadata for i in allowed.values())
         query = parse_query(question, aliases)
         if query.company is not None:
             return query

@@ -1,7 +1,9 @@
 """Which filing a question is about: the company it names, then the period.
 
 A fiscal-year question goes to that year's annual report, else the next year's (which
-shows the year before as its comparative column); a quarter to that quarter's report, else
+shows the year before as its comparative column), else the one two years on (its income
+and cash-flow statements show three years): "the average from FY2016 to FY2018" is the
+FY2018 10-K's, not the latest one's; a quarter to that quarter's report, else
 the same quarter's a year later; no period, the company's latest. The result is a metadata
 filter for retrieval, so a question about one company never draws on another's filing.
 """
@@ -11,16 +13,20 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from pipeline.rag.answers.query import Period, PeriodKind, Query
+from retriever_trt.documents.model import CoverField
 from retriever_trt.filters import company_key
 from retriever_trt.store import DocumentInfo
 
 # Period ends of 52/53-week years move by a few days; a month is safely past that.
 END_SLACK = timedelta(days=10)
+# A 10-K's income and cash-flow statements show three fiscal years: the oldest is this many
+# years before its own (its balance sheet shows two).
+OLDEST_FLOW_YEAR = 2
 
 
 def _covers(info: DocumentInfo, period: Period) -> int:
     """How well a document holds a period: 3 its own period, 2 a comparative column of
-    it, 1 the same fiscal year only, 0 not at all."""
+    it, 1 the same fiscal year only or a 10-K's oldest year of flows, 0 not at all."""
     m = info.metadata
     annual = m.form.is_annual
     if period.end is not None and m.period_end is not None:
@@ -36,15 +42,36 @@ def _covers(info: DocumentInfo, period: Period) -> int:
             return 3
         return 2 if same_q and m.fiscal_year == period.year + 1 else 0
     if annual:
-        return 3 if m.fiscal_year == period.year else 2 if m.fiscal_year == period.year + 1 else 0
+        behind = m.fiscal_year - period.year
+        if behind in (0, 1):
+            return 3 - behind
+        return 1 if behind == OLDEST_FLOW_YEAR and period.kind is PeriodKind.YEAR else 0
     return 1 if m.fiscal_year == period.year else 0
+
+
+def company_keys(company: str, documents: dict[str, DocumentInfo]) -> set[str]:
+    """The company's keys over the years: its own, and the names a cover says it had or has
+    ("Block, Inc.", formerly "Square, Inc.": the 10-Ks under either are one company's)."""
+    links = [(company_key(i.metadata.company), company_key(former.value))
+             for i in documents.values()
+             if (former := i.metadata.cover.get(CoverField.FORMER_NAME)) is not None]
+    keys = {company}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in links:
+            if (a in keys) != (b in keys):
+                keys |= {a, b}
+                grown = True
+    return keys
 
 
 def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str]:
     """The doc ids that fit the query, best first; [] when it names no known company."""
     if query.company is None:
         return []
-    mine = [d for d, info in documents.items() if company_key(info.metadata.company) == query.company]
+    keys = company_keys(query.company, documents)
+    mine = [d for d, info in documents.items() if company_key(info.metadata.company) in keys]
     if not mine:
         return []
     # "its 10-K": that kind of filing, where the company has one

@@ -1,0 +1,251 @@
+"""Whose filing, of which year: the identity a real 10-K PDF's cover gives, and the filing a
+question naming a company and a fiscal year is scoped to (issue 51 item 4, issue 47 item 8).
+
+    python3 benchmarks/cover_identity.py [--mirror GIT_DIR] [--companies dev|heldout|all]
+        [--failures]
+
+Every 10-K PDF of the public FinanceBench snapshot (`--mirror`, a bare git mirror; default
+/work/.mirror/patronus-ai+financebench/repo; nothing of it is in this repository) is read
+as the PDF loader reads metadata (`cover_page.printed_metadata` over its first
+`pdf_loader.METADATA_PAGES` pages). A PDF stored as an LFS pointer is skipped and counted.
+The file name is the truth: pdfs/COMPANY_YEAR_10K.pdf, YEAR the fiscal year it reports.
+
+1. Identity, the share of PDFs whose
+   - company is read: the registrant's name, as `company_key` squashes it (no spaces, no
+     "and"), begins with COMPANY's (REGISTRANTS names the few whose file name is no prefix
+     of the registrant's: AMD is Advanced Micro Devices, BLOCK was Square);
+   - ticker is read: `metadata.ticker` is the company's symbol (TICKERS), counted over the
+     PDFs whose cover prints a "Trading Symbol(s)" table (covers from 2019 on);
+   - fiscal year is read: `metadata.fiscal_year` is YEAR.
+2. Scope: one shelf holding every PDF read (many companies, several years of most); for
+   each company, each name people write (NAMES) in "What was NAME's total revenue in FY
+   YEAR?" and "What was NAME's average revenue from FY(YEAR-2) to FY YEAR?" (QUESTIONS) for
+   each YEAR the shelf has of it (and the former name a cover prints, if any), parsed with the shelf's aliases
+   (`company_names.shelf_aliases`) and scoped (`scope.choose_filings`): the share whose first
+   filing is COMPANY_YEAR.
+
+The development companies (DEV) are the ones FinanceBench's questions do not use; failures
+are listed (`--failures`) for them only: the others are the held-out measurement, counted in
+the totals, never looked at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pypdfium2 as pdfium
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pipeline.rag.answers.company_names import shelf_aliases  # noqa: E402
+from pipeline.rag.answers.filings.scope import choose_filings  # noqa: E402
+from pipeline.rag.answers.query import parse_query  # noqa: E402
+from retriever_trt.documents.cover_page import printed_metadata  # noqa: E402
+from retriever_trt.documents.model import CoverField, DocumentMetadata  # noqa: E402
+from retriever_trt.documents.pdf_layout import page_lines  # noqa: E402
+from retriever_trt.documents.pdf_loader import METADATA_PAGES  # noqa: E402
+from retriever_trt.filters import company_key  # noqa: E402
+from retriever_trt.store import DocumentInfo  # noqa: E402
+
+MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
+_NAME = re.compile(r"^pdfs/(?P<company>[A-Z0-9_]+?)_(?P<year>\d{4})_10K\.pdf$")
+# A cover's securities table: "Trading Symbol(s)", or "Trading" over "Symbol(s)".
+_SYMBOL_TABLE = re.compile(r"trading\s+symbol|\bsymbol\(s\)", re.I)
+# A git LFS pointer (the PDF itself absent from the mirror) is a few hundred bytes.
+MIN_PDF_BYTES = 10_000
+
+DEV = frozenset("""AES AMCOR AMERICANEXPRESS APPLE BOSTONPROPERTIES EBAY FEDEX FOOTLOCKER INTEL
+JOHNSON_JOHNSON JPMORGAN MCDONALDS ORACLE PAYPAL PFIZER PG_E SALESFORCE ULTABEAUTY
+VERIZON""".split())
+# The registrant's squashed key where the file's company is not its beginning.
+REGISTRANTS = {"AMD": ("advancedmicrodevices",), "BLOCK": ("square", "block")}
+TICKERS = {
+    "3M": "MMM", "ACTIVISIONBLIZZARD": "ATVI", "ADOBE": "ADBE", "AES": "AES", "AMAZON": "AMZN",
+    "AMCOR": "AMCR", "AMD": "AMD", "AMERICANEXPRESS": "AXP", "AMERICANWATERWORKS": "AWK",
+    "APPLE": "AAPL", "BESTBUY": "BBY", "BLOCK": "SQ", "BOEING": "BA", "BOSTONPROPERTIES": "BXP",
+    "COCACOLA": "KO", "CORNING": "GLW", "COSTCO": "COST", "CVSHEALTH": "CVS", "EBAY": "EBAY",
+    "FEDEX": "FDX", "FOOTLOCKER": "FL", "GENERALMILLS": "GIS", "INTEL": "INTC",
+    "JOHNSON_JOHNSON": "JNJ", "JPMORGAN": "JPM", "KRAFTHEINZ": "KHC", "LOCKHEEDMARTIN": "LMT",
+    "MCDONALDS": "MCD", "MGMRESORTS": "MGM", "MICROSOFT": "MSFT", "NETFLIX": "NFLX",
+    "NIKE": "NKE", "ORACLE": "ORCL", "PAYPAL": "PYPL", "PEPSICO": "PEP", "PFIZER": "PFE",
+    "PG_E": "PCG", "SALESFORCE": "CRM", "ULTABEAUTY": "ULTA", "VERIZON": "VZ", "WALMART": "WMT"}
+# Names people write for each company (general knowledge, not read off the filings).
+NAMES = {
+    "AES": ("AES", "AES Corp"), "AMCOR": ("Amcor",),
+    "AMERICANEXPRESS": ("Amex", "American Express", "AmEx"), "APPLE": ("Apple", "Apple Inc."),
+    "BOSTONPROPERTIES": ("Boston Properties", "BXP"), "EBAY": ("eBay", "Ebay"),
+    "FEDEX": ("FedEx", "Fedex", "FedEx Corp"), "FOOTLOCKER": ("Foot Locker", "Footlocker"),
+    "INTEL": ("Intel", "Intel Corporation"),
+    "JOHNSON_JOHNSON": ("J&J", "Johnson and Johnson", "Johnson & Johnson", "JNJ"),
+    "JPMORGAN": ("JPMorgan", "JP Morgan Chase", "JPMorgan Chase", "J.P. Morgan"),
+    "MCDONALDS": ("McDonald's", "McDonalds"), "ORACLE": ("Oracle",), "PAYPAL": ("PayPal",),
+    "PFIZER": ("Pfizer",), "PG_E": ("PG&E", "PG and E"),
+    "SALESFORCE": ("Salesforce", "salesforce.com"), "ULTABEAUTY": ("Ulta", "Ulta Beauty"),
+    "VERIZON": ("Verizon", "Verizon Communications"),
+    # held out: counted, never looked at
+    "3M": ("3M",), "ACTIVISIONBLIZZARD": ("Activision Blizzard", "Activision"),
+    "ADOBE": ("Adobe",), "AMAZON": ("Amazon",), "AMD": ("AMD",),
+    "AMERICANWATERWORKS": ("American Water Works",), "BESTBUY": ("Best Buy",),
+    "BLOCK": ("Block",), "BOEING": ("Boeing",), "COCACOLA": ("Coca Cola", "Coca-Cola"),
+    "CORNING": ("Corning",), "COSTCO": ("Costco",), "CVSHEALTH": ("CVS Health", "CVS"),
+    "GENERALMILLS": ("General Mills",), "KRAFTHEINZ": ("Kraft Heinz",),
+    "LOCKHEEDMARTIN": ("Lockheed Martin",), "MGMRESORTS": ("MGM Resorts",),
+    "MICROSOFT": ("Microsoft",), "NETFLIX": ("Netflix",), "NIKE": ("Nike",),
+    "PEPSICO": ("PepsiCo",), "WALMART": ("Walmart",)}
+QUESTIONS = ("What was {name}'s total revenue in FY {year}?",
+             # three years: the 10-K of the last shows all three (not the latest 10-K)
+             "What was {name}'s average revenue from FY{first} to FY{year}?")
+
+
+@dataclass(frozen=True)
+class Read:
+    company: str           # the file name's COMPANY
+    year: int              # the file name's YEAR
+    doc_id: str            # COMPANY_YEAR
+    meta: DocumentMetadata
+    symbol_table: bool     # the cover prints a "Trading Symbol(s)" table
+
+    @property
+    def name_ok(self) -> bool:
+        squashed = "".join(w for w in company_key(self.meta.company).split() if w != "and")
+        wanted = REGISTRANTS.get(self.company, (self.company.lower().replace("_", ""),))
+        return any(squashed.startswith(w) for w in wanted)
+
+    @property
+    def ticker_ok(self) -> bool:
+        return self.meta.ticker.upper() == TICKERS.get(self.company)
+
+    @property
+    def year_ok(self) -> bool:
+        return self.meta.fiscal_year == self.year
+
+
+def _git(mirror: Path, *args: str) -> bytes:
+    return subprocess.run(["git", f"--git-dir={mirror}", *args], check=True,
+                          capture_output=True).stdout
+
+
+def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
+    """Every 10-K PDF of the mirror read; and the names of those absent (LFS pointers)."""
+    reads, absent = [], []
+    for row in _git(mirror, "ls-tree", "-l", "HEAD", "pdfs/").decode().splitlines():
+        info, path = row.split("\t", 1)
+        named = _NAME.match(path)
+        if not named:
+            continue
+        size = info.split()[3]
+        if not size.isdigit() or int(size) < MIN_PDF_BYTES:
+            absent.append(Path(path).name)
+            continue
+        try:
+            data = _git(mirror, "show", f"HEAD:{path}")
+        except subprocess.CalledProcessError:  # listed, but its blob is not in the mirror
+            absent.append(Path(path).name)
+            continue
+        pages = list(_first_pages(data))
+        text = " ".join(line.text for lines in pages[:2] for line in lines)
+        reads.append(Read(named["company"], int(named["year"]),
+                          f"{named['company']}_{named['year']}",
+                          printed_metadata(pages, Path(path).name),
+                          _SYMBOL_TABLE.search(text) is not None))
+    return reads, absent
+
+
+def _first_pages(data: bytes) -> Iterator[list]:
+    pdf = pdfium.PdfDocument(data)
+    try:
+        for i in range(min(len(pdf), METADATA_PAGES)):
+            page = pdf[i]
+            try:
+                yield page_lines(page)
+            finally:
+                page.close()
+    finally:
+        pdf.close()
+
+
+def _share(ok: int, n: int) -> str:
+    return f"{ok}/{n} ({100 * ok / n:.1f}%)" if n else "0/0"
+
+
+def identity(reads: list[Read], show: bool) -> None:
+    symbols = [r for r in reads if r.symbol_table]
+    print(f"company read:     {_share(sum(r.name_ok for r in reads), len(reads))}")
+    print(f"ticker read:      {_share(sum(r.ticker_ok for r in symbols), len(symbols))} "
+          "(covers with a Trading Symbol table)")
+    print(f"fiscal year read: {_share(sum(r.year_ok for r in reads), len(reads))}")
+    formers = [f"{r.doc_id}: {r.meta.cover[CoverField.FORMER_NAME].value}" for r in reads
+               if CoverField.FORMER_NAME in r.meta.cover]
+    print(f"former names read: {len(formers)}" + (f" ({'; '.join(formers)})"
+                                                   if show and formers else ""))
+    wrong = {r.doc_id: [w for w, ok in (("company", r.name_ok), ("year", r.year_ok),
+                                        ("ticker", r.ticker_ok or not r.symbol_table)) if not ok]
+             for r in reads}
+    print(f"all three:        {_share(sum(not w for w in wrong.values()), len(reads))}")
+    if not show:
+        return
+    for r in reads:
+        if wrong[r.doc_id] and r.company in DEV:
+            print(f"  MISS {r.doc_id}: {', '.join(wrong[r.doc_id])}: company={r.meta.company!r} "
+                  f"ticker={r.meta.ticker!r} fiscal_year={r.meta.fiscal_year} "
+                  f"period_end={r.meta.period_end}")
+
+
+def scope_check(shelf_reads: list[Read], asked_of: list[Read], question: str,
+                show: bool) -> tuple[int, int]:
+    """(right, asked) of the template questions about the PDFs `asked_of`, over one shelf of
+    `shelf_reads`."""
+    shelf = {r.doc_id: DocumentInfo(r.doc_id, r.doc_id, r.meta) for r in shelf_reads}
+    aliases = shelf_aliases(r.meta for r in shelf_reads)
+    right = asked = 0
+    for r in asked_of:
+        former = r.meta.cover.get(CoverField.FORMER_NAME)
+        for name in (*NAMES.get(r.company, ()), *((former.value,) if former else ())):
+            asked += 1
+            query = parse_query(question.format(name=name, year=r.year, first=r.year - 2),
+                                aliases)
+            chosen = choose_filings(query, shelf)
+            right += bool(chosen) and chosen[0] == r.doc_id
+            if show and r.company in DEV and (not chosen or chosen[0] != r.doc_id):
+                print(f"  MISS {name!r} FY{r.year}: first {chosen[:1] or 'none'} "
+                      f"(company key {query.company!r})")
+    return right, asked
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirror", type=Path, default=MIRROR)
+    ap.add_argument("--companies", choices=("dev", "heldout", "all"), default="all")
+    ap.add_argument("--failures", action="store_true", help="list the dev companies' misses")
+    args = ap.parse_args(argv)
+    reads, absent = read_shelf(args.mirror)
+    keep = {"dev": lambda r: r.company in DEV, "heldout": lambda r: r.company not in DEV,
+            "all": lambda r: True}[args.companies]
+    print(f"10-K PDFs read: {len(reads)} ({len(absent)} absent from the mirror, skipped)")
+    shelf = [r for r in reads if keep(r)]
+    print(f"one shelf of {len(shelf)} PDFs, {len({r.company for r in shelf})} companies")
+    for label, group in (("dev", [r for r in reads if r.company in DEV]),
+                         ("held-out", [r for r in reads if r.company not in DEV]),
+                         ("all", reads)):
+        if group and all(keep(r) for r in group):
+            print(f"-- {label} companies ({len(group)} PDFs)")
+            show = args.failures and label != "all"  # the dev misses, listed once
+            identity(group, show)
+            for question in QUESTIONS:
+                right, asked = scope_check(shelf, group, question, show)
+                print(f"scope, right company and year first: {_share(right, asked)} "
+                      f'("{question}")')
+    print("command: python3 benchmarks/cover_identity.py " + shlex.join(argv or sys.argv[1:]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

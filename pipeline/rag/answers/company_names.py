@@ -1,0 +1,133 @@
+"""Companies as a question names them: the registrant's name as people write it, matched to
+the filings' companies (`filters.company_key`: no legal words, punctuation or "The").
+
+The aliases of a registrant (`company_aliases`), from its name on the cover and its symbol:
+
+- its key, when of two words or more ("coca cola" of "The Coca-Cola Company") or led by a
+  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), its
+  possessive without the apostrophe ("mcdonalds" of "McDonald's Corporation") and "J&J" of
+  "Johnson & Johnson": in any case;
+- a name's initials when it has three words or more ("AMD" of "Advanced Micro Devices"):
+  in capitals only;
+- a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
+  the question writes it with a capital or as a possessive ("nvidia's revenue"), so "the
+  best of", "a block of shares" name no one;
+- its trading symbol ("COST"): in capitals only, so "cost" is no company;
+- a few names everybody writes that the cover does not print (NICKNAMES: "Amex");
+- a former name the cover prints ("Square, Inc." over "(Former name ...)"): its aliases name
+  the company by its present name, unless a filing on the shelf is still under it
+  (`filings/scope.py` takes both names for one company).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from retriever_trt.documents.model import CoverField, DocumentMetadata
+from retriever_trt.filters import company_key
+
+# First words that several companies share or that are common words in questions:
+# "home" of "home depot" or "united" of two companies would name the wrong one.
+_COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
+                       "national", "bank", "union", "wells", "procter", "johnson", "coca"}
+# A first word this short is no name of its own ("the", "pg").
+MIN_FIRST_WORD = 4
+# Words an initialism leaves out ("Bank of America" is "BA" no more than "BOA").
+_NOT_INITIALS = frozenset({"and", "of", "the", "for"})
+MIN_INITIALS = 3
+# Names people write that no cover prints, by the company key they name.
+NICKNAMES = {"american express": ("amex",), "bank of america": ("bofa",)}
+
+
+def shelf_aliases(filings: Iterable[DocumentMetadata]) -> dict[str, str]:
+    """alias -> company key, of the filings' registrants and their former names."""
+    filings = list(filings)
+    out = company_aliases((m.company, m.ticker) for m in filings)
+    for m in filings:
+        former = m.cover.get(CoverField.FORMER_NAME)
+        key = company_key(m.company)
+        if former is not None and key:
+            for alias in company_aliases([(former.value, "")]):
+                out.setdefault(alias, key)
+    return out
+
+
+def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """alias -> company key, from (registrant name, ticker) pairs (see the module's list)."""
+    out: dict[str, str] = {}
+    firsts: dict[str, set[str]] = {}
+    for name, ticker in names:
+        key = company_key(name)
+        if not key:
+            continue
+        words = key.split()
+        if len(words) == 1:
+            out.setdefault(key.capitalize(), key)
+        else:
+            out[key] = key
+            if len(words) == 2 and all(w.isalpha() and len(w) > 1 for w in words):
+                out.setdefault("".join(words), key)  # "Foot Locker" written "Footlocker"
+        unquoted = company_key(re.sub(r"['’]", "", name))
+        if unquoted != key:  # "McDonald's" written "McDonalds"
+            out.setdefault(unquoted if " " in unquoted else unquoted.capitalize(), key)
+        if len(ticker) >= 2:
+            out.setdefault(ticker.upper(), key)
+        if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
+            out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
+        initials = "".join(w[0] for w in words if w not in _NOT_INITIALS)
+        if len(initials) >= MIN_INITIALS and initials.isalpha():
+            out.setdefault(initials.upper(), key)
+        for nickname in NICKNAMES.get(key, ()):
+            out.setdefault(nickname, key)
+        firsts.setdefault(words[0], set()).add(key)
+    for first, keys in firsts.items():
+        if len(keys) == 1 and len(first) >= MIN_FIRST_WORD and first not in _COMMON_FIRST_WORDS:
+            out.setdefault(first.capitalize(), next(iter(keys)))
+    return out
+
+
+def _names(alias: str, words: str, cased: set[str], capitals: set[str]) -> bool:
+    """Whether the question names `alias`: a lower-case alias in any case; a symbol or
+    initials (all capitals) only in capitals; a capitalized word only written with one
+    (`cased` holds the words written so, and those written as possessives)."""
+    if alias.islower():
+        return f" {alias} " in words
+    if alias.isupper():
+        return alias in capitals
+    return alias.lower() in cased
+
+
+def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
+    """company key -> the aliases of it the question names, in the order first named; an
+    alias inside a longer one named ("meta" in "meta platforms") counts once."""
+    words = f" {company_key(text)} "
+    tokens = re.findall(r"[A-Za-z0-9]+", text)
+    possessives = re.findall(r"\b([A-Za-z0-9]+)['’]s\b", text)
+    cased = {t.lower() for t in tokens if t != t.lower()} | {p.lower() for p in possessives}
+    capitals = {t for t in tokens if t.isupper()}
+    named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,
+                   reverse=True)
+    kept: list[str] = []
+    for a in named:
+        if not any(f" {a.lower()} " in f" {k.lower()} " for k in kept):
+            kept.append(a)
+    kept.sort(key=lambda a: words.find(f" {a.lower()} "))
+    out: dict[str, list[str]] = {}
+    for a in kept:
+        out.setdefault(aliases[a], []).append(a)
+    return out
+
+
+def find_company(text: str, aliases: dict[str, str]) -> str | None:
+    """The company key of the longest alias the question names as whole words."""
+    found = find_companies(text, aliases)
+    return max(found, key=lambda c: max(len(a) for a in found[c])) if found else None
+
+
+def as_named(text: str, alias: str) -> str | None:
+    """The words the question wrote an alias with: "J&J" for "j and j", "Coca-Cola" for
+    "coca cola"."""
+    words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
+    found = re.search(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I)
+    return found.group(0) if found else None

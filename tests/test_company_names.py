@@ -1,0 +1,115 @@
+"""Companies named as people write them (`pipeline/rag/answers/company_names.py`), and the
+filing of the year asked chosen on a shelf of several companies and years
+(`filings/scope.py`), over registrant names as real 10-K covers print them."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from pipeline.rag.answers.company_names import (
+    as_named,
+    company_aliases,
+    find_company,
+    shelf_aliases,
+)
+from pipeline.rag.answers.filings.scope import choose_filings
+from pipeline.rag.answers.query import parse_query
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata, Form
+from retriever_trt.store import DocumentInfo
+
+# (registrant name as the cover prints it, symbol read from the cover or "")
+COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),
+          ("ADVANCED MICRO DEVICES, INC.", ""), ("MICROSOFT CORPORATION", "MSFT"),
+          ("McDONALD’S CORPORATION", "MCD"), ("Foot Locker, Inc.", "FL"),
+          ("American Express Company", "AXP"), ("JOHNSON & JOHNSON", "JNJ"),
+          ("PG&E CORPORATION", "PCG"), ("Block, Inc.", "SQ"), ("Best Buy Co., Inc.", "BBY"),
+          ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY")]
+ALIASES = company_aliases(COVERS)
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("3M", "3m"), ("3m", "3m"), ("Coca Cola", "coca cola"), ("Coca-Cola", "coca cola"),
+    ("CocaCola", "coca cola"), ("The Coca-Cola Company", "coca cola"),
+    ("AMD", "advanced micro devices"), ("Microsoft Corp.", "microsoft"),
+    ("Microsoft", "microsoft"), ("MSFT", "microsoft"), ("McDonald's", "mcdonald s"),
+    ("McDonalds", "mcdonald s"), ("Footlocker", "foot locker"), ("Foot Locker", "foot locker"),
+    ("Amex", "american express"), ("AmEx", "american express"), ("J&J", "johnson and johnson"),
+    ("Johnson and Johnson", "johnson and johnson"), ("PG&E", "pg and e"), ("Block", "block"),
+    ("Best Buy", "best buy"), ("eBay", "ebay"), ("Ebay", "ebay"), ("COST", "costco wholesale"),
+    ("block", "block"), ("microsoft", "microsoft"),  # typed in lower case, as a possessive
+])
+def test_a_name_as_people_write_it(name: str, key: str) -> None:
+    assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key
+
+
+@pytest.mark.parametrize("question", [
+    "What was the cost of goods sold in 2021?", "To the best of your knowledge, revenue?",
+    "How large was the block of shares repurchased in 2021?", "What is the mmm ratio?",
+    "Did the amd segment grow?"])
+def test_a_common_word_in_lower_case_names_no_company(question: str) -> None:
+    assert find_company(question, ALIASES) is None
+
+
+def test_the_answer_names_the_company_as_the_question_wrote_it() -> None:
+    assert as_named("Was PG&E's revenue higher than J&J's?", "pg and e") == "PG&E"
+
+
+def _filing(doc_id: str, company: str, year: int, end: date) -> DocumentInfo:
+    meta = DocumentMetadata(company, "", Form.TEN_K, year, "FY", end)
+    return DocumentInfo(doc_id, doc_id, meta)
+
+
+def test_the_filing_of_the_year_asked_before_a_later_ones_comparative_column() -> None:
+    shelf = {d.doc_id: d for d in [
+        _filing("mmm-2018", "3M COMPANY", 2018, date(2018, 12, 31)),
+        _filing("mmm-2019", "3M COMPANY", 2019, date(2019, 12, 31)),
+        _filing("mmm-2020", "3M Company", 2020, date(2020, 12, 31)),
+        _filing("ko-2018", "THE COCA-COLA COMPANY", 2018, date(2018, 12, 31)),
+        _filing("orcl-2018", "Oracle Corporation", 2018, date(2018, 5, 31))]}
+    aliases = company_aliases((d.metadata.company, "") for d in shelf.values())
+    assert choose_filings(parse_query("What was 3M's revenue in FY2018?", aliases),
+                          shelf) == ["mmm-2018"]
+    assert choose_filings(parse_query("What was 3M's revenue in FY2020?", aliases),
+                          shelf) == ["mmm-2020"]
+    # no FY2017 10-K on the shelf: the FY2018 one shows FY2017 as its comparative column
+    assert choose_filings(parse_query("What was 3M's revenue in FY2017?", aliases),
+                          shelf) == ["mmm-2018"]
+    # a fiscal year ending in May is that year's: FY2018 is the year ended May 31, 2018
+    assert choose_filings(parse_query("Oracle's revenue in fiscal 2018?", aliases),
+                          shelf) == ["orcl-2018"]
+    assert choose_filings(parse_query("Coca Cola's revenue in FY2018?", aliases),
+                          shelf) == ["ko-2018"]
+
+
+def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> None:
+    renamed = _filing("xyz-2022", "Block, Inc.", 2022, date(2022, 12, 31))
+    renamed.metadata.cover[CoverField.FORMER_NAME] = CoverEntry("Square, Inc.", page=1)
+    shelf = {d.doc_id: d for d in [
+        renamed, _filing("xyz-2020", "Square, Inc.", 2020, date(2020, 12, 31)),
+        _filing("ko-2020", "THE COCA-COLA COMPANY", 2020, date(2020, 12, 31))]}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    # the 10-K of the year asked, printed under the name the question does not use
+    assert choose_filings(parse_query("What was Block's revenue in FY2020?", aliases),
+                          shelf) == ["xyz-2020"]
+    assert choose_filings(parse_query("What was Square's revenue in FY2022?", aliases),
+                          shelf) == ["xyz-2022"]
+    # with only the renamed filing on the shelf, the former name still finds it
+    alone = {"xyz-2022": renamed}
+    assert choose_filings(parse_query("Square's revenue in FY2022?",
+                                      shelf_aliases([renamed.metadata])), alone) == ["xyz-2022"]
+
+
+def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:
+    shelf = {d.doc_id: d for d in [
+        _filing(f"mmm-{y}", "3M COMPANY", y, date(y, 12, 31)) for y in (2018, 2019, 2020)]}
+    aliases = company_aliases((d.metadata.company, "") for d in shelf.values())
+    query = parse_query("What was 3M's average revenue from FY2016 to FY2018?", aliases)
+    assert len(query.periods) == 3
+    assert choose_filings(query, shelf) == ["mmm-2018"]
+    # one year, two years before the oldest 10-K: that 10-K's oldest income statement column
+    assert choose_filings(parse_query("3M's revenue in FY2016?", aliases), shelf) == ["mmm-2018"]
+    # three years before the oldest 10-K: none shows it; the latest first, as before
+    assert choose_filings(parse_query("3M's revenue in FY2015?", aliases), shelf)[0] == \
+        "mmm-2020"

@@ -1,0 +1,112 @@
+"""The registrant's name and symbol as real 10-K covers print them
+(`retriever_trt/documents/registrant.py`), through `infer_metadata` as the loaders call it;
+and a former name over its caption (`cover_page.py`)."""
+
+from __future__ import annotations
+
+from retriever_trt.documents.cover_page import read_cover
+from retriever_trt.documents.metadata import infer_metadata
+from retriever_trt.documents.model import CoverField
+from retriever_trt.documents.pdf_layout import Line, Segment
+from retriever_trt.documents.registrant import registrant_name, trading_symbol
+
+HEAD = """UNITED STATES
+SECURITIES AND EXCHANGE COMMISSION
+Washington, D.C. 20549
+FORM 10-K
+For the fiscal year ended May 31, 2015
+OR
+For the transition period from to
+"""
+
+
+def test_the_name_above_the_caption_past_other_fields_values() -> None:
+    # Oracle's 2015 layout: the state and tax id printed between the name and its caption
+    cover = HEAD + ("Commission file number: 001-35992\nGadget Corporation\nDelaware 54-2185193\n"
+                    "(Exact name of registrant as specified in its charter)\n")
+    assert registrant_name(cover) == "Gadget Corporation"
+    assert infer_metadata(cover).company == "Gadget Corporation"
+
+
+def test_two_registrants_the_parent_first() -> None:
+    cover = HEAD + ("Commission File Number: 1-13087 (Gadget Properties, Inc.)\n"
+                    "GADGET PROPERTIES, INC.\nGADGET PROPERTIES LIMITED PARTNERSHIP\n"
+                    "(Exact name of Registrants as specified in its charter)\n")
+    assert registrant_name(cover) == "GADGET PROPERTIES, INC."
+    # one registrant: the nearest name line, not the file number's line above it
+    assert registrant_name(cover.replace("Registrants", "Registrant")) == \
+        "GADGET PROPERTIES LIMITED PARTNERSHIP"
+
+
+def test_a_name_wrapped_over_two_lines() -> None:
+    for first, second in (("THE GADGET WIDGET", "COMPANY"), ("GADGET WIDGETS,", "INC."),
+                          ("Gadget &", "Widget Corporation")):
+        cover = HEAD + (f"Commission File Number 1-1234\n{first}\n{second}\n"
+                        "(Exact name of registrant as specified in its charter)\n")
+        assert registrant_name(cover) == f"{first} {second}"
+
+
+def test_the_name_in_a_row_under_a_column_caption() -> None:
+    # PG&E's layout: the caption is a column header, on the line of the other headers
+    cover = HEAD + (
+        "Commission Exact Name of Registrant State or Other Jurisdiction of IRS Employer\n"
+        "File Number as S pecified I n I ts C harter Incorporation or Organization "
+        "Identification Number\n"
+        "1-12609 GADGET & WIDGET CORPORATION California 94-3234914\n"
+        "1-2348 PACIFIC GADGET AND ELECTRIC COMPANY California 94-0742640\n")
+    assert registrant_name(cover) == "GADGET & WIDGET CORPORATION"
+
+
+def test_a_name_printed_as_an_image_is_the_one_the_text_writes_most() -> None:
+    # Foot Locker's cover: nothing above the caption but the file number
+    cover = HEAD + ("Commission File No. 1-10299\n"
+                    "(Exact name of registrant as specified in its charter)\n"
+                    "New York 13-3513936\n(State or other jurisdiction of\n")
+    business = ("Item 1. Business\nGeneral\nGadget Shoes, Inc., incorporated in 1989, sells shoes.\n"
+                "Gadget Shoes, Inc. buys most of them from Sneaker Brand, Inc.\n"
+                "The Company reports one segment. Gadget Shoes, Inc. and its subsidiaries.\n")
+    assert registrant_name(cover + business) == "Gadget Shoes, Inc."
+    # with no name that clearly leads, none: a supplier must not become the registrant
+    even = business.replace("Sneaker Brand", "Gadget Shoes", 1) + "Sneaker Brand, Inc. " * 3
+    assert registrant_name(cover + even) == ""
+    assert registrant_name("The Company sells shoes. " * 5) == ""
+
+
+def test_the_symbol_in_small_capitals_and_from_the_text() -> None:
+    table = ("Title of each class Trading Symbol(s) Name of each exchange on which registered\n"
+             "Common Stock, par value $0.01 per share OrCL New York Stock Exchange\n")
+    assert trading_symbol(table) == "ORCL"
+    # Foot Locker's header: "Trading" on the line over "Symbol(s)"
+    split = ("Trading\nTitle of each class Symbol(s) Name of each exchange on which registered\n"
+             "Common Stock, par value $0.01 FL New York Stock Exchange\n")
+    assert trading_symbol(split) == "FL"
+    # words before the exchange are no symbol
+    assert trading_symbol("Trading Symbol(s)\nCommon Stock The New York Stock Exchange") == ""
+    # covers before 2019 print no symbol table: Item 5 names it
+    item5 = "Our common stock is traded on the New York Stock Exchange under the symbol “BXP.”"
+    assert trading_symbol(item5) == "BXP"
+    assert trading_symbol("Shares of Gadget (NYSE: GDG) rose.") == "GDG"
+    assert trading_symbol("under the symbol of our brand") == ""
+
+
+def _line(y: float, *cells: tuple[str, float, float]) -> Line:
+    return Line(y, 10.0, tuple(Segment(t, x0, x1) for t, x0, x1 in cells))
+
+
+def test_a_former_name_over_its_caption_and_none_where_the_cover_has_none() -> None:
+    caption = _line(600, ("(Former name, former address and former fiscal year, if changed "
+                          "since last report)", 150, 460))
+    address = _line(620, ("1455 Market Street, Suite 600, San Francisco, California 94103",
+                          150, 460))
+    renamed = [address, _line(610, ("Square, Inc.", 260, 320)), caption]
+    assert read_cover([renamed])[CoverField.FORMER_NAME].value == "Square, Inc."
+    # a blank over the caption: the address line above is no name
+    assert CoverField.FORMER_NAME not in read_cover([[address, caption]])
+    assert CoverField.FORMER_NAME not in read_cover(
+        [[address, _line(610, ("Not Applicable", 260, 320)), caption]])
+
+
+def test_no_cover_no_registrant() -> None:
+    memo = "Apple Inc. sells phones. Apple Inc. sells watches. Apple Inc. sells laptops."
+    assert registrant_name(memo) == ""
+    assert infer_metadata(memo, "memo.docx").company == ""

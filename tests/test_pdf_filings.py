@@ -360,3 +360,12 @@ def test_a_part_shown_in_a_statement_is_read_from_the_statement() -> None:
     got = part_facts(info, [analysis, statement], BY_NAME["revenue"], {"franchised", "restaurant"})
     assert [f.value for f in got.facts] == [14105800000, 13085400000]
     assert {c[0] for c in got.fact_cells.values()} == {"m.pdf#table2/0"}
+
+
+def test_a_parts_share_of_a_printed_statement(shelf: FilingAnswerer) -> None:
+    # Apple's income statement: "Services" under "Net sales:", 96,169 of 391,035.
+    q = shelf.parse("What share of Apple's fiscal 2024 net sales came from services? Percent, "
+                    "two decimals.")
+    got = shelf.answer(q, shelf.scope(q, None))
+    assert (got.short_answer, got.scale) == ("24.59", "percent"), got.prose()
+    assert [c["row"] for c in got.citations] == ["Services", "Total net sales"]

@@ -418,3 +418,20 @@ def test_company_and_legal_words_are_no_measure_words():
     assert not {"boston", "propertie", "properties"} & q.measure_words
     q = parse_query("Who reported more net income in 2020, Pfizer Inc. or BXP?", aliases)
     assert not {"who", "inc"} & q.measure_words
+
+
+@pytest.mark.parametrize("question, value", [
+    ("What share of Apple's fiscal 2024 net sales came from iPhone? Percent, one decimal.",
+     "51.4"),  # 201,183 / 391,035
+    ("What was iPhone's share of Apple's total net sales in fiscal 2024?", "51.45"),
+    ("What percentage of Apple's fiscal 2024 net sales came from Greater China?", "17.12"),
+])
+def test_a_parts_share_is_its_figure_over_the_whole(answerer, question, value):
+    got = ask(answerer, question)
+    assert (got.short_answer, got.scale) == (value, "percent"), got.prose()
+    assert len(got.citations) == 2
+
+
+def test_a_share_is_never_the_parts_amount(answerer):
+    got = ask(answerer, "What share of Apple's fiscal 2024 net sales came from Vision Pro?")
+    assert got.short_answer is None, got.prose()

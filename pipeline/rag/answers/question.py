@@ -29,6 +29,7 @@ _AVERAGE = re.compile(r"\baverage\b|\bmean\b", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
 _PROPORTION = re.compile(
     r"\bproportion\b|\bas a (?:percentage|percent|%)\b|\bwhat percent(?:age)? of\b|"
+    r"\bwhat (?:share|portion|fraction) of\b|['’]s (?:share|portion|fraction) of\b|"
     r"\bpercentage (?:of )?constitution\b|"
     r"\bpercentage (?:of|did|does|is|was|were)\b|\b(?:%|percent) of\b", re.I)
 _CHANGE = re.compile(
@@ -216,8 +217,8 @@ def _division(q: str, years: list[int]) -> Question:
     the total B made up of A"): the operand phrases, numerator first."""
     low = q.lower()
     # "proportion" and "ratio" alone are decimals in financial writing (0.95); a share
-    # "as a percentage" is in percent.
-    as_percent = bool(re.search(r"percent|%", low))
+    # "as a percentage", or a part's "share of" a whole, is in percent.
+    as_percent = bool(re.search(r"percent|%|\b(?:share|portion) of\b", low))
     op = Operation.PROPORTION if as_percent else Operation.RATIO
     # "the change in current ratio" is a change of two ratios: not computed here.
     named = [] if _CHANGE.search(q) else _ratio_terms(q)

@@ -27,6 +27,7 @@ from pipeline.rag.answers.filings.measure_match import (
     preference,
 )
 from pipeline.rag.answers.filings.part_rows import part_facts
+from pipeline.rag.answers.filings.part_share import as_lookup, asks_share_of_part, share
 from pipeline.rag.answers.filings.qualifiers import (
     SEGMENT_CUE,
     Parts,
@@ -51,6 +52,12 @@ GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense rev
 operating operation gross amount balance cash share stock common per""".split())
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
+
+
+def _agrees(result: FactResult, shown: Any) -> bool:
+    """Whether the printed rows show one figure for each period the answer reads."""
+    periods = {(f.start, f.end) for f in result.facts}
+    return len({f.value for f in shown.facts if (f.start, f.end) in periods}) <= len(periods)
 
 
 @dataclass
@@ -252,6 +259,10 @@ class FilingAnswerer:
                                f"{info.title} has no {where} for {result.missing}{unread}")
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
+        if asks_share_of_part(query):
+            got = self._share(query, info, asked, tagged)
+            if got is not None:
+                return got
         why = withheld(query.text, result.scale, result.facts, ratio)
         part = [] if why is not None or tagged or not isinstance(query.measure, LineItem) \
             else self._part_words(query, info, result)
@@ -293,10 +304,32 @@ class FilingAnswerer:
         if result is None or result.value is None or \
                 withheld(query.text, result.scale, result.facts, ratio):
             return None
-        periods = {(f.start, f.end) for f in result.facts}
-        if len({f.value for f in shown.facts if (f.start, f.end) in periods}) > len(periods):
+        if not _agrees(result, shown):
             return None
         return self._short(result, shown, computed, False)
+
+    def _share(self, query: Query, info: Any, asked: Asked, tagged: bool) -> ShortAnswer | None:
+        """A part's share of the whole (`part_share.py`): its member's fact, or the printed
+        rows naming it, over the company's figure of the same period."""
+        assert isinstance(query.measure, LineItem)
+        lookup = as_lookup(query)
+        whole = answer_from_facts(lookup, info, Asked())
+        if whole is None or whole.value is None:
+            return None
+        if tagged:
+            got = share(query, answer_from_facts(lookup, info, Asked(asked.options)), whole) \
+                if asked.options else None
+            return None if got is None else self._short(got, info, True, True)
+        words = self._part_words(query, info, whole)
+        if not words:
+            return None
+        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(words))
+        part = answer_from_facts(lookup, shown, Asked()) if shown.facts else None
+        got = share(query, part, whole) if part is not None and _agrees(part, shown) else None
+        if got is None:
+            return None
+        return self._short(got, replace(shown, fact_cells={**info.fact_cells,
+                                                           **shown.fact_cells}), True, False)
 
     def _unknown_name(self, query: Query, info: Any) -> str | None:
         """Why no number: the question names something ("WhatsApp") that no label of the

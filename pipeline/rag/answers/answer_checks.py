@@ -16,7 +16,8 @@ from retriever_trt.documents.model import Fact
 _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcoverage\b|"
                          r"\bdivided by\b|\bas a percent(?:age)?\b|\bin percent\b|"
                          r"\bpercentage\b|\bpercent\b|\brate\b|%|"
-                         r"\b(?:share|portion|fraction) of\b(?!\s+(?:\w+\s+)?stock\b)", re.I)
+                         r"(?<!\bper )\b(?:share|portion|fraction) of\b(?!\s+(?:\w+\s+)?stock\b)",
+                         re.I)
 # A margin is a ratio, unless asked as an amount ("gross margin in dollars").
 _MARGIN = re.compile(r"\bmargin\b", re.I)
 # A question asking for a count of people, stores or other things, not of shares.

@@ -1,0 +1,55 @@
+"""The PDF reader on statements laid out as companies' own 10-K PDFs draw them (issue 51):
+text set in a large font size scaled down by its matrix, amounts placed by the typesetter
+(`tests/typeset_pdf.py`), not printed from HTML by Chromium."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
+from retriever_trt.chunking import chunk_document
+from retriever_trt.documents import load_document
+from retriever_trt.documents.pdf_statements import StatementKind
+from tests.typeset_pdf import Text, table_rows, typeset_pdf
+
+CHUNK_TOKENS = 120
+COVER = [Text("FORM 10-K", 740, x=270),
+         Text("For the fiscal year ended September 30, 2017", 720, x=200),
+         Text("Acme Widgets, Inc.", 700, x=250)]
+TITLE = [Text("CONSOLIDATED STATEMENTS OF OPERATIONS", 740, x=180),
+         Text("(In millions, except per share amounts)", 728, x=210),
+         Text("Years ended", 704, x=470),
+         Text("2017", 692, right=420), Text("2016", 692, right=500), Text("2015", 692, right=580)]
+INCOME = [("Net sales", "$ 229,234", "$ 215,639", "$ 233,715"),
+          ("Cost of sales", "141,048", "131,376", "140,089"),
+          ("Gross margin", "88,186", "84,263", "93,626"),
+          ("Research and development", "11,581", "10,045", "8,067"),
+          ("Operating income", "61,344", "60,024", "71,230"),
+          ("Net income", "$ 48,351", "$ 45,687", "$ 53,394")]
+
+
+def _read(tmp_path: Path, statement: list[Text]) -> list[StatementRow]:
+    path = tmp_path / "acme-10-k-2017.pdf"
+    path.write_bytes(typeset_pdf([COVER, statement]))
+    doc = load_document(path, path.name)
+    chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
+    return [r for st in statement_tables(chunks, doc.metadata) for r in statement_rows(st)]
+
+
+def _values(rows: list[StatementRow], label: str) -> list[Decimal]:
+    return [r.value for r in sorted(rows, key=lambda r: -r.period.end.year) if r.label == label]
+
+
+def test_text_set_large_and_scaled_down_keeps_its_amounts_out_of_the_label(tmp_path: Path) -> None:
+    """Set at 384 and scaled to 8 points: the gap between a label and its first amount is
+    measured in the 8-point font's ems, so "Cost of sales" and "141,048" are two cells (read
+    in the set size's ems, 1.1 em was 422 points and the label took the amount)."""
+    rows = _read(tmp_path, TITLE + table_rows(INCOME, 680))
+    assert {r.kind for r in rows} == {StatementKind.INCOME}
+    million = Decimal(10) ** 6
+    assert _values(rows, "Cost of sales") == [141_048 * million, 131_376 * million,
+                                              140_089 * million]
+    assert _values(rows, "Operating income") == [61_344 * million, 60_024 * million,
+                                                 71_230 * million]
+    assert not any(any(ch.isdigit() for ch in r.label) for r in rows)

@@ -19,13 +19,15 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-# A gap between two characters wider than this many font sizes starts a new segment (a
-# table cell): word spaces are ~0.25-0.5 em, justified prose stays under 1 em, and the
-# gaps between a filing's table columns are several em.
-CELL_GAP_EM = 1.1
+# A gap between two characters wider than this many font sizes (on the page: `font_size`)
+# starts a new segment (a table cell): word spaces are ~0.25-0.5 em, justified prose stays
+# under 1 em, and the gaps between a filing's table columns are several em. A header's
+# words centred over two narrow columns stay one cell: "Shares  Amount" under "Common
+# Stock", 1.5 em apart in Tesla's statement of equity.
+CELL_GAP_EM = 1.6
 # After an amount, a gap this wide already starts a cell: prose puts one space (~0.3 em)
 # after a number; a table's next column is further off.
-AFTER_AMOUNT_GAP_EM = 0.6
+AFTER_AMOUNT_GAP_EM = 0.6 * 4 / 3
 # Gaps under this many points never split a segment: a cheap test before asking PDFium
 # for the font size.
 MIN_CELL_GAP = 4.0
@@ -175,9 +177,10 @@ def font_size(raw: object, k: int) -> float:
 
 def _next_amount(prev_word: str, word: str) -> bool:
     """Whether `word`, after `prev_word`, is the next column's amount: an amount or a
-    currency sign after an amount that is not a date's day ("December 31, 2024")."""
+    currency sign after an amount that is not a date's day ("December 31, 2024"). A word
+    ending in a comma goes on a phrase ("allowances $230 (2020, $293)"): no amount."""
     return bool(_AMOUNT.match(prev_word)) and not prev_word.endswith(",") and (
-        word in CURRENCY_SIGNS or bool(_AMOUNT.match(word)))
+        word in CURRENCY_SIGNS or (bool(_AMOUNT.match(word)) and not word.endswith(",")))
 
 
 def _group_lines(runs: list[_Run]) -> list[Line]:

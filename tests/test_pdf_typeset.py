@@ -53,3 +53,36 @@ def test_text_set_large_and_scaled_down_keeps_its_amounts_out_of_the_label(tmp_p
     assert _values(rows, "Operating income") == [61_344 * million, 60_024 * million,
                                                  71_230 * million]
     assert not any(any(ch.isdigit() for ch in r.label) for r in rows)
+
+
+BALANCE_TITLE = [Text("CONSOLIDATED BALANCE SHEETS", 740, x=220),
+                 Text("January 29,", 716, right=420), Text("January 30,", 716, right=500),
+                 Text("($ in millions)", 704, x=36),
+                 Text("2022", 704, right=420), Text("2021", 704, right=500)]
+ASSETS = [("Cash and cash equivalents", "$ 804", "$ 1,680"),
+          ("Accounts receivable, less allowances of $230 (2020, $293)", "1,266", "923"),
+          ("Total current assets", "2,070", "2,603"),
+          ("Total assets", "$ 8,135", "$ 7,043")]
+
+
+def test_a_heading_a_blank_line_above_the_first_rows_keeps_the_header_and_title(
+        tmp_path: Path) -> None:
+    """"ASSETS" set two line pitches above "Current assets:": the lines between the header
+    and the first amounts are section rows however far apart body rows may be, so the dates
+    above stay the header and the title the caption (the balance sheet is found)."""
+    heading = [Text("ASSETS", 692, x=36), Text("Current assets:", 668, x=36)]
+    rows = _read(tmp_path, BALANCE_TITLE + heading + table_rows(ASSETS, 656, rights=(420, 500)))
+    assert {r.kind for r in rows} == {StatementKind.BALANCE}
+    million = Decimal(10) ** 6
+    assert _values(rows, "Total current assets") == [2_070 * million, 2_603 * million]
+    assert {r.section for r in rows if r.label == "Cash and cash equivalents"} == {"Current assets"}
+
+
+def test_a_year_and_comma_in_a_labels_parenthesis_is_no_amount(tmp_path: Path) -> None:
+    """"$230 (2020, $293)" in a label: "(2020," goes on the phrase (a word ending in a comma
+    is no amount), so no column opens under the label and the amounts keep theirs."""
+    rows = _read(tmp_path, BALANCE_TITLE + [Text("Current assets:", 692, x=36)]
+                 + table_rows(ASSETS, 680, rights=(420, 500)))
+    label = "Accounts receivable, less allowances of $230 (2020, $293)"
+    assert _values(rows, label) == [1_266 * Decimal(10) ** 6, 923 * Decimal(10) ** 6]
+    assert len({r.cell[2] for r in rows}) == 2

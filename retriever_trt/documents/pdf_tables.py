@@ -276,7 +276,9 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
 def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:
     """(first body line, first header line) of the table whose first amounts are on line
     `first`: header lines sit over the columns; section labels between the header and the
-    first amounts ("Assets", "Current assets:") are body rows."""
+    first amounts ("Assets", "Current assets:") are body rows, as far apart as body rows
+    may be (a heading "ASSETS" set a blank line above "Current assets:"): they are kept
+    only where a header is found above them."""
     split = page.split
 
     def fits(k: int, gap: float = MAX_HEADER_GAP) -> bool:
@@ -284,7 +286,7 @@ def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tupl
             not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= gap
 
     body = first
-    while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1) and \
+    while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1, MAX_ROW_GAP) and \
             all(s.center <= label_end for s in split[body - 1]):
         body -= 1
     top = body

@@ -86,3 +86,61 @@ def test_a_year_and_comma_in_a_labels_parenthesis_is_no_amount(tmp_path: Path) -
     label = "Accounts receivable, less allowances of $230 (2020, $293)"
     assert _values(rows, label) == [1_266 * Decimal(10) ** 6, 923 * Decimal(10) ** 6]
     assert len({r.cell[2] for r in rows}) == 2
+
+
+CASH_TITLE = [Text("CONSOLIDATED STATEMENTS OF CASH FLOWS", 740, x=180),
+              Text("(in millions)", 728, x=260),
+              Text("2016", 704, right=420), Text("2015", 704, right=500),
+              Text("2014", 704, right=580)]
+CASH_FLOWS = [("Depreciation and amortization", "1,176", "1,144", "1,245"),
+              ("Net cash provided by operating activities", "2,884", "2,134", "1,791"),
+              ("Proceeds from sale of businesses", "631", "138", "1,807"),
+              ("Sale of short-term investments", "4,904", "4,851", "4,503"),
+              ("Net cash used in investing activities", "(2,108)", "(2,366)", "(656)")]
+
+
+def test_amounts_drawn_a_third_of_a_line_below_their_label_stay_in_its_row(tmp_path: Path) -> None:
+    """AES draws some rows' amounts 4 points (a third of its 12-point line pitch) below the
+    label, and some rows' columns at two heights: lines that close, side by side, are one
+    line, so "(2,108)" is no label of its own and the row keeps all three years."""
+    low = 4.0
+    texts = CASH_TITLE + table_rows(CASH_FLOWS[:4], 680)
+    texts += [Text("Capital expenditures", 632, x=36)]
+    texts += [Text(a, 632 - low, right=r) for a, r in zip(("(2,345)", "(2,308)", "(2,016)"),
+                                                          (420, 500, 580), strict=True)]
+    texts += [Text("Net cash used in investing activities", 620, x=36),
+              Text("(2,108)", 620 - low, right=420), Text("(2,366)", 620, right=500),
+              Text("(656)", 620 - low, right=580)]
+    rows = _read(tmp_path, texts)
+    million = Decimal(10) ** 6
+    assert _values(rows, "Capital expenditures") == [-2_345 * million, -2_308 * million,
+                                                     -2_016 * million]
+    assert _values(rows, "Net cash used in investing activities") == [
+        -2_108 * million, -2_366 * million, -656 * million]
+    assert not any(any(ch.isdigit() for ch in r.label) for r in rows)
+
+
+def test_a_title_centred_over_the_columns_is_the_caption_not_a_header(tmp_path: Path) -> None:
+    """The company's name over the title, the title centred over the columns, and a
+    header of several lines: the title line ends the header, so the statement is found by
+    it (as a header line, it left the company's name alone as the caption)."""
+    title = [Text("Acme Widgets, Inc. and Subsidiaries", 752, x=36),
+             Text("Consolidated Statements of Cash Flows", 740, x=380),
+             Text("(in millions)", 728, x=440),
+             Text("2016", 716, right=420), Text("2015", 716, right=500),
+             Text("2014", 716, right=580)]
+    rows = _read(tmp_path, title + table_rows(CASH_FLOWS, 704))
+    assert {r.kind for r in rows} == {StatementKind.CASH_FLOWS}
+    assert len(_values(rows, "Net cash provided by operating activities")) == 3
+
+
+def test_a_total_printed_without_a_label_is_an_amount_not_a_label(tmp_path: Path) -> None:
+    """Foot Locker prints "Total current assets" as its amounts alone; a total wider than
+    the amounts above it starts left of their column, and is still that column's amount."""
+    path = tmp_path / "totals.pdf"
+    rows = [("Cash and cash equivalents", "804", "1,680"), ("Merchandise inventories", "923", "955"),
+            ("Other current assets", "293", "232"), ("", "12,020", "12,867"),
+            ("Property and equipment, net", "917", "788")]
+    path.write_bytes(typeset_pdf([BALANCE_TITLE + table_rows(rows, 680, rights=(420, 500))]))
+    table = next(b for b in load_document(path, path.name).tables() if len(b.rows) > 4)
+    assert ["", "12,020", "12,867"] in table.rows

@@ -40,6 +40,11 @@ MIN_SAME_LINE = 2.0
 WORD_GAP = 1.0
 # Runs whose vertical centres are within this many points share a line.
 LINE_TOLERANCE = 3.0
+# Lines closer than this share of the page's usual line pitch, whose runs do not overlap
+# side by side, are one line: a typesetter may draw a row's amounts a third of a line
+# below its label (AES: "Capital expenditures" over "(2,345)  (2,308)  (2,016)"), and a
+# row's columns at two heights ("Net income  $ 762  $ 1,147" over "(777)").
+SAME_LINE_PITCH = 0.4
 # A character drawn this far left of the previous one's right edge starts a new run.
 BACKTRACK = 1.0
 
@@ -191,12 +196,32 @@ def _group_lines(runs: list[_Run]) -> list[Line]:
             groups[-1].append((y, run))
         else:
             groups.append([(y, run)])
+    groups = _side_by_side(groups)
     lines = []
     for group in groups:
         group.sort(key=lambda p: p[1].x0)
         lines.append(Line(group[0][0], max(r.top - r.bottom for _, r in group),
                           _join_touching([r for _, r in group])))
     return lines
+
+
+def _side_by_side(groups: list[list[tuple[float, _Run]]]) -> list[list[tuple[float, _Run]]]:
+    """Groups of runs (top to bottom) with each one closer than `SAME_LINE_PITCH` line
+    pitches below the one before, whose runs all sit beside the other's, joined to it."""
+    ys = [g[0][0] for g in groups]
+    gaps = sorted(a - b for a, b in zip(ys, ys[1:], strict=False))
+    if not gaps:
+        return groups
+    near = gaps[len(gaps) // 2] * SAME_LINE_PITCH
+    out = [groups[0]]
+    for group in groups[1:]:
+        above = out[-1]
+        if above[0][0] - group[0][0] < near and not any(
+                min(r.x1, s.x1) > max(r.x0, s.x0) for _, r in above for _, s in group):
+            above.extend(group)
+        else:
+            out.append(group)
+    return out
 
 
 def _join_touching(runs: list[_Run]) -> tuple[Segment, ...]:

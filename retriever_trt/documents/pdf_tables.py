@@ -26,6 +26,7 @@ from retriever_trt.documents.pdf_row_labels import (
     label_stops,
     wrapped_rows,
 )
+from retriever_trt.documents.pdf_statements import statement_kind
 from retriever_trt.years import YEAR_DIGITS, years_in
 
 # Fewest lines with amounts that make a table: two when they share two or more columns,
@@ -295,8 +296,10 @@ def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tupl
     if body > floor and years_in(page.lines[body - 1].text) and \
             fits(body - 1, MAX_DATE_HEADER_GAP) and any(s.center > label_end for s in split[body - 1]):
         top -= 1
+    # A statement's title centred over the columns is its caption, not a header line.
     while body - top < MAX_HEADER_LINES and fits(top - 1) and \
-            any(s.center > label_end for s in split[top - 1]):
+            any(s.center > label_end for s in split[top - 1]) and \
+            statement_kind(page.lines[top - 1].text) is None:
         top -= 1
     return (body, top) if top < body else (first, first)
 
@@ -344,8 +347,9 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
         overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
         if spanning:  # a year centred over right-aligned amounts is the column's, not a label
             label = s.x0 < label_end and max(overlaps) <= 0 and not _YEAR.match(s.text)
-        else:
-            label = (i == 0 and s.x0 < label_end) or s.x1 <= label_end
+        else:  # an amount over a column is no label, though it starts left of the column
+            label = (i == 0 and s.x0 < label_end and not (max(overlaps) > 0 and is_amount(s.text))
+                     ) or s.x1 <= label_end
         if label:
             j = 0
         elif max(overlaps) > 0:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
 from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
@@ -144,3 +145,25 @@ def test_a_total_printed_without_a_label_is_an_amount_not_a_label(tmp_path: Path
     path.write_bytes(typeset_pdf([BALANCE_TITLE + table_rows(rows, 680, rights=(420, 500))]))
     table = next(b for b in load_document(path, path.name).tables() if len(b.rows) > 4)
     assert ["", "12,020", "12,867"] in table.rows
+
+
+def test_cash_flows_with_discontinued_operations_add_up_by_their_totals(tmp_path: Path) -> None:
+    """eBay and Pfizer print each activity's continuing and discontinued parts before its
+    total, and Pfizer's "exchange-rate" with a hyphen: the check adds the totals (the last
+    "Net cash ..." row of each activity) and the effect of exchange rates, and passes."""
+    flows = [("Net cash provided by continuing operating activities", "3,093"),
+             ("Net cash used in discontinued operating activities", "(436)"),
+             ("Net cash provided by operating activities", "2,657"),
+             ("Net cash used in continuing investing activities", "(1,417)"),
+             ("Net cash provided by discontinued investing activities", "5,080"),
+             ("Net cash provided by investing activities", "3,663"),
+             ("Net cash used in financing activities", "(6,532)"),
+             ("Effect of exchange-rate changes on cash", "24"),
+             ("Net increase (decrease) in cash", "(188)")]
+    path = tmp_path / "acme-10-k-2017.pdf"
+    path.write_bytes(typeset_pdf([COVER, CASH_TITLE + table_rows(
+        [(label, v, v, v) for label, v in flows], 680)]))
+    doc = load_document(path, path.name)
+    tables = statement_tables(chunk_document(doc, CHUNK_TOKENS, 0)[0], doc.metadata)
+    assert [st.kind for st in tables] == [StatementKind.CASH_FLOWS]
+    assert failed_statements(tables) == {}

@@ -69,10 +69,9 @@ KEY_ROWS: dict[StatementKind, tuple[tuple[str, str], ...]] = {
         ("total equity", r"^total (?:[\w'’]+ )*(?:equity|deficit)$"),
     ),
     StatementKind.CASH_FLOWS: (
-        ("operating cash flow", r"^net cash\b.*\boperating\b|^cash (?:flows? )?(?:provided|"
-                                r"generated) by operati"),
-        ("investing cash flow", r"^net cash\b.*\binvesting\b"),
-        ("financing cash flow", r"^net cash\b.*\bfinancing\b"),
+        ("operating cash flow", r"^(?:net )?cash\b(?! flows? from).*\boperati(?:ng activities|ons)"),
+        ("investing cash flow", r"^(?:net )?cash\b(?! flows? from).*\binvesting activities"),
+        ("financing cash flow", r"^(?:net )?cash\b(?! flows? from).*\bfinancing activities"),
         ("D&A", r"^depreciation|^amortization and depreciation"),
         ("capex", r"^(?:purchases?|acquisitions?|payments?|additions?|expenditures?)\b.*"
                   r"\b(?:property|plant|equipment|fixed assets)|^capital expenditures"),
@@ -87,11 +86,12 @@ def label_holds_amount(label: str) -> bool:
 
 
 def _largest(sts: list[StatementTable]) -> list[StatementTable]:
-    """The parts of the statement of this kind with the most rows: the primary statement,
-    not a summary of it in the discussion or a guarantor's condensed one in a note."""
+    """The parts of the statement of this kind with the most dated figures: the primary
+    statement, not a summary of it in the discussion, a guarantor's condensed one in a
+    note, or quarterly data read as an income statement by its rows."""
     size: Counter[int] = Counter()
     for st in sts:
-        size[st.statement] += len(st.table.row_labels) - st.table.n_header
+        size[st.statement] += len(statement_rows(st)) + 1
     number = max(size, key=lambda n: (size[n], -n))
     return [st for st in sts if st.statement == number]
 

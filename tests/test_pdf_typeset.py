@@ -167,3 +167,16 @@ def test_cash_flows_with_discontinued_operations_add_up_by_their_totals(tmp_path
     tables = statement_tables(chunk_document(doc, CHUNK_TOKENS, 0)[0], doc.metadata)
     assert [st.kind for st in tables] == [StatementKind.CASH_FLOWS]
     assert failed_statements(tables) == {}
+
+
+def test_a_title_heading_the_page_far_above_the_table_is_its_caption(tmp_path: Path) -> None:
+    """Pfizer sets "Consolidated Statements of Income" and the company's name at the head of
+    the page, five line pitches above the table's header: the lines heading the
+    page, when they name a statement, are its caption."""
+    title = [Text("Consolidated Statements of Income", 756, x=36),
+             Text("Acme Widgets, Inc. and Subsidiary Companies", 746, x=36),
+             Text("Year Ended December 31,", 696, x=450),
+             Text("2017", 691, right=420), Text("2016", 691, right=500), Text("2015", 691, right=580)]
+    rows = _read(tmp_path, title + table_rows(INCOME, 680, pitch=10))
+    assert {r.kind for r in rows} == {StatementKind.INCOME}
+    assert len(_values(rows, "Net income")) == 3

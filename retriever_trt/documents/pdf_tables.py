@@ -332,6 +332,9 @@ def _caption_start(page: _Page, top: int, floor: int) -> int:
         if _RUNNING_HEADS.match(text) or text.endswith("."):  # a sentence ends the prose above
             break
         cap -= 1
+    if 0 < cap and floor == 0 and top <= MAX_CAPTION_LINES and not any(page.numeric[:top]) \
+            and statement_kind(caption_text(page.lines[:top])) is not None:
+        return 0  # a statement's title heading the page, set far above the table (Pfizer)
     return cap
 
 

@@ -48,6 +48,7 @@ KINDS = (StatementKind.INCOME, StatementKind.BALANCE, StatementKind.CASH_FLOWS,
 # A label's last word that is an amount: "1,559.3", "12,645", "(1,234)", "$ 5", "2.50";
 # not a year ("2022") or a day ("31").
 _AMOUNT_END = re.compile(r"(?:^|\s)\$?\s?\(?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+)\)?$")
+_PHRASE_WORDS = frozenset({"and", "of", "or", "to"})
 # Standard rows of each statement, by the words their labels start with.
 KEY_ROWS: dict[StatementKind, tuple[tuple[str, str], ...]] = {
     StatementKind.INCOME: (
@@ -63,10 +64,10 @@ KEY_ROWS: dict[StatementKind, tuple[tuple[str, str], ...]] = {
         ("inventories", r"^(?:merchandise )?inventor(?:y|ies)"),
         ("total current assets", r"^total current assets"),
         ("total assets", r"^total assets$"),
-        ("accounts payable", r"^(?:trade )?accounts payable"),
+        ("accounts payable", r"^(?:trade )?accounts payable|^trade payables"),
         ("total current liabilities", r"^total current liabilities"),
         ("total liabilities", r"^total liabilities$"),
-        ("total equity", r"^total (?:[\w'’]+ )*(?:equity|deficit)$"),
+        ("total equity", r"^total (?:[\w'’()]+ )*(?:equity|deficit|investment)$"),
     ),
     StatementKind.CASH_FLOWS: (
         ("operating cash flow", r"^(?:net )?cash\b(?! flows? from).*\boperati(?:ng activities|ons)"),
@@ -81,8 +82,13 @@ KEY_ROWS: dict[StatementKind, tuple[tuple[str, str], ...]] = {
 
 
 def label_holds_amount(label: str) -> bool:
-    """Whether a row label ends with an amount-like word (failure (a))."""
-    return _AMOUNT_END.search(" ".join(label.split())) is not None
+    """Whether a row label ends with an amount-like word (failure (a)); not a figure the
+    label's words give ("net of tax of $(16.0), $(24.9), and $36.6", "per share: $1.46",
+    "2022, $5; 2021, $11)")."""
+    words = " ".join(label.split()).split(" ")
+    if _AMOUNT_END.search(words[-1]) is None:
+        return False
+    return len(words) < 2 or not (words[-2][-1:] in ",;:" or words[-2] in _PHRASE_WORDS)
 
 
 def _largest(sts: list[StatementTable]) -> list[StatementTable]:

@@ -180,3 +180,30 @@ def test_a_title_heading_the_page_far_above_the_table_is_its_caption(tmp_path: P
     rows = _read(tmp_path, title + table_rows(INCOME, 680, pitch=10))
     assert {r.kind for r in rows} == {StatementKind.INCOME}
     assert len(_values(rows, "Net income")) == 3
+
+
+def test_a_header_a_blank_line_above_a_section_heading_is_still_the_header(tmp_path: Path) -> None:
+    """Verizon's statement of equity: "Shares  Amount" over the columns, a blank line, then
+    the section "Common Stock" and its rows. The header may stand as far above a section
+    heading as dates above a first row; else the header lines, the heading and the scale
+    note filled the caption and pushed the title out (the statement was not found)."""
+    rights = (300.0, 350.0, 400.0, 450.0)
+    head = [Text("Consolidated Statements of Changes in Equity", 749, x=36),
+            Text("Acme Widgets, Inc. and Subsidiaries", 737, x=36),
+            Text("(dollars in millions, and shares in thousands)", 720, x=260),
+            Text("Years Ended December 31,", 708, x=36),
+            Text("2021", 708, right=350), Text("2020", 708, right=450),
+            *[Text(w, 696, right=r) for w, r in zip(("Shares", "Amount") * 2, rights, strict=True)],
+            Text("Common Stock", 671, x=36)]
+    rows = [("Balance at beginning of year", "4,291,434", "$ 429", "4,291,434", "$ 429"),
+            ("Balance at end of year", "4,291,434", "429", "4,291,434", "429"),
+            ("Retained Earnings", "", "", "", ""),
+            ("Balance at beginning of year", "", "60,464", "", "53,147"),
+            ("Net income", "", "22,065", "", "17,801"),
+            ("Balance at end of year", "", "82,380", "", "60,464")]
+    path = tmp_path / "acme-10-k-2021.pdf"
+    path.write_bytes(typeset_pdf([COVER, head + table_rows(rows, 659, rights=rights)]))
+    doc = load_document(path, path.name)
+    tables = statement_tables(chunk_document(doc, CHUNK_TOKENS, 0)[0], doc.metadata)
+    assert [st.kind for st in tables] == [StatementKind.EQUITY]
+    assert tables[0].table.rows[tables[0].table.n_header][0] == "Common Stock"

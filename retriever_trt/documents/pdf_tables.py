@@ -292,8 +292,9 @@ def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tupl
         body -= 1
     top = body
     # The dates over the columns may stand further off the first row than a header's lines
-    # from each other (NVIDIA's "Jul 27, 2025  Jul 28, 2024", two line pitches up).
-    if body > floor and years_in(page.lines[body - 1].text) and \
+    # from each other (NVIDIA's "Jul 27, 2025  Jul 28, 2024", two line pitches up), and so
+    # may any header over a section heading (Verizon's "Shares  Amount" over "Common Stock").
+    if body > floor and (years_in(page.lines[body - 1].text) or body < first) and \
             fits(body - 1, MAX_DATE_HEADER_GAP) and any(s.center > label_end for s in split[body - 1]):
         top -= 1
     # A statement's title centred over the columns is its caption, not a header line.

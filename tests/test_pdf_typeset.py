@@ -207,3 +207,16 @@ def test_a_header_a_blank_line_above_a_section_heading_is_still_the_header(tmp_p
     tables = statement_tables(chunk_document(doc, CHUNK_TOKENS, 0)[0], doc.metadata)
     assert [st.kind for st in tables] == [StatementKind.EQUITY]
     assert tables[0].table.rows[tables[0].table.n_header][0] == "Common Stock"
+
+
+def test_a_total_printed_without_a_label_is_named_by_its_section_where_it_adds_up(
+        tmp_path: Path) -> None:
+    """Foot Locker's "Current assets:" rows end in their total's amounts alone: the sum of
+    the section's rows in every column names it "Total current assets" (the row above
+    that does not add up, in the test before, keeps no label)."""
+    rows = [("Current assets:", "", ""), ("  Cash and cash equivalents", "$ 804", "$ 1,680"),
+            ("  Merchandise inventories", "1,266", "923"), ("  Other current assets", "293", "—"),
+            ("", "2,363", "2,603"), ("Property and equipment, net", "917", "788")]
+    statement = _read(tmp_path, BALANCE_TITLE + table_rows(rows, 680, rights=(420, 500)))
+    million = Decimal(10) ** 6
+    assert _values(statement, "Total current assets") == [2_363 * million, 2_603 * million]

@@ -24,6 +24,7 @@ from retriever_trt.documents.pdf_row_labels import (
     join_wrapped,
     label_indent,
     label_stops,
+    named_totals,
     wrapped_rows,
 )
 from retriever_trt.documents.pdf_statements import statement_kind
@@ -268,6 +269,7 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
     lines = range(first, last + 1)
     body, indents = join_wrapped([_place(page.split[k], columns, label_end, spanning=False)
                                   for k in lines], [label_indent(page.split[k], label_end) for k in lines])
+    body = named_totals(body)
     caption = caption_text(page.lines[cap:top])
     return FoundTable(header + body, len(header), caption, cap, last + 1,
                       tuple((c[0], c[1]) for c in columns),

@@ -142,6 +142,9 @@ def test_the_real_filings_statements_are_located_and_add_up(name: str) -> None:
 
 @pytest.mark.parametrize(("caption", "labels", "kind"), [
     ("CONSOLIDATED STATEMENTS OF SHAREOWNERS’ EQUITY (In millions)", (), StatementKind.EQUITY),
+    ("CONSOLIDATED STATEMENTS OF STOCKHOLDERS’ (DEFICIT) EQUITY", (), StatementKind.EQUITY),
+    ("CONSOLIDATED STATEMENTS OF CHANGES IN COMMON STOCKHOLDERS’INVESTMENT", (),
+     StatementKind.EQUITY),
     ("Consolidated Statements of Comprehensive Income", (), StatementKind.COMPREHENSIVE),
     ("CONSOLIDATED STATEMENTS OF OPERATIONS", (), StatementKind.INCOME),
     ("Statements of Financial Position (continued)", (), StatementKind.BALANCE),

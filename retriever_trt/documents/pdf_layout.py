@@ -11,6 +11,7 @@ their vertical centre. PDFium's own spaces (drawn or inferred) separate words.
 from __future__ import annotations
 
 import ctypes
+import math
 import re
 import statistics
 from dataclasses import dataclass
@@ -18,13 +19,15 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-# A gap between two characters wider than this many font sizes starts a new segment (a
-# table cell): word spaces are ~0.25-0.5 em, justified prose stays under 1 em, and the
-# gaps between a filing's table columns are several em.
-CELL_GAP_EM = 1.1
+# A gap between two characters wider than this many font sizes (on the page: `font_size`)
+# starts a new segment (a table cell): word spaces are ~0.25-0.5 em, justified prose stays
+# under 1 em, and the gaps between a filing's table columns are several em. A header's
+# words centred over two narrow columns stay one cell: "Shares  Amount" under "Common
+# Stock", 1.5 em apart in Tesla's statement of equity.
+CELL_GAP_EM = 1.6
 # After an amount, a gap this wide already starts a cell: prose puts one space (~0.3 em)
 # after a number; a table's next column is further off.
-AFTER_AMOUNT_GAP_EM = 0.6
+AFTER_AMOUNT_GAP_EM = 0.6 * 4 / 3
 # Gaps under this many points never split a segment: a cheap test before asking PDFium
 # for the font size.
 MIN_CELL_GAP = 4.0
@@ -37,6 +40,11 @@ MIN_SAME_LINE = 2.0
 WORD_GAP = 1.0
 # Runs whose vertical centres are within this many points share a line.
 LINE_TOLERANCE = 3.0
+# Lines closer than this share of the page's usual line pitch, whose runs do not overlap
+# side by side, are one line: a typesetter may draw a row's amounts a third of a line
+# below its label (AES: "Capital expenditures" over "(2,345)  (2,308)  (2,016)"), and a
+# row's columns at two heights ("Net income  $ 762  $ 1,147" over "(777)").
+SAME_LINE_PITCH = 0.4
 # A character drawn this far left of the previous one's right edge starts a new run.
 BACKTRACK = 1.0
 
@@ -157,14 +165,27 @@ def _continues(raw: object, k: int, prev: tuple[float, ...], box: tuple[float, .
     if gap < MIN_CELL_GAP:
         return True
     em = AFTER_AMOUNT_GAP_EM if _AMOUNT.match(prev_word) else CELL_GAP_EM
-    return gap < em * pdfium_c.FPDFText_GetFontSize(raw, k)
+    return gap < em * font_size(raw, k)
+
+
+def font_size(raw: object, k: int) -> float:
+    """Character k's font size in page points. PDFium gives the size the text was set in
+    (`Tf`), before the text and page matrices scale it: a filing printed by a typesetter sets
+    its text at 384 and scales it by 0.021 (8.1 points), Chromium sets CSS pixels (16) and
+    scales by 0.75; the size on the page is the set size times the matrix's scale."""
+    matrix = pdfium_c.FS_MATRIX()
+    size = pdfium_c.FPDFText_GetFontSize(raw, k)
+    if not pdfium_c.FPDFText_GetMatrix(raw, k, matrix):
+        return size
+    return size * math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
 
 
 def _next_amount(prev_word: str, word: str) -> bool:
     """Whether `word`, after `prev_word`, is the next column's amount: an amount or a
-    currency sign after an amount that is not a date's day ("December 31, 2024")."""
+    currency sign after an amount that is not a date's day ("December 31, 2024"). A word
+    ending in a comma goes on a phrase ("allowances $230 (2020, $293)"): no amount."""
     return bool(_AMOUNT.match(prev_word)) and not prev_word.endswith(",") and (
-        word in CURRENCY_SIGNS or bool(_AMOUNT.match(word)))
+        word in CURRENCY_SIGNS or (bool(_AMOUNT.match(word)) and not word.endswith(",")))
 
 
 def _group_lines(runs: list[_Run]) -> list[Line]:
@@ -175,12 +196,32 @@ def _group_lines(runs: list[_Run]) -> list[Line]:
             groups[-1].append((y, run))
         else:
             groups.append([(y, run)])
+    groups = _side_by_side(groups)
     lines = []
     for group in groups:
         group.sort(key=lambda p: p[1].x0)
         lines.append(Line(group[0][0], max(r.top - r.bottom for _, r in group),
                           _join_touching([r for _, r in group])))
     return lines
+
+
+def _side_by_side(groups: list[list[tuple[float, _Run]]]) -> list[list[tuple[float, _Run]]]:
+    """Groups of runs (top to bottom) with each one closer than `SAME_LINE_PITCH` line
+    pitches below the one before, whose runs all sit beside the other's, joined to it."""
+    ys = [g[0][0] for g in groups]
+    gaps = sorted(a - b for a, b in zip(ys, ys[1:], strict=False))
+    if not gaps:
+        return groups
+    near = gaps[len(gaps) // 2] * SAME_LINE_PITCH
+    out = [groups[0]]
+    for group in groups[1:]:
+        above = out[-1]
+        if above[0][0] - group[0][0] < near and not any(
+                min(r.x1, s.x1) > max(r.x0, s.x0) for _, r in above for _, s in group):
+            above.extend(group)
+        else:
+            out.append(group)
+    return out
 
 
 def _join_touching(runs: list[_Run]) -> tuple[Segment, ...]:

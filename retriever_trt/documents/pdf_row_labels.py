@@ -11,8 +11,10 @@ level, numbered from the leftmost.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from retriever_trt.documents.pdf_layout import CURRENCY_SIGNS, Segment
+from retriever_trt.tables import parse_value
 
 # Label x positions this close (points) are one indent: PDFium's boxes differ by a glyph's
 # side bearing ("T" and "A" of labels set at one indent start 0.1-0.7 points apart).
@@ -21,6 +23,8 @@ SAME_INDENT = 3.0
 _OPEN_END = re.compile(r"(,|\b(of|and|or|the|to|for|in|as|by|with|from|at|on|per|january|february|"
                        r"march|april|may|june|july|august|september|october|november|december))$",
                        re.I)
+# Fewest rows, with figures, that a total printed without a label must add up.
+MIN_TOTAL_TERMS = 2
 # A line that starts with a parenthesis holding a number qualifies the label above it
 # ("Cash dividends paid — common stock" / "($1.68 per share)"); "(Increase)" starts a row.
 _FIGURES_NOTE = re.compile(r"^\([^)]*\d")
@@ -99,3 +103,37 @@ def _joined(prev: list[str], row: list[str]) -> list[str] | None:
     if goes_on and (not has_cells or prev_label_only):
         return [f"{prev[0]} {label}"] + (row[1:] if has_cells else prev[1:])
     return None
+
+
+def named_totals(rows: list[list[str]]) -> list[list[str]]:
+    """Rows with a row of amounts printed without a label named as its section's total,
+    where it is the sum of the section's rows in every column: Foot Locker prints "Total
+    current assets" as its amounts alone under "Current assets:" and its rows. A row that
+    does not add up keeps no label (it is named only where the sum shows what it is)."""
+    out = [list(r) for r in rows]
+    heading: int | None = None  # the last section heading ("Current assets:")
+    for i, row in enumerate(out):
+        if row[0].endswith(":") and not any(row[1:]):
+            heading = i
+        elif not row[0] and heading is not None and any(row[1:]):
+            if _adds_up(out[heading + 1:i], row[1:]):
+                name = out[heading][0].rstrip(":").strip()
+                sentence_case = name[1:] == name[1:].lower()  # not "Boston Properties LP"
+                out[i][0] = f"Total {name[:1].lower() if sentence_case else name[:1]}{name[1:]}"
+            heading = None
+    return out
+
+
+def _adds_up(terms: list[list[str]], total: list[str]) -> bool:
+    """Whether every figure of `total` is the sum of the labelled `terms` above it in its
+    column ("—" and blanks as nothing), with at least `MIN_TOTAL_TERMS` terms."""
+    if len(terms) < MIN_TOTAL_TERMS or any(not t[0] for t in terms):
+        return False
+    columns = [j for j, cell in enumerate(total) if parse_value(cell) is not None]
+    for j in columns:
+        values = [parse_value(t[j + 1]) for t in terms]
+        if sum(1 for v in values if v is not None) < MIN_TOTAL_TERMS:
+            return False
+        if sum((v.number for v in values if v is not None), Decimal(0)) != parse_value(total[j]).number:
+            return False
+    return bool(columns)

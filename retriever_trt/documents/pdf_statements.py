@@ -39,8 +39,11 @@ _TITLES: tuple[tuple[StatementKind, re.Pattern[str]], ...] = tuple(
         (StatementKind.CASH_FLOWS, r"\bstatements? of (?:consolidated )?cash flows?"),
         (StatementKind.BALANCE, r"\bbalance sheets?\b|\bstatements? of (?:consolidated )?"
                                 r"financial (?:position|condition)"),
+        # "... Stockholders' (Deficit) Equity" (Oracle), "... Common Stockholders'Investment"
+        # (FedEx, the apostrophe touching the next word)
         (StatementKind.EQUITY, r"\bstatements? of (?:consolidated )?(?:changes in )?"
-                               rf"{_INTERESTS}(?:(?:{_OWNERS}) )?(?:equity|deficit|investment)"),
+                               rf"{_INTERESTS}(?:common )?(?:(?:{_OWNERS}) ?)?(?:\(deficit\) )?"
+                               r"(?:equity|deficit|investment)"),
         (StatementKind.INCOME, r"\bstatements? of (?:consolidated )?(?:operations|income|"
                                r"earnings)(?: and comprehensive (?:income|loss))?"),
         (StatementKind.SEGMENTS, r"\b(?:reportable |operating )?segments? (?:information|"

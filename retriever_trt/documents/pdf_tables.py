@@ -24,8 +24,10 @@ from retriever_trt.documents.pdf_row_labels import (
     join_wrapped,
     label_indent,
     label_stops,
+    named_totals,
     wrapped_rows,
 )
+from retriever_trt.documents.pdf_statements import statement_kind
 from retriever_trt.years import YEAR_DIGITS, years_in
 
 # Fewest lines with amounts that make a table: two when they share two or more columns,
@@ -267,6 +269,7 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
     lines = range(first, last + 1)
     body, indents = join_wrapped([_place(page.split[k], columns, label_end, spanning=False)
                                   for k in lines], [label_indent(page.split[k], label_end) for k in lines])
+    body = named_totals(body)
     caption = caption_text(page.lines[cap:top])
     return FoundTable(header + body, len(header), caption, cap, last + 1,
                       tuple((c[0], c[1]) for c in columns),
@@ -276,7 +279,9 @@ def _build(page: _Page, first: int, last: int, floor: int, carried: Columns) -> 
 def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tuple[int, int]:
     """(first body line, first header line) of the table whose first amounts are on line
     `first`: header lines sit over the columns; section labels between the header and the
-    first amounts ("Assets", "Current assets:") are body rows."""
+    first amounts ("Assets", "Current assets:") are body rows, as far apart as body rows
+    may be (a heading "ASSETS" set a blank line above "Current assets:"): they are kept
+    only where a header is found above them."""
     split = page.split
 
     def fits(k: int, gap: float = MAX_HEADER_GAP) -> bool:
@@ -284,17 +289,20 @@ def _header_start(page: _Page, first: int, floor: int, label_end: float) -> tupl
             not _RUNNING_HEADS.match(page.lines[k].text) and page.gap(k + 1) <= gap
 
     body = first
-    while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1) and \
+    while first - body < MAX_LINES_WITHOUT_AMOUNTS and fits(body - 1, MAX_ROW_GAP) and \
             all(s.center <= label_end for s in split[body - 1]):
         body -= 1
     top = body
     # The dates over the columns may stand further off the first row than a header's lines
-    # from each other (NVIDIA's "Jul 27, 2025  Jul 28, 2024", two line pitches up).
-    if body > floor and years_in(page.lines[body - 1].text) and \
+    # from each other (NVIDIA's "Jul 27, 2025  Jul 28, 2024", two line pitches up), and so
+    # may any header over a section heading (Verizon's "Shares  Amount" over "Common Stock").
+    if body > floor and (years_in(page.lines[body - 1].text) or body < first) and \
             fits(body - 1, MAX_DATE_HEADER_GAP) and any(s.center > label_end for s in split[body - 1]):
         top -= 1
+    # A statement's title centred over the columns is its caption, not a header line.
     while body - top < MAX_HEADER_LINES and fits(top - 1) and \
-            any(s.center > label_end for s in split[top - 1]):
+            any(s.center > label_end for s in split[top - 1]) and \
+            statement_kind(page.lines[top - 1].text) is None:
         top -= 1
     return (body, top) if top < body else (first, first)
 
@@ -327,6 +335,9 @@ def _caption_start(page: _Page, top: int, floor: int) -> int:
         if _RUNNING_HEADS.match(text) or text.endswith("."):  # a sentence ends the prose above
             break
         cap -= 1
+    if 0 < cap and floor == 0 and top <= MAX_CAPTION_LINES and not any(page.numeric[:top]) \
+            and statement_kind(caption_text(page.lines[:top])) is not None:
+        return 0  # a statement's title heading the page, set far above the table (Pfizer)
     return cap
 
 
@@ -342,8 +353,9 @@ def _place(segs: list[Segment], columns: list[list[float]], label_end: float,
         overlaps = [min(s.x1, c[1]) - max(s.x0, c[0]) for c in columns]
         if spanning:  # a year centred over right-aligned amounts is the column's, not a label
             label = s.x0 < label_end and max(overlaps) <= 0 and not _YEAR.match(s.text)
-        else:
-            label = (i == 0 and s.x0 < label_end) or s.x1 <= label_end
+        else:  # an amount over a column is no label, though it starts left of the column
+            label = (i == 0 and s.x0 < label_end and not (max(overlaps) > 0 and is_amount(s.text))
+                     ) or s.x1 <= label_end
         if label:
             j = 0
         elif max(overlaps) > 0:

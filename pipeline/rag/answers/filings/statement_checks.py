@@ -34,7 +34,7 @@ _TOTAL_LIABILITIES_AND_EQUITY = re.compile(r"^total liabilities(?:,|\s+and\b).*\
 _TOTAL_LIABILITIES = re.compile(r"^total liabilities$", re.I)
 _TOTAL_EQUITY = re.compile(r"^total (?:[\w'’]+ )?(?:equity|deficit)$", re.I)
 _NET_CASH = re.compile(r"^net cash\b.*\b(operating|investing|financing)\b", re.I)
-_EXCHANGE = re.compile(r"\bexchange rate", re.I)
+_EXCHANGE = re.compile(r"\bexchange[- ]rate", re.I)
 _NET_CHANGE = re.compile(r"^(?:net )?(?:\(?(?:increase|decrease|change)\)?[\s/]*)+"
                          r"(?:\(?(?:increase|decrease)\)?\s*)?in cash", re.I)
 _TOTAL = re.compile(r"^total\b", re.I)
@@ -83,9 +83,8 @@ def _balance(rows: list[StatementRow]) -> str | None:
 def _cash_flows(rows: list[StatementRow]) -> str | None:
     for (end, months), col in _by_period(rows).items():
         flows = {}
-        for r in col:
-            m = _NET_CASH.search(r.label)
-            if m and m.group(1).lower() not in flows:
+        for r in col:  # the last row of each: the total follows its continuing/discontinued parts
+            if m := _NET_CASH.search(r.label):
                 flows[m.group(1).lower()] = r.value
         change = _first(col, _NET_CHANGE)
         if len(flows) < 3 or change is None:

@@ -79,6 +79,14 @@ def test_an_aside_on_what_an_operand_holds_leaves_the_ratio(apple):
     assert _ask(apple, q.text).short_answer == "2.42"
 
 
+def test_a_difference_in_parentheses_defines_the_amount(apple):
+    # Apple's 10-K FY2024: total current assets 152,987, total current liabilities 176,392.
+    got = _ask(apple, "What was Apple's working capital (total current assets minus total "
+                      "current liabilities) at the end of fiscal 2024? USD millions.")
+    assert (got.short_answer, got.scale) == ("-23405", "million"), got.prose()
+    assert "152987000000 - 176392000000" in got.derivation
+
+
 def test_an_average_balance_reads_the_years_the_definition_names(apple):
     # Net income 93,736; total assets 364,980 and 352,583: the FY2024 ratio needs no FY2022
     # balance, though the question names FY2023.

@@ -47,6 +47,8 @@ MIN_NAMED_SHARE = 0.5
 _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
+# "(total current assets minus total current liabilities)": a sum or difference of items.
+_BARE_SUM = re.compile(r"\(([^()]+?\s(?:minus|less|plus|[-+])\s[^()]+)\)", re.I)
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
                    re.I)
 # Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), or
@@ -152,13 +154,23 @@ def _bare_ratio(question: str) -> Metric | None:
                   "average" in normalized(parts[1]))
 
 
+def _bare_amount(question: str, latest_year: int | None) -> Metric | None:
+    """"working capital (total current assets minus total current liabilities)": the
+    figure the parentheses compute, an amount of the items they name."""
+    m = _BARE_SUM.search(normalized(question))
+    formula = parse_formula(m.group(1), latest_year, _resolver({}, latest_year)) if m else None
+    if not isinstance(formula, BinOp) or divides(formula):
+        return None
+    return Metric("defined metric", (), scale=Scale.AMOUNT, formula=formula)
+
+
 def defined_metric(question: str, found: list[Definition],
                    latest_year: int | None = None) -> Metric | None:
     """The metric the question defines (`found`: its `stated_definitions`); a year its
     definition names is read against `latest_year`, the question's latest. None when it
     defines none, or one whose terms name nothing known."""
     if not found:
-        return _bare_ratio(question)
+        return _bare_ratio(question) or _bare_amount(question, latest_year)
     defined = {n: d.text for d in found for n in _names(d)}
     resolve = _resolver(defined, latest_year)
     scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO

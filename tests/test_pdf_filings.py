@@ -14,6 +14,7 @@ from paths import FILINGS
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.table_facts import facts_from_tables, is_statement
+from pipeline.rag.answers.question_words import stems, tokens
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.answers.tables.row_items import match_row
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME
@@ -233,6 +234,21 @@ def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
     assert labelled[("pdf:InterestExpense", 2024)] == 1269000000
     assert labelled[("pdf:InterestExpense", 2023)] == 1340000000
     assert ("pdf:OtherIncomeExpenseNet", 2024) not in labelled
+
+
+def test_a_cash_flow_acquisition_is_a_payment_asked_by_its_verb() -> None:
+    """Verizon's "Acquisitions of wireless licenses (3,896)" is a payment, read as the
+    positive amount, and "acquiring wireless licenses" names it."""
+    rows = [["", "2021", "2020"],
+            ["Capital expenditures (including capitalized software)", "(20,286)", "(18,192)"],
+            ["Acquisitions of wireless licenses", "(47,596)", "(3,896)"],
+            ["Net cash used in investing activities", "(66,162)", "(21,560)"]]
+    info = _statement_facts("vz", rows, "Consolidated Statements of Cash Flows (dollars in "
+                            "millions)", end=date(2021, 12, 31))
+    labelled = {(f.concept, f.end.year): f.value for f in info.facts
+                if f.concept.startswith("pdf:")}
+    assert labelled[("pdf:AcquisitionsOfWirelessLicenses", 2020)] == 3896000000
+    assert stems(tokens("acquiring")) == stems(tokens("Acquisitions")) == stems(["acquired"])
 
 
 @pytest.mark.parametrize(("name", "company", "form", "year", "period", "end"), [

@@ -31,6 +31,9 @@ MIN_PLURAL = 4
 # Inflections `stems` drops, longest first, keeping at least MIN_STEM letters.
 _SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "e")
 MIN_STEM = 4
+# A noun's ending and its verb's ("acquisition" and "acquire", "issuance" and "issue"), so
+# "acquiring wireless licenses" meets "Acquisitions of wireless licenses".
+_NOUN_ENDINGS = (("isition", "ir"), ("uance", "u"))
 
 # "December 31, 2024", "Jun. 30 2025": a date a question names.
 _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
@@ -81,6 +84,9 @@ def label_stems(words: Iterable[str]) -> frozenset[str]:
 
 
 def _stem(word: str) -> str:
+    for noun, verb in _NOUN_ENDINGS:
+        if word.endswith(noun) and len(word) - len(noun) >= MIN_STEM - 2:
+            return word[: -len(noun)] + verb
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
             return word[: -len(suffix)]

@@ -37,8 +37,8 @@ KINDS = {StatementKind.BALANCE: Kind.BALANCE, StatementKind.INCOME: Kind.FLOW,
 _WORD = re.compile(r"[A-Za-z]+")
 _EXPENSE = re.compile(r"\b(?:expenses?|costs?)\b", re.I)
 _NOT_EXPENSE = re.compile(r"\b(?:income|gains?|benefits?|revenues?|credits?)\b", re.I)
-_PAYMENT = re.compile(r"^\s*(?:payments?|purchases?|repurchases?|repayments?|dividends paid)\b",
-                      re.I)
+_PAYMENT = re.compile(r"^\s*(?:payments?|purchases?|repurchases?|repayments?|dividends paid|"
+                      r"acquisitions?|additions?|capital expenditures)\b", re.I)
 _UNREAD = re.compile(r"\d|\bshares\b|\bpar value\b", re.I)
 
 
@@ -51,7 +51,8 @@ def label_concept(label: str) -> str | None:
 def _outflow(kind: StatementKind, label: str) -> bool:
     """Whether a row is an amount the taxonomy tags positive however it is printed: an
     income statement's expense or cost (not "Other income (expense), net"), a cash flow
-    statement's payment ("Purchases of ...", "Repayments of ...", "Dividends paid")."""
+    statement's payment ("Purchases of ...", "Repayments of ...", "Dividends paid",
+    "Acquisitions of wireless licenses")."""
     if kind is StatementKind.INCOME:
         return bool(_EXPENSE.search(label)) and not _NOT_EXPENSE.search(label)
     return kind is StatementKind.CASH_FLOWS and bool(_PAYMENT.match(label))

@@ -53,6 +53,12 @@ SLOT_POLL_S = 0.05
 # for no lower question latency.
 DEFAULT_NICE = 10
 MAX_NICE = 19
+# Texts a batch on a one-thread CPU session. A batch of 4 filing chunks (~130 tokens) keeps
+# its activations (the 12 heads' attention scores, the 1536-wide feed-forward layer) in the
+# core's L2 cache, where a batch of 64 (61 MB of attention scores a layer) streamed them
+# through memory: the INT8 encoder did 100 chunks a CPU second in batches of 4 against 63 in
+# batches of 64 (2 batches on 2 cores, 2: 104, 8: 89, 16: 78; benchmarks/RESULTS.md, issue 49).
+ONE_CORE_BATCH = 4
 
 Busy = Callable[[], bool]
 
@@ -156,6 +162,11 @@ class ParallelEncoder:
                                         thread_name_prefix="finrag-encode",
                                         initializer=lower_priority,
                                         initargs=(self.threads.nice,))
+
+    def preferred_batch(self, default: int) -> int:
+        """The batch size to encode with: ONE_CORE_BATCH on one-thread CPU sessions,
+        `default` for other runtimes (a GPU wants large batches)."""
+        return ONE_CORE_BATCH if self.session is not self.embedder else default
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

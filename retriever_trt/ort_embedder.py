@@ -53,7 +53,10 @@ class OnnxRuntimeEmbedder(Embedder):
         profile: Profile | None = None,
         overflow: str = "truncate",
         intra_op_threads: int = 0,
+        disabled_optimizers: Sequence[str] | None = None,
     ) -> None:
+        """`disabled_optimizers`: ONNX Runtime graph rewrites left out (None: those of
+        CPU_DISABLED_OPTIMIZERS on the CPU provider alone, none on a GPU's)."""
         import onnxruntime as ort
 
         self.path = Path(onnx_path)
@@ -64,7 +67,9 @@ class OnnxRuntimeEmbedder(Embedder):
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         resolved = resolve_providers(providers)
         on_cpu = resolved == ["CPUExecutionProvider"]
-        self.disabled_optimizers = CPU_DISABLED_OPTIMIZERS if on_cpu else ()
+        if disabled_optimizers is None:
+            disabled_optimizers = CPU_DISABLED_OPTIMIZERS if on_cpu else ()
+        self.disabled_optimizers = tuple(disabled_optimizers)
         self.session = onnx_session(self.path, opts, resolved, self.disabled_optimizers)
         meta = session_metadata(self.session)
         self.tokenizer, max_len, _ = tokenizer_for(self.path, meta)

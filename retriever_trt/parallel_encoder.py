@@ -121,7 +121,8 @@ def one_core_copy(embedder: Embedder) -> Embedder | None:
             or embedder.session.get_providers() != ["CPUExecutionProvider"]:
         return None
     return OnnxRuntimeEmbedder(embedder.path, profile=embedder.profile,
-                               overflow=embedder.overflow, intra_op_threads=1)
+                               overflow=embedder.overflow, intra_op_threads=1,
+                               disabled_optimizers=embedder.disabled_optimizers)
 
 
 class _Slots:

@@ -77,12 +77,17 @@ def test_cpu_session_skips_the_fused_layer_norm_and_embeds_alike(int8, tmp_path)
 def test_one_thread_cpu_sessions_encode_in_small_batches(int8) -> None:
     encoder = ParallelEncoder(int8, EncodeThreads(2))
     other = ParallelEncoder(Wrapped(int8), EncodeThreads(2))
+    kept = ParallelEncoder(OnnxRuntimeEmbedder(int8.path, disabled_optimizers=()),
+                           EncodeThreads(2))
     try:
+        # The one-thread copies run the graph as the embedder they copy does.
+        assert encoder.session.disabled_optimizers == CPU_DISABLED_OPTIMIZERS
+        assert kept.session.disabled_optimizers == ()
         assert encoder.preferred_batch(DEFAULT_BATCH) == ONE_CORE_BATCH < DEFAULT_BATCH
         assert other.preferred_batch(DEFAULT_BATCH) == DEFAULT_BATCH  # a GPU's: large batches
     finally:
-        encoder.close()
-        other.close()
+        for each in (encoder, other, kept):
+            each.close()
     with StreamingEncoder(int8, window=len(TEXTS), progress=False) as streaming:
         assert streaming.batch_size == ONE_CORE_BATCH
         streaming.add(TEXTS)

@@ -93,7 +93,7 @@ def test_one_thread_cpu_sessions_encode_in_small_batches(int8) -> None:
         streaming.add(TEXTS)
         small = streaming.finish()
     # Dynamic INT8 scales activations per batch, so a text's vector moves with its batch
-    # (cosine ~0.99 between batches of 4 and 64): held to FP32, as the batches of 64 are.
+    # (cosine ~0.99 between small batches and 64): held to FP32, as the batches of 64 are.
     fp32 = load_embedder(int8.path.parent / FP32_ENCODER_FILE).encode(TEXTS)
     large = encode_corpus(int8, TEXTS, DEFAULT_BATCH, progress=False)
     assert (large * fp32).sum(axis=1).min() >= MIN_COSINE_VS_FP32

@@ -11,6 +11,7 @@ the file and the command that rebuilds it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,16 +78,19 @@ def plan_rebuild_command(plan: Path) -> str:
     return f"retrexec --onnx={onnx} --saveEngine={plan}{flags} --skipInference"
 
 
-def onnx_session(path: Path, options: Any, providers: list) -> Any:
-    """An ONNX Runtime session of `path`; ArtifactError where ONNX Runtime cannot load it
-    (truncated, overwritten). ONNX Runtime's own checks find these, so the `onnx` package,
-    0.8 s of a 2-core host's start-up with its checker, is imported only to name the
-    command that rebuilds a damaged file."""
+def onnx_session(path: Path, options: Any, providers: list,
+                 disabled_optimizers: Sequence[str] = ()) -> Any:
+    """An ONNX Runtime session of `path` (without the graph rewrites named in
+    `disabled_optimizers`); ArtifactError where ONNX Runtime cannot load it (truncated,
+    overwritten). ONNX Runtime's own checks find these, so the `onnx` package, 0.8 s of a
+    2-core host's start-up with its checker, is imported only to name the command that
+    rebuilds a damaged file."""
     import onnxruntime as ort
     from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
     try:
-        return ort.InferenceSession(str(path), options, providers=providers)
+        return ort.InferenceSession(str(path), options, providers=providers,
+                                    disabled_optimizers=list(disabled_optimizers))
     except (ort_errors.InvalidProtobuf, ort_errors.InvalidGraph, ort_errors.Fail) as exc:
         detail = one_line(exc).replace(f" from {path}", "").replace(str(path), "it")
         raise ArtifactError(path, f"not a valid ONNX model ({detail})",

@@ -47,6 +47,7 @@ logger = logging.getLogger("finrag")
 FILES, SEGMENTS, JOB_LOCK = "files", "segments", ".indexing.lock"
 # Uploads are encoded in small batches: a question that arrives waits for at most the
 # batches already running before the upload gives up cores to it (parallel_encoder.py).
+# One-thread CPU sessions take smaller ones still (ParallelEncoder.preferred_batch).
 ENCODE_BATCH = 16
 __all__ = ["LiveConfig", "LiveDocuments", "UploadError"]
 
@@ -355,7 +356,8 @@ class LiveDocuments:
                                           "the limit of one document (document_max_seconds)")
             self._progress[record.id] = 0.1 + 0.85 * done / max(len(texts), 1)
 
-        vectors = self.encoder.encode(texts, ENCODE_BATCH, encoded)
+        vectors = self.encoder.encode(texts, self.encoder.preferred_batch(ENCODE_BATCH),
+                                       encoded)
         encode_s = time.monotonic() - started - read_s
         write_segment(self.segments / record.id, part, vectors, self.embedder)
         logger.info("finrag: indexed %s (%s): %d chunks, read in %.1f s, encoded in %.1f s "

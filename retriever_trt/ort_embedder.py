@@ -23,6 +23,13 @@ PROVIDER_ALIASES = {
 # the encoder's work (benchmarks/index_speed.py).
 SEQ_MULTIPLE = 8
 
+# ONNX Runtime's graph rewrites that make the CPU provider slower on this encoder. Its CPU
+# SkipLayerNormalization kernel (the residual Add and LayerNormalization fused) took 16% of
+# the INT8 graph's time on one thread, ~7x the plain LayerNormalization kernel it replaces
+# per call: unfused, 1.14x the chunks a CPU second (benchmarks/RESULTS.md, issue 49). GPU
+# providers keep every rewrite.
+CPU_DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
+
 
 def resolve_providers(providers: Sequence[str | tuple] | str | None) -> list:
     """Names or aliases ('cpu', 'cuda', 'tensorrt'); CPU is always the last fallback."""
@@ -46,7 +53,10 @@ class OnnxRuntimeEmbedder(Embedder):
         profile: Profile | None = None,
         overflow: str = "truncate",
         intra_op_threads: int = 0,
+        disabled_optimizers: Sequence[str] | None = None,
     ) -> None:
+        """`disabled_optimizers`: ONNX Runtime graph rewrites left out (None: those of
+        CPU_DISABLED_OPTIMIZERS on the CPU provider alone, none on a GPU's)."""
         import onnxruntime as ort
 
         self.path = Path(onnx_path)
@@ -55,7 +65,12 @@ class OnnxRuntimeEmbedder(Embedder):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = intra_op_threads
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = onnx_session(self.path, opts, resolve_providers(providers))
+        resolved = resolve_providers(providers)
+        on_cpu = resolved == ["CPUExecutionProvider"]
+        if disabled_optimizers is None:
+            disabled_optimizers = CPU_DISABLED_OPTIMIZERS if on_cpu else ()
+        self.disabled_optimizers = tuple(disabled_optimizers)
+        self.session = onnx_session(self.path, opts, resolved, self.disabled_optimizers)
         meta = session_metadata(self.session)
         self.tokenizer, max_len, _ = tokenizer_for(self.path, meta)
         self.model_id = meta.get("model_id", self.path.stem.split(".")[0])

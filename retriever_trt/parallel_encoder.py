@@ -53,6 +53,14 @@ SLOT_POLL_S = 0.05
 # for no lower question latency.
 DEFAULT_NICE = 10
 MAX_NICE = 19
+# Texts a batch on a one-thread CPU session. A batch of a few filing chunks (~130 tokens)
+# keeps its activations (the 12 heads' attention scores, the 1536-wide feed-forward layer)
+# in the core's L2 cache, where a batch of 64 (61 MB of attention scores a layer) streamed
+# them through memory: the INT8 encoder did 89 chunks a CPU second in batches of 8 against
+# 62 in batches of 64 (4: 100-112, 16: 78). Dynamic INT8 scales activations per batch, so
+# the batch moves the vectors a little: with batches of 4 the filings' cell recall@5 fell
+# 0.013-0.014 (over the 0.01 allowed), with 8 it stayed within 0.006 (RESULTS, issue 49).
+ONE_CORE_BATCH = 8
 
 Busy = Callable[[], bool]
 
@@ -115,7 +123,8 @@ def one_core_copy(embedder: Embedder) -> Embedder | None:
             or embedder.session.get_providers() != ["CPUExecutionProvider"]:
         return None
     return OnnxRuntimeEmbedder(embedder.path, profile=embedder.profile,
-                               overflow=embedder.overflow, intra_op_threads=1)
+                               overflow=embedder.overflow, intra_op_threads=1,
+                               disabled_optimizers=embedder.disabled_optimizers)
 
 
 class _Slots:
@@ -156,6 +165,11 @@ class ParallelEncoder:
                                         thread_name_prefix="finrag-encode",
                                         initializer=lower_priority,
                                         initargs=(self.threads.nice,))
+
+    def preferred_batch(self, default: int) -> int:
+        """The batch size to encode with: ONE_CORE_BATCH on one-thread CPU sessions,
+        `default` for other runtimes (a GPU wants large batches)."""
+        return ONE_CORE_BATCH if self.session is not self.embedder else default
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -33,14 +33,16 @@ class StreamingEncoder:
     last window and returns every added text's vector in the order added. Use it as a
     context manager: leaving the block stops the thread, also when reading failed."""
 
-    def __init__(self, embedder: Embedder, batch_size: int = DEFAULT_BATCH,
+    def __init__(self, embedder: Embedder, batch_size: int | None = None,
                  window: int = WINDOW_TEXTS, progress: bool = True) -> None:
-        if batch_size < 1 or window < 1:
+        """`batch_size` None: the encoder's own (`ParallelEncoder.preferred_batch`)."""
+        if (batch_size is not None and batch_size < 1) or window < 1:
             raise ValueError(f"batch_size and window must be >= 1, got {batch_size}, {window}")
-        self.embedder, self.batch_size, self.window = embedder, batch_size, window
+        self.embedder, self.window = embedder, window
         # A window's batches encode at once, one a core, at the process's own priority.
         cores = all_cores()
         self.encoder = ParallelEncoder(embedder, EncodeThreads(cores, cores, nice=0))
+        self.batch_size = batch_size or self.encoder.preferred_batch(DEFAULT_BATCH)
         self.seen = DistinctTexts()
         self.texts = 0
         self._pending: list[str] = []

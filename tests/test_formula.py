@@ -85,6 +85,10 @@ def test_a_difference_in_parentheses_defines_the_amount(apple):
                       "current liabilities) at the end of fiscal 2024? USD millions.")
     assert (got.short_answer, got.scale) == ("-23405", "million"), got.prose()
     assert "152987000000 - 176392000000" in got.derivation
+    # Inside a larger formula the parentheses are an operand: the ratio is still asked.
+    q = parse_query("What was Apple's gross margin ((total net sales - cost of sales) / total "
+                    "net sales) in fiscal 2024, in percent?")
+    assert q.measure is not None and q.measure.name != "defined metric"
 
 
 def test_an_average_balance_reads_the_years_the_definition_names(apple):

@@ -49,6 +49,10 @@ _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
 # "(total current assets minus total current liabilities)": a sum or difference of items.
 _BARE_SUM = re.compile(r"\(([^()]+?\s(?:minus|less|plus|[-+])\s[^()]+)\)", re.I)
+# What continues a formula after its operand's parentheses, and what opens one before them.
+_IN_FORMULA = re.compile(r"^\s*(?:[/÷*×x+-]|divided\b|over\b|times\b|multiplied\b|as a\b)")
+_OPEN = re.compile(r"(?:[(/÷*×+-]|\bdivided by|\bover|\btimes)\s*$")
+_ASKS_RATIO = re.compile(r"\bratio\b|\bmargin\b|\brate\b|\bshare of\b|\bproportion\b")
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
                    re.I)
 # Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), or
@@ -157,8 +161,14 @@ def _bare_ratio(question: str) -> Metric | None:
 def _bare_amount(question: str, latest_year: int | None) -> Metric | None:
     """"working capital (total current assets minus total current liabilities)": the
     figure the parentheses compute, an amount of the items they name."""
-    m = _BARE_SUM.search(normalized(question))
-    formula = parse_formula(m.group(1), latest_year, _resolver({}, latest_year)) if m else None
+    text = normalized(question)
+    m = _BARE_SUM.search(text)
+    # Inside a larger formula ("((revenue - cost of revenue) / revenue)") or a question
+    # asking a ratio, the parentheses are an operand, not the figure asked.
+    if m is None or _IN_FORMULA.search(text[m.end():]) or _OPEN.search(text[:m.start()]) or \
+            _PERCENT.search(question) or _ASKS_RATIO.search(text):
+        return None
+    formula = parse_formula(m.group(1), latest_year, _resolver({}, latest_year))
     if not isinstance(formula, BinOp) or divides(formula):
         return None
     return Metric("defined metric", (), scale=Scale.AMOUNT, formula=formula)

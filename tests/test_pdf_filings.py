@@ -198,6 +198,11 @@ def test_a_sections_total_row_and_a_deduction_under_other_income() -> None:
     assert tax == {2024: 2047000000, 2023: 1854000000}
 
 
+def _labelled(info: DocumentInfo) -> dict[tuple[str, int], object]:
+    """(concept, year) -> value of the facts read under their rows' own labels (`pdf:`)."""
+    return {(f.concept, f.end.year): f.value for f in info.facts if f.concept.startswith("pdf:")}
+
+
 def test_rows_no_item_names_give_facts_under_their_labels() -> None:
     """A balance sheet's "Goodwill" (no vocabulary item) is pdf:Goodwill; a negative cell
     (treasury stock: tagged positive), a row of shares and a label printed twice (each a
@@ -213,8 +218,7 @@ def test_rows_no_item_names_give_facts_under_their_labels() -> None:
             ["Total liabilities and equity", "$ 135,161", "$ 134,711"]]
     caption = "Consolidated Balance Sheets (in millions)"
     info = _statement_facts("b", rows, caption)
-    labelled = {(f.concept, f.end.year): f.value for f in info.facts
-                if f.concept.startswith("pdf:")}
+    labelled = _labelled(info)
     assert labelled == {("pdf:Goodwill", 2024): 34956000000, ("pdf:Goodwill", 2023): 32293000000}
     assert info.facts[-1].concept == "pdf:Goodwill"  # after every item's facts
 
@@ -229,8 +233,7 @@ def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
             ["Income before income taxes", "8,399", "7,772"]]
     caption = "CONSOLIDATED STATEMENTS OF INCOME (Millions)"
     info = _statement_facts("e", rows, caption)
-    labelled = {(f.concept, f.end.year): f.value for f in info.facts
-                if f.concept.startswith("pdf:")}
+    labelled = _labelled(info)
     assert labelled[("pdf:InterestExpense", 2024)] == 1269000000
     assert labelled[("pdf:InterestExpense", 2023)] == 1340000000
     assert ("pdf:OtherIncomeExpenseNet", 2024) not in labelled
@@ -245,8 +248,7 @@ def test_a_cash_flow_acquisition_is_a_payment_asked_by_its_verb() -> None:
             ["Net cash used in investing activities", "(66,162)", "(21,560)"]]
     info = _statement_facts("vz", rows, "Consolidated Statements of Cash Flows (dollars in "
                             "millions)", end=date(2021, 12, 31))
-    labelled = {(f.concept, f.end.year): f.value for f in info.facts
-                if f.concept.startswith("pdf:")}
+    labelled = _labelled(info)
     assert labelled[("pdf:AcquisitionsOfWirelessLicenses", 2020)] == 3896000000
     assert stems(tokens("acquiring")) == stems(tokens("Acquisitions")) == stems(["acquired"])
 

@@ -357,8 +357,8 @@ class FilingAnswerer:
         """Why no number: the part asked is not one the filing reports."""
         reported = self.labels_of(info).segments_of()
         listed = f"; the parts it reports are {', '.join(reported)}" if reported else \
-            "; it reports no segments, regions or product lines" if info.facts and \
-            self.info[info.doc_id].facts else "; no row of its printed tables names it"
+            "; it reports no segments, regions or product lines" if self.tagged([info.doc_id]) \
+            else "; no row of its printed tables names it"
         return f"{info.title} reports no segment or region by the name asked{listed}"
 
     def _short(self, result: FactResult, info: Any, computed: bool, tagged: bool) -> ShortAnswer:

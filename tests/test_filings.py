@@ -155,6 +155,50 @@ def test_query_periods_definitions_and_percent_change():
         "percent_change"
 
 
+@pytest.mark.parametrize(("question", "measure"), [
+    # One half of a compound name is no measure of its own: "sales and marketing" is an
+    # expense, not sales; the filing's labels resolve it (measure_match).
+    ("X's sales and marketing expense in 2024?", None),
+    ("X's marketing and sales expense in 2024?", None),
+    # "accrued liabilities" is a name of its own: narrowed, not total liabilities (below)
+    ("X's accounts payable and accrued liabilities at the end of 2024?", "total liabilities"),
+    # Two measures joined are each a measure: the first named by its longest phrase stands.
+    ("X's revenue and net income in 2024?", "net income"),
+    ("X's net sales in 2024?", "revenue"),
+    ("X's research and development expense in 2024?", "research and development expense"),
+])
+def test_half_of_a_compound_name_is_no_measure(question, measure):
+    got = parse_query(question).measure
+    assert (got.name if got else None) == measure
+
+
+@pytest.mark.parametrize(("question", "modifiers"), [
+    ("X's deferred revenue at the end of 2024?", {"deferred"}),
+    ("X's accounts payable and accrued liabilities at the end of 2024?", {"accrued"}),
+    ("X's other non-current liabilities at the end of 2024?", {"non"}),
+    ("X's non-GAAP net income in 2024?", {"non"}),
+    # Words that leave the figure whole: a year, "total", "annual", the company, a segment cue.
+    ("X's total net sales in fiscal 2024?", set()),
+    ("What was the FY2024 revenue of X?", set()),
+    ("X's annual revenue in 2024?", set()),
+    ("X revenue in 2024?", set()),
+    ("X's Latin America segment operating income for 2024?", set()),
+    # A part's name is a modifier too: the filing's members or rows must name it.
+    ("X's iPhone net sales in 2024?", {"iphone"}),
+])
+def test_words_narrowing_the_measure(question, modifiers):
+    assert parse_query(question, {"x": "x"}).modifiers == modifiers
+
+
+def test_a_measure_narrowed_past_the_filings_labels_gets_no_number(shelf):
+    answerer = FilingAnswerer(shelf)
+    for question in ("What was Gadget's deferred revenue in fiscal 2024?",
+                     "What were Gadget's accrued liabilities at the end of fiscal 2024?"):
+        q = answerer.parse(question)
+        got = answerer.answer(q, answerer.scope(q, None))
+        assert got.short_answer is None and "has no figure labelled" in got.missing, got.prose()
+
+
 def test_a_question_naming_a_filing_goes_to_retrieval(shelf):
     answerer = FilingAnswerer(shelf)
     assert answerer.names_a_filing(answerer.parse("Gadget's SG&A last year?"))

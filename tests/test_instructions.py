@@ -38,5 +38,6 @@ def test_direction_words_are_no_measure_words() -> None:
     q = parse_query("Based on the information presented in the balance sheet, what are "
                     "Apple's FY2024 inventories? Address the question by using the line items "
                     "shown, as an investment analyst would. Answer in USD millions.")
-    # No company aliases are given here, so the company's name is a word of the ask too.
-    assert q.measure_words == frozenset(tokens("Apple's FY2024 inventories"))
+    # No company aliases are given here, so the company's name is a word of the ask too; the
+    # year ("FY2024") is a period, no measure word.
+    assert q.measure_words == frozenset(tokens("Apple's inventories"))

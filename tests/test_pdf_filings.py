@@ -117,6 +117,10 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Total gross margin", "", "gross profit"),
     # Intel's capex row; a balance item names no flow row.
     ("Additions to property, plant and equipment", "", "capital expenditures"),
+    # eBay's "Sales and marketing" under "Operating expenses:" is no revenue; a label naming
+    # an item whole stands under a section read too far (Amcor's prints no total of it).
+    ("Sales and marketing", "Operating expenses", None),
+    ("Net income attributable to Amcor plc", "Operating expenses", "net income"),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)
@@ -237,6 +241,26 @@ def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
     assert labelled[("pdf:InterestExpense", 2024)] == 1269000000
     assert labelled[("pdf:InterestExpense", 2023)] == 1340000000
     assert ("pdf:OtherIncomeExpenseNet", 2024) not in labelled
+
+
+def test_a_row_under_an_expenses_section_is_an_expense() -> None:
+    """eBay's "Sales and marketing" under "Operating expenses:" is an expense, named as the
+    taxonomy names it (pdf:SalesAndMarketingExpense); an income row under a section read too
+    far is not made one."""
+    rows = [["", "2019", "2018"],
+            ["Net revenues", "$ 10,800", "$ 10,746"],
+            ["Operating expenses:", "", ""],
+            ["Sales and marketing", "3,194", "3,391"],
+            ["Product development", "1,240", "1,285"],
+            ["Interest income", "14", "22"]]
+    info = _statement_facts("eb", rows, "CONSOLIDATED STATEMENT OF INCOME (In millions)",
+                            end=date(2019, 12, 31))
+    labelled = _labelled(info)
+    assert labelled[("pdf:SalesAndMarketingExpense", 2018)] == 3391000000
+    assert labelled[("pdf:ProductDevelopmentExpense", 2019)] == 1240000000
+    assert ("pdf:InterestIncome", 2019) in labelled
+    revenue = {f.end.year: f.value for f in info.facts if f.concept == REVENUE}
+    assert revenue == {2019: 10800000000, 2018: 10746000000}
 
 
 def test_a_cash_flow_acquisition_is_a_payment_asked_by_its_verb() -> None:

@@ -13,6 +13,7 @@ from enum import Enum
 from pipeline.rag.answers.answer_checks import asks_amount
 from pipeline.rag.answers.company_names import find_companies, find_company
 from pipeline.rag.answers.instructions import asked_part
+from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
 from pipeline.rag.answers.question_words import (
@@ -107,6 +108,9 @@ class Query:
     words: frozenset[str] = frozenset()
     measure_words: frozenset[str] = frozenset()
     filing_year: int | None = None     # the fiscal year of the filing named ("its 2020 10-K")
+    # Words written right before the measure's name that narrow it ("deferred" of "deferred
+    # revenue"): the filing must match them, or no number (measure_modifiers.py).
+    modifiers: frozenset[str] = frozenset()
 
     @property
     def operation(self) -> str:
@@ -200,8 +204,17 @@ def _measure_words(text: str, words: frozenset[str],
     # named by its first word alone).
     named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
     rest = joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text))).lower()
-    return frozenset(w for w in words if not w.isdigit() and w in rest
+    return frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w) and w in rest
                      and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
+
+
+def _modifiers(text: str, measure: LineItem | Metric | None,
+               companies: dict[str, list[str]]) -> frozenset[str]:
+    if not isinstance(measure, LineItem):
+        return frozenset()
+    named = frozenset(w for key, aliases in companies.items() for a in (key, *aliases)
+                      for w in tokens(a))
+    return measure_modifiers(asked_part(text), measure, named | _NOT_MEASURE | OPERATION_WORDS)
 
 
 def _over_years(periods: tuple[Period, ...], question: Question) -> tuple[Period, ...]:
@@ -236,12 +249,13 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     # The question's one tokenization: the Question's own words when it is the whole
     # question (the table rules read them), else the whole question's.
     words = frozenset(question.words if span is None else tokens(text))
+    measure = _margin_in_dollars(text, parse_measure(text, latest, definitions))
     return Query(text, question, company,
-                 _over_years(asked_periods or periods, question),
-                 _margin_in_dollars(text, parse_measure(text, latest, definitions)),
+                 _over_years(asked_periods or periods, question), measure,
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
-                 _measure_words(text, words, companies), filing_year)
+                 _measure_words(text, words, companies), filing_year,
+                 _modifiers(text, measure, companies))
 
 
 def _filing_year(text: str) -> tuple[int | None, str]:
@@ -259,6 +273,8 @@ def _filing_year(text: str) -> tuple[int | None, str]:
 # the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
 # spend", "carry on its balance sheet"), the words of asking for a size ("how large was the
 # goodwill balance") (question.tokens has already dropped the stop words and years).
+# A fiscal year written as one word ("FY2021", "FY21"): a period, no measure word.
+_FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
 three six nine twelve first second third fourth half full q1 q2 q3 q4 alone thousand million

@@ -230,6 +230,11 @@ class Asked:
     labelled: tuple[LineItem, ...] = ()
     # a defined metric's operands the vocabulary lacks, by their phrase (formula.PHRASE)
     phrases: dict[str, LineItem] = field(default_factory=dict)
+    # False when the question narrows the vocabulary's item ("deferred revenue") and the
+    # filing's labels hold it: those labels answer, not the item's concepts
+    vocabulary: bool = True
+    # the words narrowing the measure that neither a label nor a part of the filing holds
+    unmatched: frozenset[str] = frozenset()
 
 
 def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) -> \
@@ -238,7 +243,8 @@ def answer_from_facts(query: Query, info: DocumentInfo, asked: Asked = Asked()) 
     labels name a measure. A figure of another period, part or measure is never taken in
     place of the one asked: with none, `missing` says what the filing does hold."""
     measure = query.measure
-    items = ([measure] if isinstance(measure, LineItem) else []) + list(asked.labelled)
+    items = ([measure] if isinstance(measure, LineItem) and asked.vocabulary else []) + \
+        list(asked.labelled)
     if not isinstance(measure, Metric) and not items:
         return None
     ts = targets(query, info)

@@ -108,15 +108,19 @@ class FactLabels:
     printed: dict[tuple[str, str], tuple[frozenset[str], ...]] = field(default_factory=dict)
     # each member's label run together in lower case: "iphone" of aapl:IPhoneMember
     compact: dict[tuple[str, str], str] = field(default_factory=dict)
+    # the concepts a primary statement (balance sheet, income, cash flows) prints a fact of:
+    # "Deferred revenue" on the balance sheet before the tax note's row of that name
+    stated: frozenset[str] = frozenset()
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, facts: list[Fact], shown_at: Any = None) -> FactLabels:
+    def of(cls, facts: list[Fact], shown_at: Any = None, stated: Any = None) -> FactLabels:
         """`shown_at(fact)`: the (row label, column header) the filing prints the fact under,
-        or None. A fact of no part names its concept by its row; a part's fact names the
-        part by a row or header that shares no word with its concept ("Taiwan" of
-        country:TW, "Compute & Networking" over a column of segment revenues)."""
+        or None; `stated(fact)`: whether a primary statement prints it. A fact of no part
+        names its concept by its row; a part's fact names the part by a row or header that
+        shares no word with its concept ("Taiwan" of country:TW, "Compute & Networking" over
+        a column of segment revenues)."""
         words: dict[str, set[str]] = defaultdict(set)
         members: dict[tuple[str, str], set[str]] = defaultdict(set)
         printed: dict[tuple[str, str], set[frozenset[str]]] = defaultdict(set)
@@ -143,7 +147,8 @@ class FactLabels:
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
                    {m: tuple(sorted(printed[m], key=sorted)) for m in kept if m in printed},
                    compact={m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower())
-                            for m in kept})
+                            for m in kept},
+                   stated=frozenset(f.concept for f in facts if stated is not None and stated(f)))
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
         """Each concept's words as `label_stems` gives them, computed once per filing."""

@@ -21,6 +21,7 @@ from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
+    holding,
     labelled_items,
     phrase_items,
     phrase_words,
@@ -43,6 +44,7 @@ from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
+from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
 from retriever_trt.filters import MetadataFilter, company_key
 from retriever_trt.tables import parse_table
 
@@ -50,8 +52,17 @@ from retriever_trt.tables import parse_table
 # Words of row labels that name no part of a figure ("total", "net", "consolidated").
 GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense revenue sale cost
 operating operation gross amount balance cash share stock common per""".split())
+# The statements whose rows are a filing's canonical figures (not its equity statement's).
+PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
+                                StatementKind.CASH_FLOWS})
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
+
+
+def _no_narrower(query: Query, info: Any, words: frozenset[str]) -> str:
+    """What the filing holds when the question narrows its measure past its labels."""
+    return (f"{info.title} has no figure labelled {' '.join(sorted(words))} "
+            f"{query.measure.name}; it reports {query.measure.name} as a whole")
 
 
 def _agrees(result: FactResult, shown: Any) -> bool:
@@ -107,8 +118,16 @@ class FilingAnswerer:
         if info.doc_id not in self._labels:
             tables: dict[str, Any] = {}
             self._labels[info.doc_id] = FactLabels.of(
-                info.facts, lambda f: self._shown_at(info, f, tables))
+                info.facts, lambda f: self._shown_at(info, f, tables),
+                lambda f: self._stated(info, f))
         return self._labels[info.doc_id]
+
+    def _stated(self, info: Any, fact: Any) -> bool:
+        """Whether a primary statement's table prints the fact (by its caption)."""
+        where = info.fact_cells.get(fact.fact_id)
+        chunk = self._chunks.get(where[0]) if where else None
+        return chunk is not None and \
+            statement_kind(chunk.sources.get("caption", "")) in PRIMARY_STATEMENTS
 
     def _shown_at(self, info: Any, fact: Any, tables: dict[str, Any]) -> tuple[str, str] | None:
         """The row label and column header a fact's cell is printed under."""
@@ -142,7 +161,10 @@ class FilingAnswerer:
             labelled += [i for i in labelled_items(frozenset(tokens(measure.name)), labels,
                                                    info.facts, prefer) if i not in labelled]
         phrases = phrase_items(query.measure, labels, info.facts)
-        return Asked(parts.options, tuple(labelled), phrases), parts
+        narrowing = query.modifiers - parts.naming_words() - own
+        held = holding(labelled, narrowing, labels) if narrowing else []
+        return Asked(parts.options, tuple(held or labelled), phrases, not held,
+                     narrowing if not held else frozenset()), parts
 
     def tagged(self, doc_ids: Sequence[str]) -> bool:
         """Whether the first filing in scope has tagged facts (inline XBRL)."""
@@ -246,6 +268,9 @@ class FilingAnswerer:
         # tables' rows, read below (`_part_words`).
         if parts.unknown and not counted and tagged:
             return ShortAnswer(missing=self._no_part(info))
+        if asked.unmatched and tagged:
+            return ShortAnswer(missing=self._unknown_name(query, info) or
+                               _no_narrower(query, info, asked.unmatched))
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
             return ShortAnswer()
@@ -274,7 +299,8 @@ class FilingAnswerer:
                 return read
             why = (f"the question names {', '.join(part)}, a part of the figure that "
                    f"{info.title}'s statements give only whole")
-        why = why or self._unknown_name(query, info)
+        why = why or self._unknown_name(query, info) or \
+            (_no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)

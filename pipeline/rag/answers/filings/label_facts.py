@@ -24,10 +24,11 @@ from collections import Counter
 from collections.abc import Iterator
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
+from pipeline.rag.answers.filings.fact_labels import split_name
 from pipeline.rag.answers.filings.measure_match import PRINTED
 from pipeline.rag.answers.filings.statement_rows import StatementTable, clean_label
 from pipeline.rag.answers.tables.column_periods import header_rows
-from pipeline.rag.answers.tables.row_items import match_row, per_share_row
+from pipeline.rag.answers.tables.row_items import EXPENSES_SECTION, match_row, per_share_row
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents.model import Fact
 from retriever_trt.documents.pdf_statements import StatementKind
@@ -42,9 +43,15 @@ _PAYMENT = re.compile(r"^\s*(?:payments?|purchases?|repurchases?|repayments?|div
 _UNREAD = re.compile(r"\d|\bshares\b|\bpar value\b", re.I)
 
 
-def label_concept(label: str) -> str | None:
-    """The concept a row's label names ("Interest expense (Note 6)" -> pdf:InterestExpense)."""
+def label_concept(label: str, section: str = "") -> str | None:
+    """The concept a row's label names ("Interest expense (Note 6)" -> pdf:InterestExpense).
+    A row under an expenses section is an expense its label need not say: eBay's "Sales and
+    marketing" under "Operating expenses:" is pdf:SalesAndMarketingExpense, as the taxonomy
+    names it."""
     words = _WORD.findall(re.sub(r"\([^)]*\)", " ", clean_label(label)))
+    if words and EXPENSES_SECTION.search(section) and not _EXPENSE.search(label) and \
+            not _NOT_EXPENSE.search(label):
+        words.append("Expense")
     return PRINTED + "".join(w.capitalize() for w in words) if words else None
 
 
@@ -66,14 +73,14 @@ def label_facts(st: StatementTable) -> Iterator[tuple[Fact, tuple[str, int, int]
     table = st.table
     cells = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
     body = range(header_rows(table), len(table.rows))
-    printed = Counter(label_concept(table.row_labels[i]) for i in body)
+    printed = Counter(label_concept(table.row_labels[i], table.parents[i]) for i in body)
     for i in body:
         label, section = table.row_labels[i], table.parents[i]
-        concept = label_concept(label)
+        concept = label_concept(label, section)
         if concept is None or printed[concept] > 1 or _UNREAD.search(label) or \
                 per_share_row(label, section) or match_row(label, section) is not None:
             continue
-        outflow = _outflow(st.kind, label)
+        outflow = _outflow(st.kind, split_name(concept))
         item = LineItem(clean_label(label).lower(), (concept,), kind, outflow=outflow)
         for j, period in enumerate(st.periods):
             cell = cells.get((i, j))

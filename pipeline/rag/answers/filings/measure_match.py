@@ -5,9 +5,11 @@ the filing prints beside it) holds the question's measure words.
 
 A concept matches when its label holds at least `MIN_RECALL` of the measure words (weighted
 by how rare each word is among the filing's concepts, so "expense" counts less than
-"interest"); among those, the label with the fewest other words wins ("Interest Expense"
-before "Interest Expense Nonoperating"). The match becomes a `LineItem` of that one concept,
-a balance when its facts are instants, so the fact rules read it as any vocabulary item.
+"interest"); among those, a concept a primary statement prints comes first ("Deferred
+revenue" of the balance sheet before the tax note's row of that name), then the label with
+the fewest other words ("Interest Expense" before "Interest Expense Nonoperating"). The match
+becomes a `LineItem` of that one concept, a balance when its facts are instants, so the fact
+rules read it as any vocabulary item.
 """
 
 from __future__ import annotations
@@ -100,12 +102,21 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         if concept.startswith(PRINTED) and own - asked:
             continue  # a printed row's other words name another figure ("..., net")
         if recall >= MIN_RECALL:
-            scored.append((not prefer.holds(concept), -recall,
+            scored.append((not prefer.holds(concept), -recall, concept not in labels.stated,
                            len(own - asked), concept))
     scored.sort()
     instants = {f.concept for f in facts if f.start is None}
     return [LineItem(split_name(c).lower(), (c,), Kind.BALANCE if c in instants else Kind.FLOW)
             for *_, c in scored[:MAX_CANDIDATES]]
+
+
+def holding(items: list[LineItem], modifiers: frozenset[str], labels: FactLabels
+            ) -> list[LineItem]:
+    """The candidates whose labels hold every word narrowing the measure ("Deferred revenue"
+    for the "deferred" of "deferred revenue": `Query.modifiers`)."""
+    want = label_stems(modifiers)
+    stems = labels.concept_stems()
+    return [i for i in items if want <= stems.get(i.concepts[0], frozenset())]
 
 
 def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:

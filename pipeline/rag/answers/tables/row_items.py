@@ -10,8 +10,10 @@ excluding finance leases, net of sales"). A label of one word or none that names
 itself ("Diluted", "Total") is read with its section's ("Earnings per share:") when the
 item's name holds its word ("Goodwill" under "Current assets:" is no item). A row
 under "Current liabilities:" is no non-current item ("Term debt" there is no long-term
-debt). The best cover wins; per-share items only on per-share rows, never on share counts ("Shares used
-in computing earnings per share: Diluted").
+debt), and a row under an expenses section ("Operating expenses:", "Costs and expenses:") is
+an expense item or none where its label holds other words: eBay's "Sales and marketing"
+there is no revenue. The best cover wins; per-share items only on per-share rows, never on
+share counts ("Shares used in computing earnings per share: Diluted").
 
 "Net income attributable to Tesla common stockholders" is net income, and it is the
 figure the taxonomy's NetIncomeLoss tags (the parent's share), so it is marked to win over
@@ -48,6 +50,9 @@ _SHARE_COUNT = re.compile(r"\bshares\b", re.I)
 # A rate a label states: "$0.016 per common share", "(per share — $1.94, $1.84 and ...)".
 _RATE = re.compile(r"\$?\s?\d[\d,]*(?:\.\d+)?\s+per[ -](?:\w+ )?share\b|"
                    r"\bper[ -](?:\w+ )?share\W+\$\s?\d", re.I)
+# A section of expense rows, and an item that may stand in one (tax expense is no outflow).
+EXPENSES_SECTION = re.compile(r"\bexpenses\s*$", re.I)
+_EXPENSE_ITEM = re.compile(r"\bexpenses?\b")
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)
 
@@ -105,7 +110,15 @@ def match_row(label: str, section: str = "") -> RowItem | None:
         found = _best(content_words(both), per_share, set(words))
     if found and _NONCURRENT.search(found.item.name) and _current(label, section):
         return None  # Apple's "Term debt" under "Current liabilities:" is the current part
+    if found and found.cover < 1 and EXPENSES_SECTION.search(section) and \
+            not _expense(found.item):
+        return None  # a label naming the item whole stands: a section may be read too far
     return RowItem(found.item, found.cover, True) if found and owners else found
+
+
+def _expense(item: LineItem) -> bool:
+    """Whether an item is an expense: an outflow, or named one (income tax expense)."""
+    return item.outflow or bool(_EXPENSE_ITEM.search(item.name))
 
 
 def _current(label: str, section: str) -> bool:

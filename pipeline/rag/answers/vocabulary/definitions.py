@@ -63,6 +63,9 @@ _ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decima
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 _TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
 _PERCENT = re.compile(r"percent|%", re.I)
+# A word joined to a measure's name by "and" or "&": the other half of a compound name.
+_JOINED_AFTER = re.compile(r"\s+(?:and|&)\s+([\w&'-]+)")
+_JOINED_BEFORE = re.compile(r"([\w&'-]+)\s+(?:and|&)\s+$")
 # A term's period words ("FY2023 revenue", "fiscal 2025 net income"): `_term` reads them.
 _YEAR_WORDS = re.compile(r"\b(?:fy|fiscal(?: year)?)?\s*'?(?:19|20)\d\d\b|\bfy\b", re.I)
 
@@ -85,14 +88,32 @@ def _phrase_at(low: str, phrase: str) -> bool:
     return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low) is not None
 
 
+def _named_alone(low: str, phrase: str, firsts: frozenset[str], lasts: frozenset[str]) -> bool:
+    """Whether the text names `phrase` as a measure of its own somewhere: not as one half of
+    a compound name whose other half names no measure ("sales and marketing expense" is no
+    sales, "accounts payable and accrued liabilities" no accounts payable), while "revenue
+    and net income" names both."""
+    for m in re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low):
+        after = _JOINED_AFTER.match(low, m.end())
+        before = _JOINED_BEFORE.search(low[:m.start()])
+        if (after is None or after.group(1) in firsts) and \
+                (before is None or before.group(1) in lasts):
+            return True
+    return False
+
+
 def longest_named(text: str, candidates: tuple[LineItem, ...] | tuple[Metric, ...]
                   ) -> LineItem | Metric | None:
-    """The candidate whose name or synonym the text names, the longest phrase first."""
+    """The candidate whose name or synonym the text names on its own, the longest phrase
+    first."""
     low = normalized(text)
+    phrases = [p for c in (*LINE_ITEMS, *ALL_METRICS) for p in c.phrases]
+    firsts = frozenset(p.split()[0] for p in phrases)
+    lasts = frozenset(p.split()[-1] for p in phrases)
     best: tuple[int, LineItem | Metric] | None = None
     for candidate in candidates:
         for p in candidate.phrases:
-            if _phrase_at(low, p) and (best is None or len(p) > best[0]):
+            if (best is None or len(p) > best[0]) and _named_alone(low, p, firsts, lasts):
                 best = (len(p), candidate)
     return best[1] if best else None
 

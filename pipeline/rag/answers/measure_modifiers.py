@@ -1,0 +1,66 @@
+"""The words a question writes right before its measure's name that narrow the measure:
+"deferred" of "deferred revenue", "accrued" of "accrued liabilities", "lease" of "lease
+liabilities", "intangible" of "intangible assets", "other" of "other operating expenses".
+
+The vocabulary's name alone ("revenue", "liabilities") is another, larger figure. So the
+filing must match such a word, with a label that holds it beside the name ("Deferred
+revenue") or a part of the company it names ("Data Center" revenue, a segment), or the
+answer gives no number: never total revenue for deferred revenue. Words that do not narrow
+the figure are no modifiers: a year, the company's name or possessive, "total", "annual",
+"consolidated", the words that name periods, units or operations, "segment" (a part's cue, read by the
+part rules).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.vocabulary.definitions import normalized
+from pipeline.rag.answers.vocabulary.line_items import LineItem
+
+# Words before a measure's name that leave the figure whole: "net" (of "net revenue"),
+# "consolidated", "GAAP", "reported", the company's own figure, the year's.
+NOT_NARROWING = frozenset("""net consolidated gaap overall company companys group fiscal
+fy year yearly entire whole aggregate cumulative reported respective its their our your
+last prior previous prior-year current-year same full-year ytd yoy year-over-year
+what which how much segment segmental reportable division""".split())
+_BEFORE = re.compile(r"([\w&'’]+(?:-[\w&'’]+)*)(?:\s+|-)$")
+
+
+def measure_modifiers(text: str, item: LineItem, ignore: frozenset[str] = frozenset()
+                      ) -> frozenset[str]:
+    """The words narrowing `item` where the question names it ("deferred" of "What was
+    Apple's deferred revenue?", "non" of "non-current liabilities"); none where one of its
+    mentions stands plain ("Apple's revenue"), or whose word before is in `ignore` (the
+    company's names, period and unit words) or `NOT_NARROWING`."""
+    low = normalized(text)
+    found: set[str] = set()
+    for phrase in item.phrases:
+        for m in re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low):
+            if _inside_longer(low, m, item):
+                continue
+            words = [w for w in _words_before(low, m.start())
+                     if w not in ignore and w not in NOT_NARROWING]
+            if not words:
+                return frozenset()
+            found.update(words)
+    return frozenset(found)
+
+
+def _words_before(low: str, at: int) -> list[str]:
+    """The content words of the word right before `at` (joined to it by a space or a
+    hyphen: "non-current"), as `tokens` writes them; none for a stop word, a possessive,
+    or a word holding a digit ("fy2024")."""
+    before = _BEFORE.search(low, 0, at)
+    raw = before.group(1) if before else ""
+    if not raw or raw.endswith(("'s", "’s", "s'")) or any(c.isdigit() for c in raw):
+        return []
+    return tokens(raw)
+
+
+def _inside_longer(low: str, m: re.Match[str], item: LineItem) -> bool:
+    """Whether a mention is part of a longer name of the same item ("sales" in "net
+    sales"): the longer one's own mention decides."""
+    return any(len(p) > len(m.group()) and o.start() <= m.start() and m.end() <= o.end()
+               for p in item.phrases for o in re.finditer(re.escape(p), low))

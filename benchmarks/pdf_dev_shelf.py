@@ -1,6 +1,6 @@
 """The development shelf of real 10-K PDFs: copies them from the FinanceBench git mirror.
 
-    python benchmarks/pdf_dev_shelf.py [--mirror GIT_DIR] [--out DIR]
+    python benchmarks/pdf_dev_shelf.py [--set {1,2}] [--mirror GIT_DIR] [--out DIR]
 
 The shelf is the 10-Ks of companies our FinanceBench measurement does NOT ask about
 (benchmarks/financebench_eval.py is the held-out measurement; its companies' 10-Ks are never
@@ -15,6 +15,11 @@ the snapshot of 2026-12): such a PDF is skipped with a line naming it, and no qu
 about it. Every PDF copied is opened (pypdfium2) and must say "Form 10-K" on one of its
 first pages; a PDF that does not is a line too, and the exit status is 1. The copy is
 written to a temporary name and renamed, so an interrupted run leaves no half PDF.
+
+`--set 2` copies the second shelf (SHELF2, default folder engines/pdf-dev2-shelf/) instead:
+twelve other 10-Ks of the same development companies, none of them a file of the first
+shelf, which benchmarks/data/pdf_dev2_questions.jsonl asks about (a second held-out set).
+Apple (FY2020, FY2022) and Oracle (FY2016, FY2023) have two 10-Ks each there.
 """
 
 from __future__ import annotations
@@ -39,6 +44,15 @@ SHELF = (
     "PG_E_2019_10K", "PG_E_2021_10K", "SALESFORCE_2023_10K", "ULTABEAUTY_2023_10K",
     "VERIZON_2019_10K", "VERIZON_2021_10K",
 )
+# The second dev shelf (`--set 2`): other 10-Ks of the development companies, no file of
+# SHELF; JPMorgan's, PayPal's and Ulta Beauty's 10-Ks are absent from the mirror, so none.
+SHELF2 = (
+    "AES_2020_10K", "AMCOR_2023_10K", "APPLE_2020_10K", "APPLE_2022_10K", "EBAY_2015_10K",
+    "FOOTLOCKER_2022_10K", "JOHNSON_JOHNSON_2021_10K", "ORACLE_2016_10K", "ORACLE_2023_10K",
+    "PFIZER_2022_10K", "PG_E_2017_10K", "VERIZON_2016_10K",
+)
+OUT2 = ROOT / "engines" / "pdf-dev2-shelf"
+SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2)}
 LFS_POINTER = b"version https://git-lfs"
 # A 10-K says so on its cover; the first pages are enough (some open with a letter).
 COVER_PAGES = 5
@@ -67,11 +81,12 @@ def is_10k(path: Path) -> bool:
         pdf.close()
 
 
-def copy_shelf(mirror: Path, out: Path) -> tuple[list[str], list[str]]:
-    """Copies every PDF of SHELF the mirror holds into `out`; returns (absent, not a 10-K)."""
+def copy_shelf(mirror: Path, out: Path, shelf: tuple[str, ...] = SHELF
+               ) -> tuple[list[str], list[str]]:
+    """Copies every PDF of `shelf` the mirror holds into `out`; returns (absent, not a 10-K)."""
     out.mkdir(parents=True, exist_ok=True)
     absent, bad = [], []
-    for stem in SHELF:
+    for stem in shelf:
         target = out / f"{stem}.pdf"
         if not target.exists():
             data = blob(mirror, stem)
@@ -89,17 +104,23 @@ def copy_shelf(mirror: Path, out: Path) -> tuple[list[str], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mirror", type=Path, default=MIRROR, help="bare git mirror of financebench")
-    ap.add_argument("--out", type=Path, default=OUT, help="folder the PDFs are copied into")
+    ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1, dest="shelf",
+                    help="which dev shelf: 1 (SHELF, the default) or 2 (SHELF2)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder the PDFs are copied into (default: engines/pdf-dev-shelf, "
+                         "or engines/pdf-dev2-shelf with --set 2)")
     args = ap.parse_args(argv)
+    shelf, out = SHELVES[args.shelf]
+    args.out = args.out or out
     if not (args.mirror / "HEAD").is_file():
         print(f"{args.mirror}: not a bare git repository (--mirror)", file=sys.stderr)
         return 2
-    absent, bad = copy_shelf(args.mirror, args.out)
+    absent, bad = copy_shelf(args.mirror, args.out, shelf)
     for stem in absent:
         print(f"skipped {stem}.pdf: absent from the mirror (LFS pointer or no object)")
     for stem in bad:
         print(f"{args.out / stem}.pdf: does not open or names no Form 10-K on its first pages")
-    print(f"{len(SHELF) - len(absent) - len(bad)} of {len(SHELF)} 10-K PDFs in {args.out}")
+    print(f"{len(shelf) - len(absent) - len(bad)} of {len(shelf)} 10-K PDFs in {args.out}")
     return 1 if bad else 0
 
 

@@ -199,6 +199,13 @@ def test_a_measure_narrowed_past_the_filings_labels_gets_no_number(shelf):
         assert got.short_answer is None and "has no figure labelled" in got.missing, got.prose()
 
 
+def test_the_filing_named_after_its_form_and_units_written_short():
+    q = parse_query("Per the five-year summary in X's 10-K for fiscal 2021, what was net "
+                    "income in fiscal 2017? $M.")
+    assert (q.filing_year, [p.year for p in q.periods]) == (2021, [2017])
+    assert "m" not in q.measure_words
+
+
 def test_a_question_naming_a_filing_goes_to_retrieval(shelf):
     answerer = FilingAnswerer(shelf)
     assert answerer.names_a_filing(answerer.parse("Gadget's SG&A last year?"))

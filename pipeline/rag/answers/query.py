@@ -68,12 +68,15 @@ _DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole num
 _FORMS = ((Form.TEN_K, re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
           (Form.TEN_Q, re.compile(r"\b10-?q\b|\bquarterly report\b", re.I)))
 
-# "per its FY2018 10-K", "in Apple's fiscal 2018 Form 10-K", "the 2020 annual report": a year
-# that says which filing to read. Where the question names another period ("fiscal 2016,
-# per its FY2018 10-K") that other period is the one asked, and the filing's year scopes.
+# "per its FY2018 10-K", "in Apple's fiscal 2018 Form 10-K", "the 2020 annual report", "its
+# 10-K for fiscal 2021": a year that says which filing to read. Where the question names
+# another period ("fiscal 2016, per its FY2018 10-K") that other period is the one asked,
+# and the filing's year scopes.
 _FILING_YEAR = re.compile(
     rf"\b(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?({YEAR_DIGITS})\s+(?:form\s+)?"
-    r"(?:10-?k|10-?q|annual report|quarterly report)\b", re.I)
+    r"(?:10-?k|10-?q|annual report|quarterly report)\b|"
+    rf"\b(?:10-?k|annual report)\s+(?:for|of)\s+((?:the\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)"
+    rf"['’]?({YEAR_DIGITS}))\b", re.I)
 
 
 class PeriodKind(Enum):
@@ -265,22 +268,25 @@ def _filing_year(text: str) -> tuple[int | None, str]:
     found = _FILING_YEAR.search(text)
     if found is None:
         return None, text
-    rest = text[:found.start()] + text[found.end(1):]
-    return int(found.group(1)), rest if parse_periods(rest) else text
+    if found.group(1):
+        year, rest = found.group(1), text[:found.start()] + text[found.end(1):]
+    else:
+        year, rest = found.group(3), text[:found.start(2)] + text[found.end(2):]
+    return int(year), rest if parse_periods(rest) else text
 
 
+# A fiscal year written as one word ("FY2021", "FY21"): a period, no measure word.
+_FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 # Words of a question that name no measure or part of a company: periods, units, rounding,
 # the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
 # spend", "carry on its balance sheet"), the words of asking for a size ("how large was the
 # goodwill balance") (question.tokens has already dropped the stop words and years).
-# A fiscal year written as one word ("FY2021", "FY21"): a period, no measure word.
-_FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
 three six nine twelve first second third fourth half full q1 q2 q3 q4 alone thousand million
-billion dollar usd answer round rounded decimal place nearest whole number report reported
+billion m mm bn dollar usd answer round rounded decimal place nearest whole number report reported
 show shown state stated give tell much many total latest most recent percent percentage
-us$ per cent cover filing form k q annual quarterly carry spend spent generate generated
+us$ per cent cover filing form k q annual quarterly carry spend spent pay generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where

@@ -42,16 +42,16 @@ from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query, parse_query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
-from pipeline.rag.answers.vocabulary.line_items import LineItem
+from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
 from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
 from retriever_trt.filters import MetadataFilter, company_key
 from retriever_trt.tables import parse_table
 
-# A question about what the filing's cover states ("per the cover of its 10-K").
 # Words of row labels that name no part of a figure ("total", "net", "consolidated").
 GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense revenue sale cost
-operating operation gross amount balance cash share stock common per""".split())
+operating operation gross amount balance cash share stock common per shareholder stockholder
+shareowner owner""".split())
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
@@ -163,6 +163,10 @@ class FilingAnswerer:
         phrases = phrase_items(query.measure, labels, info.facts)
         narrowing = query.modifiers - parts.naming_words() - own
         held = holding(labelled, narrowing, labels) if narrowing else []
+        if not held and isinstance(measure, LineItem) and measure.kind is Kind.BALANCE:
+            # "What did Apple pay for property, plant and equipment": the payment, not the
+            # balance the vocabulary's name is
+            held = [i for i in labelled if prefer.holds(i.concepts[0])]
         return Asked(parts.options, tuple(held or labelled), phrases, not held,
                      narrowing if not held else frozenset()), parts
 

@@ -25,7 +25,7 @@ from pipeline.rag.answers.vocabulary.formula import (
     divides,
     parse_formula,
 )
-from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, LineItem
+from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
 
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
@@ -63,6 +63,9 @@ _ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decima
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 _TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
 _PERCENT = re.compile(r"percent|%", re.I)
+# An operand paid for a balance ("payments for property, plant and equipment"): a flow the
+# filing's labels name, not the balance.
+_PAID = re.compile(r"(?:payments?|purchases?|paid|spent|spending)\b")
 # A word joined to a measure's name by "and" or "&": the other half of a compound name.
 _JOINED_AFTER = re.compile(r"\s+(?:and|&)\s+([\w&'-]+)")
 _JOINED_BEFORE = re.compile(r"([\w&'-]+)\s+(?:and|&)\s+$")
@@ -137,7 +140,8 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) 
         if key in defined and depth < MAX_DEPTH:
             return parse_formula(defined[key], latest_year, _resolver(defined, latest_year, depth + 1))
         item = longest_named(phrase, LINE_ITEMS)
-        if item is not None and _named_share(key, item) >= MIN_NAMED_SHARE:
+        if item is not None and _named_share(key, item) >= MIN_NAMED_SHARE and \
+                not (item.kind is Kind.BALANCE and _PAID.match(key)):
             return ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
         if metric is not None:

@@ -49,7 +49,7 @@ from tatqa_split import (  # noqa: E402
 )
 
 from pipeline.rag import AskOptions  # noqa: E402
-from retriever_trt.filters import MetadataFilter  # noqa: E402
+from retriever_trt.search.filters import MetadataFilter  # noqa: E402
 
 TYPES = ("arithmetic", "span", "multi-span", "count")
 SOURCES = ("table", "table-text", "text")

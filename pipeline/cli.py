@@ -228,8 +228,8 @@ def _index(args: argparse.Namespace) -> int:
     import time
 
     # The retriever alone: pipeline.rag would bring in the LLM engine, and with it torch.
-    from retriever_trt.loader import describe, load_embedder
-    from retriever_trt.retriever import Retriever
+    from retriever_trt.embedders.loader import describe, load_embedder
+    from retriever_trt.search.retriever import Retriever
 
     settings = _settings(args)
     start = time.perf_counter()
@@ -305,8 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     known: tuple[type[BaseException], ...] = (SettingsError, FileNotFoundError, ValueError,
                                               ImportError)
     try:
-        from retriever_trt.artifacts import ArtifactError
-        from retriever_trt.storage import IndexFileError
+        from retriever_trt.embedders.artifacts import ArtifactError
+        from retriever_trt.store.storage import IndexFileError
 
         known += (ArtifactError, IndexFileError)
     except ImportError:

@@ -40,8 +40,8 @@ from retriever_trt.documents.limits import (
     DEFAULT_MAX_SECONDS,
     DEFAULT_MAX_STREAM_BYTES,
 )
-from retriever_trt.parallel_encoder import DEFAULT_NICE, MAX_NICE
-from retriever_trt.vector_store import (
+from retriever_trt.indexing.parallel_encoder import DEFAULT_NICE, MAX_NICE
+from retriever_trt.store.vector_store import (
     DEFAULT_MILVUS_COLLECTION,
     MilvusConfig,
     MilvusIndexType,
@@ -53,7 +53,7 @@ from retriever_trt.vector_store import (
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
 # The uploads' folder inside the index folder, unless documents_dir names another
-# (retriever_trt/live_documents.py).
+# (retriever_trt/live/live_documents.py).
 DOCUMENTS_DIR = "documents"
 # A collection's name: it appears in URLs, filters and folder names.
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -162,11 +162,11 @@ class Settings(BaseModel):
     strict_rules: bool = False
     retrieval_mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
     # hybrid: weighted reciprocal-rank fusion, BM25's weight against dense's 1; the same
-    # defaults as retriever_trt.retriever's (how they were chosen is said there), written
+    # defaults as retriever_trt.search.retriever's (how they were chosen is said there), written
     # out so that reading settings does not import the retriever.
     bm25_weight: float = Field(4.0, ge=0.0, le=100.0)
     rrf_k: int = Field(30, ge=1, le=1000)
-    # the tables' row match in the same fusion (retriever_trt/row_match.py); 0: off.
+    # the tables' row match in the same fusion (retriever_trt/search/row_match.py); 0: off.
     row_match_weight: float = Field(2.0, ge=0.0, le=100.0)
     batch_window_ms: float = Field(3.0, ge=0.0, le=1000.0)
     max_batch: int = Field(32, ge=1, le=1024)
@@ -238,7 +238,7 @@ class Settings(BaseModel):
     # 429), and how often a replica looks for documents another replica added or deleted.
     max_upload_bytes: int = Field(100 << 20, ge=1024, le=1 << 34)
     ingest_workers: int = Field(1, ge=1, le=64)
-    # Batches of uploads encoded at once, each on one core (retriever_trt/parallel_encoder.py):
+    # Batches of uploads encoded at once, each on one core (retriever_trt/indexing/parallel_encoder.py):
     # while no question is answered (None: every core) and while questions are (1: the
     # LLM engine keeps the other cores; more makes uploads faster and questions slower).
     ingest_threads: int | None = Field(None, ge=1, le=256)

@@ -160,7 +160,7 @@ def build_first_run_artifacts(engines_dir: Path) -> None:
         return
     from llm_engine import LLMEngine, SamplingParams
     from pipeline.settings import load_settings
-    from retriever_trt.loader import default_embedder
+    from retriever_trt.embedders.loader import default_embedder
 
     default_embedder(engines_dir, progress=False)
     settings = load_settings(None, {"engines_dir": str(engines_dir),

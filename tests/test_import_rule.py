@@ -84,7 +84,7 @@ def test_imports_only_go_down(path: Path) -> None:
 def test_the_rule_catches_what_it_forbids(tmp_path, monkeypatch) -> None:
     # The checker itself: files that break each rule are reported, with file and line.
     monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
-    cases = {"onnx_export/x.py": "def f():\n    from retriever_trt.loader import load_embedder\n",
+    cases = {"onnx_export/x.py": "def f():\n    from retriever_trt.embedders.loader import load_embedder\n",
              "llm_engine/y.py": "import pipeline.settings\n",
              "retriever_trt/z.py": "from llm_engine import LLM\n",
              "pipeline/rag/w.py": "from fastapi import Request\n",

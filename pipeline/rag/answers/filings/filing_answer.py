@@ -43,8 +43,8 @@ from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
-from retriever_trt.filters import MetadataFilter, company_key
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.search.filters import MetadataFilter, company_key
 
 # A question about what the filing's cover states ("per the cover of its 10-K").
 # Words of row labels that name no part of a figure ("total", "net", "consolidated").

@@ -177,7 +177,7 @@ def parse_set(items: list[str]) -> dict[str, str]:
 def eval_settings(data: Path, items: list[str]) -> Any:
     """The server's settings over the corpus `data`, its index in the engines/ cache folder
     (`index_cache`), `--set` items applied; a bad setting exits naming it."""
-    from pipeline.settings import SettingsError, load_settings
+    from pipeline.settings_sources import SettingsError, load_settings
 
     try:
         overrides = {"corpus": str(data), "engines_dir": str(ROOT / "engines"),

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path, help="write every answer and the summary here")
     args = ap.parse_args(argv)
 
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     values: dict[str, Any] = {}
     for item in args.set:

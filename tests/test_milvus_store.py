@@ -118,7 +118,7 @@ def test_filter_expression_reads_every_field_and_the_tenant():
 
 
 def test_settings_name_the_install_step_when_pymilvus_is_missing(monkeypatch):
-    from pipeline.settings import SettingsError, load_settings
+    from pipeline.settings_sources import SettingsError, load_settings
 
     real = vector_store.importlib.util.find_spec
     monkeypatch.setattr(vector_store.importlib.util, "find_spec",
@@ -367,7 +367,7 @@ def test_documents_api_replicas_over_one_milvus(embedder, tmp_path):
 @needs_milvus
 def test_load_retriever_follows_the_vector_store_setting(tmp_path):
     from pipeline.rag.pipeline import load_retriever
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     settings = load_settings(None, {"vector_store": "milvus", "index": str(tmp_path / "idx")},
                              environ={})

@@ -11,19 +11,17 @@ it recorded `ready` and published to the retriever, whole, between two searches.
 process polls the catalog and brings its retriever to it: documents another replica made
 ready are loaded from their segments (never re-encoded), deleted ones removed. A document
 left `indexing` by a process that died is taken up by whichever process gets its job lock
-(an `flock`, which the kernel releases when its holder dies).
+(an `flock`, which the kernel releases when its holder dies: job_lock.py).
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ from retriever_trt.documents.limits import DEFAULT_LIMITS, DocumentLimits
 from retriever_trt.indexing.parallel_encoder import Busy, EncodeThreads, ParallelEncoder, all_cores
 from retriever_trt.live.catalog import Catalog, DocumentRecord, DocumentStatus
 from retriever_trt.live.incoming import INCOMING, Incoming, UploadError, receive, remove_leftovers, safe_name
+from retriever_trt.live.job_lock import claim, release, remove_unclaimed
 from retriever_trt.live.read_job import JobCancelled, ReadRequest, read_in_child
 from retriever_trt.live.segments import read_segment, write_segment
 from retriever_trt.search.retriever import Retriever
@@ -44,7 +43,7 @@ from retriever_trt.store.storage import IndexFileError
 
 logger = logging.getLogger("finrag")
 
-FILES, SEGMENTS, JOB_LOCK = "files", "segments", ".indexing.lock"
+FILES, SEGMENTS = "files", "segments"
 # Uploads are encoded in small batches: a question that arrives waits for at most the
 # batches already running before the upload gives up cores to it (parallel_encoder.py).
 # One-thread CPU sessions take smaller ones still (ParallelEncoder.preferred_batch).
@@ -185,8 +184,8 @@ class LiveDocuments:
         try:
             for doc_id, (record, incoming) in new.items():
                 (self.files / doc_id).mkdir(exist_ok=True)
-                lock = self._claim(doc_id)  # before the file lands: a starting process's
-                if lock is None:            # clean-up leaves a claimed folder alone
+                lock = claim(self.files / doc_id)  # before the file lands: a starting
+                if lock is None:  # process's clean-up leaves a claimed folder alone
                     raise UploadError(409, f"{record.name}: the same file is being uploaded "
                                            f"to {collection!r} right now; retry in a moment")
                 locks[doc_id] = lock
@@ -195,13 +194,13 @@ class LiveDocuments:
         except BaseException:
             for doc_id, lock in locks.items():
                 shutil.rmtree(self.files / doc_id, ignore_errors=True)
-                _release(lock)
+                release(lock)
             raise
         for doc_id, lock in locks.items():
             if doc_id in added:
                 self._submit(new[doc_id][0], lock)
             else:  # another replica recorded the same bytes meanwhile
-                _release(lock)
+                release(lock)
         records = self.catalog.records()
         ids = [document_id(collection, incoming.sha256) for incoming in received]
         return [(records.get(i) or known.get(i) or new[i][0], i in added) for i in ids]
@@ -252,7 +251,7 @@ class LiveDocuments:
             self._stop_job(doc_id)  # deleted by another replica while we index it
         for doc_id, record in records.items():
             if record.status is DocumentStatus.INDEXING and doc_id not in self._jobs:
-                lock = self._claim(doc_id)
+                lock = claim(self.files / doc_id)
                 if lock is not None:
                     self._submit(record, lock)
 
@@ -287,19 +286,6 @@ class LiveDocuments:
             self._loaded.update(i for p in parts for i in p.info)
 
     # -- indexing ----------------------------------------------------------------------
-    def _claim(self, doc_id: str) -> int | None:
-        """The document's job lock, or None while another thread or process holds it."""
-        folder = self.files / doc_id
-        if not folder.is_dir():
-            return None
-        fd = os.open(folder / JOB_LOCK, os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        return fd
-
     def _submit(self, record: DocumentRecord, lock: int) -> None:
         self._cancel[record.id] = threading.Event()
         self._jobs[record.id] = lock
@@ -329,7 +315,7 @@ class LiveDocuments:
         finally:
             self._cancel.pop(record.id, None)
             self._progress.pop(record.id, None)
-            _release(self._jobs.pop(record.id, None))  # last: frees its room
+            release(self._jobs.pop(record.id, None))  # last: frees its room
 
     def _index_file(self, record: DocumentRecord, cancelled: threading.Event) -> None:
         """Read (in a child process), encode and save; stopped by `cancelled` (a delete)
@@ -399,17 +385,8 @@ class LiveDocuments:
                 if entry.name.startswith(INCOMING):
                     continue  # remove_leftovers's
                 if entry.is_dir() and not entry.name.startswith(".") and entry.name not in known:
-                    _remove_unclaimed(entry, self._claim if folder is self.files else None)
+                    if folder is self.files:
+                        remove_unclaimed(entry)
+                    else:
+                        shutil.rmtree(entry, ignore_errors=True)
 
-
-def _remove_unclaimed(entry: Path, claim: Callable[[str], int | None] | None) -> None:
-    lock = claim(entry.name) if claim is not None else None
-    if claim is not None and lock is None:
-        return  # an upload another process is recording right now
-    shutil.rmtree(entry, ignore_errors=True)
-    _release(lock)
-
-
-def _release(fd: int | None) -> None:
-    if fd is not None:
-        os.close(fd)  # closing the descriptor drops its flock

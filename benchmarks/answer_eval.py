@@ -49,7 +49,7 @@ from tatqa_split import (  # noqa: E402
 )
 
 from pipeline.rag import AskOptions  # noqa: E402
-from retriever_trt.filters import MetadataFilter  # noqa: E402
+from retriever_trt.search.filters import MetadataFilter  # noqa: E402
 
 TYPES = ("arithmetic", "span", "multi-span", "count")
 SOURCES = ("table", "table-text", "text")
@@ -177,7 +177,7 @@ def parse_set(items: list[str]) -> dict[str, str]:
 def eval_settings(data: Path, items: list[str]) -> Any:
     """The server's settings over the corpus `data`, its index in the engines/ cache folder
     (`index_cache`), `--set` items applied; a bad setting exits naming it."""
-    from pipeline.settings import SettingsError, load_settings
+    from pipeline.settings_sources import SettingsError, load_settings
 
     try:
         overrides = {"corpus": str(data), "engines_dir": str(ROOT / "engines"),

@@ -36,9 +36,9 @@ def build_app(corpus: str, engines_dir: str | None, top_k: int = 3) -> FastAPI:
     from llm_engine.utils.model_path import resolve_model
     from pipeline.rag.prompts import answer_tail, build_prompt_ids, system_text
     from pipeline.settings import Settings
-    from retriever_trt.torch_embedder import TorchEmbedder
+    from retriever_trt.embedders.torch_embedder import TorchEmbedder
 
-    load_corpus = importlib.import_module("retriever_trt.ingest").load_corpus
+    load_corpus = importlib.import_module("retriever_trt.indexing.ingest").load_corpus
 
     settings = Settings()
     model_dir = resolve_model("default", engines_dir)

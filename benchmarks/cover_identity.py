@@ -48,12 +48,12 @@ sys.path.insert(0, str(ROOT))
 from pipeline.rag.answers.company_names import shelf_aliases  # noqa: E402
 from pipeline.rag.answers.filings.scope import choose_filings  # noqa: E402
 from pipeline.rag.answers.query import parse_query  # noqa: E402
-from retriever_trt.documents.cover_page import printed_metadata  # noqa: E402
+from retriever_trt.documents.filing.cover_page import printed_metadata  # noqa: E402
 from retriever_trt.documents.model import CoverField, DocumentMetadata  # noqa: E402
-from retriever_trt.documents.pdf_layout import page_lines  # noqa: E402
-from retriever_trt.documents.pdf_loader import METADATA_PAGES  # noqa: E402
-from retriever_trt.filters import company_key  # noqa: E402
-from retriever_trt.store import DocumentInfo  # noqa: E402
+from retriever_trt.documents.pdf.pdf_layout import page_lines  # noqa: E402
+from retriever_trt.documents.pdf.pdf_loader import METADATA_PAGES  # noqa: E402
+from retriever_trt.search.filters import company_key  # noqa: E402
+from retriever_trt.store.document_store import DocumentInfo  # noqa: E402
 
 MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
 _NAME = re.compile(r"^pdfs/(?P<company>[A-Z0-9_]+?)_(?P<year>\d{4})_10K\.pdf$")

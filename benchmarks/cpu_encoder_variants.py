@@ -30,10 +30,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from retriever_trt.chunking import DEFAULT_OVERLAP  # noqa: E402
-from retriever_trt.embedder import Embedder  # noqa: E402
-from retriever_trt.ort_embedder import OnnxRuntimeEmbedder  # noqa: E402
-from retriever_trt.parallel_encoder import EncodeThreads, ParallelEncoder  # noqa: E402
+from retriever_trt.embedders.embedder import Embedder  # noqa: E402
+from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder  # noqa: E402
+from retriever_trt.indexing.chunking import DEFAULT_OVERLAP  # noqa: E402
+from retriever_trt.indexing.parallel_encoder import EncodeThreads, ParallelEncoder  # noqa: E402
 
 FILINGS = REPO.parent / "shared" / "data" / "filings"
 DEFAULT_FILINGS = ["ko-10-k-2025-02-20.html", "nflx-10-q-2025-07-18.html"]
@@ -45,8 +45,8 @@ VARIANTS = ("fp32", "int8", "int8-skipln", "fused-fp32", "fused-int8")
 
 def filing_chunks(paths: list[Path], embedder: Embedder, limit: int) -> list[str]:
     """The first `limit` chunk texts of `paths`, as `finrag index` encodes them."""
-    from retriever_trt.ingest import ingest
-    from retriever_trt.retriever import chunk_counter
+    from retriever_trt.indexing.ingest import ingest
+    from retriever_trt.search.retriever import chunk_counter
 
     with tempfile.TemporaryDirectory(prefix="finrag-variants-") as tmp:
         for path in paths:
@@ -96,7 +96,7 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     ap.add_argument("--engines-dir", type=Path, default=REPO / "engines")
     args = ap.parse_args()
-    from retriever_trt.loader import default_embedder
+    from retriever_trt.embedders.loader import default_embedder
 
     print("$ python3 " + " ".join(shlex.quote(a) for a in sys.argv), flush=True)
     folder = default_embedder(args.engines_dir, progress=False).path.parent

@@ -29,9 +29,9 @@ def main() -> None:
     import numpy as np
 
     from onnx_export.calibration import read_samples
-    from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
-    from retriever_trt.profiles import Profile, Shape
-    from retriever_trt.torch_embedder import TorchEmbedder
+    from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder
+    from retriever_trt.embedders.profiles import Profile, Shape
+    from retriever_trt.embedders.torch_embedder import TorchEmbedder
 
     out = Path(args.outDir)
     texts = read_samples(TATQA)[: args.n]

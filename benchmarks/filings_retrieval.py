@@ -2,7 +2,7 @@
 
     python3 benchmarks/filings_retrieval.py [--table-tokens 120 224] [--questions FILE ...]
 
-For each size (`retriever_trt.chunking.TABLE_PIECE_TOKENS`, the least a table piece may
+For each size (`retriever_trt.indexing.chunking.TABLE_PIECE_TOKENS`, the least a table piece may
 hold; 120 is the server's chunk_tokens, which prose keeps) the filings are indexed as
 `finrag index` does (the default INT8 encoder, hybrid retrieval with the row match, the
 server's weights) and each question of the sets (default:
@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from filings_eval import Corpus, corpus_folder  # noqa: E402
 from filings_gold import FILINGS, load_questions  # noqa: E402
 
-import retriever_trt.chunking as chunking  # noqa: E402
+import retriever_trt.indexing.chunking as chunking  # noqa: E402
 from pipeline.settings import Settings  # noqa: E402
-from retriever_trt.loader import default_embedder  # noqa: E402
-from retriever_trt.retriever import Passage, Retriever  # noqa: E402
+from retriever_trt.embedders.loader import default_embedder  # noqa: E402
+from retriever_trt.search.retriever import Passage, Retriever  # noqa: E402
 
 SETS = (ROOT / "benchmarks/data/filings_questions.jsonl",
         ROOT / "benchmarks/data/filings_heldout.jsonl")

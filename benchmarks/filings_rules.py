@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from retriever_trt.ingest import ingest
+from retriever_trt.indexing.ingest import ingest
 
 
 def rules_answers(corpus: Path, records: list[dict]) -> list[tuple[dict, dict, float]]:

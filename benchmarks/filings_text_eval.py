@@ -38,8 +38,8 @@ from filings_score import is_right  # noqa: E402
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer  # noqa: E402
 from pipeline.rag.answers.short_answer import ShortAnswer, TableSource, text_short_answer  # noqa: E402
 from pipeline.rag.pipeline import RAGPipeline  # noqa: E402
-from pipeline.settings import load_settings  # noqa: E402
-from retriever_trt.ingest import ingest  # noqa: E402
+from pipeline.settings_sources import load_settings  # noqa: E402
+from retriever_trt.indexing.ingest import ingest  # noqa: E402
 
 DEV = ROOT / "benchmarks" / "data" / "filings_prose_dev.jsonl"
 HELDOUT = ROOT / "benchmarks" / "data" / "filings_heldout.jsonl"

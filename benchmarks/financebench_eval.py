@@ -14,7 +14,7 @@ number ("$1577.00", "24.26", "-3.7", "1.9%") and whose filing's PDF the mirror h
 the 44 PDFs are absent from it: their 5 questions are dropped and counted) — 45 questions
 over 39 PDFs. The PDFs are copied into `--shelf` (default engines/financebench-shelf/,
 git-ignored), ALL of them into one folder (many companies and years together), read once
-with `retriever_trt.ingest.ingest` (timed: pages, seconds, pages/s), then each PDF's
+with `retriever_trt.indexing.ingest.ingest` (timed: pages, seconds, pages/s), then each PDF's
 statement facts are read (`FilingAnswerer.facts_of`, timed too: the rules would read them
 on the first question about the filing). Each question goes, as asked, through
 `FilingAnswerer.parse`, `.scope` (no caller filter: the question alone names the company and
@@ -174,7 +174,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-    from retriever_trt.ingest import ingest
+    from retriever_trt.indexing.ingest import ingest
 
     records, counts = numeric_questions(args.mirror)
     if args.limit:

@@ -19,9 +19,9 @@ import sys, time
 from pathlib import Path
 import numpy as np, torch, onnxruntime as ort
 from onnx_export.calibration import read_samples
-from retriever_trt.torch_embedder import TorchEmbedder
-from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
-from retriever_trt.profiles import Profile, Shape
+from retriever_trt.embedders.torch_embedder import TorchEmbedder
+from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder
+from retriever_trt.embedders.profiles import Profile, Shape
 out = Path(sys.argv[1])
 data = Path("..") / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
 texts = read_samples(data)[:2000] if data.is_file() else [f"revenue grew {i}%" for i in range(2000)]
@@ -73,14 +73,14 @@ for name, idx in (("faiss CPU Flat", cpu), ("faiss GPU Flat", gpu)):
 PY
 
 if python3 -c "import tensorrt" 2>/dev/null; then
-  timeout 240 python3 -m retriever_trt.retrexec --onnx="$OUT/model.onnx" --fp16 \
+  timeout 240 python3 -m retriever_trt.build.retrexec --onnx="$OUT/model.onnx" --fp16 \
     --saveEngine="$OUT/model.fp16.plan" --timingCacheFile="$OUT/timing.cache" \
     --minShapes=input_ids:1x16,attention_mask:1x16 --optShapes=input_ids:64x128,attention_mask:64x128 \
     --maxShapes=input_ids:128x256,attention_mask:128x256 --memPoolSize=workspace:2G --duration=3
   # The same build from weights pruned to 2:4 (--sparsity=force: SPARSE_WEIGHTS on the
   # pruned model.fp16.sparse24.onnx): the summary's "Sparsity:" line counts the layers
   # TensorRT ran sparse; its throughput beside the dense build's above is the speed-up.
-  timeout 240 python3 -m retriever_trt.retrexec --onnx="$OUT/model.onnx" --fp16 --sparsity=force \
+  timeout 240 python3 -m retriever_trt.build.retrexec --onnx="$OUT/model.onnx" --fp16 --sparsity=force \
     --saveEngine="$OUT/model.fp16.sparse24.plan" --timingCacheFile="$OUT/timing.cache" \
     --minShapes=input_ids:1x16,attention_mask:1x16 --optShapes=input_ids:64x128,attention_mask:64x128 \
     --maxShapes=input_ids:128x256,attention_mask:128x256 --workspace=2048 --duration=3

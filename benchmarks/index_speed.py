@@ -4,7 +4,7 @@ falls on both alike.
 
 - before: batches of 64 sorted by characters, each padded to the profile's power-of-two
   sequence bucket (a 10-K's 121-136-token chunks to 256);
-- now: `retriever_trt.encoding.encode_corpus` as `finrag index` runs it (batches sorted by
+- now: `retriever_trt.indexing.encoding.encode_corpus` as `finrag index` runs it (batches sorted by
   the encoder's tokens, each padded to its longest text rounded up to
   `ort_embedder.SEQ_MULTIPLE`).
 
@@ -34,12 +34,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
-from retriever_trt.chunking import DEFAULT_OVERLAP  # noqa: E402
-from retriever_trt.encoding import encode_corpus  # noqa: E402
-from retriever_trt.ingest import ingest  # noqa: E402
-from retriever_trt.loader import load_embedder  # noqa: E402
-from retriever_trt.profiles import make_batches  # noqa: E402
-from retriever_trt.retriever import chunk_counter  # noqa: E402
+from retriever_trt.embedders.loader import load_embedder  # noqa: E402
+from retriever_trt.embedders.profiles import make_batches  # noqa: E402
+from retriever_trt.indexing.chunking import DEFAULT_OVERLAP  # noqa: E402
+from retriever_trt.indexing.encoding import encode_corpus  # noqa: E402
+from retriever_trt.indexing.ingest import ingest  # noqa: E402
+from retriever_trt.search.retriever import chunk_counter  # noqa: E402
 
 FILING = REPO.parent / "shared" / "data" / "filings" / "aapl-10-k-2024-11-01.html"
 # The batch encode_corpus and fbb4869's encoding both used.

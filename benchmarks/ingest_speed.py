@@ -36,8 +36,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from index_speed import cpu_name, cpu_seconds, load_line  # noqa: E402
 
-from retriever_trt.chunking import DEFAULT_OVERLAP  # noqa: E402
-from retriever_trt.documents.pdf_loader import load  # noqa: E402
+from retriever_trt.documents.pdf.pdf_loader import load  # noqa: E402
+from retriever_trt.indexing.chunking import DEFAULT_OVERLAP  # noqa: E402
 
 FILINGS = REPO.parent / "shared" / "data" / "filings"
 SHELF_TARGET_S = 600.0
@@ -48,10 +48,10 @@ BATCH = 64
 
 def build_before(fp32: Any, corpus: Path, out: Path) -> tuple[Any, int]:
     """The index as `finrag index` built it before: read all, then encode all in FP32."""
-    from retriever_trt.encoding import encode_sorted
-    from retriever_trt.index import VectorIndex
-    from retriever_trt.ingest import ingest
-    from retriever_trt.retriever import Retriever, chunk_counter
+    from retriever_trt.indexing.encoding import encode_sorted
+    from retriever_trt.indexing.ingest import ingest
+    from retriever_trt.search.retriever import Retriever, chunk_counter
+    from retriever_trt.store.faiss_index import VectorIndex
 
     store, report = ingest(corpus, CHUNK_TOKENS, DEFAULT_OVERLAP, chunk_counter(fp32))
     store.build_bm25()
@@ -63,7 +63,7 @@ def build_before(fp32: Any, corpus: Path, out: Path) -> tuple[Any, int]:
 
 
 def build_after(int8: Any, corpus: Path, out: Path) -> tuple[Any, int]:
-    from retriever_trt.retriever import Retriever
+    from retriever_trt.search.retriever import Retriever
 
     built = Retriever.build(int8, corpus, out, chunk_tokens=CHUNK_TOKENS, progress=False)
     return built.ingest_report, len(built.store)
@@ -79,7 +79,7 @@ def html_shelf(filings: Path, folder: Path) -> Path:
 
 
 def whole_path(args: argparse.Namespace) -> None:
-    from retriever_trt.loader import default_embedder, load_embedder
+    from retriever_trt.embedders.loader import default_embedder, load_embedder
 
     int8 = default_embedder(args.engines_dir, progress=False)
     encoders = {"before": load_embedder(int8.path.parent / "model.onnx"), "after": int8}

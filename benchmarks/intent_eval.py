@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from llm_engine import AsyncLLMEngine, LLMEngine
     from pipeline.rag import IntentStage
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     settings = load_settings(overrides={"engines_dir": str(ROOT / "engines"),
                                         **parse_set(args.set)})

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tatqa_metric import score  # noqa: E402
 
 from pipeline.rag.answers.short_answer import answer_question  # noqa: E402
-from retriever_trt.tables import parse_table  # noqa: E402
+from retriever_trt.documents.tables import parse_table  # noqa: E402
 
 DEFAULT_DATA = "/work/shared/data/tatqa/tatqa_dataset_dev.json"
 TYPES = ("arithmetic", "span", "multi-span", "count")

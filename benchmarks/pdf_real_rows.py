@@ -38,9 +38,9 @@ from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
     statement_rows,
     statement_tables,
 )
-from retriever_trt.chunking import chunk_document  # noqa: E402
 from retriever_trt.documents import load_document  # noqa: E402
-from retriever_trt.documents.pdf_statements import StatementKind  # noqa: E402
+from retriever_trt.documents.pdf.pdf_statements import StatementKind  # noqa: E402
+from retriever_trt.indexing.chunking import chunk_document  # noqa: E402
 
 CHUNK_TOKENS = 120
 KINDS = (StatementKind.INCOME, StatementKind.BALANCE, StatementKind.CASH_FLOWS,

@@ -58,10 +58,10 @@ from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
 )
 from pipeline.rag.answers.filings.table_facts import is_statement  # noqa: E402
 from pipeline.rag.answers.tables.column_periods import column_periods  # noqa: E402
-from retriever_trt.chunking import chunk_document  # noqa: E402
 from retriever_trt.documents import load_document  # noqa: E402
-from retriever_trt.documents.pdf_statements import StatementKind, statement_kind  # noqa: E402
-from retriever_trt.tables import parse_table  # noqa: E402
+from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind  # noqa: E402
+from retriever_trt.documents.tables import parse_table  # noqa: E402
+from retriever_trt.indexing.chunking import chunk_document  # noqa: E402
 
 FILINGS = REPO.parent / "shared" / "data" / "filings"
 CHUNK_TOKENS = 120

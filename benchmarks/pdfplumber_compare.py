@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from pdf_statements_eval import CHUNK_TOKENS, FILINGS, GOLD_KINDS, gold, read_now  # noqa: E402
 
 from pipeline.rag.answers.filings.statement_rows import statement_tables  # noqa: E402
-from retriever_trt.chunking import chunk_document  # noqa: E402
 from retriever_trt.documents import load_document  # noqa: E402
 from retriever_trt.documents.model import Document, TableBlock  # noqa: E402
+from retriever_trt.indexing.chunking import chunk_document  # noqa: E402
 
 # Text positions decide cells and rows: a statement printed from HTML has no ruling lines.
 # "text": pdfplumber's text strategies as documented; "tuned": a column needs 6 words

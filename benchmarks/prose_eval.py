@@ -6,7 +6,7 @@
 Each TAT-QA dev question of a fixed stratified sample (benchmarks/tatqa_split.py: `--half`
 a or b, split by context) is answered by the real engine (greedy) through the RAG core's
 GenerateStage, from its own context given as the passages: the table as the index renders
-it (retriever_trt.chunking.render_table), then the paragraphs in order. Retrieval and intent
+it (retriever_trt.indexing.chunking.render_table), then the paragraphs in order. Retrieval and intent
 are left out so that only the layout and the stop rules change the figures.
 
 Printed: TAT-QA F1 of the prose on span and multi-span questions (the official metric,
@@ -41,7 +41,7 @@ _MARKER = re.compile(r"\s*(\[\d+\]|passages?\s*\d*:)", re.IGNORECASE)
 
 
 def gold_passages(ctx: dict) -> list[str]:
-    from retriever_trt.chunking import render_table
+    from retriever_trt.indexing.chunking import render_table
 
     head, body = render_table(ctx["table"]["table"])
     paragraphs = sorted(ctx["paragraphs"], key=lambda p: int(p.get("order", 0)))
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path, help="write every answer and the summary here")
     args = ap.parse_args(argv)
 
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     values: dict[str, Any] = {}
     for item in args.set:

@@ -35,11 +35,11 @@ from tatqa_split import DEV, eval_corpus, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
 from retriever_trt import TorchEmbedder, load_embedder  # noqa: E402
-from retriever_trt.bm25 import DEFAULT_B, DEFAULT_K1  # noqa: E402
-from retriever_trt.chunking import DEFAULT_OVERLAP  # noqa: E402
-from retriever_trt.embedder import Embedder  # noqa: E402
-from retriever_trt.evaluation import score, tatqa_questions  # noqa: E402
-from retriever_trt.retriever import (  # noqa: E402
+from retriever_trt.embedders.embedder import Embedder  # noqa: E402
+from retriever_trt.indexing.chunking import DEFAULT_OVERLAP  # noqa: E402
+from retriever_trt.search.bm25 import DEFAULT_B, DEFAULT_K1  # noqa: E402
+from retriever_trt.search.evaluation import score, tatqa_questions  # noqa: E402
+from retriever_trt.search.retriever import (  # noqa: E402
     DEFAULT_BM25_WEIGHT,
     DEFAULT_ROW_MATCH_WEIGHT,
     DEFAULT_RRF_K,

@@ -24,7 +24,7 @@ from oracle_answer_eval import DEFAULT_DATA, TYPES  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 
 from pipeline.rag.answers.short_answer import TableSource, short_answer_for  # noqa: E402
-from retriever_trt.ingest import load_corpus  # noqa: E402
+from retriever_trt.indexing.ingest import load_corpus  # noqa: E402
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workloads import TATQA  # noqa: E402
 
 from llm_engine import LLM, SamplingParams  # noqa: E402
-from retriever_trt.chunking import render_table  # noqa: E402
+from retriever_trt.indexing.chunking import render_table  # noqa: E402
 
 
 def rag_prompts(tokenizer, count: int) -> list[list[int]]:

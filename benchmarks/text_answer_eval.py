@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from pipeline.rag.pipeline import load_retriever
-    from retriever_trt.filters import MetadataFilter
-    from retriever_trt.loader import load_embedder
+    from retriever_trt.embedders.loader import load_embedder
+    from retriever_trt.search.filters import MetadataFilter
 
     corpus = eval_corpus(DEV, args.with_test_reports)
     settings = eval_settings(corpus, args.set)

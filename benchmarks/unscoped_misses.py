@@ -42,7 +42,7 @@ from text_answer_eval import rules_answers, short_score  # noqa: E402
 
 import pipeline.rag.answers.short_answer as sa  # noqa: E402
 from pipeline.rag.answers.question import operation  # noqa: E402
-from retriever_trt.tables import Table  # noqa: E402
+from retriever_trt.documents.tables import Table  # noqa: E402
 
 DEEP = 30  # passages retrieved to see how far down a missed report is
 CLASSES = ("gold not in the top 30", "gold ranked 11-30", "tie", "other report fits better",
@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from pipeline.rag.pipeline import load_retriever
-    from retriever_trt.filters import MetadataFilter
-    from retriever_trt.loader import load_embedder
+    from retriever_trt.embedders.loader import load_embedder
+    from retriever_trt.search.filters import MetadataFilter
 
     corpus = eval_corpus(DEV, args.with_test_reports)
     settings = eval_settings(corpus, [])

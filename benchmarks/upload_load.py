@@ -107,10 +107,10 @@ def start_server(port: int, documents: Path, root: Path = ROOT) -> subprocess.Po
 def folder_chunks(filing: Path) -> list[str]:
     """The chunk texts `finrag index` gives the filing (same embedder tokenizer)."""
     from pipeline.settings import Settings
-    from retriever_trt.chunking import DEFAULT_OVERLAP
-    from retriever_trt.ingest import ingest
-    from retriever_trt.loader import load_embedder
-    from retriever_trt.retriever import chunk_counter
+    from retriever_trt.embedders.loader import load_embedder
+    from retriever_trt.indexing.chunking import DEFAULT_OVERLAP
+    from retriever_trt.indexing.ingest import ingest
+    from retriever_trt.search.retriever import chunk_counter
 
     settings = Settings()
     embedder = load_embedder(settings.embedder, settings.engines_path)

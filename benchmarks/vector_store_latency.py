@@ -25,11 +25,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retriever_trt.documents.model import DocumentMetadata, Form  # noqa: E402
-from retriever_trt.filters import MetadataFilter, within_tenant  # noqa: E402
-from retriever_trt.index import VectorIndex  # noqa: E402
-from retriever_trt.milvus_store import MilvusVectorStore  # noqa: E402
-from retriever_trt.store import Chunk, DocumentInfo, DocumentStore  # noqa: E402
-from retriever_trt.vector_store import MilvusConfig, VectorStore  # noqa: E402
+from retriever_trt.search.filters import MetadataFilter, within_tenant  # noqa: E402
+from retriever_trt.store.document_store import Chunk, DocumentInfo, DocumentStore  # noqa: E402
+from retriever_trt.store.faiss_index import VectorIndex  # noqa: E402
+from retriever_trt.store.milvus_store import MilvusVectorStore  # noqa: E402
+from retriever_trt.store.vector_store import MilvusConfig, VectorStore  # noqa: E402
 
 CHUNKS_PER_DOC = 100
 COLLECTIONS = ("alpha", "beta", "gamma", "delta")

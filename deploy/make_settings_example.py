@@ -15,7 +15,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.settings import ENGINE_FIELDS, Settings  # noqa: E402
+from pipeline.engine_settings import ENGINE_FIELDS  # noqa: E402
+from pipeline.settings import Settings  # noqa: E402
 
 OUT = Path(__file__).with_name("settings.example.yaml")
 HEADER = """\

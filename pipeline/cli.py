@@ -38,7 +38,7 @@ def _engine_flags(sp: argparse.ArgumentParser) -> None:
     import typing
 
     from llm_engine import EngineConfig
-    from pipeline.settings import ENGINE_FIELDS, SERVER_ENGINE_DEFAULTS, takes_json
+    from pipeline.engine_settings import ENGINE_FIELDS, SERVER_ENGINE_DEFAULTS, takes_json
 
     defaults = dataclasses.asdict(EngineConfig(**SERVER_ENGINE_DEFAULTS))
     group = sp.add_argument_group("engine arguments (llm_engine.EngineConfig; vLLM's names)")
@@ -171,7 +171,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, **extra: Any):
-    from pipeline.settings import ENGINE_FIELDS, FIELDS, load_settings
+    from pipeline.engine_settings import ENGINE_FIELDS
+    from pipeline.settings import FIELDS
+    from pipeline.settings_sources import load_settings
 
     # Every flag whose name is a setting (engine arguments included) overrides it.
     overrides = {k: v for k, v in vars(args).items()
@@ -228,8 +230,8 @@ def _index(args: argparse.Namespace) -> int:
     import time
 
     # The retriever alone: pipeline.rag would bring in the LLM engine, and with it torch.
-    from retriever_trt.loader import describe, load_embedder
-    from retriever_trt.retriever import Retriever
+    from retriever_trt.embedders.loader import describe, load_embedder
+    from retriever_trt.search.retriever import Retriever
 
     settings = _settings(args)
     start = time.perf_counter()
@@ -298,15 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     # The first word that is not an option names the command (finrag's own options, --help
     # and --version, take no value).
     args = _parser(next((a for a in argv if not a.startswith("-")), None)).parse_args(argv)
-    from pipeline.settings import SettingsError
+    from pipeline.settings_sources import SettingsError
 
     # Start-up failures: bad settings, missing or corrupt artifacts (their messages name the
     # file and the command that rebuilds it), TensorRT or a model package not installed.
     known: tuple[type[BaseException], ...] = (SettingsError, FileNotFoundError, ValueError,
                                               ImportError)
     try:
-        from retriever_trt.artifacts import ArtifactError
-        from retriever_trt.storage import IndexFileError
+        from retriever_trt.embedders.artifacts import ArtifactError
+        from retriever_trt.store.storage import IndexFileError
 
         known += (ArtifactError, IndexFileError)
     except ImportError:

@@ -1,10 +1,12 @@
-"""Settings of the server and pipeline: defaults < YAML file < FINRAG_* environment < flags.
+"""Settings of the server and pipeline: the `Settings` model, every setting with its default,
+range and checks (`settings_sources.py` reads them: defaults < YAML file < FINRAG_*
+environment < flags).
 
 The engine's arguments are not declared here: `Settings.engine` is `llm_engine.EngineConfig`
 itself (names, types, defaults and checks live there), and every one of its fields is a
 top-level setting (`max_num_seqs: 8` in YAML, `FINRAG_MAX_NUM_SEQS`, `--max-num-seqs`), as
 in vLLM, where engine arguments are plain `vllm serve` options. A field added to
-EngineConfig becomes a setting and a flag with no edit here.
+EngineConfig becomes a setting and a flag with no edit here (`engine_settings.py`).
 
 Every setting is validated when loaded; `load_settings` raises `SettingsError` whose message
 is one line naming the setting and what to change.
@@ -13,10 +15,7 @@ is one line naming the setting and what to change.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import re
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,13 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
 from llm_engine.config import EngineConfig, default_engines_dir
-from llm_engine.spec_decode.config import SpeculativeConfig
+from pipeline.engine_settings import ENGINE_FIELDS, SERVER_ENGINE_DEFAULTS
+from pipeline.intent_labels import DEFAULT_LABELS, IntentLabel
 from retriever_trt.documents.limits import (
     DEFAULT_MAX_CHUNKS,
     DEFAULT_MAX_INFLATED_BYTES,
@@ -40,8 +39,8 @@ from retriever_trt.documents.limits import (
     DEFAULT_MAX_SECONDS,
     DEFAULT_MAX_STREAM_BYTES,
 )
-from retriever_trt.parallel_encoder import DEFAULT_NICE, MAX_NICE
-from retriever_trt.vector_store import (
+from retriever_trt.indexing.parallel_encoder import DEFAULT_NICE, MAX_NICE
+from retriever_trt.store.vector_store import (
     DEFAULT_MILVUS_COLLECTION,
     MilvusConfig,
     MilvusIndexType,
@@ -53,7 +52,7 @@ from retriever_trt.vector_store import (
 DATA_DIR = Path(__file__).parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo_corpus.json"
 # The uploads' folder inside the index folder, unless documents_dir names another
-# (retriever_trt/live_documents.py).
+# (retriever_trt/live/live_documents.py).
 DOCUMENTS_DIR = "documents"
 # A collection's name: it appears in URLs, filters and folder names.
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -66,69 +65,6 @@ def _check_secret(key: str) -> None:
 
 
 _ORIGIN = re.compile(r"https?://[^\s/?#*]+")
-
-
-# The server's own defaults where they differ from the engine's (EngineConfig keeps the
-# names and checks): a RAG server on a small CPU host bounds its memory (512 MiB of KV
-# rather than a quarter of the host) and its context (2048 tokens, which the request limits
-# and the admission bound below are sized from), and serves fewer sequences at once.
-# Answers copy figures and phrases from the passages in their own prompt, so prompt-lookup
-# drafts are on: on RAG prompts benchmarks/spec_decode.py measured 1.4x to 2.5x the decode
-# speed at 1, 4 and 32 running requests, so no disable_by_batch_size up to this
-# max_num_seqs. Weights are int8 where the engine runs
-# on CPU ("auto"): faster at equal TAT-QA answer quality (benchmarks/answer_eval.py). The KV
-# cache is bf16 (on CUDA the activations' dtype already): on CPU twice the blocks in the
-# same memory, decode reading half the bytes, and prompts attending at bf16: a 512-token
-# prompt's first token 19% sooner (median; benchmarks/throughput.py), at equal EM and F1 on
-# all of TAT-QA dev (benchmarks/answer_eval.py).
-SERVER_ENGINE_DEFAULTS: dict[str, Any] = {
-    "max_model_len": 2048, "max_num_seqs": 32, "max_num_batched_tokens": 1024,
-    "kv_cache_memory": 512 << 20, "quantization": "auto", "kv_cache_dtype": "bfloat16",
-    "speculative_config": SpeculativeConfig("ngram", num_speculative_tokens=4, prompt_lookup_max=4,
-                                            prompt_lookup_min=2),
-}
-
-
-def engine_fields() -> dict[str, Any]:
-    """EngineConfig's fields and their types, read from the dataclass."""
-    hints = typing.get_type_hints(EngineConfig)
-    return {f.name: hints[f.name] for f in dataclasses.fields(EngineConfig)}
-
-
-def takes_json(tp: Any) -> bool:
-    """A dict- or list-valued field: given as JSON on the command line and in FINRAG_*."""
-    kinds = {typing.get_origin(a) or a for a in (typing.get_args(tp) or (tp,))}
-    return bool(kinds & {dict, list})
-
-
-ENGINE_FIELDS = engine_fields()
-
-
-class SettingsError(ValueError):
-    """A setting is missing or out of range; the message is one line."""
-
-
-class IntentLabel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1)
-    description: str = Field(min_length=1)
-    reply: str | None = None  # None: the label goes on to retrieval and generation
-
-
-DEFAULT_LABELS = [
-    IntentLabel(name="finance_question",
-                description="finance question, e.g. 'What was the revenue in 2019?', "
-                            "'How much did operating costs change?'"),
-    IntentLabel(name="small_talk",
-                description="small talk, e.g. 'hello', 'hi there, how are you?', "
-                            "'thanks a lot!', 'good morning'",
-                reply="Hello! Ask me a question about the company's financial reports."),
-    IntentLabel(name="out_of_scope",
-                description="out of scope, e.g. 'Write a poem', "
-                            "'What is the capital of Spain?', 'Who won the match?'",
-                reply="Sorry, I can only answer questions about the company's financial "
-                      "reports."),
-]
 
 
 class Settings(BaseModel):
@@ -162,11 +98,11 @@ class Settings(BaseModel):
     strict_rules: bool = False
     retrieval_mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
     # hybrid: weighted reciprocal-rank fusion, BM25's weight against dense's 1; the same
-    # defaults as retriever_trt.retriever's (how they were chosen is said there), written
+    # defaults as retriever_trt.search.retriever's (how they were chosen is said there), written
     # out so that reading settings does not import the retriever.
     bm25_weight: float = Field(4.0, ge=0.0, le=100.0)
     rrf_k: int = Field(30, ge=1, le=1000)
-    # the tables' row match in the same fusion (retriever_trt/row_match.py); 0: off.
+    # the tables' row match in the same fusion (retriever_trt/search/row_match.py); 0: off.
     row_match_weight: float = Field(2.0, ge=0.0, le=100.0)
     batch_window_ms: float = Field(3.0, ge=0.0, le=1000.0)
     max_batch: int = Field(32, ge=1, le=1024)
@@ -238,7 +174,7 @@ class Settings(BaseModel):
     # 429), and how often a replica looks for documents another replica added or deleted.
     max_upload_bytes: int = Field(100 << 20, ge=1024, le=1 << 34)
     ingest_workers: int = Field(1, ge=1, le=64)
-    # Batches of uploads encoded at once, each on one core (retriever_trt/parallel_encoder.py):
+    # Batches of uploads encoded at once, each on one core (retriever_trt/indexing/parallel_encoder.py):
     # while no question is answered (None: every core) and while questions are (1: the
     # LLM engine keeps the other cores; more makes uploads faster and questions slower).
     ingest_threads: int | None = Field(None, ge=1, le=256)
@@ -454,98 +390,3 @@ FIELDS = (set(Settings.model_fields) - {"engine"}) | set(ENGINE_FIELDS)
 SECRET_FIELDS = ("api_key", "api_keys")
 _clash = set(Settings.model_fields) & set(ENGINE_FIELDS)
 assert not _clash, f"settings and engine arguments share names: {_clash}"
-
-
-def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in environ.items():
-        if not key.startswith("FINRAG_") or key == "FINRAG_ENGINES_DIR":
-            continue
-        name = key[len("FINRAG_"):].lower()
-        if name in FIELDS and name != "intent_labels":
-            out[name] = value
-    return out
-
-
-# Server settings given as JSON in a variable or flag, like the dict-valued engine arguments
-# (FINRAG_API_KEYS='{"key-a": ["alpha"]}').
-JSON_SETTINGS = ("api_keys",)
-
-
-def engine_json(name: str, value: Any) -> Any:
-    """A dict- or list-valued engine argument (or JSON_SETTINGS entry) given as a JSON
-    string, decoded."""
-    if isinstance(value, str) and (takes_json(ENGINE_FIELDS.get(name)) or name in JSON_SETTINGS):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise SettingsError(f"invalid settings: {name}: not valid JSON ({exc}); give an "
-                                'object such as \'{"key": 1}\'') from None
-    return value
-
-
-def _one_line(exc: ValidationError, values: dict[str, Any]) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = err["loc"][1:] if err["loc"][:1] == ("engine",) else err["loc"]
-        where = ".".join(str(p) for p in loc) or "settings"
-        msg = err["msg"]
-        cause = (err.get("ctx") or {}).get("error")
-        if err["loc"] == ("engine",) and isinstance(cause, ValueError):
-            # EngineConfig's check: "block_size must be ..., got 3" names the field itself.
-            name, sep, rest = str(cause).partition(" must be ")
-            parts.append(f"{name}: must be {rest}" if sep and name in ENGINE_FIELDS
-                         else f"engine: {cause}")
-            continue
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown setting (known: {', '.join(sorted(FIELDS))})"
-        parts.append(f"{where}: {msg} (got {err.get('input')!r})")
-    message = "invalid settings: " + "; ".join(parts)
-    for name in SECRET_FIELDS:  # an error must not show a key, whatever part of it failed
-        for secret in _secrets(values.get(name)):
-            if len(secret.strip()) >= 4:
-                message = message.replace(secret.strip(), "**********")
-    return message
-
-
-def _secrets(raw: Any) -> list[str]:
-    """The keys a raw api_key ("k1,k2") or api_keys ({"k": [...]}, or its JSON) value holds."""
-    if isinstance(raw, str) and raw.lstrip().startswith("{"):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
-            return [raw]
-    if isinstance(raw, dict):
-        return [str(k) for k in raw]
-    return [raw, *raw.split(",")] if isinstance(raw, str) and raw else []
-
-
-def load_settings(config_file: str | Path | None = None,
-                  overrides: dict[str, Any] | None = None,
-                  environ: dict[str, str] | None = None) -> Settings:
-    """Defaults, then the YAML file, then FINRAG_* variables, then `overrides` (flags)."""
-    values: dict[str, Any] = {}
-    if config_file:
-        import yaml
-
-        path = Path(config_file)
-        if not path.is_file():
-            raise SettingsError(f"config file {path}: no such file")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            msg = f"config file {path}: not valid YAML ({exc})".replace("\n", " ")
-            raise SettingsError(msg) from None
-        if not isinstance(loaded, dict):
-            raise SettingsError(f"config file {path}: must be a mapping of setting: value")
-        values.update(loaded)
-    values.update(_env_settings(dict(os.environ if environ is None else environ)))
-    # None is "not given", except for an engine argument named explicitly: there it is the
-    # value (`--speculative-config null` turns the server's drafts off).
-    values.update({k: v for k, v in (overrides or {}).items()
-                   if v is not None or k in ENGINE_FIELDS})
-    values = {k: engine_json(k, v) for k, v in values.items()}
-    try:
-        return Settings(**values)
-    except ValidationError as exc:
-        raise SettingsError(_one_line(exc, values)) from None

@@ -84,7 +84,7 @@ def tatqa_subset(tatqa_path: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.fixture(scope="session")
 def embedder():
     try:
-        from retriever_trt.torch_embedder import TorchEmbedder
+        from retriever_trt.embedders.torch_embedder import TorchEmbedder
 
         return TorchEmbedder()
     except (FileNotFoundError, ImportError) as exc:
@@ -110,7 +110,7 @@ def engines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return tmp_path_factory.mktemp("engines")
     from llm_engine.utils.file_lock import file_lock
-    from retriever_trt.loader import default_embedder
+    from retriever_trt.embedders.loader import default_embedder
 
     shared = tmp_path_factory.getbasetemp().parent / "engines"
     shared.mkdir(exist_ok=True)

@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from retriever_trt.profiles import Profile, Shape
+from retriever_trt.embedders.profiles import Profile, Shape
 
 DIM = 8
 

@@ -13,10 +13,10 @@ import io
 import sys
 import time
 
-from retriever_trt.catalog import DocumentStatus
-from retriever_trt.live_documents import LiveConfig, LiveDocuments
-from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
-from retriever_trt.retriever import Retriever
+from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder
+from retriever_trt.live.catalog import DocumentStatus
+from retriever_trt.live.live_documents import LiveConfig, LiveDocuments
+from retriever_trt.search.retriever import Retriever
 
 CONFIG = LiveConfig(chunk_tokens=120, overlap=20, poll_interval=0.05)
 DELETE_EVERY = 3

@@ -106,7 +106,7 @@ def running_app(contexts: list[dict], engines_dir: Path, tmp: Path,
     engine behind the HTTP API (app.state.pipeline.engine)."""
     from pipeline.server.app import create_app
     from pipeline.server.guards.connection import server_protocol
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     build_first_run_artifacts(engines_dir)
     corpus = tmp / "tatqa.json"
@@ -159,8 +159,8 @@ def build_first_run_artifacts(engines_dir: Path) -> None:
     if engines_dir in _built:
         return
     from llm_engine import LLMEngine, SamplingParams
-    from pipeline.settings import load_settings
-    from retriever_trt.loader import default_embedder
+    from pipeline.settings_sources import load_settings
+    from retriever_trt.embedders.loader import default_embedder
 
     default_embedder(engines_dir, progress=False)
     settings = load_settings(None, {"engines_dir": str(engines_dir),

@@ -18,7 +18,8 @@ from live_server import dev_contexts, running_server
 
 from pipeline.server.errors import RequestRejected
 from pipeline.server.guards.admission import Admission
-from pipeline.settings import Settings, SettingsError, load_settings
+from pipeline.settings import Settings
+from pipeline.settings_sources import SettingsError, load_settings
 
 KEY = "finrag-test-key-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {KEY}"}

@@ -24,10 +24,10 @@ from paths import REPO
 from llm_engine.utils.model_path import DEFAULT_MODEL_NAME, ModelFolderError, resolve_model
 from pipeline.cli import main
 from pipeline.rag.pipeline import load_retriever
-from pipeline.settings import load_settings
-from retriever_trt.artifacts import ArtifactError
-from retriever_trt.loader import default_embedder, load_embedder
-from retriever_trt.storage import IndexFileError, file_sha256, write_manifest
+from pipeline.settings_sources import load_settings
+from retriever_trt.embedders.artifacts import ArtifactError
+from retriever_trt.embedders.loader import default_embedder, load_embedder
+from retriever_trt.store.storage import IndexFileError, file_sha256, write_manifest
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +114,8 @@ def test_corrupt_fp16_onnx_and_tokenizer_name_their_file(onnx_dir, tmp_path) -> 
 def test_corrupt_plan_and_sidecar_name_the_retrexec_command(onnx_dir, tmp_path) -> None:
     from fake_tensorrt import FakeDevice, make_fake_trt, plan_bytes
 
-    from retriever_trt.builder import write_sidecar
-    from retriever_trt.profiles import Profile, Shape
+    from retriever_trt.build.builder import write_sidecar
+    from retriever_trt.embedders.profiles import Profile, Shape
 
     profile = Profile(Shape(1, 8), Shape(4, 64), Shape(8, 128))
     trt = make_fake_trt(FakeDevice(), [])

@@ -13,7 +13,7 @@ from test_text_answer import ask
 
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
-from retriever_trt.ingest import ingest
+from retriever_trt.indexing.ingest import ingest
 
 SHELF = ("aapl-10-k-2024-11-01.html", "ibm-10-k-2025-02-25.html", "nvda-10-k-2025-02-26.html")
 

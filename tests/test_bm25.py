@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from retriever_trt.bm25 import BM25, tokenize
+from retriever_trt.search.bm25 import BM25, tokenize
 
 DOCS = [
     "Total revenue was $1,234.5 million in 2019, up from 1,100.0 in 2018.",

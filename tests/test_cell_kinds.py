@@ -10,8 +10,8 @@ import pytest
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import TableSource, answer_question, short_answer_for
 from pipeline.rag.answers.tables.cell_kinds import CellKind, MixedKinds, check_same_kind, kind_of
-from retriever_trt.store import Chunk
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.store.document_store import Chunk
 
 # A sales table with the year-on-year change in percent beside the amounts.
 SALES = [["", "F19", "F18", "F18"],

@@ -17,7 +17,7 @@ from pipeline.rag.answers.company_names import (
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.query import parse_query
 from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata, Form
-from retriever_trt.store import DocumentInfo
+from retriever_trt.store.document_store import DocumentInfo
 
 # (registrant name as the cover prints it, symbol read from the cover or "")
 COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),

@@ -19,8 +19,8 @@ from paths import FILINGS, REPO
 from pipeline.rag.answers.filings.cover_answer import FilingField, cover_field
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.documents import load_document
-from retriever_trt.documents.auditor_report import read_auditor
-from retriever_trt.documents.cover_page import COVER_PAGES, read_cover
+from retriever_trt.documents.filing.auditor_report import read_auditor
+from retriever_trt.documents.filing.cover_page import COVER_PAGES, read_cover
 from retriever_trt.documents.model import (
     PRINTED_COVER_FIELDS,
     CoverEntry,
@@ -28,9 +28,9 @@ from retriever_trt.documents.model import (
     DocumentMetadata,
     Form,
 )
-from retriever_trt.documents.pdf_layout import Line, Segment, page_lines
-from retriever_trt.ingest import ingest
-from retriever_trt.store import DOCUMENTS_FILE, DocumentStore, read_documents
+from retriever_trt.documents.pdf.pdf_layout import Line, Segment, page_lines
+from retriever_trt.indexing.ingest import ingest
+from retriever_trt.store.document_store import DOCUMENTS_FILE, DocumentStore, read_documents
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_covers import cover_problems  # noqa: E402

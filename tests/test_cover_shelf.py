@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from retriever_trt.ingest import ingest
+from retriever_trt.indexing.ingest import ingest
 from tests.test_pdf_loader import _print_pdf
 
 HEAD = ('<p style="text-align:center">FORM 10-K</p><p style="text-align:center">ANNUAL REPORT '

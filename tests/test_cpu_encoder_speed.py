@@ -13,13 +13,13 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from retriever_trt.artifacts import onnx_session
-from retriever_trt.embedder import Embedder
-from retriever_trt.encoding import DEFAULT_BATCH, encode_corpus
-from retriever_trt.loader import FP32_ENCODER_FILE, default_embedder, load_embedder
-from retriever_trt.ort_embedder import CPU_DISABLED_OPTIMIZERS, OnnxRuntimeEmbedder
-from retriever_trt.parallel_encoder import ONE_CORE_BATCH, EncodeThreads, ParallelEncoder
-from retriever_trt.streaming_encoder import StreamingEncoder
+from retriever_trt.embedders.artifacts import onnx_session
+from retriever_trt.embedders.embedder import Embedder
+from retriever_trt.embedders.loader import FP32_ENCODER_FILE, default_embedder, load_embedder
+from retriever_trt.embedders.ort_embedder import CPU_DISABLED_OPTIMIZERS, OnnxRuntimeEmbedder
+from retriever_trt.indexing.encoding import DEFAULT_BATCH, encode_corpus
+from retriever_trt.indexing.parallel_encoder import ONE_CORE_BATCH, EncodeThreads, ParallelEncoder
+from retriever_trt.indexing.streaming_encoder import StreamingEncoder
 
 FUSED_OP = "SkipLayerNormalization"
 # The same graph with one rewrite less: float sums in another order, the last bits differ.

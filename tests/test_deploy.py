@@ -15,7 +15,8 @@ from paths import REPO
 from prereqs import DEV, require_module
 
 from pipeline.cli import _parser
-from pipeline.settings import FIELDS, Settings, load_settings
+from pipeline.settings import FIELDS, Settings
+from pipeline.settings_sources import load_settings
 
 K8S = REPO / "deploy" / "k8s"
 K8S_VERSION = "1.30.0"

@@ -68,7 +68,7 @@ def read_jobs() -> list[psutil.Process]:
     """The reading processes this test process's server started and has not ended."""
     return [p for p in psutil.Process().children(recursive=True)
             if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-            and "retriever_trt.read_job" in " ".join(p.cmdline())]
+            and "retriever_trt.live.read_job" in " ".join(p.cmdline())]
 
 
 def test_partial_uploads_left_by_a_kill_are_removed_at_start(hostile):

@@ -18,11 +18,11 @@ import pytest
 from kill_worker import CONFIG
 from live_server import build_first_run_artifacts
 
-from retriever_trt.catalog import DocumentStatus
-from retriever_trt.live_documents import LiveDocuments
-from retriever_trt.loader import default_embedder
-from retriever_trt.retriever import Retriever
-from retriever_trt.segments import read_segment
+from retriever_trt.embedders.loader import default_embedder
+from retriever_trt.live.catalog import DocumentStatus
+from retriever_trt.live.live_documents import LiveDocuments
+from retriever_trt.live.segments import read_segment
+from retriever_trt.search.retriever import Retriever
 
 pytestmark = pytest.mark.slow
 DEFAULT_ROUNDS = 6

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from llm_engine import EngineConfig
+from pipeline import engine_settings, settings_sources
 from pipeline import settings as settings_mod
 from pipeline.cli import _parser, main
-from pipeline.settings import ENGINE_FIELDS, SERVER_ENGINE_DEFAULTS, SettingsError, load_settings
+from pipeline.engine_settings import ENGINE_FIELDS, SERVER_ENGINE_DEFAULTS
+from pipeline.settings_sources import SettingsError, load_settings
 
 
 def _serve_options() -> set[str]:
@@ -75,12 +77,12 @@ def test_engine_checks_are_the_engines_one_line(overrides: dict, words: str) -> 
 def test_a_new_dict_field_takes_json_from_the_flag_and_the_environment(monkeypatch) -> None:
     # What a field such as speculative_config gets with no edit to the settings or the CLI.
     fields = {**ENGINE_FIELDS, "speculative_config": dict[str, Any] | None}
-    monkeypatch.setattr(settings_mod, "ENGINE_FIELDS", fields)
+    monkeypatch.setattr(engine_settings, "ENGINE_FIELDS", fields)
     args = _parser().parse_args(["serve", "--speculative-config", '{"num_speculative_tokens": 3}'])
     assert args.speculative_config == {"num_speculative_tokens": 3}
-    assert settings_mod.engine_json("speculative_config", '{"a": 1}') == {"a": 1}
+    assert settings_sources.engine_json("speculative_config", '{"a": 1}') == {"a": 1}
     with pytest.raises(SettingsError, match="speculative_config: not valid JSON"):
-        settings_mod.engine_json("speculative_config", "{a: 1")
+        settings_sources.engine_json("speculative_config", "{a: 1")
     with pytest.raises(SystemExit):
         _parser().parse_args(["serve", "--speculative-config", "{a"])
 

@@ -16,9 +16,9 @@ from pipeline.rag.answers.query import PeriodKind, parse_query
 from pipeline.rag.answers.vocabulary.formula import BinOp, ItemTerm, Op
 from retriever_trt.documents import DocumentError, Form, load_document
 from retriever_trt.documents.model import DocumentMetadata, Fact
-from retriever_trt.filters import MetadataFilter, within_tenant
-from retriever_trt.ingest import ingest
-from retriever_trt.store import DocumentInfo
+from retriever_trt.indexing.ingest import ingest
+from retriever_trt.search.filters import MetadataFilter, within_tenant
+from retriever_trt.store.document_store import DocumentInfo
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.vocabulary.formula import PHRASE, BinOp, Const, ItemMode, ItemTerm, Op
-from retriever_trt.ingest import ingest
+from retriever_trt.indexing.ingest import ingest
 
 DPO = ("What is Apple's FY2024 days payable outstanding (DPO)? DPO is defined as: 365 * "
        "(average accounts payable between FY2023 and FY2024) / (FY2024 COGS + change in "

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from retriever_trt import index as index_mod
-from retriever_trt import storage
-from retriever_trt.index import EmbedderMismatchError, VectorIndex, min_training_vectors
-from retriever_trt.storage import IndexFileError
+from retriever_trt.store import faiss_index as index_mod
+from retriever_trt.store import storage
+from retriever_trt.store.faiss_index import EmbedderMismatchError, VectorIndex, min_training_vectors
+from retriever_trt.store.storage import IndexFileError
 
 DIM = 64
 

@@ -17,14 +17,14 @@ import pytest
 from paths import DEMO_CORPUS, REPO
 
 from pipeline.cli import main
-from retriever_trt.embedder import SHORT_SHA, Embedder
-from retriever_trt.encoding import encode_corpus
-from retriever_trt.index import EmbedderMismatchError
-from retriever_trt.ingest import ingest
-from retriever_trt.loader import CPU_ENCODER_FILE, default_embedder, load_embedder
-from retriever_trt.retriever import Retriever
-from retriever_trt.storage import file_sha256
-from retriever_trt.streaming_encoder import StreamingEncoder
+from retriever_trt.embedders.embedder import SHORT_SHA, Embedder
+from retriever_trt.embedders.loader import CPU_ENCODER_FILE, default_embedder, load_embedder
+from retriever_trt.indexing.encoding import encode_corpus
+from retriever_trt.indexing.ingest import ingest
+from retriever_trt.indexing.streaming_encoder import StreamingEncoder
+from retriever_trt.search.retriever import Retriever
+from retriever_trt.store.faiss_index import EmbedderMismatchError
+from retriever_trt.store.storage import file_sha256
 
 # Vectors of one text encoded in two batches of other lengths: ONNX Runtime FP32's sums
 # differ in the last bits only.
@@ -184,8 +184,8 @@ def test_index_help_and_onnx_index_path_import_no_torch(engines_dir, int8, corpu
     # serve's engine flags are read off EngineConfig, which imports no torch either.
     assert not python_imports_torch(help_of.format("serve"))
     assert not python_imports_torch(
-        "from retriever_trt.loader import load_embedder\n"
-        "from retriever_trt.retriever import Retriever\n"
+        "from retriever_trt.embedders.loader import load_embedder\n"
+        "from retriever_trt.search.retriever import Retriever\n"
         f"Retriever.build(load_embedder({str(int8.path)!r}), {str(corpus)!r}, "
         f"{str(tmp_path / 'idx')!r}, progress=False)")
     # The whole command, settings included, with the default (INT8 ONNX) encoder.

@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from retriever_trt.chunking import (
+from retriever_trt.indexing.chunking import (
     approx_token_counts,
     pack_table,
     render_table,
     split_words,
     tokenizer_counter,
 )
-from retriever_trt.ingest import CorpusError, load_corpus
-from retriever_trt.storage import IndexFileError
-from retriever_trt.store import DocumentStore
+from retriever_trt.indexing.ingest import CorpusError, load_corpus
+from retriever_trt.store.document_store import DocumentStore
+from retriever_trt.store.storage import IndexFileError
 
 
 def test_split_words_sizes_and_overlap():

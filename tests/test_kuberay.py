@@ -13,7 +13,7 @@ import yaml
 from paths import REPO
 from prereqs import DEV, RAY, require_module
 
-from pipeline.settings import load_settings
+from pipeline.settings_sources import load_settings
 
 KUBERAY = REPO / "deploy" / "kuberay"
 K8S_VERSION = "1.30.0"

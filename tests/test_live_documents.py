@@ -1,4 +1,4 @@
-"""Live documents (retriever_trt/live_documents.py): uploads indexed into a running
+"""Live documents (retriever_trt/live/live_documents.py): uploads indexed into a running
 retriever, deletes, tenants' collections, and what a restart finds, on the real embedder,
 FAISS and BM25."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retriever_trt.bm25 import BM25
-from retriever_trt.catalog import DocumentStatus
-from retriever_trt.filters import MetadataFilter, within_tenant
-from retriever_trt.ingest import ingest
-from retriever_trt.live_documents import LiveConfig, LiveDocuments, UploadError, safe_name
-from retriever_trt.retriever import Retriever, chunk_counter
+from retriever_trt.indexing.ingest import ingest
+from retriever_trt.live.catalog import DocumentStatus
+from retriever_trt.live.live_documents import LiveConfig, LiveDocuments, UploadError, safe_name
+from retriever_trt.search.bm25 import BM25
+from retriever_trt.search.filters import MetadataFilter, within_tenant
+from retriever_trt.search.retriever import Retriever, chunk_counter
 
 CONFIG = LiveConfig(chunk_tokens=120, overlap=20, poll_interval=0.05)
 ALPHA = ("Zephyrine Corp. reported revenue of $812 million for fiscal 2024, up from "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from retriever_trt.documents import Form
-from retriever_trt.documents.metadata import fiscal_year, infer_metadata, parse_date, title
+from retriever_trt.documents.filing.metadata import fiscal_year, infer_metadata, parse_date, title
 
 APPLE_COVER = """UNITED STATES
 SECURITIES AND EXCHANGE COMMISSION

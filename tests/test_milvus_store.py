@@ -1,4 +1,4 @@
-"""`vector_store: milvus` (retriever_trt/milvus_store.py) on a real milvus-lite: the same
+"""`vector_store: milvus` (retriever_trt/store/milvus_store.py) on a real milvus-lite: the same
 top-k as FAISS Flat, metadata filters as Milvus expressions (quotes and backslashes in
 names), deletes, several retrievers and processes on one store, and the documents API's
 replicas over it."""
@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 from prereqs import MILVUS, missing, require_module
 
-from retriever_trt import vector_store
 from retriever_trt.documents.model import DocumentMetadata, Form
-from retriever_trt.embedder import Embedder
-from retriever_trt.filters import MetadataFilter, within_tenant
-from retriever_trt.index import VectorIndex
-from retriever_trt.milvus_store import filter_expression, quote
-from retriever_trt.retriever import Retriever
-from retriever_trt.store import Chunk, DocumentInfo, DocumentStore
-from retriever_trt.vector_store import MilvusConfig, MilvusIndexType
+from retriever_trt.embedders.embedder import Embedder
+from retriever_trt.search.filters import MetadataFilter, within_tenant
+from retriever_trt.search.retriever import Retriever
+from retriever_trt.store import vector_store
+from retriever_trt.store.document_store import Chunk, DocumentInfo, DocumentStore
+from retriever_trt.store.faiss_index import VectorIndex
+from retriever_trt.store.milvus_store import filter_expression, quote
+from retriever_trt.store.vector_store import MilvusConfig, MilvusIndexType
 
 DIM = 32
 CHUNKS_PER_DOC = 12
@@ -118,7 +118,7 @@ def test_filter_expression_reads_every_field_and_the_tenant():
 
 
 def test_settings_name_the_install_step_when_pymilvus_is_missing(monkeypatch):
-    from pipeline.settings import SettingsError, load_settings
+    from pipeline.settings_sources import SettingsError, load_settings
 
     real = vector_store.importlib.util.find_spec
     monkeypatch.setattr(vector_store.importlib.util, "find_spec",
@@ -263,8 +263,8 @@ def test_another_embedders_collection_is_refused(tmp_path):
 
 OPEN_IN_CHILD = """
 import sys
-from retriever_trt.milvus_store import MilvusVectorStore
-from retriever_trt.vector_store import MilvusConfig
+from retriever_trt.store.milvus_store import MilvusVectorStore
+from retriever_trt.store.vector_store import MilvusConfig
 try:
     MilvusVectorStore(MilvusConfig(sys.argv[1]), 32, "hash-test", "fp32")
 except RuntimeError as exc:
@@ -284,8 +284,8 @@ def test_a_second_process_cannot_open_a_milvus_lite_file(tmp_path):
 
 DELETE_IN_CHILD = """
 import sys
-from retriever_trt.milvus_store import MilvusVectorStore
-from retriever_trt.vector_store import MilvusConfig
+from retriever_trt.store.milvus_store import MilvusVectorStore
+from retriever_trt.store.vector_store import MilvusConfig
 store = MilvusVectorStore(MilvusConfig(sys.argv[1]), 32, "hash-test", "fp32")
 rows = store._client.query(store.config.collection, filter="", output_fields=["count(*)"])
 print(rows[0]["count(*)"])
@@ -335,7 +335,7 @@ def test_documents_api_replicas_over_one_milvus(embedder, tmp_path):
     other once it loaded it, a delete reaches both, and a restart finds what was kept."""
     from test_live_documents import ALPHA, BETA, CONFIG, search_ids, upload
 
-    from retriever_trt.live_documents import LiveDocuments
+    from retriever_trt.live.live_documents import LiveDocuments
 
     def replica() -> LiveDocuments:
         live = LiveDocuments(Retriever.empty(embedder, milvus=config(tmp_path)), embedder,
@@ -367,7 +367,7 @@ def test_documents_api_replicas_over_one_milvus(embedder, tmp_path):
 @needs_milvus
 def test_load_retriever_follows_the_vector_store_setting(tmp_path):
     from pipeline.rag.pipeline import load_retriever
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     settings = load_settings(None, {"vector_store": "milvus", "index": str(tmp_path / "idx")},
                              environ={})

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import ShortAnswer, answer_question
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 ROWS = [["", "December 31,", ""],
         ["(in millions)", "2019", "2018"],

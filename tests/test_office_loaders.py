@@ -14,7 +14,7 @@ from document_errors import one_line_error
 
 from retriever_trt.documents import Form, Paragraph, TableBlock, load_document
 from retriever_trt.documents.limits import DEFAULT_MAX_STREAM_BYTES
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 MIB = 1024 * 1024
 

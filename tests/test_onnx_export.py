@@ -15,7 +15,7 @@ from retr_support import exported, model_dir
 
 from onnx_export.__main__ import main
 from onnx_export.export import EncoderCheckError, check_against_torch
-from retriever_trt.torch_embedder import TorchEmbedder
+from retriever_trt.embedders.torch_embedder import TorchEmbedder
 
 
 @pytest.fixture(scope="session")

@@ -250,7 +250,7 @@ def test_health_says_starting_and_routes_503_until_ready(prepared_default, engin
                                                           tmp_path) -> None:
     from pipeline.rag import RAGPipeline
     from pipeline.server.app import create_app
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     sock = listening_socket()
     corpus = tmp_path / "c.json"

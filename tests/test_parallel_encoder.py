@@ -1,4 +1,4 @@
-"""Encoding uploads in a serving process (retriever_trt/parallel_encoder.py): a one-thread ONNX
+"""Encoding uploads in a serving process (retriever_trt/indexing/parallel_encoder.py): a one-thread ONNX
 Runtime session of its own, as many batches at once as the moment allows (every core idle,
 fewer while questions are answered), the same vectors as the question encoder's, and a
 stop that leaves no batch running."""
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retriever_trt.embedder import Embedder
-from retriever_trt.encoding import encode_corpus
-from retriever_trt.loader import default_embedder
-from retriever_trt.parallel_encoder import EncodeThreads, ParallelEncoder, QuestionActivity
+from retriever_trt.embedders.embedder import Embedder
+from retriever_trt.embedders.loader import default_embedder
+from retriever_trt.indexing.encoding import encode_corpus
+from retriever_trt.indexing.parallel_encoder import EncodeThreads, ParallelEncoder, QuestionActivity
 
 # One text's vector from a one-thread and a multi-thread session, in the same batch: the
 # float sums differ in the last bits only.

@@ -14,11 +14,11 @@ from pipeline.rag.answers.filings.equity_rows import equity_cells
 from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
 from pipeline.rag.answers.tables.table_cells import figure_cells
-from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
-from retriever_trt.documents.pdf_row_labels import join_wrapped
-from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.pdf.pdf_row_labels import join_wrapped
+from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.indexing.chunking import chunk_document
 from tests.paths import FILINGS
 from tests.test_pdf_loader import COVER, _print_pdf
 

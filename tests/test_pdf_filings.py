@@ -20,9 +20,9 @@ from pipeline.rag.answers.tables.row_items import match_row
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME
 from retriever_trt.documents import Form, load_document
 from retriever_trt.documents.model import DocumentMetadata
-from retriever_trt.ingest import ingest
-from retriever_trt.store import Chunk, DocumentInfo
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.indexing.ingest import ingest
+from retriever_trt.store.document_store import Chunk, DocumentInfo
 
 PDFS = FILINGS / "pdf"
 REVENUE = BY_NAME["revenue"].concepts[0]

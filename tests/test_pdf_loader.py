@@ -14,7 +14,7 @@ from document_errors import one_line_error
 from PIL import Image
 
 from retriever_trt.documents import Form, TableBlock, load_document
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 from tests import prereqs
 from tests.paths import FILINGS
 

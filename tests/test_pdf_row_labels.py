@@ -11,12 +11,12 @@ import pytest
 from pipeline.rag.answers.filings.statement_rows import StatementTable, statement_rows, statement_tables
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod
 from pipeline.rag.answers.tables.row_items import per_share_row
-from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
 from retriever_trt.documents.model import TableBlock
-from retriever_trt.documents.pdf_row_labels import indent_levels
-from retriever_trt.documents.pdf_statements import StatementKind
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.pdf.pdf_row_labels import indent_levels
+from retriever_trt.documents.pdf.pdf_statements import StatementKind
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.indexing.chunking import chunk_document
 from tests.paths import FILINGS
 
 CHUNK_TOKENS = 120

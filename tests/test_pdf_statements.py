@@ -18,11 +18,11 @@ from pipeline.rag.answers.filings.statement_rows import clean_label, statement_r
 from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.tables.column_periods import month_day
-from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
-from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
-from retriever_trt.ingest import ingest
-from retriever_trt.store import DocumentInfo
+from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind
+from retriever_trt.indexing.chunking import chunk_document
+from retriever_trt.indexing.ingest import ingest
+from retriever_trt.store.document_store import DocumentInfo
 from tests.paths import FILINGS
 from tests.test_pdf_loader import COVER, _print_pdf
 

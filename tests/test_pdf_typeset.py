@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
-from retriever_trt.chunking import chunk_document
 from retriever_trt.documents import load_document
-from retriever_trt.documents.pdf_statements import StatementKind
+from retriever_trt.documents.pdf.pdf_statements import StatementKind
+from retriever_trt.indexing.chunking import chunk_document
 from tests.typeset_pdf import Text, table_rows, typeset_pdf
 
 CHUNK_TOKENS = 120

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, StagingEmbedder
-from pipeline.settings import SettingsError, load_settings
+from pipeline.settings_sources import SettingsError, load_settings
 
 
 class HashEmbedder:
@@ -165,6 +165,7 @@ def test_cli_bad_setting_is_one_line_error(capsys) -> None:
 
 def test_intent_and_generation_prompts_share_their_head(prepared_default) -> None:
     from llm_engine.tokenizer import Tokenizer
+    from pipeline.intent_labels import DEFAULT_LABELS
     from pipeline.rag.prompts import (
         answer_tail,
         build_prompt_ids,
@@ -172,7 +173,6 @@ def test_intent_and_generation_prompts_share_their_head(prepared_default) -> Non
         option_token_ids,
         system_text,
     )
-    from pipeline.settings import DEFAULT_LABELS
 
     tok = Tokenizer.from_pretrained(prepared_default)
     system = system_text("You answer finance questions.", DEFAULT_LABELS)

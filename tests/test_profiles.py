@@ -9,7 +9,7 @@ import pytest
 from paths import FILINGS
 from retr_support import exported
 
-from retriever_trt.profiles import (
+from retriever_trt.embedders.profiles import (
     DEFAULT_PROFILE,
     Profile,
     SequenceTooLongError,
@@ -109,7 +109,7 @@ def test_truncation_warns_or_refuses():
 
 
 def test_padding_does_not_change_embeddings(tmp_path_factory):
-    from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
+    from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder
 
     path = exported(tmp_path_factory)["dir"] / "model.onnx"
     texts = ["Net revenue rose.", "What was the operating margin in 2019 and how did it change"
@@ -152,11 +152,11 @@ def test_padding_to_the_longest_keeps_a_filings_vectors(tmp_path_factory):
     to its longest text) get the vectors the power-of-two buckets gave (121-136 tokens
     padded to 256), from about half the tokens."""
     from pipeline.settings import Settings
-    from retriever_trt.chunking import DEFAULT_OVERLAP
-    from retriever_trt.encoding import encode_corpus
-    from retriever_trt.ingest import ingest
-    from retriever_trt.ort_embedder import SEQ_MULTIPLE, OnnxRuntimeEmbedder
-    from retriever_trt.retriever import chunk_counter
+    from retriever_trt.embedders.ort_embedder import SEQ_MULTIPLE, OnnxRuntimeEmbedder
+    from retriever_trt.indexing.chunking import DEFAULT_OVERLAP
+    from retriever_trt.indexing.encoding import encode_corpus
+    from retriever_trt.indexing.ingest import ingest
+    from retriever_trt.search.retriever import chunk_counter
 
     path = exported(tmp_path_factory)["dir"] / "model.onnx"
     now, bucketed = OnnxRuntimeEmbedder(path), OnnxRuntimeEmbedder(path)

@@ -27,7 +27,7 @@ from pipeline.rag.answers.filings.qualifiers import (
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import named_years, stems, tokens
 from retriever_trt.documents.model import Fact
-from retriever_trt.ingest import ingest
+from retriever_trt.indexing.ingest import ingest
 
 SHELF = ("aapl-10-k-2024-11-01.html", "aapl-10-q-2025-08-01.html", "nvda-10-k-2025-02-26.html")
 

@@ -15,10 +15,10 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.query import PeriodKind, parse_query
 from pipeline.rag.answers.short_answer import TableSource
 from pipeline.rag.pipeline import RAGPipeline
-from pipeline.settings import load_settings
-from retriever_trt.ingest import ingest
-from retriever_trt.tables import parse_table
-from retriever_trt.years import FIRST_YEAR, LAST_YEAR, years_in
+from pipeline.settings_sources import load_settings
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.documents.years import FIRST_YEAR, LAST_YEAR, years_in
+from retriever_trt.indexing.ingest import ingest
 
 APPLE = "aapl-10-k-2024-11-01.html"
 TABLES = 3  # table chunks among the passages

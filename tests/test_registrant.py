@@ -1,14 +1,14 @@
 """The registrant's name and symbol as real 10-K covers print them
-(`retriever_trt/documents/registrant.py`), through `infer_metadata` as the loaders call it;
+(`retriever_trt/documents/filing/registrant.py`), through `infer_metadata` as the loaders call it;
 and a former name over its caption (`cover_page.py`)."""
 
 from __future__ import annotations
 
-from retriever_trt.documents.cover_page import read_cover
-from retriever_trt.documents.metadata import infer_metadata
+from retriever_trt.documents.filing.cover_page import read_cover
+from retriever_trt.documents.filing.metadata import infer_metadata
+from retriever_trt.documents.filing.registrant import registrant_name, trading_symbol
 from retriever_trt.documents.model import CoverField
-from retriever_trt.documents.pdf_layout import Line, Segment
-from retriever_trt.documents.registrant import registrant_name, trading_symbol
+from retriever_trt.documents.pdf.pdf_layout import Line, Segment
 
 HEAD = """UNITED STATES
 SECURITIES AND EXCHANGE COMMISSION

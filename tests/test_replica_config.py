@@ -14,7 +14,7 @@ from prereqs import RAY, require_module
 
 from pipeline.cli import _parser
 from pipeline.replicas.artifacts import build_artifacts
-from pipeline.settings import SettingsError, load_settings
+from pipeline.settings_sources import SettingsError, load_settings
 
 
 def _replicas(**values):

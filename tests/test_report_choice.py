@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pipeline.rag.answers.short_answer import TableSource, short_answer_for
-from retriever_trt.store import Chunk
+from retriever_trt.store.document_store import Chunk
 
 ACME = [["", "2019", "2018"], ["Net income", "106.4", "70.5"], ["Revenue", "900", "800"]]
 GLOBEX = [["", "2019", "2018"], ["Net income", "2,206", "3,549"],

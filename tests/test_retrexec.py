@@ -11,7 +11,7 @@ import pytest
 from paths import REPO
 from retr_support import exported
 
-from retriever_trt.retrexec import main, parse_mem_pool
+from retriever_trt.build.retrexec import main, parse_mem_pool
 
 FAST = ["--backend=onnxruntime", "--warmUp=0", "--duration=0.2", "--iterations=4",
         "--avgRuns=2"]
@@ -61,7 +61,7 @@ def test_save_and_load_ort_engine(art, tmp_path, capsys):
     rc, out, _ = run(capsys, [f"--loadEngine={engine}", *FAST,
                               "--shapes=input_ids:3x24,attention_mask:3x24"])
     assert rc == 0 and parse_summary(out)["qps"] > 0
-    from retriever_trt.loader import load_embedder
+    from retriever_trt.embedders.loader import load_embedder
 
     emb = load_embedder(engine)
     ref = load_embedder(art["dir"] / "model.onnx")
@@ -78,9 +78,9 @@ def test_int8_from_cache(art, capsys):
 
 def test_load_embedder_dispatch(art, tmp_path):
     from onnx_export.encoder import default_encoder_dir
-    from retriever_trt.loader import load_embedder
-    from retriever_trt.ort_embedder import OnnxRuntimeEmbedder
-    from retriever_trt.torch_embedder import TorchEmbedder
+    from retriever_trt.embedders.loader import load_embedder
+    from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder
+    from retriever_trt.embedders.torch_embedder import TorchEmbedder
 
     e = load_embedder(art["dir"] / "model.fp16.onnx")
     assert isinstance(e, OnnxRuntimeEmbedder) and e.precision == "fp16" and e.dim == 384
@@ -140,11 +140,11 @@ def test_missing_and_corrupt_files(tmp_path, capsys, flag):
 
 
 def test_usage_errors_exit_2_without_traceback():
-    proc = subprocess.run([sys.executable, "-m", "retriever_trt.retrexec", "--bogus=1"],
+    proc = subprocess.run([sys.executable, "-m", "retriever_trt.build.retrexec", "--bogus=1"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--bogus" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
-    proc = subprocess.run([sys.executable, "-m", "retriever_trt.retrexec"],
+    proc = subprocess.run([sys.executable, "-m", "retriever_trt.build.retrexec"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 2 and "--onnx=FILE or --loadEngine=FILE" in proc.stderr
 

@@ -16,7 +16,7 @@ from paths import REPO
 from retr_support import exported
 
 from onnx_export.sparsity import PruneReport, prune_model, write_pruned
-from retriever_trt.retrexec import main, tensorrt_available
+from retriever_trt.build.retrexec import main, tensorrt_available
 
 # Timing only, so the command lines stay quick on a shared CPU; every other flag is theirs.
 QUICK = ["--warmUp=0", "--duration=0", "--iterations=2", "--avgRuns=1"]
@@ -40,7 +40,7 @@ def test_the_published_workspace_command_line_passes(art, tmp_path):
     plan, engine = tmp_path / "model.plan", tmp_path / "model.opt.onnx"
     argv = [f"--onnx={art['dir'] / 'model.onnx'}", f"--saveEngine={plan}", "--fp16",
             "--workspace=4096", *QUICK]
-    proc = subprocess.run([sys.executable, "-m", "retriever_trt.retrexec", *argv],
+    proc = subprocess.run([sys.executable, "-m", "retriever_trt.build.retrexec", *argv],
                           capture_output=True, text=True, cwd=REPO, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stderr

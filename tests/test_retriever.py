@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from retriever_trt.embedder import Embedder
-from retriever_trt.encoding import encode_corpus, text_lengths
-from retriever_trt.evaluation import evaluate, tatqa_questions
-from retriever_trt.index import EmbedderMismatchError
-from retriever_trt.retriever import Retriever, rrf_fuse
+from retriever_trt.embedders.embedder import Embedder
+from retriever_trt.indexing.encoding import encode_corpus, text_lengths
+from retriever_trt.search.evaluation import evaluate, tatqa_questions
+from retriever_trt.search.retriever import Retriever, rrf_fuse
+from retriever_trt.store.faiss_index import EmbedderMismatchError
 
 
 class CountingEmbedder(Embedder):
@@ -132,7 +132,7 @@ def test_weighted_rrf_fuse():
 
 def test_server_fusion_defaults_are_the_retriever_defaults():
     from pipeline.settings import Settings
-    from retriever_trt.retriever import (
+    from retriever_trt.search.retriever import (
         DEFAULT_BM25_WEIGHT,
         DEFAULT_ROW_MATCH_WEIGHT,
         DEFAULT_RRF_K,

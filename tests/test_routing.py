@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.intent_labels import DEFAULT_LABELS
 from pipeline.rag.finance_cues import has_finance_cue
 from pipeline.rag.routing import RoutingPolicy
-from pipeline.settings import DEFAULT_LABELS
 
 POLICY = RoutingPolicy.for_labels(DEFAULT_LABELS, margin=1.0)
 

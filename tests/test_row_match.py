@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retriever_trt.bm25 import BM25
-from retriever_trt.chunking import pack_table, render_table
-from retriever_trt.retriever import DEFAULT_ROW_MATCH_WEIGHT, Retriever
-from retriever_trt.row_match import RowMatcher, label_terms, piece_labels
-from retriever_trt.store import Chunk, DocumentStore
+from retriever_trt.indexing.chunking import pack_table, render_table
+from retriever_trt.search.bm25 import BM25
+from retriever_trt.search.retriever import DEFAULT_ROW_MATCH_WEIGHT, Retriever
+from retriever_trt.search.row_match import RowMatcher, label_terms, piece_labels
+from retriever_trt.store.document_store import Chunk, DocumentStore
 
 QUESTION = "What was the change in accrued expenses from 2018 to 2019?"
 

@@ -12,7 +12,7 @@ from paths import REPO
 from pipeline.rag.answers.arithmetic import NoAnswer, compute, plain
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import answer_question
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 ROWS = [["", "December 31,", ""],
         ["(in thousands)", "2019", "2018"],

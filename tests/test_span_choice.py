@@ -14,7 +14,7 @@ from pipeline.rag.answers.short_answer import ShortAnswer, choose
 from pipeline.rag.answers.text.span_bounds import span_of
 from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
-from retriever_trt.store import Chunk
+from retriever_trt.store.document_store import Chunk
 
 
 def test_the_sentence_with_the_kind_asked_beats_a_near_tie_without_it() -> None:

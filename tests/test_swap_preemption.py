@@ -129,7 +129,7 @@ def test_swap_space_comes_from_the_pipelines_host_memory(case) -> None:
 
 
 def test_server_settings_reach_the_engine() -> None:
-    from pipeline.settings import SettingsError, load_settings
+    from pipeline.settings_sources import SettingsError, load_settings
 
     # A GPU deployment's engine arguments, from the environment as a container would set them.
     settings = load_settings(environ={"FINRAG_SWAP_SPACE": "4", "FINRAG_BLOCK_SIZE": "16",

@@ -8,7 +8,7 @@ import pytest
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import answer_question
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 COST_OF_REVENUE = [["", "2019", "", "2018", ""],
                    ["", "Amount", "% of total revenue", "Amount", "% of total revenue"],

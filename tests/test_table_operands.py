@@ -11,8 +11,8 @@ from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import ShortAnswer, answer_question, choose
 from pipeline.rag.answers.text.text_answer import answer_from_text, document_paragraphs
-from retriever_trt.store import Chunk
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.store.document_store import Chunk
 
 INTEREST = [["(in thousands)", "2019", "2018"],
             ["Interest expense", "$(2,085)", "(85)"],

@@ -7,7 +7,7 @@ import pytest
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import answer_question
 from pipeline.rag.answers.tables.table_rows import label_tokens
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 SEGMENTS = [["(in millions)", "2019", "2018"],
             ["Transportation Solutions", "$7,821", "$8,290"],

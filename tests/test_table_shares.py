@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.short_answer import answer_question
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 FEES = [["", "2019 $", "2018 $"],
         ["Fees", "500", "450"],

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from retriever_trt.ingest import load_corpus
-from retriever_trt.tables import detect_scale, parse_table, parse_value, years_in
+from retriever_trt.documents.tables import detect_scale, parse_table, parse_value, years_in
+from retriever_trt.indexing.ingest import load_corpus
 
 
 @pytest.mark.parametrize("text, number, percent", [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from paths import REPO, TATQA
 
-from retriever_trt.ingest import load_corpus
+from retriever_trt.indexing.ingest import load_corpus
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 

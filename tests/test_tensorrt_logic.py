@@ -12,7 +12,7 @@ import pytest
 from fake_tensorrt import DIM, FakeDevice, make_fake_trt, plan_bytes
 from retr_support import exported
 
-from retriever_trt.profiles import Profile, Shape
+from retriever_trt.embedders.profiles import Profile, Shape
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def reference(embedder, texts):
 
 
 def test_encode_through_fake_engine(fake):
-    from retriever_trt.trt_embedder import TensorRTEmbedder
+    from retriever_trt.embedders.trt_embedder import TensorRTEmbedder
 
     e = TensorRTEmbedder(fake.plan, device=fake.device)  # `tensorrt` comes from sys.modules
     assert e.profiles == fake.profiles and e.dim == DIM and e.precision == "fp16"
@@ -57,7 +57,7 @@ def test_encode_through_fake_engine(fake):
 
 
 def test_run_batch_rejects_shape_outside_profile(fake):
-    from retriever_trt.trt_embedder import TensorRTEmbedder
+    from retriever_trt.embedders.trt_embedder import TensorRTEmbedder
 
     e = TensorRTEmbedder(fake.plan, device=fake.device)
     ids = np.ones((8, 16), np.int64)
@@ -73,7 +73,7 @@ def test_run_batch_rejects_shape_outside_profile(fake):
 
 
 def test_execution_and_profile_switch_failures_raise(fake):
-    from retriever_trt.trt_embedder import TensorRTEmbedder
+    from retriever_trt.embedders.trt_embedder import TensorRTEmbedder
 
     e = TensorRTEmbedder(fake.plan, device=fake.device)
     e.profiles.append(fake.profiles[0])  # a profile the engine does not have
@@ -86,7 +86,7 @@ def test_execution_and_profile_switch_failures_raise(fake):
 
 
 def test_bad_plan_and_missing_tensorrt(fake, tmp_path, monkeypatch):
-    from retriever_trt import trt_embedder
+    from retriever_trt.embedders import trt_embedder
 
     bad = tmp_path / "bad.plan"
     bad.write_bytes(b"garbage")
@@ -98,7 +98,7 @@ def test_bad_plan_and_missing_tensorrt(fake, tmp_path, monkeypatch):
 
 
 def test_engine_io_requires_contract_names(fake):
-    from retriever_trt.trt_embedder import engine_io
+    from retriever_trt.embedders.trt_embedder import engine_io
 
     engine = fake.trt.Runtime(None).deserialize_cuda_engine(fake.plan.read_bytes())
     assert engine_io(engine, fake.trt) == (["input_ids", "attention_mask"], ["embeddings"])
@@ -116,7 +116,7 @@ PROF = Profile(Shape(1, 16), Shape(8, 64), Shape(32, 128))
 
 
 def test_builder_uses_strongly_typed_network(fake, art, tmp_path):
-    from retriever_trt import builder
+    from retriever_trt.build import builder
 
     tc = tmp_path / "timing.cache"
     res = builder.build_tensorrt(art["dir"] / "model.fp16.onnx", tmp_path / "out.plan", [PROF],
@@ -135,8 +135,8 @@ def test_builder_uses_strongly_typed_network(fake, art, tmp_path):
 
 
 def test_int8_qdq_build_takes_precision_from_the_file(fake, art, tmp_path):
-    from retriever_trt import builder
-    from retriever_trt.trt_embedder import TensorRTEmbedder
+    from retriever_trt.build import builder
+    from retriever_trt.embedders.trt_embedder import TensorRTEmbedder
 
     res = builder.build_tensorrt(art["dir"] / "model.int8.onnx", tmp_path / "int8.plan", [PROF])
     (built,) = fake.trt.built
@@ -149,7 +149,7 @@ def test_int8_qdq_build_takes_precision_from_the_file(fake, art, tmp_path):
 
 
 def test_builder_failures_are_build_errors(fake, art, tmp_path):
-    from retriever_trt import builder
+    from retriever_trt.build import builder
 
     tmp_path = tmp_path / "out"
     tmp_path.mkdir()
@@ -175,8 +175,8 @@ def test_builder_failures_are_build_errors(fake, art, tmp_path):
 
 
 def test_retrexec_tensorrt_branch(fake, art, tmp_path, capsys, monkeypatch):
-    from retriever_trt import trt_embedder
-    from retriever_trt.retrexec import main
+    from retriever_trt.build.retrexec import main
+    from retriever_trt.embedders import trt_embedder
 
     monkeypatch.setattr(trt_embedder, "TorchCudaDevice", lambda: fake.device)
     plan = tmp_path / "m.plan"
@@ -210,8 +210,8 @@ def test_retrexec_tensorrt_branch(fake, art, tmp_path, capsys, monkeypatch):
                                                     ("force", 36)])
 def test_retrexec_sparsity_and_workspace_on_tensorrt(fake, art, tmp_path, capsys, monkeypatch,
                                                      sparsity, sparse_layers):
-    from retriever_trt import trt_embedder
-    from retriever_trt.retrexec import main
+    from retriever_trt.build.retrexec import main
+    from retriever_trt.embedders import trt_embedder
 
     monkeypatch.setattr(trt_embedder, "TorchCudaDevice", lambda: fake.device)
     (tmp_path / "model.onnx").symlink_to(art["dir"] / "model.onnx")

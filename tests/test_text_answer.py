@@ -19,8 +19,8 @@ from pipeline.rag.answers.text.text_answer import (
     merge_windows,
     split_sentences,
 )
-from retriever_trt.chunking import split_words
-from retriever_trt.store import Chunk
+from retriever_trt.indexing.chunking import split_words
+from retriever_trt.store.document_store import Chunk
 
 RSU = ("As of December 31, 2019, there was $1.1 billion of unrecognized compensation cost "
        "related to non-vested RSUs, which will be recognized on a straight-line basis over the "

@@ -7,7 +7,7 @@ import sys
 
 from paths import REPO
 
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.tables import parse_table
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 

@@ -27,8 +27,8 @@ from pipeline.rag.clock import Clock
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
 from pipeline.rag.stages import GenerateStage, IntentStage
 from pipeline.settings import DOCUMENTS_DIR, Settings
-from retriever_trt.filters import MetadataFilter
-from retriever_trt.vector_store import DEFAULT_MILVUS_FILE
+from retriever_trt.search.filters import MetadataFilter
+from retriever_trt.store.vector_store import DEFAULT_MILVUS_FILE
 
 _ids = itertools.count()
 logger = logging.getLogger(__name__)
@@ -134,8 +134,8 @@ def load_retriever(settings: Settings, embedder: Any, progress: bool = True) -> 
     error naming the command that rebuilds it, never silently rebuilt over: it may be a
     folder the user keeps something else in.
     """
-    from retriever_trt.retriever import Retriever
-    from retriever_trt.storage import has_saved_dir
+    from retriever_trt.search.retriever import Retriever
+    from retriever_trt.store.storage import has_saved_dir
 
     path = settings.index_path
     kwargs = {"mode": settings.retrieval_mode, "rrf_k": settings.rrf_k,
@@ -173,10 +173,10 @@ def open_documents(settings: Settings, retriever: Any, embedder: Any,
     """The uploaded documents (`documents_dir`, else `DIR/documents` in the index folder),
     loaded and kept in step with the catalog every replica shares; they encode on fewer
     cores while `engine` answers questions."""
-    from retriever_trt.chunking import DEFAULT_OVERLAP
     from retriever_trt.documents.limits import DocumentLimits
-    from retriever_trt.live_documents import LiveConfig, LiveDocuments
-    from retriever_trt.parallel_encoder import EncodeThreads, QuestionActivity, all_cores
+    from retriever_trt.indexing.chunking import DEFAULT_OVERLAP
+    from retriever_trt.indexing.parallel_encoder import EncodeThreads, QuestionActivity, all_cores
+    from retriever_trt.live.live_documents import LiveConfig, LiveDocuments
 
     limits = DocumentLimits(settings.document_max_pages, settings.document_max_stream_bytes,
                             settings.document_max_inflated_bytes, settings.document_max_chunks,
@@ -228,7 +228,7 @@ class RAGPipeline:
 
     @classmethod
     def from_settings(cls, settings: Settings, progress: bool = True) -> RAGPipeline:
-        from retriever_trt.loader import load_embedder
+        from retriever_trt.embedders.loader import load_embedder
 
         embedder = load_embedder(settings.embedder, settings.engines_path)
         retriever = load_retriever(settings, embedder, progress)

@@ -59,7 +59,7 @@ def build_app(settings: Settings) -> serve.Application:
 def app_builder(args: dict[str, Any]) -> serve.Application:
     """The application for a Serve config's import_path (a KubeRay RayService, `serve run`):
     `args` are finrag settings, `config` a settings YAML file; FINRAG_* variables apply."""
-    from pipeline.settings import load_settings
+    from pipeline.settings_sources import load_settings
 
     values = dict(args)
     config = values.pop("config", None)

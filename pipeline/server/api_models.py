@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
 from pipeline.server.openai_models import ResponseFormat
-from retriever_trt.filters import FILTER_FIELDS, MetadataFilter, within_tenant
+from retriever_trt.search.filters import FILTER_FIELDS, MetadataFilter, within_tenant
 
 FILTERS_DESCRIPTION = (
     f"a metadata filter, as a vector database has: {{{', '.join(FILTER_FIELDS)}}}, each a "

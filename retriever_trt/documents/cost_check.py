@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from retriever_trt.documents.limits import DocumentLimits
-from retriever_trt.documents.pdf_guard import check_pdf
-from retriever_trt.documents.zip_guard import check_zip
+from retriever_trt.documents.office.zip_guard import check_zip
+from retriever_trt.documents.pdf.pdf_guard import check_pdf
 
 
 def check_cost(path: Path, limits: DocumentLimits) -> None:

@@ -1,6 +1,6 @@
 """What one document may cost to read, checked before a loader reads it: pages, the bytes
 its compressed streams inflate to (one stream, and all of them together), the chunks it
-makes, and, for an upload read in its own process (`retriever_trt/read_job.py`), the wall
+makes, and, for an upload read in its own process (`retriever_trt/live/read_job.py`), the wall
 time and memory. A file a few kB long can otherwise ask for hours of work or gigabytes
 (a PDF page tree that lists each child twice, a zip or Flate bomb).
 

@@ -21,12 +21,12 @@ Loader = Callable[[Path, str], Document]
 LOADER_MODULES: dict[str, str] = {
     ".txt": "text_loader",
     ".md": "text_loader",
-    ".htm": "html_loader",
-    ".html": "html_loader",
-    ".pdf": "pdf_loader",
-    ".xlsx": "xlsx_loader",
-    ".csv": "csv_loader",
-    ".docx": "docx_loader",
+    ".htm": "html.html_loader",
+    ".html": "html.html_loader",
+    ".pdf": "pdf.pdf_loader",
+    ".xlsx": "office.xlsx_loader",
+    ".csv": "office.csv_loader",
+    ".docx": "office.docx_loader",
 }
 SUFFIXES = tuple(LOADER_MODULES)
 

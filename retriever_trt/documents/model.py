@@ -1,8 +1,8 @@
 """What a loader makes of a file: a `Document` of paragraphs and tables in reading order, the
 tagged facts it carries (inline XBRL), and its metadata (company, form, fiscal year).
 
-Loaders (one a format, `loaders.py` picks by suffix) only read; chunking (`chunking.py`)
-and stores (`store.py`) are apart, and the answer rules read `Table`s and `Fact`s, never a
+Loaders (one a format, `loaders.py` picks by suffix) only read; chunking (`indexing/chunking.py`)
+and stores (`store/`) are apart, and the answer rules read `Table`s and `Fact`s, never a
 loader.
 """
 

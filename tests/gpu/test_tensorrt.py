@@ -23,8 +23,8 @@ TEXTS = ["What was the total revenue in 2019?",
 
 @pytest.fixture(scope="module")
 def plan(tmp_path_factory):
-    from retriever_trt.builder import build_tensorrt
-    from retriever_trt.profiles import Profile, Shape
+    from retriever_trt.build.builder import build_tensorrt
+    from retriever_trt.embedders.profiles import Profile, Shape
 
     d = exported(tmp_path_factory)["dir"]
     out = d / "model.fp16.plan"
@@ -34,8 +34,8 @@ def plan(tmp_path_factory):
 
 
 def test_tensorrt_fp16_matches_torch(plan):
-    from retriever_trt.loader import load_embedder
-    from retriever_trt.torch_embedder import TorchEmbedder
+    from retriever_trt.embedders.loader import load_embedder
+    from retriever_trt.embedders.torch_embedder import TorchEmbedder
 
     e = load_embedder(plan)
     assert e.precision == "fp16" and e.dim == 384
@@ -46,7 +46,7 @@ def test_tensorrt_fp16_matches_torch(plan):
 
 
 def test_retrexec_tensorrt(plan, capsys):
-    from retriever_trt.retrexec import main
+    from retriever_trt.build.retrexec import main
 
     rc = main([f"--loadEngine={plan}", "--shapes=input_ids:8x64,attention_mask:8x64",
                "--duration=1", "--warmUp=100"])

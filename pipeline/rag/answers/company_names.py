@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 
 from retriever_trt.documents.model import CoverField, DocumentMetadata
-from retriever_trt.filters import company_key
+from retriever_trt.search.filters import company_key
 
 # First words that several companies share or that are common words in questions:
 # "home" of "home depot" or "united" of two companies would name the wrong one.

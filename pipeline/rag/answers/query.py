@@ -36,7 +36,7 @@ from pipeline.rag.answers.vocabulary.definitions import (
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
 from retriever_trt.documents.model import Form
-from retriever_trt.years import YEAR_DIGITS
+from retriever_trt.documents.years import YEAR_DIGITS
 
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
                   "3rd": 3, "4th": 4}

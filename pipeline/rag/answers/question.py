@@ -14,7 +14,7 @@ from functools import cached_property
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Scale
-from retriever_trt.years import YEAR_DIGITS, years_in
+from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 # Words that say what to compute, not which row: left out when rows are matched.
 OPERATION_WORDS = set("""change difference increase decrease percentage percent average ratio

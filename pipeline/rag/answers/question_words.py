@@ -4,7 +4,7 @@
 `tokens(question)`, computed once per request (query.parse_query keeps them as
 `Query.words`; `Question.words` is the same list); the rules compare the words of table
 labels, headers and sentences, tokenized the same way, with those. The years are
-retriever_trt.years' (one range, FIRST_YEAR..LAST_YEAR); this module adds the ways a
+retriever_trt.documents.years' (one range, FIRST_YEAR..LAST_YEAR); this module adds the ways a
 question names a period with them: "fiscal 2024", "FY24", "June 30, 2025".
 """
 
@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from datetime import date
 
-from retriever_trt.documents.metadata import parse_date
-from retriever_trt.years import CENTURY, YEAR, YEAR_DIGITS, years_in
+from retriever_trt.documents.filing.metadata import parse_date
+from retriever_trt.documents.years import CENTURY, YEAR, YEAR_DIGITS, years_in
 
 _STOP = set("""a an the of in on at to for from by with and or is was were are be been what
 which how much many do does did has have had as its it their our this that these those

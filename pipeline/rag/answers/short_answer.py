@@ -30,7 +30,7 @@ from pipeline.rag.answers.tables.table_answer import TableAnswer, answer_from_ta
 from pipeline.rag.answers.tables.table_cells import measure_words
 from pipeline.rag.answers.tables.table_rows import SECTION_BONUS, label_tokens
 from pipeline.rag.answers.text.text_answer import TextAnswer, answer_from_text, document_paragraphs
-from retriever_trt.tables import Cell, Table, parse_table, period_blocks, transpose
+from retriever_trt.documents.tables import Cell, Table, parse_table, period_blocks, transpose
 
 ARITHMETIC_OPERATIONS = (*(o for o in Operation if o.computed), Operation.COUNT)
 # An answer from a later-retrieved table must match this much better to win.

@@ -20,9 +20,9 @@ from pipeline.server.audit_trail import audit
 from pipeline.server.errors import DOCUMENT_ERRORS, UPLOAD_ERRORS, RequestRejected
 from pipeline.server.guards.access import caller_collections
 from pipeline.settings import COLLECTION_NAME
-from retriever_trt.catalog import DocumentRecord, DocumentStatus
-from retriever_trt.filters import DEFAULT_COLLECTION
-from retriever_trt.live_documents import LiveDocuments, UploadError
+from retriever_trt.live.catalog import DocumentRecord, DocumentStatus
+from retriever_trt.live.live_documents import LiveDocuments, UploadError
+from retriever_trt.search.filters import DEFAULT_COLLECTION
 
 router = APIRouter()
 UPLOAD_PATH = "/v1/documents"

@@ -13,7 +13,7 @@ from pipeline.rag.answers.filings.statement_rows import SCALE_POWER
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents.model import Fact
-from retriever_trt.tables import Cell
+from retriever_trt.documents.tables import Cell
 
 
 def _start(item: LineItem, p: ColumnPeriod) -> date | None:

@@ -18,9 +18,9 @@ from typing import Any
 from pipeline.rag.answers.filings.fact_answer import targets
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.short_answer import ShortAnswer
-from retriever_trt.documents.cover_page import COVER_PAGES
+from retriever_trt.documents.filing.cover_page import COVER_PAGES
 from retriever_trt.documents.model import CoverEntry, CoverField
-from retriever_trt.store import DocumentInfo
+from retriever_trt.store.document_store import DocumentInfo
 
 
 class FilingField(Enum):

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, month_day
-from retriever_trt.tables import Cell, Table
-from retriever_trt.years import YEAR, years_in
+from retriever_trt.documents.tables import Cell, Table
+from retriever_trt.documents.years import YEAR, years_in
 
 # A row stating the balances at a date: "Balance as of March 31, 2025", "Balances, Jan 26,
 # 2025", "Equity - April 1, 2025".

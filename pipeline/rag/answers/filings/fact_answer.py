@@ -20,7 +20,7 @@ from pipeline.rag.answers.vocabulary.formula import PHRASE, evaluate
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import DAYS_IN_YEAR, Metric, Scale
 from retriever_trt.documents.model import DocumentMetadata, Fact
-from retriever_trt.store import DocumentInfo
+from retriever_trt.store.document_store import DocumentInfo
 
 SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
 _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}

@@ -18,7 +18,7 @@ from typing import Any
 from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.question_words import label_stems
 from retriever_trt.documents.model import Fact
-from retriever_trt.years import YEAR_DIGITS
+from retriever_trt.documents.years import YEAR_DIGITS
 
 # The axes whose members qualify a figure the way questions name them: a business segment,
 # a region or country, a product or service line, a class of stock. Other axes (equity

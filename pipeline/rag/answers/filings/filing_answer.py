@@ -44,9 +44,9 @@ from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
-from retriever_trt.documents.pdf_statements import StatementKind, statement_kind
-from retriever_trt.filters import MetadataFilter, company_key
-from retriever_trt.tables import parse_table
+from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind
+from retriever_trt.documents.tables import parse_table
+from retriever_trt.search.filters import MetadataFilter, company_key
 
 # Words of row labels that name no part of a figure ("total", "net", "consolidated").
 GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense revenue sale cost

@@ -31,7 +31,7 @@ from pipeline.rag.answers.tables.column_periods import header_rows
 from pipeline.rag.answers.tables.row_items import EXPENSES_SECTION, match_row, per_share_row
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents.model import Fact
-from retriever_trt.documents.pdf_statements import StatementKind
+from retriever_trt.documents.pdf.pdf_statements import StatementKind
 
 KINDS = {StatementKind.BALANCE: Kind.BALANCE, StatementKind.INCOME: Kind.FLOW,
          StatementKind.COMPREHENSIVE: Kind.FLOW, StatementKind.CASH_FLOWS: Kind.FLOW}

@@ -25,8 +25,8 @@ from pipeline.rag.answers.tables.column_periods import column_periods, header_ro
 from pipeline.rag.answers.tables.row_items import content_words, match_row
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents.model import Fact
-from retriever_trt.store import Chunk, DocumentInfo
-from retriever_trt.tables import Table, parse_table
+from retriever_trt.documents.tables import Table, parse_table
+from retriever_trt.store.document_store import Chunk, DocumentInfo
 
 
 def _names_item(text: str, item: LineItem) -> bool:

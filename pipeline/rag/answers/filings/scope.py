@@ -14,8 +14,8 @@ from datetime import date, timedelta
 
 from pipeline.rag.answers.query import Period, PeriodKind, Query
 from retriever_trt.documents.model import CoverField
-from retriever_trt.filters import company_key
-from retriever_trt.store import DocumentInfo
+from retriever_trt.search.filters import company_key
+from retriever_trt.store.document_store import DocumentInfo
 
 # Period ends of 52/53-week years move by a few days; a month is safely past that.
 END_SLACK = timedelta(days=10)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pipeline.rag.answers.filings.statement_rows import StatementRow, StatementTable, statement_rows
-from retriever_trt.documents.pdf_statements import StatementKind
+from retriever_trt.documents.pdf.pdf_statements import StatementKind
 
 _TOTAL_ASSETS = re.compile(r"^total assets$", re.I)
 _TOTAL_LIABILITIES_AND_EQUITY = re.compile(r"^total liabilities(?:,|\s+and\b).*\b(?:equity|deficit)",

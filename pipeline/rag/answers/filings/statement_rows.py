@@ -1,6 +1,6 @@
 """A PDF filing's primary statements read as rows of fact-like records.
 
-Each table the statement finder (`retriever_trt/documents/pdf_statements.py`) names gives,
+Each table the statement finder (`retriever_trt/documents/pdf/pdf_statements.py`) names gives,
 for each body row and each column whose period its header rows show (`column_periods.py`),
 one record: the row's label (wrapped lines already joined by the PDF reader, footnote
 marks dropped), its section ("Current assets:"), the period, the value as printed times the
@@ -29,10 +29,10 @@ from pipeline.rag.answers.tables.column_periods import (
 from pipeline.rag.answers.tables.row_items import per_share_row
 from pipeline.rag.answers.tables.table_cells import figure, figure_cells
 from retriever_trt.documents.model import DocumentMetadata
-from retriever_trt.documents.pdf_statements import Part, StatementKind, group_parts, statement_kind
-from retriever_trt.store import Chunk
-from retriever_trt.tables import Table, parse_table
-from retriever_trt.years import years_in
+from retriever_trt.documents.pdf.pdf_statements import Part, StatementKind, group_parts, statement_kind
+from retriever_trt.documents.tables import Table, parse_table
+from retriever_trt.documents.years import years_in
+from retriever_trt.store.document_store import Chunk
 
 SCALE_POWER = {"": 0, "thousand": 3, "million": 6, "billion": 9}
 # A row that states the balance at the end of its column's period, or at its start.

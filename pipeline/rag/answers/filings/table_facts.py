@@ -34,8 +34,8 @@ from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_peri
 from pipeline.rag.answers.tables.row_items import RowItem, match_row
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind
 from retriever_trt.documents.model import Fact
-from retriever_trt.store import Chunk, DocumentInfo
-from retriever_trt.tables import Cell, Table, parse_table
+from retriever_trt.documents.tables import Cell, Table, parse_table
+from retriever_trt.store.document_store import Chunk, DocumentInfo
 
 TAX, PRETAX, NET = (BY_NAME[n] for n in ("income tax expense", "pretax income", "net income"))
 _STATEMENT = re.compile(

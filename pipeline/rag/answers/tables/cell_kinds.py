@@ -17,7 +17,7 @@ from enum import Enum
 from pipeline.rag.answers.arithmetic import NoAnswer
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.vocabulary.line_items import PER_SHARE
-from retriever_trt.tables import Cell
+from retriever_trt.documents.tables import Cell
 
 # The operations whose operands must be of one kind: they add or subtract them.
 SAME_KIND_OPERATIONS = frozenset({Operation.SUM, Operation.AVERAGE, Operation.CHANGE,

@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from retriever_trt.documents.metadata import MONTHS
+from retriever_trt.documents.filing.metadata import MONTHS
 from retriever_trt.documents.model import DocumentMetadata
-from retriever_trt.tables import Table, parse_value
-from retriever_trt.years import years_in
+from retriever_trt.documents.tables import Table, parse_value
+from retriever_trt.documents.years import years_in
 
 # A month named in full or cut to three letters ("Jan 26, 2025", "Sept. 28"), then its day.
 _MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, tokens
 from pipeline.rag.answers.tables.table_cells import header_words, is_nil
 from pipeline.rag.answers.tables.table_rows import SECTION_BONUS, label_tokens
-from retriever_trt.tables import Cell, Table
+from retriever_trt.documents.tables import Cell, Table
 
 # A row must have at least this share of its label's words in the question.
 MIN_COVERAGE = 0.4

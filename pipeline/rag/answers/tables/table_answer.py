@@ -26,7 +26,7 @@ from pipeline.rag.answers.tables.table_rows import (
     row_labels,
 )
 from pipeline.rag.answers.tables.table_totals import measure_parts, section_parts
-from retriever_trt.tables import Cell, Table, detect_scale
+from retriever_trt.documents.tables import Cell, Table, detect_scale
 
 # A lookup that names no period or column must match its row this well: most such
 # questions are about the text ("What are distribution customers?").

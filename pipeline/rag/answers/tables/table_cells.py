@@ -9,9 +9,9 @@ import re
 from decimal import Decimal
 
 from pipeline.rag.answers.question_words import tokens
-from retriever_trt.documents.metadata import MONTHS
-from retriever_trt.tables import Cell, Table
-from retriever_trt.years import YEAR_DIGITS
+from retriever_trt.documents.filing.metadata import MONTHS
+from retriever_trt.documents.tables import Cell, Table
+from retriever_trt.documents.years import YEAR_DIGITS
 
 # Words a header uses for its units ("2018 (In thousands, except percentages)", "2019 €m"):
 # they say how figures are written, not which column a question names.

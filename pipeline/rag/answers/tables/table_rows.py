@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rag.answers.question import Question, tokens
-from retriever_trt.tables import Cell, Table
+from retriever_trt.documents.tables import Cell, Table
 
 # "(see Note 4)", "(Note (b))", "(1)", "(a)", and a mark set on the word itself: "Order
 # intake1".

@@ -13,7 +13,7 @@ import re
 from pipeline.rag.answers.question import Question, tokens
 from pipeline.rag.answers.tables.table_cells import header_words, is_year_figure
 from pipeline.rag.answers.tables.table_rows import ROW_LIST_BASE, SECTION_BONUS, label_tokens, listed_rows
-from retriever_trt.tables import Cell, Table
+from retriever_trt.documents.tables import Cell, Table
 
 # The measure a total names: from "total" to the phrase of its period, column or place.
 _TOTAL_OF = re.compile(r"\btotal\s+(.+?)(?=\s+(?:as|at|in|for|on|during|of the|from|between|"

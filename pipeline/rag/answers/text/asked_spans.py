@@ -17,7 +17,7 @@ import re
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.span_words import Asked, same_word
 from pipeline.rag.answers.text.text_amounts import as_value, figures, respective, scale_of
-from retriever_trt.years import years_in
+from retriever_trt.documents.years import years_in
 
 # "How many new stores did Home Depot open", "In how many countries are its products sold":
 # the counted noun phrase, before the verb.

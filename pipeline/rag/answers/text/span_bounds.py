@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rag.answers.text.span_words import Asked
-from retriever_trt.years import YEAR_DIGITS
+from retriever_trt.documents.years import YEAR_DIGITS
 
 # Content words the restating subject may hold that the question has not ("The minimum
 # fixed payments in these agreements | have been classified as ..."): more and the sentence

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.rag.answers.question_words import tokens
-from retriever_trt.years import years_in
+from retriever_trt.documents.years import years_in
 
 if TYPE_CHECKING:
     from pipeline.rag.answers.query import Query

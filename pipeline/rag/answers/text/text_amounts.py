@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import plain
-from retriever_trt.years import YEAR_DIGITS, years_in
+from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
           r"December)")

@@ -35,7 +35,7 @@ from pipeline.rag.answers.text.text_amounts import (
     scale_of,
     values,
 )
-from retriever_trt.years import YEAR_DIGITS, years_in
+from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 if TYPE_CHECKING:
     from pipeline.rag.answers.query import Query

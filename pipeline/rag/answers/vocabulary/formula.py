@@ -18,7 +18,7 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 from enum import Enum
 
 from pipeline.rag.answers.arithmetic import operand
-from retriever_trt.years import YEAR_DIGITS
+from retriever_trt.documents.years import YEAR_DIGITS
 
 
 class ItemMode(Enum):

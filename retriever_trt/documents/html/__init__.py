@@ -1,0 +1,1 @@
+"""HTML filings, SEC inline XBRL first: reading order, tables, tagged facts."""

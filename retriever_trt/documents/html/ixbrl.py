@@ -1,0 +1,202 @@
+"""Inline XBRL: the tagged facts of an SEC filing and its `dei:` cover facts.
+
+Every number of the statements is an `ix:nonFraction` with a concept (`name`), a context
+(`contextRef` -> `xbrli:context`: the period and any dimensions), a unit, a `scale` (the
+page shows value / 10**scale), a `sign` ("-" for a negative shown without one) and a
+`format` (how the shown text reads). The cover facts (`dei:EntityRegistrantName`,
+`dei:DocumentType`, `dei:DocumentFiscalYearFocus`, ...) are `ix:nonNumeric`; those the
+cover page shows (incorporation, address, exchange, ...) become the metadata's `cover`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from retriever_trt.documents.filing.metadata import parse_date
+from retriever_trt.documents.html.html_tables import local_name
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata, Fact, Form
+
+IX = "http://www.xbrl.org/2013/inlineXBRL"
+XBRLI = "http://www.xbrl.org/2003/instance"
+XBRLDI = "http://xbrl.org/2006/xbrldi"
+_NONFRACTION = f"{{{IX}}}nonFraction"
+_NONNUMERIC = f"{{{IX}}}nonNumeric"
+# Shown texts that mean zero (ixt:fixed-zero, or a dash under num-dot-decimal).
+_ZERO_TEXTS = {"", "-", "—", "–", "--"}
+# A visible element displaying a hidden fact: style="-sec-ix-hidden:f-115".
+_SEC_HIDDEN = re.compile(r"-sec-ix-hidden\s*:\s*([^;\s]+)")
+# What a tag's edge may catch of the cover's punctuation: "Arlington," "Los Gatos,".
+_EDGE_PUNCTUATION = " ,;:"
+
+def _text(el: Any) -> str:
+    return " ".join("".join(el.itertext()).split())
+
+
+def contexts(root: Any) -> dict[str, tuple[date | None, date, tuple[tuple[str, str], ...]]]:
+    """context id -> (start or None for an instant, end, dimensions)."""
+    out = {}
+    for ctx in root.iter(f"{{{XBRLI}}}context"):
+        period = ctx.find(f"{{{XBRLI}}}period")
+        if period is None:
+            continue
+        instant = period.findtext(f"{{{XBRLI}}}instant")
+        start = period.findtext(f"{{{XBRLI}}}startDate")
+        end = instant or period.findtext(f"{{{XBRLI}}}endDate")
+        if not end:
+            continue
+        dims = tuple(sorted((m.get("dimension", ""), (m.text or "").strip())
+                            for m in ctx.iter(f"{{{XBRLDI}}}explicitMember",
+                                              f"{{{XBRLDI}}}typedMember")))
+        try:
+            out[ctx.get("id")] = (None if instant or not start else date.fromisoformat(start.strip()),
+                                  date.fromisoformat(end.strip()), dims)
+        except ValueError:
+            continue
+    return out
+
+
+def units(root: Any) -> dict[str, str]:
+    """unit id -> "USD", "shares", "USD/shares", "pure"."""
+    def local(el: Any) -> str:
+        return "*".join((m.text or "").split(":")[-1].strip() for m in el.iter(f"{{{XBRLI}}}measure"))
+
+    out = {}
+    for unit in root.iter(f"{{{XBRLI}}}unit"):
+        divide = unit.find(f"{{{XBRLI}}}divide")
+        if divide is not None:
+            num = divide.find(f"{{{XBRLI}}}unitNumerator")
+            den = divide.find(f"{{{XBRLI}}}unitDenominator")
+            out[unit.get("id")] = f"{local(num)}/{local(den)}" if num is not None and den is not None else ""
+        else:
+            out[unit.get("id")] = local(unit)
+    return out
+
+
+def _number(shown: str, fmt: str) -> Decimal | None:
+    """The number a shown text stands for under its ixt format, before scale and sign."""
+    t = shown.strip()
+    fmt = fmt.split(":")[-1].lower()
+    if fmt in ("fixed-zero", "fixedzero") or t in _ZERO_TEXTS:
+        return Decimal(0)
+    if "comma-decimal" in fmt or "numcommadecimal" in fmt:
+        t = t.replace(".", "").replace(" ", "").replace(",", ".")
+    else:
+        t = t.replace(",", "").replace(" ", "")
+    t = re.sub(r"[^\d.]", "", t)
+    try:
+        return Decimal(t) if t else None
+    except InvalidOperation:
+        return None
+
+
+def facts(root: Any) -> list[Fact]:
+    """Every `ix:nonFraction` whose context, unit and number read; ids kept for citing."""
+    ctxs, unit_of = contexts(root), units(root)
+    out = []
+    for n, el in enumerate(root.iter(_NONFRACTION)):
+        ctx = ctxs.get(el.get("contextRef", ""))
+        shown = _text(el)
+        number = _number(shown, el.get("format", ""))
+        if ctx is None or number is None:
+            continue
+        try:
+            scale = int(el.get("scale", "0") or 0)
+            decimals = None if el.get("decimals", "INF") == "INF" else int(el.get("decimals"))
+        except ValueError:
+            continue
+        value = number.scaleb(scale) * (-1 if el.get("sign") == "-" else 1)
+        start, end, dims = ctx
+        out.append(Fact(el.get("id") or f"fact-{n}", el.get("name", ""), value,
+                        unit_of.get(el.get("unitRef", ""), ""), end, start, dims, decimals,
+                        scale, shown))
+    return out
+
+
+@dataclass(frozen=True)
+class CoverFact:
+    """A `dei:` fact: its id and the text the cover shows for it; `shown` is False for a
+    fact in `ix:hidden` that no visible element displays (its text is then the tagged
+    value, which the cover may show otherwise: "DE" for "Delaware")."""
+
+    fact_id: str
+    text: str
+    shown: bool = True
+
+
+def cover_facts(root: Any) -> dict[str, CoverFact]:
+    """Each `dei:` fact by local name, {"EntityRegistrantName": CoverFact(..., "Apple Inc.")}:
+    the first one the cover shows, else the first hidden one. A hidden fact is shown where a
+    visible element names it in a `-sec-ix-hidden` style (SEC's way of tagging text whose
+    value is a code), and takes that element's text."""
+    displayed: dict[str, str] = {}
+    for el in root.xpath("//*[contains(@style, '-sec-ix-hidden')]"):
+        for fact_id in _SEC_HIDDEN.findall(el.get("style", "")):
+            displayed.setdefault(fact_id, _text(el))
+    shown: dict[str, CoverFact] = {}
+    hidden: dict[str, CoverFact] = {}
+    for el in root.iter(_NONNUMERIC):
+        name, fact_id = el.get("name", ""), el.get("id", "")
+        if not name.startswith("dei:"):
+            continue
+        if not any(local_name(a.tag) == "hidden" for a in el.iterancestors()):
+            shown.setdefault(name[4:], CoverFact(fact_id, _text(el)))
+        elif fact_id in displayed:
+            shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id]))
+        else:
+            hidden.setdefault(name[4:], CoverFact(fact_id, _text(el), shown=False))
+    symbols = _symbols(root)
+    if symbols is not None:
+        shown["TradingSymbol"] = symbols
+    return {**hidden, **shown}
+
+
+def _symbols(root: Any) -> CoverFact | None:
+    """Every `dei:TradingSymbol` the cover shows, in order, as one ", "-joined fact (a
+    filing with several classes of securities lists one a class)."""
+    found: dict[str, str] = {}
+    for el in root.iter(_NONNUMERIC):
+        if el.get("name") == "dei:TradingSymbol" and not any(
+                local_name(a.tag) == "hidden" for a in el.iterancestors()):
+            found.setdefault(_text(el).strip(_EDGE_PUNCTUATION), el.get("id", ""))
+    found.pop("", None)
+    if not found:
+        return None
+    return CoverFact(next(iter(found.values())), ", ".join(found))
+
+
+def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:
+    """The cover fields the cover shows, as it shows them ("Arlington," is "Arlington");
+    a field only tagged hidden is left out, since its code is not what the cover says."""
+    out = {}
+    for f in CoverField:
+        parts = [cover.get(c.removeprefix("dei:")) for c in f.concepts]
+        if not all(p is not None and p.shown for p in parts):
+            continue
+        texts = [p.text.strip(_EDGE_PUNCTUATION) for p in parts]
+        if not all(texts):
+            continue
+        value = " ".join(texts)
+        if f is CoverField.PHONE:  # area code "408" or "(408)", then "996-1010"
+            value = f"({texts[0].strip('()')}) {texts[1]}"
+        out[f] = CoverEntry(value, tuple((p.fact_id, t) for p, t in zip(parts, texts, strict=True)))
+    return out
+
+
+def metadata_from_cover(cover: dict[str, CoverFact]) -> DocumentMetadata:
+    """Metadata from the dei facts; fields the filing does not tag stay empty."""
+    def text(name: str) -> str:
+        return cover[name].text if name in cover else ""
+
+    year = text("DocumentFiscalYearFocus")
+    return DocumentMetadata(
+        company=text("EntityRegistrantName"),
+        ticker=text("TradingSymbol").split(",")[0].upper(),
+        form=Form.parse(text("DocumentType")),
+        fiscal_year=int(year) if year.isdigit() else None,
+        fiscal_period=text("DocumentFiscalPeriodFocus").upper(),
+        period_end=parse_date(text("DocumentPeriodEndDate")),
+        cover=cover_fields(cover))

@@ -263,6 +263,37 @@ def test_a_row_under_an_expenses_section_is_an_expense() -> None:
     assert revenue == {2019: 10800000000, 2018: 10746000000}
 
 
+def test_the_groups_statement_before_a_segments_or_the_parents() -> None:
+    """A segment note's table (Amcor's "Flexibles Segment") and the parent's own statements
+    (AES's Schedule I) show the item's rows too; the consolidated statement's figure comes
+    first, wherever it is printed."""
+    def chunk(n: int, caption: str, value: str) -> Chunk:
+        rows = [["", "2020", "2019"], ["Net sales", value, "9,000"],
+                ["Capital expenditures", "(8)", "(9)"]]
+        return Chunk(f"g.pdf#table{n}/0", "g.pdf", "G", "", {"table": str(n), "caption": caption},
+                     rows)
+    chunks = [chunk(0, "Segment Results of Operations Flexibles Segment (in millions)", "8,000"),
+              chunk(1, "THE G CORPORATION SCHEDULE I CONDENSED FINANCIAL INFORMATION OF PARENT "
+                       "STATEMENTS OF CASH FLOWS (in millions)", "1"),
+              chunk(2, "Consolidated Statements of Income (in millions)", "10,000")]
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2020, period_end=date(2020, 12, 31))
+    info = facts_from_tables(DocumentInfo("g.pdf", "G", meta), chunks)
+    revenue = next(f for f in info.facts if f.concept == REVENUE and f.end.year == 2020)
+    assert revenue.value == 10000000000
+
+
+def test_a_rate_a_share_in_a_table_of_dollars_is_no_amount() -> None:
+    """AES's five-year summary prints "Cash dividend $0.12": a rate a share, not the
+    dividends paid, which a statement in millions prints as (290)."""
+    rows = [["", "2016", "2015"], ["Cash dividend", "$0.12", "$0.11"]]
+    info = _statement_facts("d", rows, "Selected Financial Data")
+    assert not [f for f in info.facts if f.concept == "us-gaap:PaymentsOfDividends"]
+    rows = [["", "2016", "2015"], ["Dividends paid", "(290)", "(276)"]]
+    info = _statement_facts("d", rows, "Consolidated Statements of Cash Flows (in millions)")
+    paid = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:PaymentsOfDividends"}
+    assert paid == {2016: 290000000, 2015: 276000000}
+
+
 def test_a_cash_flow_acquisition_is_a_payment_asked_by_its_verb() -> None:
     """Verizon's "Acquisitions of wireless licenses (3,896)" is a payment, read as the
     positive amount, and "acquiring wireless licenses" names it."""

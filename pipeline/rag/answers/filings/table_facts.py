@@ -34,6 +34,7 @@ from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_peri
 from pipeline.rag.answers.tables.row_items import RowItem, match_row
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind
 from retriever_trt.documents.model import Fact
+from retriever_trt.documents.pdf.pdf_statements import StatementKind
 from retriever_trt.documents.tables import Cell, Table, parse_table
 from retriever_trt.store.document_store import Chunk, DocumentInfo
 
@@ -48,8 +49,17 @@ _REFERRING = frozenset({"the", "our", "in", "on", "within", "its", "company's", 
 # A section's total row ("Total operating revenues"): the item's figure where its section's
 # parts name the item as well ("Freight revenues", IBM's "Sales" under "Revenue:").
 _TOTAL = re.compile(r"^\W*total\b", re.I)
-# The rank of a statement row no vocabulary item names (`label_facts.py`): after all others.
-LABELLED_TIER = 2
+# A figure written to the cent ("$0.12", "1.94"): a rate a share, where amounts are whole.
+_CENTS = re.compile(r"(?<![\d,])\d{1,3}\.\d{2}(?!\d)")
+# The ranks of a fact's table after a primary statement's (0): a segment note or a caption
+# naming a statement, any other table, a statement of a part of the group, and last a
+# statement row no vocabulary item names (`label_facts.py`).
+NOTE_TIER, OTHER_TIER, ENTITY_TIER, LABELLED_TIER = 1, 2, 3, 4
+# Statements of a part of the group, not the company's consolidated figures: the parent
+# alone (AES's "Schedule I Condensed Financial Information of Parent"), the guarantors
+# (Amcor's "Obligor Group", "Deed of Cross Guarantee").
+_ANOTHER_ENTITY = re.compile(r"\bschedule i\b|\b(?:of|for) (?:the )?(?:parent|registrant)\b|"
+                             r"\bobligor group\b|\bcross guarantee\b|\bguarantor", re.I)
 
 
 def is_statement(caption: str) -> bool:
@@ -84,6 +94,12 @@ def _deductions(rows: dict[int, RowItem], cells: dict[tuple[int, int], Cell]) ->
     return out
 
 
+def _a_rate(row: RowItem, cell: Cell, scale: str) -> bool:
+    """Whether an amount row's cell is a rate a share: a figure in cents in a table of
+    whole dollars ("Cash dividend $0.12" of a five-year summary is no dividends paid)."""
+    return not row.item.per_share and not scale and bool(_CENTS.search(cell.text))
+
+
 def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
                  ) -> Iterable[tuple[RowItem, Fact, tuple[str, int, int]]]:
     """(the row's match, fact, its cell) for each item row and dated column of one table."""
@@ -95,7 +111,8 @@ def _table_facts(chunk: Chunk, table: Table, periods: list[ColumnPeriod | None],
         closing = row.item.kind is Kind.BALANCE and bool(CLOSING.search(table.row_labels[i]))
         for j, period in enumerate(periods):
             cell = cells.get((i, j))
-            if period is None or cell is None or cell.value.percent:
+            if period is None or cell is None or cell.value.percent or \
+                    _a_rate(row, cell, table.scale):
                 continue
             if not (period.shows_balances() or closing if row.item.kind is Kind.BALANCE
                     else period.months):
@@ -121,7 +138,11 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         st = located.get(chunk.chunk_id)
         table = st.table if st else parse_table(chunk.table, [caption])
         periods = st.periods if st else column_periods(table, caption, info.metadata)
-        tier = 0 if st or is_statement(caption) else 1
+        # a segment note's table is read as a statement but holds parts, not the company's
+        # figure: Amcor's "Flexibles Segment" net sales must not stand for its net sales
+        tier = ENTITY_TIER if _ANOTHER_ENTITY.search(caption) else \
+            0 if st and st.kind is not StatementKind.SEGMENTS else \
+            NOTE_TIER if st or is_statement(caption) else OTHER_TIER
         for row, fact, cell in _table_facts(chunk, table, periods):
             total = bool(_TOTAL.match(table.row_labels[cell[1]]))
             found.append(((tier, -row.cover, not total, not row.attributable, len(found)),

@@ -294,6 +294,22 @@ def test_a_rate_a_share_in_a_table_of_dollars_is_no_amount() -> None:
     assert paid == {2016: 290000000, 2015: 276000000}
 
 
+def test_a_table_naming_no_scale_takes_the_one_its_figures_agree_with() -> None:
+    """Apple's five-year summary names no scale; its 2019 net income (55,256) is the income
+    statement's "in millions", so its 2016 figure is in millions too."""
+    summary = Chunk("s.pdf#table0/0", "s.pdf", "S", "", {"table": "0", "caption": ""},
+                    [["", "2020", "2019", "2016"], ["Net income", "$ 57,411", "$ 55,256",
+                                                   "$ 45,687"]])
+    statement = Chunk("s.pdf#table1/0", "s.pdf", "S", "",
+                      {"table": "1", "caption": "CONSOLIDATED STATEMENTS OF OPERATIONS "
+                                                "(In millions)"},
+                      [["", "2020", "2019"], ["Net income", "$ 57,411", "$ 55,256"]])
+    meta = DocumentMetadata(form=Form.TEN_K, fiscal_year=2020, period_end=date(2020, 9, 26))
+    info = facts_from_tables(DocumentInfo("s.pdf", "S", meta), [summary, statement])
+    net = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:NetIncomeLoss"}
+    assert net[2016] == 45687000000 and net[2019] == 55256000000
+
+
 def test_a_cash_flow_acquisition_is_a_payment_asked_by_its_verb() -> None:
     """Verizon's "Acquisitions of wireless licenses (3,896)" is a payment, read as the
     positive amount, and "acquiring wireless licenses" names it."""

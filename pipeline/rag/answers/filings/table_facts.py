@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
 from pipeline.rag.answers.filings.label_facts import label_facts
 from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import (
     CLOSING,
+    SCALE_POWER,
     statement_tables,
     whole_tables,
 )
@@ -94,6 +96,18 @@ def _deductions(rows: dict[int, RowItem], cells: dict[tuple[int, int], Cell]) ->
     return out
 
 
+def _agreed_scale(facts: list[tuple[RowItem, Fact, tuple[str, int, int]]],
+                  scaled: set[tuple[str, object, object, object]]) -> str:
+    """The scale a table that names none is in, where one of its figures equals, in that
+    scale, another table's of the same item and period: Apple's five-year summary prints
+    2019's net income 55,256 as its income statement does "in millions"."""
+    for scale, power in SCALE_POWER.items():
+        if power and any((row.item.name, f.start, f.end, f.value.scaleb(power)) in scaled
+                         for row, f, _ in facts if not row.item.per_share and f.value):
+            return scale
+    return ""
+
+
 def _a_rate(row: RowItem, cell: Cell, scale: str) -> bool:
     """Whether an amount row's cell is a rate a share: a figure in cents in a table of
     whole dollars ("Cash dividend $0.12" of a five-year summary is no dividends paid)."""
@@ -130,7 +144,7 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
     failed = failed_statements(statements)
     located = {st.chunk_id: st for st in statements}
     unread = {st.chunk_id for st in statements if st.statement in failed}
-    found: list[tuple[tuple[int, float, bool, bool, int], Fact, tuple[str, int, int]]] = []
+    read = []
     for chunk in whole_tables(chunks):
         if chunk.chunk_id in unread:
             continue
@@ -143,7 +157,15 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         tier = ENTITY_TIER if _ANOTHER_ENTITY.search(caption) else \
             0 if st and st.kind is not StatementKind.SEGMENTS else \
             NOTE_TIER if st or is_statement(caption) else OTHER_TIER
-        for row, fact, cell in _table_facts(chunk, table, periods):
+        read.append((chunk, table, periods, tier, list(_table_facts(chunk, table, periods))))
+    scaled = {(row.item.name, f.start, f.end, f.value) for *_, facts in read
+              for row, f, _ in facts if not row.item.per_share}
+    found: list[tuple[tuple[int, float, bool, bool, int], Fact, tuple[str, int, int]]] = []
+    for chunk, table, periods, tier, facts in read:
+        scale = "" if table.scale else _agreed_scale(facts, scaled)
+        if scale:
+            facts = list(_table_facts(chunk, replace(table, scale=scale), periods))
+        for row, fact, cell in facts:
             total = bool(_TOTAL.match(table.row_labels[cell[1]]))
             found.append(((tier, -row.cover, not total, not row.attributable, len(found)),
                           fact, cell))

@@ -101,6 +101,24 @@ def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> 
                                       shelf_aliases([renamed.metadata])), alone) == ["xyz-2022"]
 
 
+def test_a_new_name_without_a_former_name_line_is_one_company_by_its_file_number() -> None:
+    # a registrant renamed: its later covers print the new name and no former one, over the
+    # same Commission file number (padded or not); another company's number stays apart
+    old = _filing("fl-2020", "Facelook, Inc.", 2020, date(2020, 12, 31))
+    new = _filing("mw-2022", "Metaworks Platforms, Inc.", 2022, date(2022, 12, 31))
+    other = _filing("fl-other-2020", "Facelock Security Corp", 2020, date(2020, 12, 31))
+    for filing, number in ((old, "001-35551"), (new, "1-35551"), (other, "001-35552")):
+        filing.metadata.cover[CoverField.FILE_NUMBER] = CoverEntry(number, page=1)
+    shelf = {d.doc_id: d for d in (old, new, other)}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    assert choose_filings(parse_query("What was Metaworks's revenue in FY2020?", aliases),
+                          shelf) == ["fl-2020"]
+    assert choose_filings(parse_query("What was Facelook's revenue in FY2022?", aliases),
+                          shelf) == ["mw-2022"]
+    assert choose_filings(parse_query("Facelock Security's revenue in FY2020?", aliases),
+                          shelf) == ["fl-other-2020"]
+
+
 def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:
     shelf = {d.doc_id: d for d in [
         _filing(f"mmm-{y}", "3M COMPANY", y, date(y, 12, 31)) for y in (2018, 2019, 2020)]}

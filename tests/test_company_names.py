@@ -101,7 +101,7 @@ def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> 
                                       shelf_aliases([renamed.metadata])), alone) == ["xyz-2022"]
 
 
-def test_a_new_name_without_a_former_name_line_is_one_company_by_its_file_number() -> None:
+def test_a_new_name_without_a_former_name_line_is_one_company_by_its_numbers() -> None:
     # a registrant renamed: its later covers print the new name and no former one, over the
     # same Commission file number (padded or not); another company's number stays apart
     old = _filing("fl-2020", "Facelook, Inc.", 2020, date(2020, 12, 31))
@@ -117,6 +117,12 @@ def test_a_new_name_without_a_former_name_line_is_one_company_by_its_file_number
                           shelf) == ["mw-2022"]
     assert choose_filings(parse_query("Facelock Security's revenue in FY2020?", aliases),
                           shelf) == ["fl-other-2020"]
+    # one cover's file number not read: its employer identification number links it
+    del old.metadata.cover[CoverField.FILE_NUMBER]
+    for filing in (old, new):
+        filing.metadata.cover[CoverField.TAX_ID] = CoverEntry("20-1665019", page=1)
+    assert choose_filings(parse_query("What was Metaworks's revenue in FY2020?", aliases),
+                          shelf) == ["fl-2020"]
 
 
 def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:

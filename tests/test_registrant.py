@@ -1,14 +1,17 @@
 """The registrant's name and symbol as real 10-K covers print them
 (`retriever_trt/documents/registrant.py`), through `infer_metadata` as the loaders call it;
-and a former name over its caption (`cover_page.py`)."""
+a former name over its caption and a name atop a stacked caption's column (`cover_page.py`)."""
 
 from __future__ import annotations
 
-from retriever_trt.documents.cover_page import read_cover
+import pypdfium2 as pdfium
+
+from retriever_trt.documents.cover_page import printed_metadata, read_cover, stacked_name
 from retriever_trt.documents.metadata import infer_metadata
 from retriever_trt.documents.model import CoverField
-from retriever_trt.documents.pdf_layout import Line, Segment
+from retriever_trt.documents.pdf_layout import Line, Segment, page_lines
 from retriever_trt.documents.registrant import registrant_name, trading_symbol
+from tests.typeset_pdf import Text, typeset_pdf
 
 HEAD = """UNITED STATES
 SECURITIES AND EXCHANGE COMMISSION
@@ -110,3 +113,37 @@ def test_no_cover_no_registrant() -> None:
     memo = "Apple Inc. sells phones. Apple Inc. sells watches. Apple Inc. sells laptops."
     assert registrant_name(memo) == ""
     assert infer_metadata(memo, "memo.docx").company == ""
+
+
+def test_the_name_atop_a_column_that_one_caption_stacks_name_address_and_telephone() -> None:
+    # Broadcom's layout: one caption under the name, the street, the city and the telephone
+    # stacked in the middle column; the state, file number and tax id in columns beside
+    # them; the transition line's "to" over the column. Page 2 writes another company's
+    # legal name more often than the registrant's own (an acquisition).
+    cover = [Text("FORM 10-K", 740, x=270),
+             Text("For the fiscal year ended November 3, 2019", 720, x=97),
+             Text("TRANSITION REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES "
+                  "EXCHANGE ACT OF 1934", 700, x=108),
+             Text("For the transition period from", 690, x=63), Text("to", 690, x=215),
+             Text("Gadget Chips Inc.", 670, x=262),
+             Text("Delaware", 660, x=70), Text("1 Circuit Drive", 660, x=262),
+             Text("001-38449", 660, x=455), Text("35-2617337", 660, x=532),
+             Text("(State or Other Jurisdiction of", 650, x=40),
+             Text("Springfield, CA 95131", 650, x=255), Text("(Commission File", 650, x=450),
+             Text("(I.R.S. Employer", 650, x=532),
+             Text("Incorporation or Organization)", 642, x=40), Text("Number)", 642, x=460),
+             Text("Identification No.)", 642, x=530),
+             Text("(408) 433-8000", 630, x=275),
+             Text("(Exact Name of Registrant as Specified in Its Charter", 620, x=215),
+             Text("Address of Principal Executive Offices", 612, x=235),
+             Text("Registrant's Telephone Number, Including Area Code)", 604, x=212)]
+    story = [Text("We acquired Widget Holdings, Inc. in 2018. Widget Holdings, Inc. makes chips.",
+                  700 - 12 * k, x=40) for k in range(3)]
+    pdf = pdfium.PdfDocument(typeset_pdf([cover, story]))
+    pages = [page_lines(pdf[k]) for k in range(len(pdf))]
+    meta = printed_metadata(pages, "gadget.pdf")
+    assert (meta.company, meta.fiscal_year) == ("Gadget Chips Inc.", 2019)
+    assert meta.cover[CoverField.FILE_NUMBER].value == "001-38449"
+    # the caption alone, with no other field's caption stacked under it: no column read
+    assert stacked_name([[line for line in pages[0] if "Address" not in line.text
+                          and "Telephone" not in line.text]]) == ""

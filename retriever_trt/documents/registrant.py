@@ -79,7 +79,7 @@ def _by_caption(text: str, caption: re.Match[str]) -> str:
     when the caption is a column header (no parentheses: a parenthesized caption is
     always under its value, and the line under it is another field's)."""
     same_line = text[:caption.start()].rsplit("\n", 1)[-1].strip()
-    if same_line and _is_name(same_line):
+    if same_line and is_name(same_line):
         return same_line
     after = [line.strip() for line in text[caption.end():].splitlines() if line.strip()]
     header = not caption.group(0).startswith("(")
@@ -104,14 +104,16 @@ def _names_above(lines: list[str]) -> list[str]:
     passing over the other fields' values printed under it."""
     run: list[str] = []
     for line in reversed(lines):
-        if _is_name(line):
+        if is_name(line):
             run.insert(0, line)
         elif run:
             break
     return run
 
 
-def _is_name(line: str) -> bool:
+def is_name(line: str) -> bool:
+    """Whether a line of the cover may be the name: not a caption, another field's value or
+    boilerplate."""
     return (len(line) <= MAX_NAME and any(c.isalpha() for c in line)
             and not _NOT_NAME.search(line) and not _TAX_ID.search(line))
 
@@ -122,7 +124,7 @@ def _row_name(line: str) -> str:
     if _NOT_NAME.search(line):
         return ""
     if not _TAX_ID.search(line) and not _FILE_NUMBER.match(line):
-        return line if _is_name(line) else ""
+        return line if is_name(line) else ""
     named = _LEGAL_NAME.search(_FILE_NUMBER.sub("", line))
     return named.group(1) if named else ""
 

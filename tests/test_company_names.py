@@ -39,6 +39,7 @@ ALIASES = company_aliases(COVERS)
     ("Johnson and Johnson", "johnson and johnson"), ("PG&E", "pg and e"), ("Block", "block"),
     ("Best Buy", "best buy"), ("eBay", "ebay"), ("Ebay", "ebay"), ("COST", "costco wholesale"),
     ("block", "block"), ("microsoft", "microsoft"),  # typed in lower case, as a possessive
+    ("ebay.com", "ebay"),  # a web domain for the name, in lower case
 ])
 def test_a_name_as_people_write_it(name: str, key: str) -> None:
     assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key

@@ -103,7 +103,8 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     alias inside a longer one named ("meta" in "meta platforms") counts once."""
     words = f" {company_key(text)} "
     tokens = re.findall(r"[A-Za-z0-9]+", text)
-    possessives = re.findall(r"\b([A-Za-z0-9]+)['’]s\b", text)
+    # "salesforce.com's", "Amazon.com's": the name before its web domain is the possessive
+    possessives = re.findall(r"\b([A-Za-z0-9]+)(?:\.com)?['’]s\b", text)
     cased = {t.lower() for t in tokens if t != t.lower()} | {p.lower() for p in possessives}
     capitals = {t for t in tokens if t.isupper()}
     named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,

@@ -126,6 +126,22 @@ def test_a_new_name_without_a_former_name_line_is_one_company_by_its_numbers() -
                           shelf) == ["fl-2020"]
 
 
+def test_a_combined_reports_other_registrant_names_the_report() -> None:
+    # a parent and its utility file one 10-K; the utility's name, as people write it, is
+    # the report's, and takes nothing from another company on the shelf
+    report = _filing("gw-2019", "GADGET & WIDGET CORPORATION", 2019, date(2019, 12, 31))
+    report.metadata.cover[CoverField.CO_REGISTRANTS] = CoverEntry(
+        "PACIFIC GADGET AND ELECTRIC COMPANY", page=1)
+    shelf = {d.doc_id: d for d in [
+        report, _filing("gw-2020", "GADGET & WIDGET CORPORATION", 2020, date(2020, 12, 31)),
+        _filing("pe-2019", "Pacific Edison Corp", 2019, date(2019, 12, 31))]}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    assert choose_filings(parse_query("What were Pacific Gadget and Electric's operating "
+                                      "revenues in 2019?", aliases), shelf) == ["gw-2019"]
+    assert choose_filings(parse_query("Pacific Edison's revenue in FY2019?", aliases),
+                          shelf) == ["pe-2019"]
+
+
 def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:
     shelf = {d.doc_id: d for d in [
         _filing(f"mmm-{y}", "3M COMPANY", y, date(y, 12, 31)) for y in (2018, 2019, 2020)]}

@@ -10,7 +10,11 @@ from retriever_trt.documents.cover_page import printed_metadata, read_cover, sta
 from retriever_trt.documents.metadata import infer_metadata
 from retriever_trt.documents.model import CoverField
 from retriever_trt.documents.pdf_layout import Line, Segment, page_lines
-from retriever_trt.documents.registrant import registrant_name, trading_symbol
+from retriever_trt.documents.registrant import (
+    co_registrants,
+    registrant_name,
+    trading_symbol,
+)
 from tests.typeset_pdf import Text, typeset_pdf
 
 HEAD = """UNITED STATES
@@ -36,9 +40,11 @@ def test_two_registrants_the_parent_first() -> None:
                     "GADGET PROPERTIES, INC.\nGADGET PROPERTIES LIMITED PARTNERSHIP\n"
                     "(Exact name of Registrants as specified in its charter)\n")
     assert registrant_name(cover) == "GADGET PROPERTIES, INC."
+    assert co_registrants(cover) == ["GADGET PROPERTIES LIMITED PARTNERSHIP"]
     # one registrant: the nearest name line, not the file number's line above it
-    assert registrant_name(cover.replace("Registrants", "Registrant")) == \
-        "GADGET PROPERTIES LIMITED PARTNERSHIP"
+    one = cover.replace("Registrants", "Registrant")
+    assert registrant_name(one) == "GADGET PROPERTIES LIMITED PARTNERSHIP"
+    assert co_registrants(one) == []
 
 
 def test_a_name_wrapped_over_two_lines() -> None:
@@ -56,8 +62,13 @@ def test_the_name_in_a_row_under_a_column_caption() -> None:
         "File Number as S pecified I n I ts C harter Incorporation or Organization "
         "Identification Number\n"
         "1-12609 GADGET & WIDGET CORPORATION California 94-3234914\n"
-        "1-2348 PACIFIC GADGET AND ELECTRIC COMPANY California 94-0742640\n")
+        "1-2348 PACIFIC GADGET AND ELECTRIC COMPANY California 94-0742640\n"
+        "77 Gadget Street 77 Gadget Street\n(Address of principal executive offices)\n")
     assert registrant_name(cover) == "GADGET & WIDGET CORPORATION"
+    # the other rows are the combined report's other registrants; the address ends them
+    assert co_registrants(cover) == ["PACIFIC GADGET AND ELECTRIC COMPANY"]
+    assert co_registrants(cover.replace("1-2348 PACIFIC GADGET AND ELECTRIC COMPANY "
+                                        "California 94-0742640\n", "")) == []
 
 
 def test_a_name_printed_as_an_image_is_the_one_the_text_writes_most() -> None:
@@ -147,3 +158,24 @@ def test_the_name_atop_a_column_that_one_caption_stacks_name_address_and_telepho
     # the caption alone, with no other field's caption stacked under it: no column read
     assert stacked_name([[line for line in pages[0] if "Address" not in line.text
                           and "Telephone" not in line.text]]) == ""
+
+
+def test_a_combined_reports_other_registrants_kept_on_the_cover() -> None:
+    # PG&E's layout printed: the rows under the header are the report's registrants
+    header = [Text("Commission", 700, x=40), Text("Exact Name of Registrant", 700, x=150),
+              Text("State or Other Jurisdiction of", 700, x=330), Text("IRS Employer", 700, x=480),
+              Text("File Number", 690, x=40), Text("as Specified In Its Charter", 690, x=150),
+              Text("Incorporation or Organization", 690, x=330),
+              Text("Identification Number", 690, x=480)]
+    rows = [Text(text, y, x=x) for y, cells in (
+        (675, ("1-12609", "GADGET & WIDGET CORPORATION", "California", "94-3234914")),
+        (663, ("1-2348", "PACIFIC GADGET AND ELECTRIC COMPANY", "California", "94-0742640")))
+        for text, x in zip(cells, (40, 150, 330, 480), strict=True)]
+    address = [Text("77 Gadget Street", 645, x=40), Text("77 Gadget Street", 645, x=330)]
+    pdf = pdfium.PdfDocument(typeset_pdf([[Text("FORM 10-K", 740, x=270),
+                                           Text("For the fiscal year ended December 31, 2019",
+                                                725, x=200), *header, *rows, *address]]))
+    meta = printed_metadata([page_lines(pdf[0])], "gw.pdf")
+    assert meta.company == "GADGET & WIDGET CORPORATION"
+    entry = meta.cover[CoverField.CO_REGISTRANTS]
+    assert (entry.value, entry.page) == ("PACIFIC GADGET AND ELECTRIC COMPANY", 1)

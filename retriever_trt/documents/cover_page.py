@@ -36,7 +36,7 @@ from enum import Enum
 from retriever_trt.documents.metadata import infer_metadata
 from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.pdf_layout import Line, Segment
-from retriever_trt.documents.registrant import is_name
+from retriever_trt.documents.registrant import co_registrants, is_name
 
 # The cover is the first page; a printed copy may begin with a table of contents line or
 # let the cover run onto the second.
@@ -113,11 +113,18 @@ _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z
 
 def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> DocumentMetadata:
     """A printed filing's metadata from its first pages (`pages`: the cover, and for a 10-Q
-    its statements): `metadata.infer_metadata` of their text, with the cover's fields and
-    the name at the top of a stacked caption's column."""
-    meta = infer_metadata("\n".join(line.text for lines in pages for line in lines), file_name)
+    its statements): `metadata.infer_metadata` of their text, with the cover's fields, the
+    name at the top of a stacked caption's column and a combined report's other registrants
+    (`registrant.co_registrants`)."""
+    text = "\n".join(line.text for lines in pages for line in lines)
+    meta = infer_metadata(text, file_name)
     meta.cover = read_cover(pages)
     meta.company = stacked_name(pages) or meta.company
+    others = co_registrants(text)
+    if others:  # on the page that prints the first of them
+        page = next(n for n, lines in enumerate(pages, start=1)
+                    if any(others[0] in line.text for line in lines))
+        meta.cover[CoverField.CO_REGISTRANTS] = CoverEntry("; ".join(others), page=page)
     return meta
 
 

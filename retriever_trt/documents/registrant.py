@@ -99,6 +99,31 @@ def _by_caption(text: str, caption: re.Match[str]) -> str:
     return names[-1]
 
 
+def co_registrants(text: str) -> list[str]:
+    """The registrants a combined report's cover names after the first: the rows under the
+    caption set as a column header (PG&E's utility under its parent), the names stacked over
+    "(Exact name of Registrants ...)" (Boston Properties' operating partnership); [] for a
+    report of one registrant."""
+    m = _EXACT_NAME.search(text)
+    if m is None:
+        return []
+    if not m.group(0).startswith("("):
+        names: list[str] = []
+        after = (line.strip() for line in text[m.end():].splitlines() if line.strip())
+        for k, line in enumerate(after):
+            row = _TAX_ID.search(line) or _FILE_NUMBER.match(line)
+            name = _row_name(line) if row else ""
+            if name:
+                names.append(name)
+            elif names or k >= MAX_LINES_AWAY:  # the rows end (an address), or none began
+                break
+        return names[1:]
+    if m.group(1):
+        before = [line.strip() for line in text[:m.start()].splitlines() if line.strip()]
+        return _names_above(before[-MAX_LINES_AWAY:])[1:]
+    return []
+
+
 def _names_above(lines: list[str]) -> list[str]:
     """The nearest run of name lines in `lines` (the lines above the caption, in order),
     passing over the other fields' values printed under it."""

@@ -30,8 +30,8 @@ are listed (`--failures`) for them only: the others are the held-out measurement
 the totals, never looked at.
 
 `--shelf DIR` reads a folder of 10-K PDFs instead (named COMPANY_YEAR_10K.pdf after reading
-each cover by eye; benchmarks/RESULTS.md says where the route shelf's came from), all of
-them development data: its failures are all listed.
+each cover by eye; the route shelf: benchmarks/route_shelf.py copies it), all of them
+development data: its failures are all listed.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ years", a ticker, a name without its "Inc.", the company "formerly known as" its
     python3 benchmarks/scope_phrasings.py [--mirror GIT_DIR] [--shelf DIR] [--failures]
 
 One shelf: every 10-K PDF of the FinanceBench mirror (as benchmarks/cover_identity.py reads
-them) and the route shelf's (`--shelf`, engines/route-shelf: COMPANY_YEAR_10K.pdf, the
-source in benchmarks/RESULTS.md), a route filing whose COMPANY_YEAR the mirror has left
+them) and the route shelf's (`--shelf`, engines/route-shelf: COMPANY_YEAR_10K.pdf, copied
+by benchmarks/route_shelf.py), a route filing whose COMPANY_YEAR the mirror has left
 out. The questions (PHRASINGS) were written for this script, each for one filing, before
 running it (seven moved to another year or company of the same kind where the mirror's PDF
 is an LFS pointer; the Foot Locker question's filing corrected to FOOTLOCKER_2023, whose

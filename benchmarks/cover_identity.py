@@ -3,6 +3,7 @@ question naming a company and a fiscal year is scoped to (issue 51 item 4, issue
 
     python3 benchmarks/cover_identity.py [--mirror GIT_DIR] [--companies dev|heldout|all]
         [--failures]
+    python3 benchmarks/cover_identity.py --shelf DIR [--failures]
 
 Every 10-K PDF of the public FinanceBench snapshot (`--mirror`, a bare git mirror; default
 /work/.mirror/patronus-ai+financebench/repo; nothing of it is in this repository) is read
@@ -27,6 +28,10 @@ The file name is the truth: pdfs/COMPANY_YEAR_10K.pdf, YEAR the fiscal year it r
 The development companies (DEV) are the ones FinanceBench's questions do not use; failures
 are listed (`--failures`) for them only: the others are the held-out measurement, counted in
 the totals, never looked at.
+
+`--shelf DIR` reads a folder of 10-K PDFs instead (named COMPANY_YEAR_10K.pdf after reading
+each cover by eye; the route shelf: benchmarks/route_shelf.py copies it), all of them
+development data: its failures are all listed.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from retriever_trt.search.filters import company_key  # noqa: E402
 from retriever_trt.store.document_store import DocumentInfo  # noqa: E402
 
 MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
-_NAME = re.compile(r"^pdfs/(?P<company>[A-Z0-9_]+?)_(?P<year>\d{4})_10K\.pdf$")
+_NAME = re.compile(r"^(?:pdfs/)?(?P<company>[A-Z0-9_]+?)_(?P<year>\d{4})_10K\.pdf$")
 # A cover's securities table: "Trading Symbol(s)", or "Trading" over "Symbol(s)".
 _SYMBOL_TABLE = re.compile(r"trading\s+symbol|\bsymbol\(s\)", re.I)
 # A git LFS pointer (the PDF itself absent from the mirror) is a few hundred bytes.
@@ -66,7 +71,8 @@ DEV = frozenset("""AES AMCOR AMERICANEXPRESS APPLE BOSTONPROPERTIES EBAY FEDEX F
 JOHNSON_JOHNSON JPMORGAN MCDONALDS ORACLE PAYPAL PFIZER PG_E SALESFORCE ULTABEAUTY
 VERIZON""".split())
 # The registrant's squashed key where the file's company is not its beginning.
-REGISTRANTS = {"AMD": ("advancedmicrodevices",), "BLOCK": ("square", "block")}
+REGISTRANTS = {"AMD": ("advancedmicrodevices",), "BLOCK": ("square", "block"),
+               "META": ("metaplatforms", "facebook")}
 TICKERS = {
     "3M": "MMM", "ACTIVISIONBLIZZARD": "ATVI", "ADOBE": "ADBE", "AES": "AES", "AMAZON": "AMZN",
     "AMCOR": "AMCR", "AMD": "AMD", "AMERICANEXPRESS": "AXP", "AMERICANWATERWORKS": "AWK",
@@ -76,7 +82,10 @@ TICKERS = {
     "JOHNSON_JOHNSON": "JNJ", "JPMORGAN": "JPM", "KRAFTHEINZ": "KHC", "LOCKHEEDMARTIN": "LMT",
     "MCDONALDS": "MCD", "MGMRESORTS": "MGM", "MICROSOFT": "MSFT", "NETFLIX": "NFLX",
     "NIKE": "NKE", "ORACLE": "ORCL", "PAYPAL": "PYPL", "PEPSICO": "PEP", "PFIZER": "PFE",
-    "PG_E": "PCG", "SALESFORCE": "CRM", "ULTABEAUTY": "ULTA", "VERIZON": "VZ", "WALMART": "WMT"}
+    "PG_E": "PCG", "SALESFORCE": "CRM", "ULTABEAUTY": "ULTA", "VERIZON": "VZ", "WALMART": "WMT",
+    # the route shelf (--shelf); Meta traded as FB until 2022
+    "ALPHABET": "GOOGL", "BROADCOM": "AVGO", "META": "FB META", "NVIDIA": "NVDA",
+    "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT"}
 # Names people write for each company (general knowledge, not read off the filings).
 NAMES = {
     "AES": ("AES", "AES Corp"), "AMCOR": ("Amcor",),
@@ -99,7 +108,11 @@ NAMES = {
     "GENERALMILLS": ("General Mills",), "KRAFTHEINZ": ("Kraft Heinz",),
     "LOCKHEEDMARTIN": ("Lockheed Martin",), "MGMRESORTS": ("MGM Resorts",),
     "MICROSOFT": ("Microsoft",), "NETFLIX": ("Netflix",), "NIKE": ("Nike",),
-    "PEPSICO": ("PepsiCo",), "WALMART": ("Walmart",)}
+    "PEPSICO": ("PepsiCo",), "WALMART": ("Walmart",),
+    # the route shelf (--shelf)
+    "ALPHABET": ("Alphabet", "Alphabet Inc"), "BROADCOM": ("Broadcom", "AVGO"),
+    "META": ("Meta", "Meta Platforms", "Facebook"), "NVIDIA": ("Nvidia", "NVIDIA Corp"),
+    "TESLA": ("Tesla", "TSLA"), "UBER": ("Uber", "Uber Technologies"), "LYFT": ("Lyft",)}
 QUESTIONS = ("What was {name}'s total revenue in FY {year}?",
              # three years: the 10-K of the last shows all three (not the latest 10-K)
              "What was {name}'s average revenue from FY{first} to FY{year}?")
@@ -121,7 +134,7 @@ class Read:
 
     @property
     def ticker_ok(self) -> bool:
-        return self.meta.ticker.upper() == TICKERS.get(self.company)
+        return self.meta.ticker.upper() in TICKERS.get(self.company, "").split()
 
     @property
     def year_ok(self) -> bool:
@@ -150,13 +163,21 @@ def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
         except subprocess.CalledProcessError:  # listed, but its blob is not in the mirror
             absent.append(Path(path).name)
             continue
-        pages = list(_first_pages(data))
-        text = " ".join(line.text for lines in pages[:2] for line in lines)
-        reads.append(Read(named["company"], int(named["year"]),
-                          f"{named['company']}_{named['year']}",
-                          printed_metadata(pages, Path(path).name),
-                          _SYMBOL_TABLE.search(text) is not None))
+        reads.append(_read(named, data, Path(path).name))
     return reads, absent
+
+
+def read_folder(folder: Path) -> list[Read]:
+    """Every COMPANY_YEAR_10K.pdf of a folder read."""
+    return [_read(named, path.read_bytes(), path.name) for path in sorted(folder.iterdir())
+            if (named := _NAME.match(path.name))]
+
+
+def _read(named: re.Match, data: bytes, file_name: str) -> Read:
+    pages = list(_first_pages(data))
+    text = " ".join(line.text for lines in pages[:2] for line in lines)
+    return Read(named["company"], int(named["year"]), f"{named['company']}_{named['year']}",
+                printed_metadata(pages, file_name), _SYMBOL_TABLE.search(text) is not None)
 
 
 def _first_pages(data: bytes) -> Iterator[list]:
@@ -176,7 +197,8 @@ def _share(ok: int, n: int) -> str:
     return f"{ok}/{n} ({100 * ok / n:.1f}%)" if n else "0/0"
 
 
-def identity(reads: list[Read], show: bool) -> None:
+def identity(reads: list[Read], show: frozenset[str]) -> None:
+    """The identity shares; the misses of the companies in `show` listed."""
     symbols = [r for r in reads if r.symbol_table]
     print(f"company read:     {_share(sum(r.name_ok for r in reads), len(reads))}")
     print(f"ticker read:      {_share(sum(r.ticker_ok for r in symbols), len(symbols))} "
@@ -190,19 +212,17 @@ def identity(reads: list[Read], show: bool) -> None:
                                         ("ticker", r.ticker_ok or not r.symbol_table)) if not ok]
              for r in reads}
     print(f"all three:        {_share(sum(not w for w in wrong.values()), len(reads))}")
-    if not show:
-        return
     for r in reads:
-        if wrong[r.doc_id] and r.company in DEV:
+        if wrong[r.doc_id] and r.company in show:
             print(f"  MISS {r.doc_id}: {', '.join(wrong[r.doc_id])}: company={r.meta.company!r} "
                   f"ticker={r.meta.ticker!r} fiscal_year={r.meta.fiscal_year} "
                   f"period_end={r.meta.period_end}")
 
 
 def scope_check(shelf_reads: list[Read], asked_of: list[Read], question: str,
-                show: bool) -> tuple[int, int]:
+                show: frozenset[str]) -> tuple[int, int]:
     """(right, asked) of the template questions about the PDFs `asked_of`, over one shelf of
-    `shelf_reads`."""
+    `shelf_reads`; the misses of the companies in `show` listed."""
     shelf = {r.doc_id: DocumentInfo(r.doc_id, r.doc_id, r.meta) for r in shelf_reads}
     aliases = shelf_aliases(r.meta for r in shelf_reads)
     right = asked = 0
@@ -214,7 +234,7 @@ def scope_check(shelf_reads: list[Read], asked_of: list[Read], question: str,
                                 aliases)
             chosen = choose_filings(query, shelf)
             right += bool(chosen) and chosen[0] == r.doc_id
-            if show and r.company in DEV and (not chosen or chosen[0] != r.doc_id):
+            if r.company in show and (not chosen or chosen[0] != r.doc_id):
                 print(f"  MISS {name!r} FY{r.year}: first {chosen[:1] or 'none'} "
                       f"(company key {query.company!r})")
     return right, asked
@@ -223,21 +243,28 @@ def scope_check(shelf_reads: list[Read], asked_of: list[Read], question: str,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirror", type=Path, default=MIRROR)
+    ap.add_argument("--shelf", type=Path, help="a folder of COMPANY_YEAR_10K.pdf instead")
     ap.add_argument("--companies", choices=("dev", "heldout", "all"), default="all")
     ap.add_argument("--failures", action="store_true", help="list the dev companies' misses")
     args = ap.parse_args(argv)
-    reads, absent = read_shelf(args.mirror)
+    if args.shelf:
+        reads = read_folder(args.shelf)
+        print(f"10-K PDFs read from {args.shelf}: {len(reads)}")
+        groups = [("shelf", reads, True)]
+    else:
+        reads, absent = read_shelf(args.mirror)
+        print(f"10-K PDFs read: {len(reads)} ({len(absent)} absent from the mirror, skipped)")
+        groups = [("dev", [r for r in reads if r.company in DEV], True),
+                  ("held-out", [r for r in reads if r.company not in DEV], False),
+                  ("all", reads, False)]  # the dev misses, listed once
     keep = {"dev": lambda r: r.company in DEV, "heldout": lambda r: r.company not in DEV,
-            "all": lambda r: True}[args.companies]
-    print(f"10-K PDFs read: {len(reads)} ({len(absent)} absent from the mirror, skipped)")
+            "all": lambda r: True}[args.companies if not args.shelf else "all"]
     shelf = [r for r in reads if keep(r)]
     print(f"one shelf of {len(shelf)} PDFs, {len({r.company for r in shelf})} companies")
-    for label, group in (("dev", [r for r in reads if r.company in DEV]),
-                         ("held-out", [r for r in reads if r.company not in DEV]),
-                         ("all", reads)):
+    for label, group, listed in groups:
         if group and all(keep(r) for r in group):
             print(f"-- {label} companies ({len(group)} PDFs)")
-            show = args.failures and label != "all"  # the dev misses, listed once
+            show = frozenset(r.company for r in group) if args.failures and listed else frozenset()
             identity(group, show)
             for question in QUESTIONS:
                 right, asked = scope_check(shelf, group, question, show)

@@ -39,6 +39,7 @@ ALIASES = company_aliases(COVERS)
     ("Johnson and Johnson", "johnson and johnson"), ("PG&E", "pg and e"), ("Block", "block"),
     ("Best Buy", "best buy"), ("eBay", "ebay"), ("Ebay", "ebay"), ("COST", "costco wholesale"),
     ("block", "block"), ("microsoft", "microsoft"),  # typed in lower case, as a possessive
+    ("ebay.com", "ebay"),  # a web domain for the name, in lower case
 ])
 def test_a_name_as_people_write_it(name: str, key: str) -> None:
     assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key
@@ -99,6 +100,46 @@ def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> 
     alone = {"xyz-2022": renamed}
     assert choose_filings(parse_query("Square's revenue in FY2022?",
                                       shelf_aliases([renamed.metadata])), alone) == ["xyz-2022"]
+
+
+def test_a_new_name_without_a_former_name_line_is_one_company_by_its_numbers() -> None:
+    # a registrant renamed: its later covers print the new name and no former one, over the
+    # same Commission file number (padded or not); another company's number stays apart
+    old = _filing("fl-2020", "Facelook, Inc.", 2020, date(2020, 12, 31))
+    new = _filing("mw-2022", "Metaworks Platforms, Inc.", 2022, date(2022, 12, 31))
+    other = _filing("fl-other-2020", "Facelock Security Corp", 2020, date(2020, 12, 31))
+    for filing, number in ((old, "001-35551"), (new, "1-35551"), (other, "001-35552")):
+        filing.metadata.cover[CoverField.FILE_NUMBER] = CoverEntry(number, page=1)
+    shelf = {d.doc_id: d for d in (old, new, other)}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    assert choose_filings(parse_query("What was Metaworks's revenue in FY2020?", aliases),
+                          shelf) == ["fl-2020"]
+    assert choose_filings(parse_query("What was Facelook's revenue in FY2022?", aliases),
+                          shelf) == ["mw-2022"]
+    assert choose_filings(parse_query("Facelock Security's revenue in FY2020?", aliases),
+                          shelf) == ["fl-other-2020"]
+    # one cover's file number not read: its employer identification number links it
+    del old.metadata.cover[CoverField.FILE_NUMBER]
+    for filing in (old, new):
+        filing.metadata.cover[CoverField.TAX_ID] = CoverEntry("20-1665019", page=1)
+    assert choose_filings(parse_query("What was Metaworks's revenue in FY2020?", aliases),
+                          shelf) == ["fl-2020"]
+
+
+def test_a_combined_reports_other_registrant_names_the_report() -> None:
+    # a parent and its utility file one 10-K; the utility's name, as people write it, is
+    # the report's, and takes nothing from another company on the shelf
+    report = _filing("gw-2019", "GADGET & WIDGET CORPORATION", 2019, date(2019, 12, 31))
+    report.metadata.cover[CoverField.CO_REGISTRANTS] = CoverEntry(
+        "PACIFIC GADGET AND ELECTRIC COMPANY", page=1)
+    shelf = {d.doc_id: d for d in [
+        report, _filing("gw-2020", "GADGET & WIDGET CORPORATION", 2020, date(2020, 12, 31)),
+        _filing("pe-2019", "Pacific Edison Corp", 2019, date(2019, 12, 31))]}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    assert choose_filings(parse_query("What were Pacific Gadget and Electric's operating "
+                                      "revenues in 2019?", aliases), shelf) == ["gw-2019"]
+    assert choose_filings(parse_query("Pacific Edison's revenue in FY2019?", aliases),
+                          shelf) == ["pe-2019"]
 
 
 def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:

@@ -1,14 +1,22 @@
 """The registrant's name and symbol as real 10-K covers print them
-(`retriever_trt/documents/filing/registrant.py`), through `infer_metadata` as the loaders call it;
-and a former name over its caption (`cover_page.py`)."""
+(`retriever_trt/documents/filing/registrant.py`), through `infer_metadata` as the loaders call
+it; a former name over its caption and a name atop a stacked caption's column
+(`cover_page.py`)."""
 
 from __future__ import annotations
 
-from retriever_trt.documents.filing.cover_page import read_cover
+import pypdfium2 as pdfium
+
+from retriever_trt.documents.filing.cover_page import printed_metadata, read_cover, stacked_name
 from retriever_trt.documents.filing.metadata import infer_metadata
-from retriever_trt.documents.filing.registrant import registrant_name, trading_symbol
+from retriever_trt.documents.filing.registrant import (
+    co_registrants,
+    registrant_name,
+    trading_symbol,
+)
 from retriever_trt.documents.model import CoverField
-from retriever_trt.documents.pdf.pdf_layout import Line, Segment
+from retriever_trt.documents.pdf.pdf_layout import Line, Segment, page_lines
+from tests.typeset_pdf import Text, typeset_pdf
 
 HEAD = """UNITED STATES
 SECURITIES AND EXCHANGE COMMISSION
@@ -33,9 +41,11 @@ def test_two_registrants_the_parent_first() -> None:
                     "GADGET PROPERTIES, INC.\nGADGET PROPERTIES LIMITED PARTNERSHIP\n"
                     "(Exact name of Registrants as specified in its charter)\n")
     assert registrant_name(cover) == "GADGET PROPERTIES, INC."
+    assert co_registrants(cover) == ["GADGET PROPERTIES LIMITED PARTNERSHIP"]
     # one registrant: the nearest name line, not the file number's line above it
-    assert registrant_name(cover.replace("Registrants", "Registrant")) == \
-        "GADGET PROPERTIES LIMITED PARTNERSHIP"
+    one = cover.replace("Registrants", "Registrant")
+    assert registrant_name(one) == "GADGET PROPERTIES LIMITED PARTNERSHIP"
+    assert co_registrants(one) == []
 
 
 def test_a_name_wrapped_over_two_lines() -> None:
@@ -53,8 +63,13 @@ def test_the_name_in_a_row_under_a_column_caption() -> None:
         "File Number as S pecified I n I ts C harter Incorporation or Organization "
         "Identification Number\n"
         "1-12609 GADGET & WIDGET CORPORATION California 94-3234914\n"
-        "1-2348 PACIFIC GADGET AND ELECTRIC COMPANY California 94-0742640\n")
+        "1-2348 PACIFIC GADGET AND ELECTRIC COMPANY California 94-0742640\n"
+        "77 Gadget Street 77 Gadget Street\n(Address of principal executive offices)\n")
     assert registrant_name(cover) == "GADGET & WIDGET CORPORATION"
+    # the other rows are the combined report's other registrants; the address ends them
+    assert co_registrants(cover) == ["PACIFIC GADGET AND ELECTRIC COMPANY"]
+    assert co_registrants(cover.replace("1-2348 PACIFIC GADGET AND ELECTRIC COMPANY "
+                                        "California 94-0742640\n", "")) == []
 
 
 def test_a_name_printed_as_an_image_is_the_one_the_text_writes_most() -> None:
@@ -110,3 +125,58 @@ def test_no_cover_no_registrant() -> None:
     memo = "Apple Inc. sells phones. Apple Inc. sells watches. Apple Inc. sells laptops."
     assert registrant_name(memo) == ""
     assert infer_metadata(memo, "memo.docx").company == ""
+
+
+def test_the_name_atop_a_column_that_one_caption_stacks_name_address_and_telephone() -> None:
+    # Broadcom's layout: one caption under the name, the street, the city and the telephone
+    # stacked in the middle column; the state, file number and tax id in columns beside
+    # them; the transition line's "to" over the column. Page 2 writes another company's
+    # legal name more often than the registrant's own (an acquisition).
+    cover = [Text("FORM 10-K", 740, x=270),
+             Text("For the fiscal year ended November 3, 2019", 720, x=97),
+             Text("TRANSITION REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES "
+                  "EXCHANGE ACT OF 1934", 700, x=108),
+             Text("For the transition period from", 690, x=63), Text("to", 690, x=215),
+             Text("Gadget Chips Inc.", 670, x=262),
+             Text("Delaware", 660, x=70), Text("1 Circuit Drive", 660, x=262),
+             Text("001-38449", 660, x=455), Text("35-2617337", 660, x=532),
+             Text("(State or Other Jurisdiction of", 650, x=40),
+             Text("Springfield, CA 95131", 650, x=255), Text("(Commission File", 650, x=450),
+             Text("(I.R.S. Employer", 650, x=532),
+             Text("Incorporation or Organization)", 642, x=40), Text("Number)", 642, x=460),
+             Text("Identification No.)", 642, x=530),
+             Text("(408) 433-8000", 630, x=275),
+             Text("(Exact Name of Registrant as Specified in Its Charter", 620, x=215),
+             Text("Address of Principal Executive Offices", 612, x=235),
+             Text("Registrant's Telephone Number, Including Area Code)", 604, x=212)]
+    story = [Text("We acquired Widget Holdings, Inc. in 2018. Widget Holdings, Inc. makes chips.",
+                  700 - 12 * k, x=40) for k in range(3)]
+    pdf = pdfium.PdfDocument(typeset_pdf([cover, story]))
+    pages = [page_lines(pdf[k]) for k in range(len(pdf))]
+    meta = printed_metadata(pages, "gadget.pdf")
+    assert (meta.company, meta.fiscal_year) == ("Gadget Chips Inc.", 2019)
+    assert meta.cover[CoverField.FILE_NUMBER].value == "001-38449"
+    # the caption alone, with no other field's caption stacked under it: no column read
+    assert stacked_name([[line for line in pages[0] if "Address" not in line.text
+                          and "Telephone" not in line.text]]) == ""
+
+
+def test_a_combined_reports_other_registrants_kept_on_the_cover() -> None:
+    # PG&E's layout printed: the rows under the header are the report's registrants
+    header = [Text("Commission", 700, x=40), Text("Exact Name of Registrant", 700, x=150),
+              Text("State or Other Jurisdiction of", 700, x=330), Text("IRS Employer", 700, x=480),
+              Text("File Number", 690, x=40), Text("as Specified In Its Charter", 690, x=150),
+              Text("Incorporation or Organization", 690, x=330),
+              Text("Identification Number", 690, x=480)]
+    rows = [Text(text, y, x=x) for y, cells in (
+        (675, ("1-12609", "GADGET & WIDGET CORPORATION", "California", "94-3234914")),
+        (663, ("1-2348", "PACIFIC GADGET AND ELECTRIC COMPANY", "California", "94-0742640")))
+        for text, x in zip(cells, (40, 150, 330, 480), strict=True)]
+    address = [Text("77 Gadget Street", 645, x=40), Text("77 Gadget Street", 645, x=330)]
+    pdf = pdfium.PdfDocument(typeset_pdf([[Text("FORM 10-K", 740, x=270),
+                                           Text("For the fiscal year ended December 31, 2019",
+                                                725, x=200), *header, *rows, *address]]))
+    meta = printed_metadata([page_lines(pdf[0])], "gw.pdf")
+    assert meta.company == "GADGET & WIDGET CORPORATION"
+    entry = meta.cover[CoverField.CO_REGISTRANTS]
+    assert (entry.value, entry.page) == ("PACIFIC GADGET AND ELECTRIC COMPANY", 1)

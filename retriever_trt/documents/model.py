@@ -68,6 +68,9 @@ class CoverField(str, Enum):
     FISCAL_YEAR_END = "fiscal_year_end"    # the month and day the fiscal year ends
     SYMBOLS = "symbols"                # every trading symbol registered, ", "-joined
     FORMER_NAME = "former_name"        # the registrant's name before a change ("Square, Inc.")
+    # the other registrants of a combined report, "; "-joined ("PACIFIC GAS AND ELECTRIC
+    # COMPANY" under PG&E Corporation): read off printed covers only
+    CO_REGISTRANTS = "co_registrants"
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -94,6 +97,8 @@ _DEI_CONCEPTS = {
     CoverField.FISCAL_YEAR_END: ("dei:CurrentFiscalYearEndDate",),
     CoverField.SYMBOLS: ("dei:TradingSymbol",),
     CoverField.FORMER_NAME: ("dei:EntityInformationFormerLegalOrRegisteredName",),
+    # inline XBRL tags each registrant's name in its own context; one fact a concept is read
+    CoverField.CO_REGISTRANTS: (),
 }
 
 

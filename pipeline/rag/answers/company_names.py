@@ -17,6 +17,8 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
 - a former name the cover prints ("Square, Inc." over "(Former name ...)"): its aliases name
   the company by its present name, unless a filing on the shelf is still under it
   (`filings/scope.py` takes both names for one company).
+- a combined report's other registrant ("Pacific Gas and Electric Company" under PG&E
+  Corporation's name): its aliases name the report's company.
 """
 
 from __future__ import annotations
@@ -41,14 +43,17 @@ NICKNAMES = {"american express": ("amex",), "bank of america": ("bofa",)}
 
 
 def shelf_aliases(filings: Iterable[DocumentMetadata]) -> dict[str, str]:
-    """alias -> company key, of the filings' registrants and their former names."""
+    """alias -> company key, of the filings' registrants, their former names and the other
+    registrants of a combined report (the filing's company key)."""
     filings = list(filings)
     out = company_aliases((m.company, m.ticker) for m in filings)
     for m in filings:
-        former = m.cover.get(CoverField.FORMER_NAME)
         key = company_key(m.company)
-        if former is not None and key:
-            for alias in company_aliases([(former.value, "")]):
+        former = m.cover.get(CoverField.FORMER_NAME)
+        others = m.cover.get(CoverField.CO_REGISTRANTS)
+        names = [*([former.value] if former else []), *(others.value.split("; ") if others else [])]
+        if key and names:
+            for alias in company_aliases((name, "") for name in names):
                 out.setdefault(alias, key)
     return out
 
@@ -103,7 +108,8 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     alias inside a longer one named ("meta" in "meta platforms") counts once."""
     words = f" {company_key(text)} "
     tokens = re.findall(r"[A-Za-z0-9]+", text)
-    possessives = re.findall(r"\b([A-Za-z0-9]+)['’]s\b", text)
+    # "salesforce.com's", "Amazon.com's": the name before its web domain is the possessive
+    possessives = re.findall(r"\b([A-Za-z0-9]+)(?:\.com)?['’]s\b", text)
     cased = {t.lower() for t in tokens if t != t.lower()} | {p.lower() for p in possessives}
     capitals = {t for t in tokens if t.isupper()}
     named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,

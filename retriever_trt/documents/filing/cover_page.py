@@ -18,6 +18,12 @@ what tells "California" from "94-2404110" on one line. "Commission File Number:
 001-36743" and "Registrant's telephone number, including area code (732) 524-0400" may
 also carry their value on the caption's own line. Needs positioned text
 (`pdf_layout.Line`).
+
+One caption for a column of values: "(Exact Name of Registrant as Specified in Its Charter"
+over "Address of Principal Executive Offices" and "Registrant's Telephone Number ...)"
+under the name, the street, the city and the telephone stacked in that order (Broadcom's
+covers, the state, file number and tax id in columns beside them): the registrant's name is
+the top of the stack (`stacked_name`), which the text alone cannot tell from the address.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from enum import Enum
 
 from retriever_trt.documents.filing.metadata import infer_metadata
 from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
+from retriever_trt.documents.filing.registrant import co_registrants, is_name
 from retriever_trt.documents.pdf.pdf_layout import Line, Segment
 
 # The cover is the first page; a printed copy may begin with a table of contents line or
@@ -66,7 +73,8 @@ _CAPTIONS = {
         re.compile(r"^name\s+of\s+each\s+exchange", re.I), Where.BELOW,
         re.compile(r"^([A-Za-z][A-Za-z .&,'-]*[A-Za-z.])$")),
     CoverField.FILE_NUMBER: _Caption(
-        re.compile(r"^\(?\s*commission\s+file\s+(?:number|no\.?)", re.I), Where.ABOVE,
+        # "(Commission File" over "Number)": the caption wrapped
+        re.compile(r"^\(?\s*commission\s+file(?:\s+(?:number|no\.?)|\s*$)", re.I), Where.ABOVE,
         re.compile(r"(?:^|:\s*|\s)(\d{1,4}-\d{2,7})\b"), same_line=True),
     CoverField.PHONE: _Caption(
         re.compile(r"^\(?\s*registrant.s\s+telephone\s+number", re.I), Where.ABOVE, _PHONE,
@@ -78,6 +86,15 @@ _CAPTIONS = {
         re.compile(r"^([A-Za-z0-9][\w .,&'’-]*\b(?:inc|corp|corporation|company|co|ltd|plc|"
                    r"limited|llc|l\.?p|n\.?v)\b\.?)$", re.I)),
 }
+_NAME_CAPTION = re.compile(r"^\(?\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
+_STACKED_CAPTION = re.compile(r"^\(?\s*(?:address\s+of\s+principal|registrant.s\s+telephone)",
+                              re.I)
+# The form's lines over the registrant's block: where a stacked column begins.
+_FORM_LINE = re.compile(r"report\s+pursuant|transition\s+period|fiscal\s+year\s+ended|"
+                        r"form\s+10-?[kq]|^\(?mark\s+one", re.I)
+# How many lines over its caption a stacked column may begin: the name, the street, the
+# city, the telephone, and the other columns' captions wrapped between them.
+MAX_STACK_LINES = 8
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
 # A 10-K's "For the fiscal year ended September 28, 2024": the year's last month and day.
@@ -96,10 +113,48 @@ _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z
 
 def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> DocumentMetadata:
     """A printed filing's metadata from its first pages (`pages`: the cover, and for a 10-Q
-    its statements): `metadata.infer_metadata` of their text, with the cover's fields."""
-    meta = infer_metadata("\n".join(line.text for lines in pages for line in lines), file_name)
+    its statements): `metadata.infer_metadata` of their text, with the cover's fields, the
+    name at the top of a stacked caption's column and a combined report's other registrants
+    (`registrant.co_registrants`)."""
+    text = "\n".join(line.text for lines in pages for line in lines)
+    meta = infer_metadata(text, file_name)
     meta.cover = read_cover(pages)
+    meta.company = stacked_name(pages) or meta.company
+    others = co_registrants(text)
+    if others:  # on the page that prints the first of them
+        page = next(n for n, lines in enumerate(pages, start=1)
+                    if any(others[0] in line.text for line in lines))
+        meta.cover[CoverField.CO_REGISTRANTS] = CoverEntry("; ".join(others), page=page)
     return meta
+
+
+def stacked_name(pages: Sequence[Sequence[Line]]) -> str:
+    """The name at the top of the column of values over a caption that stacks the name's,
+    the address's and the telephone's ("" when the cover has no such caption)."""
+    for lines in pages[:COVER_PAGES]:
+        for k, line in enumerate(lines):
+            for seg in line.segments:
+                if _NAME_CAPTION.match(seg.text) and _stacked(lines, k, seg):
+                    column = _column_above(lines, k, seg)
+                    return column[-1] if column and is_name(column[-1]) else ""
+    return ""
+
+
+def _stacked(lines: Sequence[Line], k: int, caption: Segment) -> bool:
+    """Whether the caption goes on, in its column under it, with another field's."""
+    return any(_STACKED_CAPTION.match(s.text) for s in _near(lines, k, caption, Where.BELOW))
+
+
+def _column_above(lines: Sequence[Line], k: int, caption: Segment) -> list[str]:
+    """The texts in the caption's column on the lines above it, nearest first, up to the
+    form's own lines ("TRANSITION REPORT ...", "For the fiscal year ended ...")."""
+    out: list[str] = []
+    for line in reversed(lines[max(0, k - MAX_STACK_LINES):k]):
+        if _FORM_LINE.search(line.text):  # its "to" may stand in the column
+            break
+        out.extend(s.text.strip() for s in line.segments
+                   if min(s.x1, caption.x1) > max(s.x0, caption.x0))
+    return out
 
 
 def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:

@@ -79,7 +79,7 @@ def _by_caption(text: str, caption: re.Match[str]) -> str:
     when the caption is a column header (no parentheses: a parenthesized caption is
     always under its value, and the line under it is another field's)."""
     same_line = text[:caption.start()].rsplit("\n", 1)[-1].strip()
-    if same_line and _is_name(same_line):
+    if same_line and is_name(same_line):
         return same_line
     after = [line.strip() for line in text[caption.end():].splitlines() if line.strip()]
     header = not caption.group(0).startswith("(")
@@ -99,19 +99,46 @@ def _by_caption(text: str, caption: re.Match[str]) -> str:
     return names[-1]
 
 
+def co_registrants(text: str) -> list[str]:
+    """The registrants a combined report's cover names after the first: the rows under the
+    caption set as a column header (PG&E's utility under its parent), the names stacked over
+    "(Exact name of Registrants ...)" (Boston Properties' operating partnership); [] for a
+    report of one registrant."""
+    m = _EXACT_NAME.search(text)
+    if m is None:
+        return []
+    if not m.group(0).startswith("("):
+        names: list[str] = []
+        after = (line.strip() for line in text[m.end():].splitlines() if line.strip())
+        for k, line in enumerate(after):
+            row = _TAX_ID.search(line) or _FILE_NUMBER.match(line)
+            name = _row_name(line) if row else ""
+            if name:
+                names.append(name)
+            elif names or k >= MAX_LINES_AWAY:  # the rows end (an address), or none began
+                break
+        return names[1:]
+    if m.group(1):
+        before = [line.strip() for line in text[:m.start()].splitlines() if line.strip()]
+        return _names_above(before[-MAX_LINES_AWAY:])[1:]
+    return []
+
+
 def _names_above(lines: list[str]) -> list[str]:
     """The nearest run of name lines in `lines` (the lines above the caption, in order),
     passing over the other fields' values printed under it."""
     run: list[str] = []
     for line in reversed(lines):
-        if _is_name(line):
+        if is_name(line):
             run.insert(0, line)
         elif run:
             break
     return run
 
 
-def _is_name(line: str) -> bool:
+def is_name(line: str) -> bool:
+    """Whether a line of the cover may be the name: not a caption, another field's value or
+    boilerplate."""
     return (len(line) <= MAX_NAME and any(c.isalpha() for c in line)
             and not _NOT_NAME.search(line) and not _TAX_ID.search(line))
 
@@ -122,7 +149,7 @@ def _row_name(line: str) -> str:
     if _NOT_NAME.search(line):
         return ""
     if not _TAX_ID.search(line) and not _FILE_NUMBER.match(line):
-        return line if _is_name(line) else ""
+        return line if is_name(line) else ""
     named = _LEGAL_NAME.search(_FILE_NUMBER.sub("", line))
     return named.group(1) if named else ""
 

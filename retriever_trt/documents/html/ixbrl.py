@@ -172,7 +172,7 @@ def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:
     """The cover fields the cover shows, as it shows them ("Arlington," is "Arlington");
     a field only tagged hidden is left out, since its code is not what the cover says."""
     out = {}
-    for f in CoverField:
+    for f in (f for f in CoverField if f.concepts):
         parts = [cover.get(c.removeprefix("dei:")) for c in f.concepts]
         if not all(p is not None and p.shown for p in parts):
             continue

@@ -50,11 +50,15 @@ def _covers(info: DocumentInfo, period: Period) -> int:
 
 
 def company_keys(company: str, documents: dict[str, DocumentInfo]) -> set[str]:
-    """The company's keys over the years: its own, and the names a cover says it had or has
-    ("Block, Inc.", formerly "Square, Inc.": the 10-Ks under either are one company's)."""
+    """The company's keys over the years: its own, the names a cover says it had or has
+    ("Block, Inc.", formerly "Square, Inc."), and the names its covers print over the same
+    Commission file number or employer identification number ("Facebook, Inc." and "Meta
+    Platforms, Inc.", 001-35551, whose later covers print no former name): the 10-Ks under
+    either are one company's."""
     links = [(company_key(i.metadata.company), company_key(former.value))
              for i in documents.values()
              if (former := i.metadata.cover.get(CoverField.FORMER_NAME)) is not None]
+    links += _same_registrant(documents)
     keys = {company}
     grown = True
     while grown:
@@ -64,6 +68,28 @@ def company_keys(company: str, documents: dict[str, DocumentInfo]) -> set[str]:
                 keys |= {a, b}
                 grown = True
     return keys
+
+
+def _same_registrant(documents: dict[str, DocumentInfo]) -> list[tuple[str, str]]:
+    """(key, key) of the registrant names printed over one Commission file number or one
+    employer identification number: a registrant is given each once, and keeps them through
+    a change of name (either may be missing from a cover, or misread)."""
+    by_id: dict[tuple[CoverField, str], set[str]] = {}
+    for info in documents.values():
+        key = company_key(info.metadata.company)
+        for field in (CoverField.FILE_NUMBER, CoverField.TAX_ID):
+            entry = info.metadata.cover.get(field)
+            if entry is not None and key:
+                by_id.setdefault((field, _identifier(entry.value)), set()).add(key)
+    return [(first, other) for keys in by_id.values() if len(keys) > 1
+            for first in [min(keys)] for other in keys - {first}]
+
+
+def _identifier(value: str) -> str:
+    """The number without the zeros a cover may pad a file number's prefix with:
+    "001-35551" and "1-35551" are one number."""
+    prefix, _, rest = value.partition("-")
+    return f"{prefix.lstrip('0') or '0'}-{rest}"
 
 
 def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str]:

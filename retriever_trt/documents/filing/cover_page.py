@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from retriever_trt.documents.filing.metadata import infer_metadata
-from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.filing.registrant import co_registrants, is_name
+from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.pdf.pdf_layout import Line, Segment
 
 # The cover is the first page; a printed copy may begin with a table of contents line or

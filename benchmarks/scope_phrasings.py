@@ -31,7 +31,7 @@ from cover_identity import MIRROR, Read, read_folder, read_shelf
 from pipeline.rag.answers.company_names import shelf_aliases
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.query import parse_query
-from retriever_trt.store import DocumentInfo
+from retriever_trt.store.document_store import DocumentInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUTE_SHELF = ROOT / "engines" / "route-shelf"

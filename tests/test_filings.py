@@ -206,6 +206,26 @@ def test_the_filing_named_after_its_form_and_units_written_short():
     assert "m" not in q.measure_words
 
 
+def test_a_ratio_the_question_writes_out_with_operands_the_vocabulary_lacks():
+    # "(A / B)" and an unbracketed "A divided by B" are the ask; an operand the vocabulary
+    # lacks is a phrase the filing's labels read
+    m = parse_query("What share of X's 2017 operating revenues was electric revenue "
+                    "(electric / total operating revenues)? Percent, one decimal.").measure
+    assert m.expression() == BinOp(Op.DIV, ItemTerm("phrase:electric"),
+                                   ItemTerm("phrase:total operating revenues"))
+    m = parse_query("X's 2017 interest coverage, operating income divided by interest "
+                    "expense? Two decimals.").measure
+    assert m.expression() == BinOp(Op.DIV, ItemTerm("operating income"),
+                                   ItemTerm("phrase:interest expense"))
+    # a period in parentheses is no ratio, and a metric the question names stands
+    m = parse_query("X's revenue plus Y's total net sales (both quarters ended in late "
+                    "June/July 2025), combined?").measure
+    assert m is None or m.name == "revenue"
+    m = parse_query("X's effective tax rate for 2025: provision for taxes on income divided "
+                    "by earnings before provision for taxes, percent.").measure
+    assert m.name == "effective tax rate"
+
+
 def test_a_question_naming_a_filing_goes_to_retrieval(shelf):
     answerer = FilingAnswerer(shelf)
     assert answerer.names_a_filing(answerer.parse("Gadget's SG&A last year?"))

@@ -105,8 +105,9 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
             scored.append((not prefer.holds(concept), -recall, concept not in labels.stated,
                            len(own - asked), concept))
     scored.sort()
-    instants = {f.concept for f in facts if f.start is None}
-    return [LineItem(split_name(c).lower(), (c,), Kind.BALANCE if c in instants else Kind.FLOW)
+    # a label printed in two statements ("Electric" of revenues and of plant) is a flow first
+    flows = {f.concept for f in facts if f.start is not None}
+    return [LineItem(split_name(c).lower(), (c,), Kind.FLOW if c in flows else Kind.BALANCE)
             for *_, c in scored[:MAX_CANDIDATES]]
 
 

@@ -47,6 +47,16 @@ MIN_NAMED_SHARE = 0.5
 _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
+# "operating income divided by interest expense", unbracketed: the ask, where the question
+# names no metric of the vocabulary (its own definition reads its operands).
+_DIVIDED = re.compile(r"\b((?:[\w&'’-]+ ){1,8}?divided by [\w&'’ -]+?)"
+                      r"(?:\bfor\b|\bin\b|\bat\b|[,.?;(]|$)", re.I)
+# An operand that is a period, not a figure: "(both quarters ended in late June/July 2025)".
+_PERIOD_WORDS = re.compile(r"\d|\b(?:quarters?|months?|weeks?|years?|ended|ending|fiscal|"
+                           r"january|february|march|april|may|june|july|august|september|"
+                           r"october|november|december)\b", re.I)
+# What comes before a ratio's numerator in the question: its company's possessive, a year.
+_SUBJECT = re.compile(r"['’]s\s+|\b(?:19|20)\d\d\b")
 # "(total current assets minus total current liabilities)": a sum or difference of items.
 _BARE_SUM = re.compile(r"\(([^()]+?\s(?:minus|less|plus|[-+])\s[^()]+)\)", re.I)
 # What continues a formula after its operand's parentheses, and what opens one before them.
@@ -169,16 +179,25 @@ def _names(d: Definition) -> list[str]:
 
 
 def _bare_ratio(question: str) -> Metric | None:
-    m = _BARE.search(normalized(question))
+    low = normalized(question)
+    m = _BARE.search(low) or \
+        (_DIVIDED.search(low) if longest_named(low, ALL_METRICS) is None else None)
     if not m:
         return None
     parts = _OVER.split(next(g for g in m.groups() if g).strip(), maxsplit=1)
     if len(parts) != 2:
         return None
+    parts[0] = _SUBJECT.split(parts[0])[-1]  # "what was pg&e's 2017 operating income"
     top, bottom = longest_named(parts[0], LINE_ITEMS), longest_named(parts[1], LINE_ITEMS)
-    if top is None or bottom is None:
-        return None
     scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
+    if top is None or bottom is None:
+        # an operand the vocabulary lacks ("electric / total operating revenues"): the
+        # filing's labels read it, as in a stated definition
+        resolve = _resolver({}, None)
+        terms = [resolve(part) for part in parts]
+        if any(t is None for t in terms) or any(_PERIOD_WORDS.search(p) for p in parts):
+            return None
+        return Metric("defined ratio", (), scale=scale, formula=BinOp(Op.DIV, *terms))
     return Metric("defined ratio", ((top.name, 1),), bottom.name, scale,
                   "average" in normalized(parts[1]))
 

@@ -221,6 +221,11 @@ def test_a_ratio_the_question_writes_out_with_operands_the_vocabulary_lacks():
     m = parse_query("X's revenue plus Y's total net sales (both quarters ended in late "
                     "June/July 2025), combined?").measure
     assert m is None or m.name == "revenue"
+    # "Inc." ends no definition
+    m = parse_query("X's return on equity in fiscal 2021, defined as net income attributable "
+                    "to X, Inc. divided by year-end total shareholders' equity?").measure
+    assert m.expression() == BinOp(Op.DIV, ItemTerm("net income"),
+                                   ItemTerm("total shareholders' equity"))
     m = parse_query("X's effective tax rate for 2025: provision for taxes on income divided "
                     "by earnings before provision for taxes, percent.").measure
     assert m.name == "effective tax rate"

@@ -31,10 +31,12 @@ from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
 MAX_DEPTH = 4
 _NAME = r"[A-Za-z][\w&'’%(),. -]{0,60}?"
+# A period that ends a company's abbreviation ("Foot Locker, Inc."), not the definition.
+_NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\.)"
 # "X is defined as: ...", "X, calculated as ...", "Define X as ...", "X = ...": the name,
 # the formula.
 _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed) as\b"
-                     rf"|=)|\bdefine ({_NAME}) as\b):?\s*(.+?)(?=[?;]|\.(?!\d)|$)", re.I)
+                     rf"|=)|\bdefine ({_NAME}) as\b):?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
 # An operand the vocabulary lacks is kept as the question's words when it is a short phrase
 # of words ("interest expense"), for the filing's labels to resolve.
 MAX_PHRASE_WORDS = 8

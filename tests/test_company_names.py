@@ -11,6 +11,7 @@ import pytest
 from pipeline.rag.answers.company_names import (
     as_named,
     company_aliases,
+    find_companies,
     find_company,
     shelf_aliases,
 )
@@ -154,3 +155,10 @@ def test_three_years_asked_go_to_the_10k_that_shows_all_three() -> None:
     # three years before the oldest 10-K: none shows it; the latest first, as before
     assert choose_filings(parse_query("3M's revenue in FY2015?", aliases), shelf)[0] == \
         "mmm-2020"
+
+
+def test_a_first_word_inside_a_longer_capitalized_name_names_no_company():
+    aliases = {"Pacific": "pacific gas and electric", "Apple": "apple", "Best": "best buy"}
+    assert find_companies("Oracle's total revenues from the Asia Pacific region?", aliases) == {}
+    assert list(find_companies("In FY2023 Apple and Best Buy earned what?", aliases)) == \
+        ["apple", "best buy"]

@@ -422,6 +422,21 @@ def test_a_part_is_read_from_the_section_its_rows_are_under() -> None:
     assert [f.value for f in japan.facts] == [25052000000, 24257000000]
 
 
+def test_a_part_under_the_section_the_question_names() -> None:
+    # Oracle's MD&A: "Asia Pacific" under the total's section and under a product line's;
+    # the question naming neither product line means the total's.
+    rows = [["(Dollars in millions)", "2023", "2022"], ["Total Revenues by Geography:", "", ""],
+            ["Americas", "$ 31,226", "$ 23,679"], ["Asia Pacific", "6,619", "6,750"],
+            ["Total revenues", "49,954", "42,440"], ["Hardware Revenues:", "", ""],
+            ["Americas", "$ 1,702", "$ 1,558"], ["Asia Pacific", "639", "676"]]
+    chunk = Chunk("o.pdf#table0/0", "o.pdf", "O", "", {"table": "0", "caption": ""}, rows)
+    info = DocumentInfo("o.pdf", "O", DocumentMetadata(form=Form.TEN_K, fiscal_year=2023,
+                                                       period_end=date(2023, 5, 31)))
+    asked = frozenset(tokens("Oracle's total revenues from the Asia Pacific region"))
+    got = part_facts(info, [chunk], BY_NAME["revenue"], {"asia", "pacific"}, asked)
+    assert [f.value for f in got.facts] == [6619000000, 6750000000]
+
+
 def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> None:
     # The shared Apple PDF is cut to its statements: no segment note, so no region's figure,
     # and never the company's total in its place.

@@ -103,6 +103,21 @@ def _names(alias: str, words: str, cased: set[str], capitals: set[str]) -> bool:
     return alias.lower() in cased
 
 
+def _capitalized(text: str) -> set[str]:
+    """The words written with a capital, save those inside a longer capitalized name that
+    starts past a sentence's first word: "Pacific" of "the Asia Pacific region" is no
+    company's first word, but "Best" of "Did Best Buy ..." is, and "Apple" of "In FY2023
+    Apple ..." (a code or a year is no name's word)."""
+    out = set()
+    for sentence in re.split(r"(?<=[.?!;:])\s+", text):
+        words = re.findall(r"[A-Za-z0-9]+", sentence)
+        for i, w in enumerate(words):
+            inside = i > 1 and words[i - 1].istitle() and words[i - 1].isalpha()
+            if w != w.lower() and not inside:
+                out.add(w.lower())
+    return out
+
+
 def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     """company key -> the aliases of it the question names, in the order first named; an
     alias inside a longer one named ("meta" in "meta platforms") counts once."""
@@ -110,7 +125,7 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     tokens = re.findall(r"[A-Za-z0-9]+", text)
     # "salesforce.com's", "Amazon.com's": the name before its web domain is the possessive
     possessives = re.findall(r"\b([A-Za-z0-9]+)(?:\.com)?['’]s\b", text)
-    cased = {t.lower() for t in tokens if t != t.lower()} | {p.lower() for p in possessives}
+    cased = _capitalized(text) | {p.lower() for p in possessives}
     capitals = {t for t in tokens if t.isupper()}
     named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,
                    reverse=True)

@@ -329,7 +329,8 @@ class FilingAnswerer:
         """The part's figure from the table rows that show it (`part_rows.py`), or None:
         also where two rows show different figures for a period the answer reads."""
         assert isinstance(query.measure, LineItem)
-        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(part))
+        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(part),
+                           query.words)
         result = answer_from_facts(query, shown, Asked()) if shown.facts else None
         if result is None or result.value is None or \
                 withheld(query.text, result.scale, result.facts, ratio):
@@ -353,7 +354,8 @@ class FilingAnswerer:
         words = self._part_words(query, info, whole)
         if not words:
             return None
-        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(words))
+        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(words),
+                           query.words)
         part = answer_from_facts(lookup, shown, Asked()) if shown.facts else None
         got = share(query, part, whole) if part is not None and _agrees(part, shown) else None
         if got is None:

@@ -28,6 +28,11 @@ from retriever_trt.documents.model import Fact
 from retriever_trt.documents.tables import Table, parse_table
 from retriever_trt.store.document_store import Chunk, DocumentInfo
 
+# Words of a section that say how a table is cut, not which part: "Total Revenues by
+# Geography:", "Revenues by segment:".
+_SECTION_CUES = frozenset({"total", "geography", "geographic", "geographical", "region",
+                           "segment", "area", "market", "consolidated"})
+
 
 def _names_item(text: str, item: LineItem) -> bool:
     """Whether `text` holds all the content words of one of the item's names."""
@@ -58,17 +63,43 @@ def _part_rows(table: Table, caption: str, item: LineItem, part: set[str]) -> It
             yield i
 
 
+def _unasked(section: str, item: LineItem, asked: frozenset[str]) -> int:
+    """How many words of a row's section neither the question nor the item's names say:
+    "Hardware Revenues:" narrows Oracle's revenue to a product line the question about
+    "total revenues from the Asia Pacific region" does not name; "Total Revenues by
+    Geography:" does not."""
+    named = {w for p in item.phrases for w in tokens(p)}
+    return len(set(tokens(section)) - asked - named - _SECTION_CUES)
+
+
+def _least_narrowed(facts: list[Fact], narrowing: dict[str, int]) -> list[Fact]:
+    """Where rows give a period different figures, those whose sections say the fewest
+    words the question does not; a period whose rows agree keeps them all."""
+    by_period: dict[tuple[object, object], list[Fact]] = {}
+    for f in facts:
+        by_period.setdefault((f.start, f.end), []).append(f)
+    kept: set[str] = set()
+    for group in by_period.values():
+        if len({f.value for f in group}) > 1:
+            fewest = min(narrowing[f.fact_id] for f in group)
+            group = [f for f in group if narrowing[f.fact_id] == fewest]
+        kept.update(f.fact_id for f in group)
+    return [f for f in facts if f.fact_id in kept]
+
+
 def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
-               part: set[str]) -> DocumentInfo:
+               part: set[str], asked: frozenset[str] = frozenset()) -> DocumentInfo:
     """A copy of `info` whose facts are `item`'s for the part named by the words `part`:
     from the primary statements' rows that show it, else from every table's, in page order.
     A statement is the filing's own figure, where an analysis table may set a change or a
-    share beside it under a header a period is read from."""
+    share beside it under a header a period is read from. Of rows giving a period different
+    figures, those whose section says the fewest words the question (`asked`) does not."""
     chunks = list(chunks)
     located = {st.chunk_id for st in statement_tables(chunks, info.metadata)}
     facts: list[Fact] = []
     cells: dict[str, tuple[str, int, int]] = {}
     stated: set[str] = set()
+    narrowing: dict[str, int] = {}
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
         statement = chunk.chunk_id in located or is_statement(caption)
@@ -85,10 +116,12 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
                                   False)
                 facts.append(fact)
                 cells[fact.fact_id] = (chunk.chunk_id, i, j)
+                narrowing[fact.fact_id] = _unasked(table.parents[i], item, asked)
                 if statement:
                     stated.add(fact.fact_id)
     if stated:
         facts = [f for f in facts if f.fact_id in stated]
-        cells = {k: v for k, v in cells.items() if k in stated}
+    facts = _least_narrowed(facts, narrowing)
+    cells = {f.fact_id: cells[f.fact_id] for f in facts}
     return DocumentInfo(info.doc_id, info.title, info.metadata, facts, cells, info.collection,
                         getattr(info, "unread", {}))

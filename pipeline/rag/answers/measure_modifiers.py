@@ -20,11 +20,15 @@ from pipeline.rag.answers.vocabulary.definitions import normalized
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 
 # Words before a measure's name that leave the figure whole: "net" (of "net revenue"),
-# "consolidated", "GAAP", "reported", the company's own figure, the year's.
+# "consolidated", "GAAP", "reported", "worldwide", "operating" (a utility's "operating
+# revenues" are its revenues), "trade" (receivables), the company's own figure, the year's;
+# and the prepositions and verbs a question sets before a name ("calculating revenue").
 NOT_NARROWING = frozenset("""net consolidated gaap overall company companys group fiscal
 fy year yearly entire whole aggregate cumulative reported respective its their our your
 last prior previous prior-year current-year same full-year ytd yoy year-over-year
-what which how much segment segmental reportable division""".split())
+what which how much segment segmental reportable division worldwide global operating
+trade before after into under over up use using calculate calculating closing new final
+revised main basic diluted""".split())
 _BEFORE = re.compile(r"([\w&'’]+(?:-[\w&'’]+)*)(?:\s+|-)$")
 
 

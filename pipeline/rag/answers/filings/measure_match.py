@@ -5,9 +5,11 @@ the filing prints beside it) holds the question's measure words.
 
 A concept matches when its label holds at least `MIN_RECALL` of the measure words (weighted
 by how rare each word is among the filing's concepts, so "expense" counts less than
-"interest"); among those, a concept a primary statement prints comes first ("Deferred
-revenue" of the balance sheet before the tax note's row of that name), then the label with
-the fewest other words ("Interest Expense" before "Interest Expense Nonoperating"). The match
+"interest"); among those, the label with the fewest other words ("Interest Expense" before
+"Interest Expense Nonoperating"). For a defined metric's operand and a measure the question
+narrows, a concept a primary statement prints comes first ("Deferred revenue" of the
+balance sheet before the tax note's row of that name; pretax income of the income statement
+before the tax note's U.S. part of it). The match
 becomes a `LineItem` of that one concept, a balance when its facts are instants, so the fact
 rules read it as any vocabulary item.
 """
@@ -80,7 +82,8 @@ def _weight(weights: dict[str, float], word: str, rarest: float) -> float:
 
 
 def labelled_items(measure_words: frozenset[str], labels: FactLabels,
-                   facts: list[Fact], prefer: Preference = Preference.NONE) -> list[LineItem]:
+                   facts: list[Fact], prefer: Preference = Preference.NONE,
+                   stated_first: bool = False) -> list[LineItem]:
     """The filing's concepts whose labels name the measure, best first, as line items; the
     cover's own (`dei:`) first when the question asks for what the cover states, the cash
     paid (`Payments...`) first when it asks what was spent."""
@@ -102,8 +105,9 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         if concept.startswith(PRINTED) and own - asked:
             continue  # a printed row's other words name another figure ("..., net")
         if recall >= MIN_RECALL:
-            scored.append((not prefer.holds(concept), -recall, concept not in labels.stated,
-                           len(own - asked), concept))
+            scored.append((not prefer.holds(concept), -recall,
+                           stated_first and concept not in labels.stated, len(own - asked),
+                           concept))
     scored.sort()
     # a label printed in two statements ("Electric" of revenues and of plant) is a flow first
     flows = {f.concept for f in facts if f.start is not None}
@@ -117,7 +121,8 @@ def holding(items: list[LineItem], modifiers: frozenset[str], labels: FactLabels
     for the "deferred" of "deferred revenue": `Query.modifiers`)."""
     want = label_stems(modifiers)
     stems = labels.concept_stems()
-    return [i for i in items if want <= stems.get(i.concepts[0], frozenset())]
+    held = [i for i in items if want <= stems.get(i.concepts[0], frozenset())]
+    return sorted(held, key=lambda i: i.concepts[0] not in labels.stated)
 
 
 def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:
@@ -140,7 +145,8 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     out = {}
     for name in formula_items(measure.expression()):
         if name.startswith(PHRASE) and name not in out:
-            found = labelled_items(frozenset(tokens(name.removeprefix(PHRASE))), labels, facts)
+            found = labelled_items(frozenset(tokens(name.removeprefix(PHRASE))), labels, facts,
+                                   stated_first=True)
             if found:
                 out[name] = found[0]
     return out

@@ -1,9 +1,12 @@
-"""Retrieval recall@5 over the 25 HTML filings by table piece size: chunks against recall.
+"""Retrieval recall@5 over the 25 HTML filings by table piece size and prose overlap:
+chunks against recall.
 
-    python3 benchmarks/filings_retrieval.py [--table-tokens 120 224] [--questions FILE ...]
+    python3 benchmarks/filings_retrieval.py [--table-tokens 120 224] [--overlap 40 20]
+        [--questions FILE ...]
 
 For each size (`retriever_trt.indexing.chunking.TABLE_PIECE_TOKENS`, the least a table piece may
-hold; 120 is the server's chunk_tokens, which prose keeps) the filings are indexed as
+hold; 120 is the server's chunk_tokens, which prose keeps) and each overlap of consecutive
+prose chunks (default: `chunking.DEFAULT_OVERLAP`, the server's) the filings are indexed as
 `finrag index` does (the default INT8 encoder, hybrid retrieval with the row match, the
 server's weights) and each question of the sets (default:
 benchmarks/data/filings_questions.jsonl and filings_heldout.jsonl) retrieves 5 passages,
@@ -17,6 +20,7 @@ Prints the chunks, the distinct texts encoded, the index seconds and both recall
 from __future__ import annotations
 
 import argparse
+import itertools
 import shlex
 import sys
 import time
@@ -64,6 +68,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table-tokens", type=int, nargs="+", default=[120, 224])
+    ap.add_argument("--overlap", type=int, nargs="+", default=[chunking.DEFAULT_OVERLAP],
+                    help="tokens consecutive prose chunks share (default: the server's)")
     ap.add_argument("--questions", type=Path, nargs="+", default=list(SETS))
     ap.add_argument("--filings", type=Path, default=FILINGS)
     ap.add_argument("--engines-dir", type=Path, default=ROOT / "engines")
@@ -73,17 +79,17 @@ def main() -> int:
     embedder = default_embedder(args.engines_dir, progress=False)
     corpus = corpus_folder(args.filings, Corpus.HTML, args.engines_dir)
     sets = {path.name: load_questions(path) for path in args.questions}
-    for size in args.table_tokens:
+    for size, overlap in itertools.product(args.table_tokens, args.overlap):
         chunking.TABLE_PIECE_TOKENS = size
         t0 = time.perf_counter()
         retriever = Retriever.from_corpus(
-            embedder, corpus, chunk_tokens=settings.chunk_tokens, progress=False,
-            mode=settings.retrieval_mode, rrf_k=settings.rrf_k,
+            embedder, corpus, chunk_tokens=settings.chunk_tokens, overlap=overlap,
+            progress=False, mode=settings.retrieval_mode, rrf_k=settings.rrf_k,
             bm25_weight=settings.bm25_weight, row_match_weight=settings.row_match_weight)
         seconds = time.perf_counter() - t0
         report = retriever.ingest_report
-        line = [f"table pieces <= {size} tokens: {len(retriever.store)} chunks "
-                f"({report.encoded} encoded) in {seconds:.1f} s"]
+        line = [f"table pieces <= {size} tokens, overlap {overlap}: {len(retriever.store)} "
+                f"chunks ({report.encoded} encoded) in {seconds:.1f} s"]
         for name, records in sets.items():
             filing, cell, n = evaluate(retriever, records)
             line.append(f"{name}: recall@5 filing {filing:.3f} ({len(records)}), "

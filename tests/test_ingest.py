@@ -6,14 +6,16 @@ import json
 
 import pytest
 
+from pipeline.settings import Settings
 from retriever_trt.indexing.chunking import (
+    DEFAULT_OVERLAP,
     approx_token_counts,
     pack_table,
     render_table,
     split_words,
     tokenizer_counter,
 )
-from retriever_trt.indexing.ingest import CorpusError, load_corpus
+from retriever_trt.indexing.ingest import CorpusError, ingest, load_corpus
 from retriever_trt.store.document_store import DocumentStore
 from retriever_trt.store.storage import IndexFileError
 
@@ -31,6 +33,20 @@ def test_split_words_sizes_and_overlap():
     assert split_words("a b c d e f", 3, 0) == ["a b c", "d e f"]
     with pytest.raises(ValueError, match="overlap"):
         split_words(text, 10, 10)
+
+
+def test_a_filings_prose_is_cut_with_the_measured_overlap(tmp_path):
+    """At the server's 120-token chunks consecutive prose chunks share 20 tokens, not the
+    40 that encoded each prose token 1.5 times (issue 49: 9.6% fewer filing chunks, recall@5
+    within 0.01): a 600-word page makes 6 chunks where 40 made 7."""
+    words = [f"w{i}" for i in range(600)]  # one approximate token each
+    (tmp_path / "note.txt").write_text(" ".join(words), encoding="utf-8")
+    store, _ = ingest(tmp_path, Settings.model_fields["chunk_tokens"].default)
+    chunks = [c.text.split() for c in store.chunks]
+    shared = [len(set(a) & set(b)) for a, b in zip(chunks, chunks[1:], strict=False)]
+    assert len(chunks) == 6
+    assert shared == [DEFAULT_OVERLAP] * 5
+    assert {w for c in chunks for w in c} == set(words), "no word is lost"
 
 
 def test_render_table_rows_and_headers():

@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -73,6 +74,33 @@ def test_vectors_are_the_question_encoders(int8):
     want = encode_corpus(int8, texts, BATCH, progress=False)
     assert np.allclose(got, want, atol=SAME_VECTOR_ATOL)
     assert heard[-1] == len(texts) and heard == sorted(heard)
+
+
+class CountingTokenizer:
+    """The session's real tokenizer, counting the texts it tokenizes."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.texts = inner, 0
+
+    def encode_batch(self, texts: list[str], *args: Any, **kwargs: Any) -> Any:
+        self.texts += len(texts)
+        return self.inner.encode_batch(texts, *args, **kwargs)
+
+
+def test_each_text_is_tokenized_once_for_the_sort_and_the_batch(int8, monkeypatch):
+    texts = TEXTS + TEXTS[:5]
+    want = encode_corpus(int8, texts, BATCH, progress=False)
+    encoder = ParallelEncoder(int8, EncodeThreads(2))
+    # One count over the question encoder's tokenizer and its one-thread copy's.
+    counting = CountingTokenizer(int8.tokenizer)
+    monkeypatch.setattr(int8, "tokenizer", counting)
+    monkeypatch.setattr(encoder.session, "tokenizer", counting)
+    try:
+        got = encoder.encode(texts, BATCH)
+    finally:
+        encoder.close()
+    assert counting.texts == len(TEXTS)  # the distinct texts, once each
+    assert np.allclose(got, want, atol=SAME_VECTOR_ATOL)
 
 
 def test_idle_encodes_batches_at_once_busy_one_at_a_time(int8):

@@ -87,10 +87,19 @@ class OnnxRuntimeEmbedder(Embedder):
         self.dim = int(meta.get("dim") or self.session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        if not len(texts):
+        return self.encode_ids(self.token_ids(texts))
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids, [CLS] and [SEP] included, untruncated (`encode_ids`
+        truncates to the profile)."""
+        return [e.ids for e in self.tokenizer.encode_batch(list(texts))] if len(texts) else []
+
+    def encode_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """The vectors of texts tokenized by `token_ids`: a caller that sorted texts by their
+        tokens encodes them without tokenizing them again."""
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        if not len(ids):
             return out
-        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
         for batch in make_batches(ids, [self.profile], self.overflow,
                                   seq_multiple=self.seq_multiple):
             emb = self.session.run(["embeddings"], {"input_ids": batch.input_ids,

@@ -15,24 +15,19 @@ from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_count, withheld
 from pipeline.rag.answers.company_names import as_named, find_companies, shelf_aliases
+from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
-    holding,
-    labelled_items,
-    phrase_items,
     phrase_words,
-    preference,
 )
 from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.part_share import as_lookup, asks_share_of_part, share
 from pipeline.rag.answers.filings.qualifiers import (
     SEGMENT_CUE,
-    Parts,
-    asked_parts,
     compared_name,
     unknown_names,
 )
@@ -42,7 +37,7 @@ from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query, parse_query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
-from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
+from pipeline.rag.answers.vocabulary.line_items import LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
 from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind
 from retriever_trt.documents.tables import parse_table
@@ -57,12 +52,6 @@ PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
-
-
-def _no_narrower(query: Query, info: Any, words: frozenset[str]) -> str:
-    """What the filing holds when the question narrows its measure past its labels."""
-    return (f"{info.title} has no figure labelled {' '.join(sorted(words))} "
-            f"{query.measure.name}; it reports {query.measure.name} as a whole")
 
 
 def _agrees(result: FactResult, shown: Any) -> bool:
@@ -124,51 +113,24 @@ class FilingAnswerer:
 
     def _stated(self, info: Any, fact: Any) -> bool:
         """Whether a primary statement's table prints the fact (by its caption)."""
-        where = info.fact_cells.get(fact.fact_id)
-        chunk = self._chunks.get(where[0]) if where else None
+        chunk, _ = self._cell_of(info, fact)
         return chunk is not None and \
             statement_kind(chunk.sources.get("caption", "")) in PRIMARY_STATEMENTS
 
+    def _cell_of(self, info: Any, fact: Any) -> tuple[Any, tuple[str, int, int] | None]:
+        """The chunk a fact's cell is printed in, and the cell (chunk id, row, column)."""
+        where = info.fact_cells.get(fact.fact_id)
+        return (self._chunks.get(where[0]) if where else None), where
+
     def _shown_at(self, info: Any, fact: Any, tables: dict[str, Any]) -> tuple[str, str] | None:
         """The row label and column header a fact's cell is printed under."""
-        where = info.fact_cells.get(fact.fact_id)
-        chunk = self._chunks.get(where[0]) if where else None
-        if chunk is None or not chunk.table:
+        chunk, where = self._cell_of(info, fact)
+        if chunk is None or where is None or not chunk.table:
             return None
         if chunk.chunk_id not in tables:
             tables[chunk.chunk_id] = parse_table(chunk.table)
         cell = tables[chunk.chunk_id].cell(where[1], where[2])
         return (cell.row, cell.column) if cell is not None else None
-
-    def asked(self, query: Query, info: Any) -> tuple[Asked, Parts]:
-        """What the filing's facts must match beyond the periods: the part named, and the
-        measure's candidates from the filing's own labels."""
-        labels = self.labels_of(info)
-        # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
-        # of "purchases of property and equipment") name no part of it.
-        own = set(company_key(info.metadata.company).split())
-        parts = asked_parts(set(query.words) - own,
-                            set(query.measure_words) - own - phrase_words(query.measure),
-                            query.text, labels)
-        prefer = preference(query.text)
-        labelled = labelled_items(query.measure_words - parts.naming_words(), labels, info.facts,
-                                  prefer)
-        measure = query.measure
-        if isinstance(measure, LineItem) and not any(f.concept in measure.concepts
-                                                      for f in info.facts):
-            # The vocabulary names the measure ("research and development expense" of "R&D")
-            # but the filing tags it otherwise: its name meets the filing's labels.
-            labelled += [i for i in labelled_items(frozenset(tokens(measure.name)), labels,
-                                                   info.facts, prefer) if i not in labelled]
-        phrases = phrase_items(query.measure, labels, info.facts)
-        narrowing = query.modifiers - parts.naming_words() - own
-        held = holding(labelled, narrowing, labels) if narrowing else []
-        if not held and isinstance(measure, LineItem) and measure.kind is Kind.BALANCE:
-            # "What did Apple pay for property, plant and equipment": the payment, not the
-            # balance the vocabulary's name is
-            held = [i for i in labelled if prefer.holds(i.concepts[0])]
-        return Asked(parts.options, tuple(held or labelled), phrases, not held,
-                     narrowing if not held else frozenset()), parts
 
     def tagged(self, doc_ids: Sequence[str]) -> bool:
         """Whether the first filing in scope has tagged facts (inline XBRL)."""
@@ -266,7 +228,7 @@ class FilingAnswerer:
         info = self.facts_of(doc_id)
         if not info.facts:
             return ShortAnswer()
-        asked, parts = self.asked(query, info)
+        asked, parts = what_is_asked(query, info, self.labels_of(info))
         counted = asks_count(query.text)
         # "how many segments" names no part: a count. A printed filing's parts are its
         # tables' rows, read below (`_part_words`).
@@ -274,7 +236,7 @@ class FilingAnswerer:
             return ShortAnswer(missing=self._no_part(info))
         if asked.unmatched and tagged:
             return ShortAnswer(missing=self._unknown_name(query, info) or
-                               _no_narrower(query, info, asked.unmatched))
+                               no_narrower(query, info, asked.unmatched))
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
             return ShortAnswer()
@@ -304,7 +266,7 @@ class FilingAnswerer:
             why = (f"the question names {', '.join(part)}, a part of the figure that "
                    f"{info.title}'s statements give only whole")
         why = why or self._unknown_name(query, info) or \
-            (_no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
+            (no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)

@@ -121,6 +121,9 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     # an item whole stands under a section read too far (Amcor's prints no total of it).
     ("Sales and marketing", "Operating expenses", None),
     ("Net income attributable to Amcor plc", "Operating expenses", "net income"),
+    # cash received is no payment
+    ("Dividends received from affiliated companies", "Adjustments to reconcile", None),
+    ("Dividends paid", "Cash flows from financing activities", "dividends paid"),
 ])
 def test_row_labels_read_as_line_items(label: str, section: str, item: str | None) -> None:
     found = match_row(label, section)
@@ -308,6 +311,24 @@ def test_a_table_naming_no_scale_takes_the_one_its_figures_agree_with() -> None:
     info = facts_from_tables(DocumentInfo("s.pdf", "S", meta), [summary, statement])
     net = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:NetIncomeLoss"}
     assert net[2016] == 45687000000 and net[2019] == 55256000000
+
+
+def test_a_cash_flow_statement_adds_up_with_the_rows_before_its_net_change() -> None:
+    """Amcor's: cash "classified as held for sale assets" printed beside the exchange rates'
+    effect, between the net cash flows and the net change; the statement adds up and answers."""
+    rows = [["", "2021", "2019"],
+            ["Net cash provided by operating activities", "1,461", "776"],
+            ["Net cash (used in) provided by investing activities", "(233)", "10"],
+            ["Dividends paid", "(742)", "(680)"],
+            ["Net cash used in financing activities", "(1,179)", "(765)"],
+            ["Effect of exchange rates on cash and cash equivalents", "58", "1"],
+            ["Cash and cash equivalents classified as held for sale assets", "—", "(41)"],
+            ["Net increase (decrease) in cash and cash equivalents", "107", "(19)"]]
+    info = _statement_facts("am", rows, "Consolidated Statements of Cash Flows (in millions)",
+                            end=date(2021, 6, 30))
+    assert not info.unread
+    paid = {f.end.year: f.value for f in info.facts if f.concept == "us-gaap:PaymentsOfDividends"}
+    assert paid == {2021: 742000000, 2019: 680000000}
 
 
 def test_a_cash_flow_acquisition_is_a_payment_asked_by_its_verb() -> None:

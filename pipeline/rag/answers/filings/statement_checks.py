@@ -7,7 +7,8 @@ statement's parts (`statement_rows.statement_tables`):
 - a balance sheet: total assets = total liabilities and equity (or total liabilities plus
   total equity where no such row is printed);
 - a cash flow statement: the net change in cash = operating + investing + financing cash
-  flows (+ the effect of exchange rates, where the change is printed after it);
+  flows (+ the effect of exchange rates, where the change is printed after it, or + every
+  row printed between the flows and the change: cash reclassified as held for sale);
 - a statement of equity with its components as columns: in each column, a balance plus
   the changes below it is the next balance;
 - any statement: a total that names its section ("Current assets:" ... "Total current
@@ -91,11 +92,25 @@ def _cash_flows(rows: list[StatementRow]) -> str | None:
             continue
         fx = _first(col, _EXCHANGE) or Decimal(0)
         total = sum(flows.values(), Decimal(0))
-        # the change printed with the effect of exchange rates, or before it (Home Depot)
-        if min(abs(total + fx - change), abs(total - change)) > _tolerance(col, 4):
+        between = _reconciling(col)
+        # the change printed with the effect of exchange rates, or before it (Home Depot), or
+        # with every row printed between the flows and it (Amcor's cash "classified as held
+        # for sale assets" beside the exchange rates' effect)
+        if min(abs(total + fx - change), abs(total - change),
+               abs(total + between - change)) > _tolerance(col, 4 + 2):
             return (f"operating + investing + financing cash flows {total:,f} ≠ the net change "
                     f"in cash {change:,f} ({months} months to {end})")
     return None
+
+
+def _reconciling(col: list[StatementRow]) -> Decimal:
+    """The sum of the rows a cash flow statement prints between its last net cash flow and
+    its net change in cash."""
+    last = max((i for i, r in enumerate(col) if _NET_CASH.search(r.label)), default=None)
+    change = next((i for i, r in enumerate(col) if _NET_CHANGE.search(r.label)), None)
+    if last is None or change is None or change <= last:
+        return Decimal(0)
+    return sum((r.value for r in col[last + 1:change]), Decimal(0))
 
 
 def _section_sums(st: StatementTable) -> str | None:

@@ -53,6 +53,8 @@ _RATE = re.compile(r"\$?\s?\d[\d,]*(?:\.\d+)?\s+per[ -](?:\w+ )?share\b|"
 # A section of expense rows, and an item that may stand in one (tax expense is no outflow).
 EXPENSES_SECTION = re.compile(r"\bexpenses\s*$", re.I)
 _EXPENSE_ITEM = re.compile(r"\bexpenses?\b")
+# Cash coming in: a row saying so is no payment or outflow item.
+_INFLOW = re.compile(r"\b(?:received|receipts?|proceeds|collected|collections)\b", re.I)
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)
 
@@ -110,6 +112,8 @@ def match_row(label: str, section: str = "") -> RowItem | None:
         found = _best(content_words(both), per_share, set(words))
     if found and _NONCURRENT.search(found.item.name) and _current(label, section):
         return None  # Apple's "Term debt" under "Current liabilities:" is the current part
+    if found and found.item.outflow and _INFLOW.search(label):
+        return None  # Amcor's "Dividends received from affiliated companies" is no payment
     if found and found.cover < 1 and EXPENSES_SECTION.search(section) and \
             not _expense(found.item):
         return None  # a label naming the item whole stands: a section may be read too far

@@ -166,6 +166,8 @@ def test_query_periods_definitions_and_percent_change():
     ("X's revenue and net income in 2024?", "net income"),
     ("X's net sales in 2024?", "revenue"),
     ("X's research and development expense in 2024?", "research and development expense"),
+    # the verb as analysts write it
+    ("How much did X spend buying back its common stock in 2024?", "share repurchases"),
 ])
 def test_half_of_a_compound_name_is_no_measure(question, measure):
     got = parse_query(question).measure

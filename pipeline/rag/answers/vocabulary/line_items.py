@@ -111,7 +111,9 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("dividends paid", _g("PaymentsOfDividends", "PaymentsOfDividendsCommonStock"), F,
              ("dividends", "cash dividends paid", "payments for dividends"), outflow=True),
     LineItem("share repurchases", _g("PaymentsForRepurchaseOfCommonStock"), F,
-             ("buybacks", "stock repurchases", "repurchases of common stock"), outflow=True),
+             ("buybacks", "buyback", "stock repurchases", "repurchases of common stock",
+              # the verb as analysts write it: "spent buying back its common stock"
+              "buying back", "bought back", "buy back", "share buybacks"), outflow=True),
     LineItem("cash and cash equivalents", _g("CashAndCashEquivalentsAtCarryingValue"), B,
              ("cash", "cash and equivalents")),
     LineItem("accounts receivable", _g("AccountsReceivableNetCurrent"), B,

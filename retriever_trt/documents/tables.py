@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from retriever_trt.documents.years import years_in
 
@@ -43,6 +44,10 @@ _FOOTNOTE_MARK = re.compile(r"(?<=[\d%)])\s+(?:\((?:\d|[a-z]|[ivx]{1,4})\)|\*{1,
 _NUMBER = re.compile(r"^\(?-?\(?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\(?\.\d+\)?$")
 
 
+# Distinct cell texts remembered: the same figures and markers recur across a filing's tables.
+VALUE_CACHE = 65536
+
+
 @dataclass(frozen=True)
 class Value:
     """A cell's number: `number` is signed and unscaled (as written), `percent` if "%"."""
@@ -51,6 +56,7 @@ class Value:
     percent: bool = False
 
 
+@lru_cache(maxsize=VALUE_CACHE)
 def parse_value(text: str) -> Value | None:
     """The number a cell holds, or None for text and empty markers.
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, PER_SHARE, LineItem
 
@@ -96,6 +97,12 @@ def per_share_row(label: str, section: str = "") -> bool:
     return bool(PER_SHARE.search(both)) and not _SHARE_COUNT.search(both)
 
 
+# Distinct (label, section) pairs remembered: a shelf of filings prints the same labels
+# ("Total", "Net income") in every table, read once each.
+ROW_CACHE = 65536
+
+
+@lru_cache(maxsize=ROW_CACHE)
 def match_row(label: str, section: str = "") -> RowItem | None:
     """The line item the row shows, or None."""
     owners = _ATTRIBUTABLE.search(label)

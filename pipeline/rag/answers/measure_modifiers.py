@@ -7,8 +7,8 @@ filing must match such a word, with a label that holds it beside the name ("Defe
 revenue") or a part of the company it names ("Data Center" revenue, a segment), or the
 answer gives no number: never total revenue for deferred revenue. Words that do not narrow
 the figure are no modifiers: a year, the company's name or possessive, "total", "annual",
-"consolidated", the words that name periods, units or operations, "segment" (a part's cue, read by the
-part rules).
+"consolidated", the words that name periods, units or operations, "segment" (a part's cue,
+read by the part rules).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.vocabulary.definitions import normalized
+from pipeline.rag.answers.vocabulary.definitions import mentions, normalized
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 
 # Words before a measure's name that leave the figure whole: "net" (of "net revenue"),
@@ -41,7 +41,7 @@ def measure_modifiers(text: str, item: LineItem, ignore: frozenset[str] = frozen
     low = normalized(text)
     found: set[str] = set()
     for phrase in item.phrases:
-        for m in re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low):
+        for m in mentions(low, phrase):
             if _inside_longer(low, m, item):
                 continue
             words = [w for w in _words_before(low, m.start())

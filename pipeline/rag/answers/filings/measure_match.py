@@ -9,9 +9,9 @@ by how rare each word is among the filing's concepts, so "expense" counts less t
 "Interest Expense Nonoperating"). For a defined metric's operand and a measure the question
 narrows, a concept a primary statement prints comes first ("Deferred revenue" of the
 balance sheet before the tax note's row of that name; pretax income of the income statement
-before the tax note's U.S. part of it). The match
-becomes a `LineItem` of that one concept, a balance when its facts are instants, so the fact
-rules read it as any vocabulary item.
+before the tax note's U.S. part of it). The match becomes a `LineItem` of that one concept,
+a flow when any of its facts spans a period (else a balance), so the fact rules read it as
+any vocabulary item.
 """
 
 from __future__ import annotations

@@ -63,13 +63,12 @@ def _part_rows(table: Table, caption: str, item: LineItem, part: set[str]) -> It
             yield i
 
 
-def _unasked(section: str, item: LineItem, asked: frozenset[str]) -> int:
+def _unasked(section: str, said: frozenset[str]) -> int:
     """How many words of a row's section neither the question nor the item's names say:
     "Hardware Revenues:" narrows Oracle's revenue to a product line the question about
     "total revenues from the Asia Pacific region" does not name; "Total Revenues by
-    Geography:" does not."""
-    named = {w for p in item.phrases for w in tokens(p)}
-    return len(set(tokens(section)) - asked - named - _SECTION_CUES)
+    Geography:" does not. `said`: the question's words, the item's names' and the cues."""
+    return len(set(tokens(section)) - said)
 
 
 def _least_narrowed(facts: list[Fact], narrowing: dict[str, int]) -> list[Fact]:
@@ -100,6 +99,7 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
     cells: dict[str, tuple[str, int, int]] = {}
     stated: set[str] = set()
     narrowing: dict[str, int] = {}
+    said = asked | {w for p in item.phrases for w in tokens(p)} | _SECTION_CUES
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
         statement = chunk.chunk_id in located or is_statement(caption)
@@ -116,7 +116,7 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
                                   False)
                 facts.append(fact)
                 cells[fact.fact_id] = (chunk.chunk_id, i, j)
-                narrowing[fact.fact_id] = _unasked(table.parents[i], item, asked)
+                narrowing[fact.fact_id] = _unasked(table.parents[i], said)
                 if statement:
                     stated.add(fact.fact_id)
     if stated:

@@ -12,6 +12,7 @@ ratio" are metrics of their line items too.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pipeline.rag.answers.question_words import STATEMENT_NAMES, tokens
@@ -99,20 +100,31 @@ def normalized(text: str) -> str:
     return " ".join(text.lower().replace("’", "'").split())
 
 
+def mentions(low: str, phrase: str) -> Iterator[re.Match[str]]:
+    """Each place the (normalized) text names `phrase` as whole words."""
+    return re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low)
+
+
 def _phrase_at(low: str, phrase: str) -> bool:
-    return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low) is not None
+    return next(mentions(low, phrase), None) is not None
 
 
-def _named_alone(low: str, phrase: str, firsts: frozenset[str], lasts: frozenset[str]) -> bool:
+# The first and last words of every name of the vocabulary: the other half of "A and B"
+# names a measure of its own when it begins (or ends) with one of them.
+_FIRST_WORDS = frozenset(p.split()[0] for c in (*LINE_ITEMS, *ALL_METRICS) for p in c.phrases)
+_LAST_WORDS = frozenset(p.split()[-1] for c in (*LINE_ITEMS, *ALL_METRICS) for p in c.phrases)
+
+
+def _named_alone(low: str, phrase: str) -> bool:
     """Whether the text names `phrase` as a measure of its own somewhere: not as one half of
     a compound name whose other half names no measure ("sales and marketing expense" is no
     sales, "accounts payable and accrued liabilities" no accounts payable), while "revenue
     and net income" names both."""
-    for m in re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low):
+    for m in mentions(low, phrase):
         after = _JOINED_AFTER.match(low, m.end())
         before = _JOINED_BEFORE.search(low[:m.start()])
-        if (after is None or after.group(1) in firsts) and \
-                (before is None or before.group(1) in lasts):
+        if (after is None or after.group(1) in _FIRST_WORDS) and \
+                (before is None or before.group(1) in _LAST_WORDS):
             return True
     return False
 
@@ -122,13 +134,10 @@ def longest_named(text: str, candidates: tuple[LineItem, ...] | tuple[Metric, ..
     """The candidate whose name or synonym the text names on its own, the longest phrase
     first."""
     low = normalized(text)
-    phrases = [p for c in (*LINE_ITEMS, *ALL_METRICS) for p in c.phrases]
-    firsts = frozenset(p.split()[0] for p in phrases)
-    lasts = frozenset(p.split()[-1] for p in phrases)
     best: tuple[int, LineItem | Metric] | None = None
     for candidate in candidates:
         for p in candidate.phrases:
-            if (best is None or len(p) > best[0]) and _named_alone(low, p, firsts, lasts):
+            if (best is None or len(p) > best[0]) and _named_alone(low, p):
                 best = (len(p), candidate)
     return best[1] if best else None
 

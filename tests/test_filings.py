@@ -219,6 +219,12 @@ def test_a_ratio_the_question_writes_out_with_operands_the_vocabulary_lacks():
                     "expense? Two decimals.").measure
     assert m.expression() == BinOp(Op.DIV, ItemTerm("operating income"),
                                    ItemTerm("phrase:interest expense"))
+    # an operand naming a ratio of the vocabulary is the filing's line of that name, an
+    # amount: "operating margin / total revenue" is no percentage divided by revenue again
+    m = parse_query("X's operating margin as a share of total revenue in 2016 (operating "
+                    "margin / total revenue), in percent to one decimal").measure
+    assert m.expression() == BinOp(Op.DIV, ItemTerm("phrase:operating margin"),
+                                   ItemTerm("revenue"))
     # a period in parentheses is no ratio, and a metric the question names stands
     m = parse_query("X's revenue plus Y's total net sales (both quarters ended in late "
                     "June/July 2025), combined?").measure

@@ -458,6 +458,48 @@ def test_a_part_under_the_section_the_question_names() -> None:
     assert [f.value for f in got.facts] == [6619000000, 6750000000]
 
 
+def test_a_part_named_by_its_column_group() -> None:
+    # Pfizer's revenues by geography: one row, the regions centred over three years each,
+    # then change columns headed by the regions again.
+    rows = [["", "", "Worldwide", "", "", "U.S.", "", "", "International", "", "Worldwide", "U.S."],
+            ["(MILLIONS OF DOLLARS)", "2020", "2019", "2018", "2020", "2019", "2018", "2020",
+             "2019", "2018", "20/19", "20/19"],
+            ["Total revenues", "$ 41,908", "$ 41,172", "$ 40,825", "$ 21,712", "$ 20,593",
+             "$ 20,119", "$ 20,196", "$ 20,579", "$ 20,705", "2", "5"]]
+    chunk = Chunk("p.pdf#table0/0", "p.pdf", "P", "",
+                  {"table": "0", "caption": "Revenues by Geography"}, rows)
+    info = DocumentInfo("p.pdf", "P", DocumentMetadata(form=Form.TEN_K, fiscal_year=2020,
+                                                       period_end=date(2020, 12, 31)))
+    us = part_facts(info, [chunk], BY_NAME["revenue"], {"us"})
+    assert [(f.end.year, f.value) for f in us.facts] == [
+        (2020, 21712000000), (2019, 20593000000), (2018, 20119000000)]
+    abroad = part_facts(info, [chunk], BY_NAME["revenue"], {"international"})
+    assert [f.value for f in abroad.facts] == [20196000000, 20579000000, 20705000000]
+    assert not part_facts(info, [chunk], BY_NAME["revenue"], {"europe"}).facts
+
+
+def test_a_column_group_narrows_a_parts_row_and_a_section_names_the_item() -> None:
+    # A region's row under a segment's column is that segment's part of the region; rows
+    # under "Franchised revenues:" are franchised revenues of their markets.
+    info = DocumentInfo("a.pdf", "A", DocumentMetadata(form=Form.TEN_K, fiscal_year=2021,
+                                                       period_end=date(2021, 6, 30)))
+    rows = [["", "Year Ended June 30, 2021", "", ""], ["(in millions)", "Flexibles", "Rigid", "Total"],
+            ["North America", "$ 3,719", "$ 2,319", "$ 6,038"], ["Net sales", "9,000", "3,000", "12,000"]]
+    chunk = Chunk("a.pdf#table0/0", "a.pdf", "A", "",
+                  {"table": "0", "caption": "Net sales by geography and segment"}, rows)
+    groups = {f.value for f in part_facts(info, [chunk], BY_NAME["revenue"],
+                                          {"north", "america"}).facts}
+    assert 3719000000 not in groups and 2319000000 not in groups
+    rows = [["Dollars in millions", "2022", "2021"], ["Company-operated sales:", "", ""],
+            ["U.S.", "$ 2,836", "$ 2,617"], ["Franchised revenues:", "", ""],
+            ["U.S.", "$ 6,585", "$ 6,094"], ["International", "5,985", "5,638"]]
+    chunk = Chunk("m.pdf#table0/0", "m.pdf", "M", "", {"table": "0", "caption": "Revenues"}, rows)
+    info = DocumentInfo("m.pdf", "M", DocumentMetadata(form=Form.TEN_K, fiscal_year=2022,
+                                                       period_end=date(2022, 12, 31)))
+    got = part_facts(info, [chunk], BY_NAME["revenue"], {"franchised", "us"})
+    assert [f.value for f in got.facts] == [6585000000, 6094000000]
+
+
 def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> None:
     # The shared Apple PDF is cut to its statements: no segment note, so no region's figure,
     # and never the company's total in its place.

@@ -43,10 +43,12 @@ from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_
 from retriever_trt.documents.tables import parse_table
 from retriever_trt.search.filters import MetadataFilter, company_key
 
-# Words of row labels that name no part of a figure ("total", "net", "consolidated").
-GENERIC_ROW_WORDS = frozenset("""total net consolidated other income expense revenue sale cost
-operating operation gross amount balance cash share stock common per shareholder stockholder
-shareowner owner""".split())
+# Words of row labels that name no part of a figure ("total", "net", "consolidated"): a
+# "Worldwide" row is the whole of the rows above it, so "worldwide sales of DARZALEX" asks
+# for the product, not a region of it.
+GENERIC_ROW_WORDS = frozenset("""total net consolidated worldwide global other income expense
+revenue sale cost operating operation gross amount balance cash share stock common per
+shareholder stockholder shareowner owner""".split())
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})

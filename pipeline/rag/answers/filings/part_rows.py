@@ -21,6 +21,7 @@ from pipeline.rag.answers.filings.cell_facts import table_fact
 from pipeline.rag.answers.filings.statement_rows import statement_tables, whole_tables
 from pipeline.rag.answers.filings.table_facts import is_statement
 from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.tables.column_groups import column_groups
 from pipeline.rag.answers.tables.column_periods import column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import content_words, match_row
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
@@ -31,7 +32,7 @@ from retriever_trt.store.document_store import Chunk, DocumentInfo
 # Words of a section that say how a table is cut, not which part: "Total Revenues by
 # Geography:", "Revenues by segment:".
 _SECTION_CUES = frozenset({"total", "geography", "geographic", "geographical", "region",
-                           "segment", "area", "market", "consolidated"})
+                           "segment", "area", "market", "consolidated", "worldwide", "global"})
 
 
 def _names_item(text: str, item: LineItem) -> bool:
@@ -46,21 +47,32 @@ def _other_item(label: str, item: LineItem) -> bool:
     return row is not None and row.item is not item
 
 
-def _part_rows(table: Table, caption: str, item: LineItem, part: set[str]) -> Iterator[int]:
-    """The rows of `table` that show `item` for the part named by the words `part`."""
+def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
+                groups: list[frozenset[str]], said: frozenset[str]) -> Iterator[tuple[int, int]]:
+    """The cells (row, column) of `table` that show `item` for the part named by the words
+    `part`. The part is named by the row's label ("Americas"), by its section's where the
+    row is the item itself ("Operating income" under "Greater China:") or the section is
+    ("U.S." under "Franchised revenues:"), by the column's
+    group (`column_groups.py`: "U.S." over "Total revenues"), or by both ("DARZALEX" under
+    "U.S."); a column whose group names what the question does not ("Flexibles" over a
+    region's row) narrows the row to another part."""
     first = header_rows(table)
     headers = " ".join(c for r in table.rows[:first] for c in r)
     for i in range(first, len(table.rows)):
         label, section = table.row_labels[i], table.parents[i]
-        # The part is the row's own label ("Americas"), or its section's where the row is
-        # the item itself ("Operating income" under "Greater China:").
-        own = part <= set(tokens(label))
-        under = not own and part <= set(tokens(section)) and \
-            (row := match_row(label)) is not None and row.item is item
-        if not (own or under) or _other_item(section, item) or _other_item(label, item):
+        if _other_item(section, item) or \
+                not _names_item(f"{label} {section} {caption} {headers}", item):
             continue
-        if _names_item(f"{label} {section} {caption} {headers}", item):
-            yield i
+        row = match_row(label)
+        own_item = row is not None and row.item is item
+        # A section naming the item ("Franchised revenues:") names the part with its rows
+        named = (set() if _other_item(label, item) else set(tokens(label))) | \
+            (set(tokens(section)) if own_item or _names_item(section, item) else set())
+        if not (own_item or part & named):
+            continue
+        for j in range(1, len(groups)):
+            if part <= named | groups[j] and groups[j] <= said:
+                yield i, j
 
 
 def _unasked(section: str, said: frozenset[str]) -> int:
@@ -106,19 +118,19 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
         table = parse_table(chunk.table, [caption])
         periods = column_periods(table, caption, info.metadata)
         numbers = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
-        for i in _part_rows(table, caption, item, part):
-            for j, period in enumerate(periods):
-                cell = numbers.get((i, j))
-                if period is None or cell is None or cell.value.percent or not (
-                        period.shows_balances() if item.kind is Kind.BALANCE else period.months):
-                    continue
-                fact = table_fact(item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
-                                  False)
-                facts.append(fact)
-                cells[fact.fact_id] = (chunk.chunk_id, i, j)
-                narrowing[fact.fact_id] = _unasked(table.parents[i], said)
-                if statement:
-                    stated.add(fact.fact_id)
+        groups = column_groups(table, periods)
+        for i, j in _part_cells(table, caption, item, part, groups, said | part):
+            cell, period = numbers.get((i, j)), periods[j]
+            if period is None or cell is None or cell.value.percent or not (
+                    period.shows_balances() if item.kind is Kind.BALANCE else period.months):
+                continue
+            fact = table_fact(item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
+                              False)
+            facts.append(fact)
+            cells[fact.fact_id] = (chunk.chunk_id, i, j)
+            narrowing[fact.fact_id] = _unasked(table.parents[i], said)
+            if statement:
+                stated.add(fact.fact_id)
     if stated:
         facts = [f for f in facts if f.fact_id in stated]
     facts = _least_narrowed(facts, narrowing)

@@ -82,7 +82,7 @@ def month_day(text: str) -> tuple[int, int] | None:
     return (_MONTH_OF[m.group(1).lower().rstrip(".")[:3]], int(m.group(2))) if m else None
 
 
-def _spread(marks: list[tuple[int, object]], columns: list[int]) -> dict[int, object]:
+def spread(marks: list[tuple[int, object]], columns: list[int]) -> dict[int, object]:
     """Header labels (column, value) assigned to the dated columns (see the module doc)."""
     if not marks:
         return {}
@@ -137,9 +137,9 @@ def column_periods(table: Table, caption: str = "",
         if len(years) == 1:
             own_year[j] = years.pop()
     dated = sorted(own_year)
-    lengths = _spread([(j, n) for j in range(1, width) for c in cells[j]
+    lengths = spread([(j, n) for j in range(1, width) for c in cells[j]
                        if (n := period_length(c)) is not None], dated)
-    days = _spread([(j, md) for j in range(1, width) for c in cells[j]
+    days = spread([(j, md) for j in range(1, width) for c in cells[j]
                     if (md := month_day(c)) is not None], dated)
     table_wide = " ".join([*cells[0], caption])
     default_length = period_length(table_wide)

@@ -155,7 +155,12 @@ def definition_span(found: list[Definition]) -> tuple[int, int] | None:
     return (found[0].span[0], found[-1].span[1]) if found else None
 
 
-def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) -> Resolver:
+def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0,
+              operands: bool = False) -> Resolver:
+    """Each phrase of a formula as its term. `operands`: the phrases are the two sides of a
+    written-out ratio ("operating margin / total revenue"), amounts by construction: a
+    metric that is itself a ratio names the filing's line of that name there (AES prints an
+    "Operating margin" amount), never its percentage divided again."""
     def resolve(phrase: str) -> Node | None:
         key = normalized(phrase).strip(" :,")
         if key in defined and depth < MAX_DEPTH:
@@ -165,7 +170,7 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0) 
                 not (item.kind is Kind.BALANCE and _PAID.match(key)):
             return ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
-        if metric is not None:
+        if metric is not None and not (operands and metric.scale is not Scale.AMOUNT):
             return metric.scaled()
         words = _YEAR_WORDS.sub(" ", key).split()
         if words and len(words) <= MAX_PHRASE_WORDS and _PHRASE.match(" ".join(words)):
@@ -204,7 +209,7 @@ def _bare_ratio(question: str) -> Metric | None:
     if top is None or bottom is None:
         # an operand the vocabulary lacks ("electric / total operating revenues"): the
         # filing's labels read it, as in a stated definition
-        resolve = _resolver({}, None)
+        resolve = _resolver({}, None, operands=True)
         terms = [resolve(part) for part in parts]
         if any(t is None for t in terms) or any(_PERIOD_WORDS.search(p) for p in parts):
             return None

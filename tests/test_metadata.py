@@ -6,7 +6,14 @@ from __future__ import annotations
 from datetime import date
 
 from retriever_trt.documents import Form
-from retriever_trt.documents.filing.metadata import fiscal_year, infer_metadata, parse_date, title
+from retriever_trt.documents.filing.metadata import (
+    fiscal_year,
+    infer_metadata,
+    labelled_fiscal_year,
+    parse_date,
+    title,
+)
+from retriever_trt.documents.model import DocumentMetadata
 
 APPLE_COVER = """UNITED STATES
 SECURITIES AND EXCHANGE COMMISSION
@@ -57,6 +64,21 @@ def test_fiscal_year_of_a_year_ending_in_january_or_february_follows_the_filing(
     assert fiscal_year(date(2025, 2, 2), home_depot) == 2024
     assert fiscal_year(date(2025, 1, 3)) == 2024  # a 52/53-week year ending in early January
     assert fiscal_year(date(2024, 12, 31), "fiscal 2023 fiscal 2023") == 2024
+
+
+def test_a_printed_filings_tables_name_its_fiscal_year() -> None:
+    # Foot Locker heads the year ended January 29, 2022 "2021"; Walmart the year ended
+    # January 31, 2023 "2023"; a December year is never relabelled.
+    start = [[["", "2021", "2020"], ["Sales", "8,958", "7,548"]]] * 3 + \
+        [[["", "2022", "2023", "2024"], ["Leases", "1", "2", "3"]]]
+    foot_locker = DocumentMetadata(form=Form.TEN_K, period_end=date(2022, 1, 29), fiscal_year=2022)
+    assert labelled_fiscal_year(foot_locker, start) == 2021
+    end = [[["", "Fiscal Years Ended January 31,", ""], ["", "2023", "2022"]]] * 3
+    walmart = DocumentMetadata(form=Form.TEN_K, period_end=date(2023, 1, 31), fiscal_year=2022)
+    assert labelled_fiscal_year(walmart, end) == 2023
+    assert labelled_fiscal_year(walmart, []) == 2022  # no tables: the cover's reading stays
+    december = DocumentMetadata(form=Form.TEN_K, period_end=date(2021, 12, 31), fiscal_year=2021)
+    assert labelled_fiscal_year(december, start) == 2021
 
 
 def test_the_file_name_fills_what_the_text_does_not_say() -> None:

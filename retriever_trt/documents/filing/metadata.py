@@ -31,6 +31,7 @@ from datetime import date, timedelta
 
 from retriever_trt.documents.filing.registrant import registrant_name, trading_symbol
 from retriever_trt.documents.model import DocumentMetadata, Form
+from retriever_trt.documents.years import years_in
 
 # How much of a document's text is searched (the cover, and for a 10-Q its statements).
 SEARCH_CHARS = 300_000
@@ -104,6 +105,32 @@ def fiscal_year(year_end: date, text: str = "") -> int:
     if year_end.month == 1 and year_end.day <= EARLY_JANUARY_DAY:
         return year - 1
     return year
+
+
+# Header rows a table's column years are read from, and how many more of the tables must
+# head their latest column with one year than with the other for the labels to decide.
+LABEL_HEADER_ROWS = 3
+LABEL_MARGIN = 2
+
+
+def labelled_fiscal_year(meta: DocumentMetadata, tables: list[list[list[str]]]) -> int | None:
+    """The fiscal year as the filing's own tables label it, for a year ending in January to
+    March, which companies name either way: Foot Locker heads the year ended January 29,
+    2022 "2021", Walmart heads the year ended January 31, 2023 "2023". Each table whose
+    header rows give two or more years votes for its latest; the year the tables head with
+    clearly more (`LABEL_MARGIN` times) wins, else `meta.fiscal_year` stays."""
+    end = meta.period_end
+    if end is None or meta.form not in _ANNUAL or end.month not in AMBIGUOUS_END_MONTHS:
+        return meta.fiscal_year
+    votes: Counter[int] = Counter()
+    for rows in tables:
+        years = set(years_in(" ".join(c for r in rows[:LABEL_HEADER_ROWS] for c in r)))
+        if len(years) >= 2:
+            votes[max(years)] += 1
+    for named, other in ((end.year - 1, end.year), (end.year, end.year - 1)):
+        if votes[named] > LABEL_MARGIN * votes[other]:
+            return named
+    return meta.fiscal_year
 
 
 # Dates without a month name: ISO ("2024-09-28", XBRL's own) and US numeric ("9/28/2024").

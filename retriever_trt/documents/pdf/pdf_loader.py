@@ -19,7 +19,7 @@ import pypdfium2 as pdfium
 
 from retriever_trt.documents.filing.auditor_report import read_auditor
 from retriever_trt.documents.filing.cover_page import printed_metadata
-from retriever_trt.documents.filing.metadata import title
+from retriever_trt.documents.filing.metadata import labelled_fiscal_year, title
 from retriever_trt.documents.model import (
     Block,
     CoverEntry,
@@ -87,6 +87,9 @@ def load(path: Path, doc_id: str) -> Document:
     meta = printed_metadata(cover_pages, path.name)
     meta.pages = n_pages
     meta.cover = {**auditor, **meta.cover}
+    # the cover gives the year's end; the statements' column labels name the year
+    meta.fiscal_year = labelled_fiscal_year(
+        meta, [b.rows for b in state.blocks if isinstance(b, TableBlock)])
     return Document(doc_id, title(meta, path.stem), meta, state.blocks)
 
 

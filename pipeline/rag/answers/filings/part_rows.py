@@ -15,6 +15,7 @@ Columns and scale are read as the statements' are (`column_periods.py`, `table_f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
@@ -31,6 +32,8 @@ from retriever_trt.store.document_store import Chunk, DocumentInfo
 
 # Words of a section that say how a table is cut, not which part: "Total Revenues by
 # Geography:", "Revenues by segment:".
+# Words before an item's name in a caption read as narrowing it ("Wireless service revenue").
+CAPTION_MODIFIERS = 2
 _SECTION_CUES = frozenset({"total", "geography", "geographic", "geographical", "region",
                            "segment", "area", "market", "consolidated", "worldwide", "global"})
 
@@ -58,6 +61,9 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
     region's row) narrows the row to another part."""
     first = header_rows(table)
     headers = " ".join(c for r in table.rows[:first] for c in r)
+    # A caption naming the item names the part with each row ("Wireless service revenue for
+    # our reportable segments" over "Consumer")
+    titled = set(tokens(caption)) if _names_item(caption, item) else set()
     for i in range(first, len(table.rows)):
         label, section = table.row_labels[i], table.parents[i]
         if _other_item(section, item) or \
@@ -70,22 +76,38 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
             (set(tokens(section)) if own_item or _names_item(section, item) else set())
         if not (own_item or part & named):
             continue
+        named |= titled
         for j in range(1, len(groups)):
             if part <= named | groups[j] and groups[j] <= said:
                 yield i, j
 
 
-def _unasked(section: str, said: frozenset[str]) -> int:
-    """How many words of a row's section neither the question nor the item's names say:
-    "Hardware Revenues:" narrows Oracle's revenue to a product line the question about
-    "total revenues from the Asia Pacific region" does not name; "Total Revenues by
-    Geography:" does not. `said`: the question's words, the item's names' and the cues."""
-    return len(set(tokens(section)) - said)
+def _caption_modifiers(caption: str, item: LineItem) -> str:
+    """The words a caption sets right before the item's name: "Fios" of "The following table
+    provides Fios revenues for our two reportable segments", "Wireless service" of
+    "Wireless service revenue for our reportable segments"."""
+    low = caption.lower()
+    for phrase in sorted(item.phrases, key=len, reverse=True):
+        m = re.search(rf"((?:[\w&'-]+\s+){{1,{CAPTION_MODIFIERS}}}){re.escape(phrase)}s?\b", low)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _unasked(row: str, said: frozenset[str]) -> int:
+    """How many words of a row's label, its section and its caption's modifiers of the item
+    neither the question nor the item's names say: "Hardware Revenues:" narrows Oracle's
+    revenue to a product line the question about "total revenues from the Asia Pacific
+    region" does not name, "Small and Medium Business" and a "Fios revenues" caption narrow
+    Verizon's Business segment; "Total Revenues by Geography:" does not. `said`: the
+    question's words, the item's names', the part's and the cues."""
+    return len(set(tokens(row)) - said)
 
 
 def _least_narrowed(facts: list[Fact], narrowing: dict[str, int]) -> list[Fact]:
-    """Where rows give a period different figures, those whose sections say the fewest
-    words the question does not; a period whose rows agree keeps them all."""
+    """Where rows give a period different figures, those whose label, section and caption
+    say no word the question does not (none when each says some); a period whose rows
+    agree keeps them all."""
     by_period: dict[tuple[object, object], list[Fact]] = {}
     for f in facts:
         by_period.setdefault((f.start, f.end), []).append(f)
@@ -93,7 +115,10 @@ def _least_narrowed(facts: list[Fact], narrowing: dict[str, int]) -> list[Fact]:
     for group in by_period.values():
         if len({f.value for f in group}) > 1:
             fewest = min(narrowing[f.fact_id] for f in group)
-            group = [f for f in group if narrowing[f.fact_id] == fewest]
+            # rows that each narrow the figure in words the question does not say
+            # ("Intersegment sales:" and "Sales including intersegment sales:" over a
+            # segment's row) leave no row the question asks for
+            group = [f for f in group if narrowing[f.fact_id] == fewest == 0]
         kept.update(f.fact_id for f in group)
     return [f for f in facts if f.fact_id in kept]
 
@@ -119,6 +144,7 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
         periods = column_periods(table, caption, info.metadata)
         numbers = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
         groups = column_groups(table, periods)
+        modifiers = _caption_modifiers(caption, item)
         for i, j in _part_cells(table, caption, item, part, groups, said | part):
             cell, period = numbers.get((i, j)), periods[j]
             if period is None or cell is None or cell.value.percent or not (
@@ -128,7 +154,8 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
                               False)
             facts.append(fact)
             cells[fact.fact_id] = (chunk.chunk_id, i, j)
-            narrowing[fact.fact_id] = _unasked(table.parents[i], said)
+            narrowing[fact.fact_id] = _unasked(
+                f"{table.parents[i]} {table.row_labels[i]} {modifiers}", said | part)
             if statement:
                 stated.add(fact.fact_id)
     if stated:

@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import hashlib
 import json
-import shlex
 import statistics
 import sys
 import time
@@ -37,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from reproduce import print_command  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import (  # noqa: E402
     DEV,
@@ -243,8 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(json.dumps(rows, indent=1, default=str), encoding="utf-8")
         tmp.replace(out)
         print(f"per-question predictions: {out}")
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: {shlex.join(['python3', 'benchmarks/answer_eval.py', *given])}")
+    print_command(__file__, argv)
     return 0
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,6 +48,8 @@ import pypdfium2 as pdfium
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from reproduce import print_command  # noqa: E402
 
 from pipeline.rag.answers.company_names import shelf_aliases  # noqa: E402
 from pipeline.rag.answers.filings.scope import choose_filings  # noqa: E402
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                 right, asked = scope_check(shelf, group, question, show)
                 print(f"scope, right company and year first: {_share(right, asked)} "
                       f'("{question}")')
-    print("command: python3 benchmarks/cover_identity.py " + shlex.join(argv or sys.argv[1:]))
+    print_command(__file__, argv)
     return 0
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from tatqa_split import DEV, eval_corpus, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
@@ -225,9 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         choose_weights(retriever, questions)
     if args.choose_row_match:
         choose_row_match(retriever, questions)
-    args_given = sys.argv[1:] if argv is None else argv
-    cmd = shlex.join(["python3", "benchmarks/retrieval_eval.py", *args_given])
-    print(f"\nreproduce: {cmd}")
+    print_command(__file__, argv)
     return 0
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from answer_eval import eval_settings  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import (  # noqa: E402
     DEV,
@@ -142,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         for sa.TEXT_MIN, sa.TABLE_SURE in itertools.product((0.6, 0.7, 0.8, 0.9),
                                                             (0.9, 1.0, 1.1)):
             print(row(f"choose ({sa.TEXT_MIN}, {sa.TABLE_SURE})", chosen()))
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: python3 benchmarks/text_answer_eval.py {' '.join(given)}".rstrip())
+    print_command(__file__, argv)
     return 0
 
 

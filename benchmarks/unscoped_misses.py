@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from answer_eval import eval_settings  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from tatqa_split import DEV, HALVES, eval_corpus, load_questions  # noqa: E402
 from text_answer_eval import rules_answers, short_score  # noqa: E402
 
@@ -146,8 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"TAT-QA dev half {args.half}, among {among}: {right:.0f}/{len(questions)} right "
           f"unscoped (rules alone); {sum(map(len, misses.values()))} right scoped only:")
     _report(misses, right, args.show)
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: python3 benchmarks/unscoped_misses.py {' '.join(given)}".rstrip())
+    print_command(__file__, argv)
     return 0
 
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 from reproduce import print_command  # noqa: E402
-from tatqa_split import DEV, eval_corpus, half_of  # noqa: E402
+from tatqa_split import DEV, add_test_reports_option, eval_corpus, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
 from retriever_trt import TorchEmbedder, load_embedder  # noqa: E402
@@ -185,8 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--choose-row-match", action="store_true",
                     help="sweep the row match's question share, then its weight; choose "
                          "each on half a, report half b")
-    ap.add_argument("--with-test-reports", action="store_true",
-                    help="index TAT-QA test's 278 reports (no questions) beside the data's")
+    add_test_reports_option(ap)
     args = ap.parse_args(argv)
 
     data = Path(args.data)

@@ -17,5 +17,6 @@ def command_line(script: str, argv: list[str] | None = None, prefix: str = "") -
 
 
 def print_command(script: str, argv: list[str] | None = None, prefix: str = "") -> None:
-    """Prints `reproduce: <command_line>` after a blank line, the run's last words."""
-    print(f"\nreproduce: {command_line(script, argv, prefix)}")
+    """Prints `reproduce: <command_line>` after a blank line: a run's first words (flushed,
+    so a run cut short still names itself) or its last."""
+    print(f"\nreproduce: {command_line(script, argv, prefix)}", flush=True)

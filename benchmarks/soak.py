@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import json
 import random
-import shlex
 import statistics
 import sys
 import time
@@ -39,6 +38,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dropping_client import drop, post, read_until  # noqa: E402
+from reproduce import command_line  # noqa: E402
 from serving import free_port, questions, start  # noqa: E402
 
 # The highest rate benchmarks/serving.py found sustainable.
@@ -226,7 +226,7 @@ def main() -> int:
     args = p.parse_args()
     if not 0 <= args.bad_share + args.disconnect_share <= 1:
         p.error("--bad-share + --disconnect-share must lie in [0, 1]")
-    command = shlex.join([sys.executable, *sys.argv])
+    command = command_line(__file__)
     print("command:", command, flush=True)
     port = free_port()
     proc = start("finrag", port, args)

@@ -49,6 +49,7 @@ import pypdfium2 as pdfium
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mirror_files import git  # noqa: E402
 from reproduce import print_command  # noqa: E402
 
 from pipeline.rag.answers.company_names import shelf_aliases  # noqa: E402
@@ -142,15 +143,10 @@ class Read:
         return self.meta.fiscal_year == self.year
 
 
-def _git(mirror: Path, *args: str) -> bytes:
-    return subprocess.run(["git", f"--git-dir={mirror}", *args], check=True,
-                          capture_output=True).stdout
-
-
 def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
     """Every 10-K PDF of the mirror read; and the names of those absent (LFS pointers)."""
     reads, absent = [], []
-    for row in _git(mirror, "ls-tree", "-l", "HEAD", "pdfs/").decode().splitlines():
+    for row in git(mirror, "ls-tree", "-l", "HEAD", "pdfs/").decode().splitlines():
         info, path = row.split("\t", 1)
         named = _NAME.match(path)
         if not named:
@@ -160,7 +156,7 @@ def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
             absent.append(Path(path).name)
             continue
         try:
-            data = _git(mirror, "show", f"HEAD:{path}")
+            data = git(mirror, "show", f"HEAD:{path}")
         except subprocess.CalledProcessError:  # listed, but its blob is not in the mirror
             absent.append(Path(path).name)
             continue

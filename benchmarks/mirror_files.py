@@ -11,14 +11,21 @@ LFS_POINTER = b"version https://git-lfs"
 PART_SUFFIX = ".part"
 
 
+def git(git_dir: Path, *args: str) -> bytes:
+    """What a git command prints on the bare mirror `git_dir`; CalledProcessError when it
+    fails (no such mirror, object or path)."""
+    return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True,
+                          capture_output=True).stdout
+
+
 def mirror_blob(git_dir: Path, path: str) -> bytes | None:
     """The file's bytes at the mirror's HEAD, or None when the mirror, the object or the file
     itself (an LFS pointer in its place) is missing."""
-    run = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"],
-                         capture_output=True)
-    if run.returncode != 0 or run.stdout.startswith(LFS_POINTER):
+    try:
+        data = git(git_dir, "show", f"HEAD:{path}")
+    except subprocess.CalledProcessError:
         return None
-    return run.stdout
+    return None if data.startswith(LFS_POINTER) else data
 
 
 def write_whole(target: Path, data: bytes) -> None:

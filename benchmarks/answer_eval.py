@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import hashlib
 import json
-import shlex
 import statistics
 import sys
 import time
@@ -37,11 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from reproduce import print_command  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import (  # noqa: E402
     DEV,
     HALVES,
     TatqaQuestion,
+    add_test_reports_option,
     eval_corpus,
     half_of,
     load_questions,
@@ -164,6 +165,12 @@ def report(rows: list[dict], top_k: int) -> list[str]:
     return lines
 
 
+def add_set_option(ap: argparse.ArgumentParser) -> None:
+    """`--set SETTING=VALUE`, repeatable: the items `parse_set` reads."""
+    ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                    help="a server setting, as in config.yaml (repeatable)")
+
+
 def parse_set(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -197,10 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write per-question predictions and scores to this file")
     ap.add_argument("--scoped", action="store_true",
                     help="ask each question with filters={doc_id: its report} (its gold context)")
-    ap.add_argument("--with-test-reports", action="store_true",
-                    help="index TAT-QA test's 278 reports (no questions) beside the data's")
-    ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
-                    help="a server setting, as in config.yaml (repeatable)")
+    add_test_reports_option(ap)
+    add_set_option(ap)
     args = ap.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         raise SystemExit("--limit: give a positive number of questions")
@@ -243,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(json.dumps(rows, indent=1, default=str), encoding="utf-8")
         tmp.replace(out)
         print(f"per-question predictions: {out}")
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: {shlex.join(['python3', 'benchmarks/answer_eval.py', *given])}")
+    print_command(__file__, argv)
     return 0
 
 

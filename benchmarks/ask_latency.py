@@ -16,7 +16,6 @@ how many answers ran the LLM at all (completion tokens > 0) with their generate 
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from reproduce import command_line  # noqa: E402
 from serving import ROOT, free_port, questions, start  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def main() -> int:
     args = p.parse_args()
     if not (args.before / "pipeline" / "cli.py").is_file():
         p.error(f"--before {args.before}: no finrag checkout there (pipeline/cli.py missing)")
-    command = shlex.join([sys.executable, *sys.argv])
+    command = command_line(__file__)
     print("command:", command, flush=True)
     roots = {"before": args.before.resolve(), "now": ROOT}
     procs, bases = {}, {}

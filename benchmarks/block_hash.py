@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import shlex
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reproduce import print_command  # noqa: E402
 from workloads import english_text  # noqa: E402
 
 from llm_engine import LLM, SamplingParams  # noqa: E402
@@ -70,7 +70,7 @@ def main() -> None:
     ap.add_argument("--new-tokens", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
-    print("command: python benchmarks/block_hash.py " + shlex.join(sys.argv[1:]))
+    print_command(__file__)
 
     rng = random.Random(0)
     blocks = [[rng.randrange(49152) for _ in range(16)] for _ in range(20000)]

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,6 +48,9 @@ import pypdfium2 as pdfium
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from mirror_files import git  # noqa: E402
+from reproduce import print_command  # noqa: E402
 
 from pipeline.rag.answers.company_names import shelf_aliases  # noqa: E402
 from pipeline.rag.answers.filings.scope import choose_filings  # noqa: E402
@@ -141,15 +143,10 @@ class Read:
         return self.meta.fiscal_year == self.year
 
 
-def _git(mirror: Path, *args: str) -> bytes:
-    return subprocess.run(["git", f"--git-dir={mirror}", *args], check=True,
-                          capture_output=True).stdout
-
-
 def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
     """Every 10-K PDF of the mirror read; and the names of those absent (LFS pointers)."""
     reads, absent = [], []
-    for row in _git(mirror, "ls-tree", "-l", "HEAD", "pdfs/").decode().splitlines():
+    for row in git(mirror, "ls-tree", "-l", "HEAD", "pdfs/").decode().splitlines():
         info, path = row.split("\t", 1)
         named = _NAME.match(path)
         if not named:
@@ -159,7 +156,7 @@ def read_shelf(mirror: Path) -> tuple[list[Read], list[str]]:
             absent.append(Path(path).name)
             continue
         try:
-            data = _git(mirror, "show", f"HEAD:{path}")
+            data = git(mirror, "show", f"HEAD:{path}")
         except subprocess.CalledProcessError:  # listed, but its blob is not in the mirror
             absent.append(Path(path).name)
             continue
@@ -270,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                 right, asked = scope_check(shelf, group, question, show)
                 print(f"scope, right company and year first: {_share(right, asked)} "
                       f'("{question}")')
-    print("command: python3 benchmarks/cover_identity.py " + shlex.join(argv or sys.argv[1:]))
+    print_command(__file__, argv)
     return 0
 
 

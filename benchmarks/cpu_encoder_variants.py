@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import tempfile
 import time
@@ -29,6 +28,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from reproduce import print_command  # noqa: E402
 
 from retriever_trt.embedders.embedder import Embedder  # noqa: E402
 from retriever_trt.embedders.ort_embedder import OnnxRuntimeEmbedder  # noqa: E402
@@ -98,7 +99,7 @@ def main() -> None:
     args = ap.parse_args()
     from retriever_trt.embedders.loader import default_embedder
 
-    print("$ python3 " + " ".join(shlex.quote(a) for a in sys.argv), flush=True)
+    print_command(__file__)
     folder = default_embedder(args.engines_dir, progress=False).path.parent
     with tempfile.TemporaryDirectory(prefix="finrag-variants-") as tmp:
         encoders = {name: ParallelEncoder(make(), EncodeThreads(os.cpu_count() or 1))

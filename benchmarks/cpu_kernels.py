@@ -25,7 +25,6 @@ whose speed drifts by tens of percent between rounds, pairs taken seconds apart 
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 from collections.abc import Callable, Iterator
@@ -38,6 +37,7 @@ from unittest.mock import patch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import FinragPeer  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from throughput import SPEC, figures, timed  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
@@ -160,7 +160,7 @@ def main() -> None:
             f"{sum(cmp(b[i], o[i]) for b, o in zip(base, runs, strict=True))}/{len(runs)}"
             for i, cmp in enumerate((float.__gt__, float.__gt__, float.__lt__)))
         print(f"{name:22s} {tps:10.1f} {decode:13.1f} {1e3 * ttft:12.0f} {wins:>22s}")
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 def ttft_pairs(peer: FinragPeer, tokenizer: Tokenizer,
@@ -183,7 +183,7 @@ def ttft_pairs(peer: FinragPeer, tokenizer: Tokenizer,
         for on, label in ((True, "all kernels"), (False, name)):
             print(f"{label:22s} {1e3 * statistics.median(times[on]):10.0f} ms "
                   f"{1e3 * min(times[on]):5.0f} ms {'' if on else f'{wins}/{n} pairs':>22s}")
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,10 @@ read (llm_engine/layers/paged_attention_cpu.py).
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 import time
 
 import torch
+from reproduce import print_command
 
 from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
 
@@ -62,7 +61,7 @@ def main() -> None:
                   f"{ms:.2f} ms a layer, {LAYERS * ms:.0f} ms a step")
         print(f"  grouped / per-head: {best[dtype, False] / best[dtype, True]:.2f}x faster")
     print(f"bf16 / fp32 (grouped): {best[torch.float32, True] / best[torch.bfloat16, True]:.2f}x faster")
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from reproduce import print_command  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 TATQA = REPO.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
@@ -70,7 +72,7 @@ def main() -> None:
     print("| runtime | sentences/s | vs ORT FP32 |\n|---|---:|---:|")
     for name, sps in results.items():
         print(f"| {name} | {sps:.1f} | {sps / base:.2f}× |" if base else f"| {name} | {sps:.1f} |")
-    print("\nreproduce: python3 benchmarks/encode_throughput.py " + " ".join(sys.argv[1:]))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

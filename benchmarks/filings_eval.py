@@ -69,6 +69,7 @@ from filings_score import (  # noqa: E402
     used_filing,
     wrong_number,
 )
+from reproduce import print_command  # noqa: E402
 from serving import free_port  # noqa: E402
 
 # The types answered by computing from more than one figure (of either set).
@@ -352,8 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows),
                             encoding="utf-8")
         print(f"per-question results: {args.out}")
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: {shlex.join(['python3', 'benchmarks/filings_eval.py', *given])}")
+    print_command(__file__, argv)
     return 0
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import shlex
 import sys
 import time
 from pathlib import Path, PurePosixPath
@@ -32,6 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from filings_eval import Corpus, corpus_folder  # noqa: E402
 from filings_gold import FILINGS, load_questions  # noqa: E402
+from reproduce import print_command  # noqa: E402
 
 import retriever_trt.indexing.chunking as chunking  # noqa: E402
 from pipeline.settings import Settings  # noqa: E402
@@ -74,7 +74,7 @@ def main() -> int:
     ap.add_argument("--filings", type=Path, default=FILINGS)
     ap.add_argument("--engines-dir", type=Path, default=ROOT / "engines")
     args = ap.parse_args()
-    print("command:", shlex.join([sys.executable, *sys.argv]), flush=True)
+    print_command(__file__)
     settings = Settings()
     embedder = default_embedder(args.engines_dir, progress=False)
     corpus = corpus_folder(args.filings, Corpus.HTML, args.engines_dir)

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from filings_eval import Corpus, corpus_folder  # noqa: E402
 from filings_gold import FILINGS  # noqa: E402
 from filings_score import is_right  # noqa: E402
+from reproduce import print_command  # noqa: E402
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer  # noqa: E402
 from pipeline.rag.answers.short_answer import ShortAnswer, TableSource, text_short_answer  # noqa: E402
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     for kind, hits in by_kind.items():
         em, alone = (100 * sum(h[i] for h in hits) / len(hits) for i in (0, 1))
         print(f"  {kind:10} {len(hits):4}  {em:5.1f}  {alone:18.1f}")
-    print(f"\nreproduce: python3 benchmarks/filings_text_eval.py {' '.join(argv or sys.argv[1:])}")
+    print_command(__file__, argv)
     return 0
 
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shlex
 import subprocess
 import sys
 import time
@@ -56,6 +55,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from filings_rules import respond  # noqa: E402
 from filings_score import gives_number, in_gold_unit, parse_number, used_filing  # noqa: E402
+from mirror_files import git, write_whole  # noqa: E402
+from reproduce import print_command  # noqa: E402
 
 MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
 QUESTIONS = "data/financebench_open_source.jsonl"
@@ -116,18 +117,13 @@ def matches(short: Any, scale: str, gold: Decimal, unit: str, decimals: int) -> 
 
 # -- the data --------------------------------------------------------------------------------
 
-def git_show(mirror: Path, path: str) -> bytes:
-    return subprocess.run(["git", f"--git-dir={mirror}", "show", f"HEAD:{path}"],
-                          check=True, capture_output=True).stdout
-
-
 def has_blob(mirror: Path, path: str) -> bool:
     return subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e", f"HEAD:{path}"],
                           capture_output=True).returncode == 0
 
 
 def numeric_questions(mirror: Path) -> tuple[list[dict], dict[str, int]]:
-    rows = [json.loads(line) for line in git_show(mirror, QUESTIONS).decode().splitlines()
+    rows = [json.loads(line) for line in git(mirror, "show", f"HEAD:{QUESTIONS}").decode().splitlines()
             if line.strip()]
     counts = {"questions": len(rows)}
     kept = [r for r in rows if r["question_type"] == NUMERIC_TYPE]
@@ -155,7 +151,7 @@ def fill_shelf(mirror: Path, shelf: Path, docs: set[str]) -> None:
     for d in sorted(docs):
         target = shelf / f"{d}.pdf"
         if not target.exists():
-            target.write_bytes(git_show(mirror, f"pdfs/{d}.pdf"))
+            write_whole(target, git(mirror, "show", f"HEAD:pdfs/{d}.pdf"))
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -250,8 +246,7 @@ def main() -> None:
                 print(f"\nMISS {x['financebench_id']} {x['doc_name']} gold {x['gold']} ({x['unit']})"
                       f" got {x['short_answer']!r} {x['scale']!r} scope {x['scope']}\n"
                       f"  Q: {x['question'][:200]}\n  A: {x['answer'][:400]}")
-    print("\ncommand: PYTHONPATH=$PWD python3 benchmarks/financebench_eval.py "
-          + shlex.join(sys.argv[1:]))
+    print_command(__file__, prefix="PYTHONPATH=$PWD")
 
 
 if __name__ == "__main__":

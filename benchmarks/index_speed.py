@@ -23,7 +23,6 @@ import argparse
 import os
 import platform
 import resource
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
+from reproduce import print_command  # noqa: E402
 
 from retriever_trt.embedders.loader import load_embedder  # noqa: E402
 from retriever_trt.embedders.profiles import make_batches  # noqa: E402
@@ -143,7 +143,7 @@ def main() -> None:
     ap.add_argument("--engines-dir", type=Path, default=REPO / "engines",
                     help="where the encoder's ONNX file is (exported there when missing)")
     args = ap.parse_args()
-    print("$ python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
     print(f"{cpu_name()}, {os.cpu_count()} CPUs; {load_line()}")
     embedder = load_embedder(None, args.engines_dir)
     texts = read_chunks(args.file, embedder)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from index_speed import cpu_name, cpu_seconds, load_line  # noqa: E402
+from reproduce import print_command  # noqa: E402
 
 from retriever_trt.documents.pdf.pdf_loader import load  # noqa: E402
 from retriever_trt.indexing.chunking import DEFAULT_OVERLAP  # noqa: E402
@@ -170,7 +170,7 @@ def main() -> None:
     pdfs = sorted((args.filings / "pdf").glob("*.pdf"))
     if not pdfs or not any(args.filings.glob("*.html")):
         sys.exit(f"error: expected *.html and pdf/*.pdf in {args.filings}")
-    print("$ python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
     print(f"{cpu_name()}, {os.cpu_count()} CPUs; {load_line()}")
     if not args.load_only:
         whole_path(args)

@@ -29,7 +29,6 @@ each (as a decode step reads them, from memory) through fbgemm and the VNNI path
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -40,6 +39,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from reproduce import print_command  # noqa: E402
+
 from llm_engine.layers.quantization import Int8Weight  # noqa: E402
 from llm_engine.layers.selector import resolve_backends  # noqa: E402
 
@@ -166,7 +167,7 @@ def main() -> None:
                       flush=True)
     if args.layers:
         model_layers(args.m, args.layers, args.repeats)
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

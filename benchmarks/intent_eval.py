@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from reproduce import print_command  # noqa: E402
 from tatqa_split import half_of, load_questions  # noqa: E402
 
 from pipeline.rag.routing import RoutingPolicy  # noqa: E402
@@ -150,8 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             row(m)
         chosen = choose_margin(scored, policy)
         row(chosen, "  <- chosen on half a (fewest refused there)")
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: {shlex.join(['python3', 'benchmarks/intent_eval.py', *given])}")
+    print_command(__file__, argv)
     return 0
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reproduce import print_command  # noqa: E402
 from workloads import TATQA, standard_prompts  # noqa: E402
 
 from llm_engine import LLM, SamplingParams  # noqa: E402
@@ -206,7 +206,7 @@ def main() -> None:
                   f"{1 - on_prefill / off_prefill:.1%} of prefill tokens; same greedy outputs: "
                   f"{on_outs == off_outs}")
 
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

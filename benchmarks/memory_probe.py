@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reproduce import print_command  # noqa: E402
 from soak import rss_mib  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
@@ -75,7 +75,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.gemm:
         probe_gemm(args.gemm)
-        print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+        print_command(__file__)
         return
     # Only when asked, so that the probe also runs against an engine from before int8.
     quant = {"quantization": args.quantization} if args.quantization else {}
@@ -96,7 +96,7 @@ def main() -> None:
         now = rss_mib(os.getpid())
         print(f"round {r + 1}: RSS {now:.0f} MiB ({100 * (now / start_rss - 1):+.1f}% since load)"
               f", {time.perf_counter() - t0:.0f} s", flush=True)
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

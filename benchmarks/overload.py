@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from reproduce import print_command  # noqa: E402
 from serving import free_port, questions, start  # noqa: E402
 
 UNBOUNDED = 1_000_000
@@ -87,7 +87,7 @@ def main() -> None:
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    print("command:", shlex.join([sys.executable, *sys.argv]), flush=True)
+    print_command(__file__)
     qs = questions(int(args.rate * args.duration), args.seed)
     rows = []
     for name, bound in ((f"admission (max_queued_requests={args.max_queued})", args.max_queued),
@@ -107,7 +107,7 @@ def main() -> None:
           f"{unbounded['p99_s']:.2f} s = x{unbounded['p99_s'] / bounded['p99_s']:.1f} lower; "
           f"{bounded['refused_share']:.0%} refused at once (503 p99 "
           f"{bounded['refusal_p99_s']:.3f} s)")
-    print("reproduce:", shlex.join([sys.executable, *sys.argv]))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

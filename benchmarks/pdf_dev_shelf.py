@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pypdfium2 as pdfium
+from mirror_files import mirror_blob, write_whole
+from reproduce import print_command
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path("/work/.mirror/patronus-ai+financebench/repo")
@@ -53,19 +54,9 @@ SHELF2 = (
 )
 OUT2 = ROOT / "engines" / "pdf-dev2-shelf"
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2)}
-LFS_POINTER = b"version https://git-lfs"
 # A 10-K says so on its cover; the first pages are enough (some open with a letter).
 COVER_PAGES = 5
 _FORM_10K = re.compile(r"form\s*10\s*-?\s*k", re.I)
-
-
-def blob(mirror: Path, stem: str) -> bytes | None:
-    """The PDF's bytes, or None when the mirror lacks it (no object, or an LFS pointer)."""
-    run = subprocess.run(["git", f"--git-dir={mirror}", "show", f"HEAD:pdfs/{stem}.pdf"],
-                         capture_output=True)
-    if run.returncode != 0 or run.stdout.startswith(LFS_POINTER):
-        return None
-    return run.stdout
 
 
 def is_10k(path: Path) -> bool:
@@ -89,13 +80,11 @@ def copy_shelf(mirror: Path, out: Path, shelf: tuple[str, ...] = SHELF
     for stem in shelf:
         target = out / f"{stem}.pdf"
         if not target.exists():
-            data = blob(mirror, stem)
+            data = mirror_blob(mirror, f"pdfs/{stem}.pdf")
             if data is None:
                 absent.append(stem)
                 continue
-            partial = target.with_suffix(".pdf.part")
-            partial.write_bytes(data)
-            partial.rename(target)
+            write_whole(target, data)
         if not is_10k(target):
             bad.append(stem)
     return absent, bad
@@ -121,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     for stem in bad:
         print(f"{args.out / stem}.pdf: does not open or names no Form 10-K on its first pages")
     print(f"{len(shelf) - len(absent) - len(bad)} of {len(shelf)} 10-K PDFs in {args.out}")
+    print_command(__file__, argv)
     return 1 if bad else 0
 
 

@@ -41,6 +41,7 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -59,9 +60,11 @@ from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
 from pipeline.rag.answers.filings.table_facts import is_statement  # noqa: E402
 from pipeline.rag.answers.tables.column_periods import column_periods  # noqa: E402
 from retriever_trt.documents import load_document  # noqa: E402
+from retriever_trt.documents.model import Document  # noqa: E402
 from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind  # noqa: E402
 from retriever_trt.documents.tables import parse_table  # noqa: E402
 from retriever_trt.indexing.chunking import chunk_document  # noqa: E402
+from retriever_trt.store.document_store import Chunk  # noqa: E402
 
 FILINGS = REPO.parent / "shared" / "data" / "filings"
 CHUNK_TOKENS = 120
@@ -208,6 +211,31 @@ def read_now(doc, chunks, members: set[str]
     return good, bad, [f"{f.kind.value} p.{f.pages}: {f.reason}" for f in failed.values()]
 
 
+@dataclass(frozen=True)
+class Twin:
+    """A PDF filing read and chunked as the server reads it, beside its inline-XBRL twin."""
+
+    pdf: Path
+    html: Path
+    doc: Document
+    chunks: list[Chunk]
+    seconds: float  # reading the PDF (load_document), not chunking it
+
+
+def read_twins(pdfs: list[Path], html_dir: Path) -> Iterator[Twin]:
+    """Each PDF with an HTML twin (the same stem) in `html_dir`, read and chunked; a PDF
+    without one is named on stderr and passed over."""
+    for pdf in pdfs:
+        html = html_dir / f"{pdf.stem}.html"
+        if not html.is_file():
+            print(f"{pdf.name}: no HTML twin {html}", file=sys.stderr)
+            continue
+        start = time.perf_counter()
+        doc = load_document(pdf, pdf.name)
+        seconds = time.perf_counter() - start
+        yield Twin(pdf, html, doc, chunk_document(doc, CHUNK_TOKENS, 0)[0], seconds)
+
+
 def _score(stem: str, kind: StatementKind, facts: list[tuple[Key, Decimal]],
            reads: tuple[set, set, set], totals: Counter[str], misses: int) -> None:
     """Count and print one statement's facts found before, now, and in failed statements."""
@@ -247,22 +275,15 @@ def main() -> int:
     totals: Counter[str] = Counter()
     pages, seconds = 0, 0.0
     print(f"{'filing':28} {'statement':34} {'facts':>5} {'before':>7} {'now':>7} {'failed':>6}")
-    for pdf in pdfs:
-        html = args.html / f"{pdf.stem}.html"
-        if not html.is_file():
-            print(f"{pdf.name}: no HTML twin {html}", file=sys.stderr)
-            continue
-        start = time.perf_counter()
-        doc = load_document(pdf, pdf.name)
-        seconds += time.perf_counter() - start
-        pages += doc.metadata.pages or 0
-        chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
-        before = read_before(doc, chunks)
-        facts_by_kind = gold(html)
+    for twin in read_twins(pdfs, args.html):
+        seconds += twin.seconds
+        pages += twin.doc.metadata.pages or 0
+        before = read_before(twin.doc, twin.chunks)
+        facts_by_kind = gold(twin.html)
         members = {k.member for facts in facts_by_kind.values() for k, _ in facts}
-        good, bad, why = read_now(doc, chunks, members)
+        good, bad, why = read_now(twin.doc, twin.chunks, members)
         for kind, facts in facts_by_kind.items():
-            _score(pdf.stem, kind, facts, (before, good, bad), totals, args.misses)
+            _score(twin.pdf.stem, kind, facts, (before, good, bad), totals, args.misses)
         for line in why:
             print(f"{'':28} check failed: {line}")
     print()

@@ -28,10 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from pdf_statements_eval import CHUNK_TOKENS, FILINGS, GOLD_KINDS, gold, read_now  # noqa: E402
+from pdf_statements_eval import CHUNK_TOKENS, FILINGS, GOLD_KINDS, gold, read_now, read_twins  # noqa: E402
 
 from pipeline.rag.answers.filings.statement_rows import statement_tables  # noqa: E402
-from retriever_trt.documents import load_document  # noqa: E402
 from retriever_trt.documents.model import Document, TableBlock  # noqa: E402
 from retriever_trt.indexing.chunking import chunk_document  # noqa: E402
 
@@ -92,20 +91,15 @@ def main() -> int:
     plumber_s = dict.fromkeys(SETTINGS, 0.0)
     print(f"{'filing':24} {'facts':>5} {'finrag':>7} " +
           " ".join(f"{'plumber ' + name:>14}" for name in SETTINGS) + f" {'pages':>5}")
-    for pdf in pdfs:
-        html = args.html / f"{pdf.stem}.html"
-        if not html.is_file():
-            continue
-        start = time.perf_counter()
-        doc = load_document(pdf, pdf.name)
-        ours_s += time.perf_counter() - start
+    for twin in read_twins(pdfs, args.html):
+        pdf, doc, chunks = twin.pdf, twin.doc, twin.chunks
+        ours_s += twin.seconds
         pages += doc.metadata.pages or 0
-        chunks, _ = chunk_document(doc, CHUNK_TOKENS, 0)
         captions: dict[int, str] = {}
         for st in statement_tables(chunks, doc.metadata):
             if st.kind in GOLD_KINDS and st.page is not None:
                 captions.setdefault(st.page, st.caption)
-        facts = [f for kind_facts in gold(html).values() for f in kind_facts]
+        facts = [f for kind_facts in gold(twin.html).values() for f in kind_facts]
         members = {k.member for k, _ in facts}
         found = sum(f in read_now(doc, chunks, members)[0] for f in facts)
         shares = []

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reproduce import print_command  # noqa: E402
 from workloads import english_text  # noqa: E402
 
 from llm_engine import LLM  # noqa: E402
@@ -115,7 +115,7 @@ def main() -> None:
         if name != base:
             print(f"{name} vs {'fp32' if base == 'none' else base}: "
                   f"{100 * (ppl / results[base] - 1):+.2f}%")
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

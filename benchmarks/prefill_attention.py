@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import shlex
-import sys
 import time
 
 import torch
 import torch.nn.functional as F
+from reproduce import print_command
 
 from llm_engine import LLM, SamplingParams
 from llm_engine.layers import prefill_attention_bf16_cpu
@@ -105,7 +104,7 @@ def main() -> None:
                  for name, fn in PATHS.items()}
         print(f"after {c} tokens of context, {t - c} new: one layer's attention "
               + ", ".join(f"{name} {1e3 * sec:.2f} ms" for name, sec in times.items()))
-    print("reproduce: python " + shlex.join(sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import re
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from reproduce import print_command  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import DEV, HALVES, TatqaQuestion, stratified_sample  # noqa: E402
 
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
           f"prompt {figures['mean_prompt_tokens']:.0f}")
     for r in rows[:5]:
         print(f"  e.g. [{r['type']}] {r['answer'][:110]!r}")
-    print("command: python3 benchmarks/prose_eval.py " + shlex.join(argv or sys.argv[1:]))
+    print_command(__file__, argv)
     if args.json:
         tmp = args.json.with_suffix(args.json.suffix + ".tmp")
         tmp.write_text(json.dumps({"summary": figures, "answers": rows}, indent=1))

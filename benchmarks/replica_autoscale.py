@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replica_failover import closed_loop, outcomes  # noqa: E402
 from replica_routing import start, stop  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from serving import free_port  # noqa: E402
 
 
@@ -74,7 +74,7 @@ def main() -> None:
           f"replica; {args.clients} clients, {args.max_tokens}-token completions (every other "
           f"one streamed) for {args.seconds:.0f} s; {len(results)} requests")
     report(results, t_start)
-    print("command:", shlex.join([sys.executable, *sys.argv]))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import asyncio
 import collections
 import json
 import os
-import shlex
 import signal
 import sys
 import time
@@ -35,6 +34,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replica_routing import start, stop  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from serving import free_port  # noqa: E402
 
 REPLICA_PROC = "ServeReplica:finrag:FinragReplica"
@@ -165,7 +165,7 @@ def main() -> None:
           f"other one streamed); one replica SIGKILLed after {args.before:.0f} s; "
           f"{len(results)} requests")
     report(results, t_kill, before)
-    print("command:", shlex.join([sys.executable, *sys.argv]))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

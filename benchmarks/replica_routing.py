@@ -31,7 +31,6 @@ import json
 import os
 import random
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -45,6 +44,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from reproduce import print_command  # noqa: E402
 from serving import CORPUS, free_port  # noqa: E402
 
 ROUTERS = ("power_of_two", "affinity")
@@ -192,7 +192,7 @@ def main() -> None:
         better = sum(r["affinity"]["hit_rate"] > r["power_of_two"]["hit_rate"]
                      and r["affinity"]["p50"] < r["power_of_two"]["p50"] for r in rounds)
         print(f"affinity better on both hit rate and p50 in {better} of {args.rounds} rounds")
-    print("command:", shlex.join([sys.executable, *sys.argv]))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

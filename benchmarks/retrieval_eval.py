@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -31,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from tatqa_split import DEV, eval_corpus, half_of  # noqa: E402
+from reproduce import print_command  # noqa: E402
+from tatqa_split import DEV, add_test_reports_option, eval_corpus, half_of  # noqa: E402
 
 from pipeline.settings import Settings  # noqa: E402
 from retriever_trt import TorchEmbedder, load_embedder  # noqa: E402
@@ -185,8 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--choose-row-match", action="store_true",
                     help="sweep the row match's question share, then its weight; choose "
                          "each on half a, report half b")
-    ap.add_argument("--with-test-reports", action="store_true",
-                    help="index TAT-QA test's 278 reports (no questions) beside the data's")
+    add_test_reports_option(ap)
     args = ap.parse_args(argv)
 
     data = Path(args.data)
@@ -225,9 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         choose_weights(retriever, questions)
     if args.choose_row_match:
         choose_row_match(retriever, questions)
-    args_given = sys.argv[1:] if argv is None else argv
-    cmd = shlex.join(["python3", "benchmarks/retrieval_eval.py", *args_given])
-    print(f"\nreproduce: {cmd}")
+    print_command(__file__, argv)
     return 0
 
 

@@ -16,11 +16,12 @@ that does not say "Form 10-K" on its first pages is a line too, and the exit sta
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
-from pdf_dev_shelf import LFS_POINTER, is_10k
+from mirror_files import mirror_blob, write_whole
+from pdf_dev_shelf import is_10k
+from reproduce import print_command
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRRORS = Path("/work/.mirror")
@@ -45,14 +46,9 @@ SHELF = {
 }
 
 
-def blob(mirrors: Path, repo: str, path: str) -> bytes | None:
-    """The file's bytes, or None when the mirror or its object is missing or an LFS pointer."""
-    git_dir = mirrors / repo.replace("/", "+") / "repo"
-    run = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"],
-                         capture_output=True)
-    if run.returncode != 0 or run.stdout.startswith(LFS_POINTER):
-        return None
-    return run.stdout
+def git_dir(mirrors: Path, repo: str) -> Path:
+    """Where the session tool `fetch github:OWNER/NAME` puts a repository's bare mirror."""
+    return mirrors / repo.replace("/", "+") / "repo"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,18 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     for doc_id, (repo, path) in SHELF.items():
         target = args.out / f"{doc_id}_10K.pdf"
         if not target.exists():
-            data = blob(args.mirrors, repo, path)
+            data = mirror_blob(git_dir(args.mirrors, repo), path)
             if data is None:
                 print(f"skipped {doc_id}: {repo}:{path} absent (fetch github:{repo} first)")
                 continue
-            tmp = target.with_suffix(".partial")
-            tmp.write_bytes(data)
-            tmp.rename(target)
+            write_whole(target, data)
         if not is_10k(target):
             bad.append(doc_id)
             print(f"not a 10-K: {target}")
         copied += 1
     print(f"{copied} of {len(SHELF)} 10-K PDFs in {args.out}")
+    print_command(__file__, argv)
     return 1 if bad else 0
 
 

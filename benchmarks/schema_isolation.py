@@ -17,7 +17,6 @@ cache is bounded (llm_engine/grammar_service.py), so (2) stays near (1) and (3) 
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import threading
@@ -27,6 +26,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from reproduce import print_command  # noqa: E402
 from serving import free_port, start  # noqa: E402
 
 
@@ -95,7 +95,7 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=120)
-    print(f"command: python3 benchmarks/schema_isolation.py {shlex.join(sys.argv[1:])}")
+    print_command(__file__)
     print(f"2-token completion alone (median of 5): {alone:.2f} s")
     print(f"the same with a {{1,{args.repeat}}} pattern schema in flight: {during:.2f} s "
           f"(the slow request: HTTP {slow_status} after {slow_s:.1f} s)")

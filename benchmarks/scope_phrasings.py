@@ -22,11 +22,11 @@ written for.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
 from cover_identity import MIRROR, Read, read_folder, read_shelf
+from reproduce import print_command
 
 from pipeline.rag.answers.company_names import shelf_aliases
 from pipeline.rag.answers.filings.scope import choose_filings
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  MISS {question!r}: first {chosen[:1] or 'none'}, written for {truth}")
         print(f"{label}, right filing first: {right}/{len(questions)} "
               f"({100 * right / len(questions):.1f}%)")
-    print("command: python3 benchmarks/scope_phrasings.py " + shlex.join(argv or sys.argv[1:]))
+    print_command(__file__, argv)
     return 0
 
 

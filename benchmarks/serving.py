@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import random
-import shlex
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from reproduce import print_command
 
 ROOT = Path(__file__).absolute().parents[1]
 CORPUS = ROOT / "pipeline" / "data" / "demo_corpus.json"
@@ -172,7 +172,7 @@ def main() -> None:
     args = p.parse_args()
     rates = [float(r) for r in args.rates.split(",")]
     qs = questions(args.num_prompts, args.seed)
-    print("command:", shlex.join([sys.executable, *sys.argv]))
+    print_command(__file__)
     all_results: dict[str, list[dict]] = {}
     for kind in args.servers.split(","):
         port = free_port()
@@ -199,7 +199,7 @@ def main() -> None:
                   f"e2e p50 x{b['e2e_ms']['p50'] / f['e2e_ms']['p50']:.2f} faster")
     if args.json:
         Path(args.json).write_text(json.dumps(all_results, indent=2))
-    print("reproduce:", shlex.join([sys.executable, *sys.argv]))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

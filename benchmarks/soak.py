@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import json
 import random
-import shlex
 import statistics
 import sys
 import time
@@ -38,6 +37,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from dropping_client import drop, post, read_until  # noqa: E402
+from reproduce import command_line  # noqa: E402
 from serving import free_port, questions, start  # noqa: E402
 
 # The highest rate benchmarks/serving.py found sustainable.
@@ -118,39 +119,21 @@ async def disconnect(port: int, q: str, rng: random.Random, args: argparse.Names
     else:
         path, body = "/v1/completions", {"model": "default", "prompt": q, "stream": True,
                                          "max_tokens": args.max_tokens}
-    data = json.dumps(body).encode()
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await post(port, path, body, "soak")
     except OSError as exc:
-        tally.add("unexpected", f"connect: {exc}")
+        tally.add("unexpected", f"{path} connect: {exc}")
         return
-    writer.write(f"POST {path} HTTP/1.1\r\nHost: soak\r\nContent-Type: application/json\r\n"
-                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
     early = rng.random() < 0.5
     want = 0 if early else rng.randint(1, 4)
     deadline = time.monotonic() + (rng.uniform(0, 1) if early else 300)
-    raw = b""
     try:
-        await writer.drain()
-        while early or raw.count(b"data: ") < want:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                got = await asyncio.wait_for(reader.read(65536), left)
-            except asyncio.TimeoutError:
-                break
-            if not got:
-                break
-            raw += got
+        raw = await read_until(reader, deadline, None if early else want)
     except OSError as exc:
         tally.add("unexpected", f"{path} disconnect client: {exc}")
         return
     finally:
-        if rng.random() < 0.5:
-            writer.transport.abort()
-        else:
-            writer.close()
+        drop(writer, rng)
     status = raw.split(b" ", 2)[1] if raw.startswith(b"HTTP/1.1 ") else b""
     if status not in (b"", b"200"):
         tally.add("503" if status == b"503" else "unexpected",
@@ -243,7 +226,7 @@ def main() -> int:
     args = p.parse_args()
     if not 0 <= args.bad_share + args.disconnect_share <= 1:
         p.error("--bad-share + --disconnect-share must lie in [0, 1]")
-    command = shlex.join([sys.executable, *sys.argv])
+    command = command_line(__file__)
     print("command:", command, flush=True)
     port = free_port()
     proc = start("finrag", port, args)

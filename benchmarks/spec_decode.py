@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reproduce import print_command  # noqa: E402
 from workloads import TATQA  # noqa: E402
 
 from llm_engine import LLM, SamplingParams  # noqa: E402
@@ -126,7 +126,7 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|---|")
     for b, p, s, up, rate, per, same in rows:
         print(f"| {b} | {p:.1f} | {s:.1f} | {up:.2f}x | {rate:.3f} | {per:.2f} | {same} |")
-    print(f"\ncommand: python {shlex.join(['benchmarks/spec_decode.py', *sys.argv[1:]])}")
+    print_command(__file__)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ of `--repeats` (the minimum: on a shared machine, what other processes add is no
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 import time
 from collections.abc import Callable
 
 import torch
+from reproduce import print_command
 
 from llm_engine import LLMEngine, SamplingParams
 from llm_engine.engine.scheduler import SchedulerOutput
@@ -89,7 +88,7 @@ def main() -> None:
         m = (min(mixed_t) - min(decode_t)) * 1e3
         print(f"{n:6d} {nb:6d} {s:15.3f} {a:19.1f} {m:21.1f} {a / s:10.0f}x {m / s:12.0f}x",
               flush=True)
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

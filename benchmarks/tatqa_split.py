@@ -11,6 +11,7 @@ SHA-256 of their uid: the same sample every run, independent of the file's order
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from collections import defaultdict
@@ -99,6 +100,12 @@ def corpus_with_test_reports(dev: Path, out_dir: Path) -> Path:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
     return out
+
+
+def add_test_reports_option(ap: argparse.ArgumentParser) -> None:
+    """`--with-test-reports`, the flag `eval_corpus` takes."""
+    ap.add_argument("--with-test-reports", action="store_true",
+                    help="index TAT-QA test's 278 reports (no questions) beside dev's")
 
 
 def eval_corpus(dev: Path, with_test_reports: bool) -> Path:

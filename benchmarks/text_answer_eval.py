@@ -32,11 +32,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from answer_eval import eval_settings  # noqa: E402
+from answer_eval import add_set_option, eval_settings  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from tatqa_metric import score  # noqa: E402
 from tatqa_split import (  # noqa: E402
     DEV,
     HALVES,
+    add_test_reports_option,
     eval_corpus,
     half_of,
     load_questions,
@@ -94,10 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scoped", action="store_true", help="each question within its own report")
     ap.add_argument("--own-half-reports", action="store_true",
                     help="each question retrieves among its own half's reports only")
-    ap.add_argument("--with-test-reports", action="store_true",
-                    help="index TAT-QA test's 278 reports (no questions) beside dev's")
-    ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
-                    help="a server setting, as in config.yaml (repeatable)")
+    add_test_reports_option(ap)
+    add_set_option(ap)
     args = ap.parse_args(argv)
 
     from pipeline.rag.pipeline import load_retriever
@@ -142,8 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         for sa.TEXT_MIN, sa.TABLE_SURE in itertools.product((0.6, 0.7, 0.8, 0.9),
                                                             (0.9, 1.0, 1.1)):
             print(row(f"choose ({sa.TEXT_MIN}, {sa.TABLE_SURE})", chosen()))
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: python3 benchmarks/text_answer_eval.py {' '.join(given)}".rstrip())
+    print_command(__file__, argv)
     return 0
 
 

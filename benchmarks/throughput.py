@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout, not an install
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import CTranslate2Peer, FinragPeer, TransformersPeer  # noqa: E402
+from reproduce import print_command  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
 from llm_engine import EngineConfig  # noqa: E402
@@ -167,7 +167,7 @@ def main() -> None:
     for name, tps, decode, ttft in rows:
         ratios = f"{ref[1] / tps:.2f}x, {ref[2] / decode:.2f}x, {ttft / ref[3]:.2f}x"
         print(f"{name:24s} {tps:10.1f} {decode:13.1f} {1e3 * ttft:12.0f} {ratios:>44s}")
-    print("\nreproduce: python " + " ".join(shlex.quote(a) for a in sys.argv))
+    print_command(__file__)
 
 
 if __name__ == "__main__":

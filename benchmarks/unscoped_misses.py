@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from answer_eval import eval_settings  # noqa: E402
-from tatqa_split import DEV, HALVES, eval_corpus, load_questions  # noqa: E402
+from reproduce import print_command  # noqa: E402
+from tatqa_split import DEV, HALVES, add_test_reports_option, eval_corpus, load_questions  # noqa: E402
 from text_answer_eval import rules_answers, short_score  # noqa: E402
 
 import pipeline.rag.answers.short_answer as sa  # noqa: E402
@@ -104,8 +105,7 @@ def _report(misses: dict[str, list[tuple[str, int | None]]], right: float, show:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--half", choices=HALVES, default="a")
-    ap.add_argument("--with-test-reports", action="store_true",
-                    help="index TAT-QA test's 278 reports (no questions) beside dev's")
+    add_test_reports_option(ap)
     ap.add_argument("--show", type=int, default=0, help="questions printed of each class")
     args = ap.parse_args(argv)
 
@@ -146,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"TAT-QA dev half {args.half}, among {among}: {right:.0f}/{len(questions)} right "
           f"unscoped (rules alone); {sum(map(len, misses.values()))} right scoped only:")
     _report(misses, right, args.show)
-    given = sys.argv[1:] if argv is None else argv
-    print(f"\nreproduce: python3 benchmarks/unscoped_misses.py {' '.join(given)}".rstrip())
+    print_command(__file__, argv)
     return 0
 
 

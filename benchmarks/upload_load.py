@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from reproduce import print_command  # noqa: E402
 from serving import CORPUS, ROOT, free_port, questions  # noqa: E402
 
 FILING = ROOT.parent / "shared" / "data" / "filings" / "nflx-10-q-2025-07-18.html"
@@ -211,7 +211,7 @@ def main() -> int:
         p.error(f"--filing {args.filing}: no such file")
     if not (args.root / "pipeline" / "cli.py").is_file():
         p.error(f"--root {args.root}: no finrag checkout there")
-    print("command:", shlex.join([sys.executable, *sys.argv]), flush=True)
+    print_command(__file__)
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = start_server(port, Path(tmp) / "documents", args.root.resolve())

@@ -24,6 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from reproduce import print_command  # noqa: E402
+
 from retriever_trt.documents.model import DocumentMetadata, Form  # noqa: E402
 from retriever_trt.search.filters import MetadataFilter, within_tenant  # noqa: E402
 from retriever_trt.store.document_store import Chunk, DocumentInfo, DocumentStore  # noqa: E402
@@ -88,7 +90,7 @@ def main() -> None:
             same = all(np.array_equal(a, b) for a, b in zip(f_rows, m_rows, strict=True))
             print(f"{name:16s} faiss p50 {_p(f_ms, 50):7.2f} p95 {_p(f_ms, 95):7.2f} ms | "
                   f"milvus p50 {_p(m_ms, 50):7.2f} p95 {_p(m_ms, 95):7.2f} ms | same rows {same}")
-    print("command: python3 " + " ".join(sys.argv))
+    print_command(__file__)
 
 
 def _p(values: list[float], pct: int) -> float:

@@ -12,6 +12,7 @@ import bisect
 import json
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +22,10 @@ from typing import Any
 import httpx
 import pytest
 from live_server import dev_contexts, metric_values, running_app
+from paths import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from dropping_client import EVENT, drop, post, read_until  # noqa: E402
 
 N_CLIENTS = 200
 CONCURRENCY = 32
@@ -110,34 +115,15 @@ async def disconnecting_client(port: int, i: int, dev: list[dict], rng: random.R
     """Send request i on a raw socket and drop the connection before the first token or
     after a few, by FIN or by RST; return when it closed and how many events it saw."""
     path, body = client_request(i, dev)
-    data = json.dumps(body).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
-    await writer.drain()
+    reader, writer = await post(port, path, body, "test")
     # A non-streamed answer has no first event to wait for: it is dropped while computed.
     before_first = not body["stream"] or rng.random() < 0.5
     want = 0 if before_first else rng.randint(1, 4)
-    seen, raw = 0, b""
     wait = rng.uniform(0.0, 0.3 if body["stream"] else 1.0)
     deadline = time.monotonic() + (wait if before_first else 60.0)
-    while seen < want or before_first:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            got = await asyncio.wait_for(reader.read(65536), left)
-        except asyncio.TimeoutError:
-            break
-        if not got:
-            break
-        raw += got
-        seen = raw.count(b"data: ")
+    seen = (await read_until(reader, deadline, None if before_first else want)).count(EVENT)
     t_close = time.monotonic()
-    if rng.random() < 0.5:
-        writer.transport.abort()  # RST
-    else:
-        writer.close()  # FIN
+    drop(writer, rng)
     return {"i": i, "t_close": t_close, "events": seen, "stream": body["stream"]}
 
 

@@ -26,8 +26,7 @@ DEFAULT_OVERLAP = 20
 # The least tokens a table piece may hold (0: the prose chunk size). Filling the encoder's
 # window (224: 256 less [CLS]/[SEP] and a title line) made 16% fewer filing chunks, but lost
 # 0.019 of the question set's cell recall@5 and indexed no faster, so table pieces keep the
-# prose size (benchmarks/filings_retrieval.py sweeps it; RESULTS, "Filings: ingestion and
-# answers").
+# prose size (benchmarks/filings_retrieval.py sweeps it; RESULTS, "Indexing speed").
 TABLE_PIECE_TOKENS = 0
 
 _PIECE = re.compile(r"\w+|[^\w\s]")

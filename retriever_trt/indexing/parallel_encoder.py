@@ -8,8 +8,8 @@ descheduled thread hundreds of times a batch: 2.3 chunks/s, against ~130 chunks/
 `finrag index` (benchmarks/RESULTS.md, "Documents while serving"). A session that runs each
 batch on one thread has no barrier at all, and several batches at once, one a core, encoded
 faster than one batch on every core on the shared 2-core host (2,931 filing chunks in
-batches of 64: 55-76 against 45-52 chunks/s at load 4-5; `finrag index`: RESULTS, "Filings:
-ingestion and answers"). In a server:
+batches of 64: 55-76 against 45-52 chunks/s at load 4-5; `finrag index`: RESULTS, "Indexing
+speed"). In a server:
 
 - `idle` batches at once while no question is answered (default: every core): an upload to
   an idle server takes the whole machine;

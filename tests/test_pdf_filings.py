@@ -500,6 +500,33 @@ def test_a_column_group_narrows_a_parts_row_and_a_section_names_the_item() -> No
     assert [f.value for f in got.facts] == [6585000000, 6094000000]
 
 
+def test_a_caption_names_the_part_and_narrows_its_rows() -> None:
+    # Verizon's segment tables: a caption naming the item with its own words ("Wireless
+    # service revenue") names the part with each row, and narrows the row against a table
+    # of the segment's whole revenue; a row of a sub-segment ("Small and Medium Business")
+    # is no segment's figure.
+    info = DocumentInfo("v.pdf", "V", DocumentMetadata(form=Form.TEN_K, fiscal_year=2021,
+                                                       period_end=date(2021, 12, 31)))
+    head = ["(dollars in millions) Years Ended December 31,", "2021", "2020"]
+    whole = Chunk("v.pdf#table1/0", "v.pdf", "V", "", {"table": "1", "caption": "Consolidated Revenues"},
+                  [head, ["Consumer", "$ 95,300", "$ 88,533"], ["Business", "31,042", "30,962"]])
+    small = Chunk("v.pdf#table2/0", "v.pdf", "V", "",
+                  {"table": "2", "caption": "Operating Revenues"},
+                  [head, ["Small and Medium Business", "$ 11,774", "$ 11,132"]])
+    wireless = Chunk("v.pdf#table3/0", "v.pdf", "V", "",
+                     {"table": "3", "caption": "The following table provides Wireless service "
+                                               "revenue for our reportable segments"},
+                     [head, ["Consumer", "$ 56,103", "$ 53,605"], ["Business", "12,366", "11,805"],
+                      ["Total Wireless service revenue", "$ 68,469", "$ 65,410"]])
+    chunks = [whole, small, wireless]
+    revenue = BY_NAME["revenue"]
+    business = part_facts(info, chunks, revenue, {"business"}, frozenset({"business", "segment"}))
+    assert [f.value for f in business.facts] == [31042000000, 30962000000]
+    asked = frozenset({"wireless", "service", "consumer", "segment"})
+    got = part_facts(info, chunks, revenue, {"wireless", "service", "consumer"}, asked)
+    assert [f.value for f in got.facts] == [56103000000, 53605000000]
+
+
 def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> None:
     # The shared Apple PDF is cut to its statements: no segment note, so no region's figure,
     # and never the company's total in its place.

@@ -14,11 +14,23 @@ millions"), "doc_id" (only when not the record's own filing)}. Checked:
 - a numeric gold equals its `derivation`, a formula over the evidence names (each name the
   printed value x 10 ** scale, in the record's unit: USD millions divides by 10 ** 6; a percent,
   ratio or per-share unit keeps USD, so the formula's scale cancels or says "* 100"), evaluated
-  exactly and rounded half up to `decimals`;
+  exactly (+ - * /, and ** for a two-year CAGR's root: "((s21 / s19) ** (1 / 2) - 1) * 100",
+  Decimal's power rounded to 28 digits) and rounded half up to `decimals`;
 - a company gold ("which is higher") equals the operand whose formula is the higher (or lower)
   one: derivation "higher of a, b" with `operands` naming the companies in that order;
 - an absent gold (null) has only evidence of what the filing does hold (`note` says why the
   figure asked is not there).
+
+Set 3 (benchmarks/data/pdf_dev3_questions.jsonl, ids "pdfdev3-...") asks about the route shelf
+instead: 100 questions over 14 of its 10-K PDFs (Alphabet FY2021/FY2023, Apple FY2019/FY2021,
+Meta FY2020/FY2022, NVIDIA FY2021/FY2023, Broadcom FY2022, Lyft FY2021, Oracle FY2020,
+Salesforce FY2022, Tesla FY2019, Uber FY2021), which benchmarks/route_shelf.py copies into
+engines/route-shelf/. Check it with
+
+    python benchmarks/pdf_dev_check.py --shelf engines/route-shelf
+        --questions benchmarks/data/pdf_dev3_questions.jsonl
+
+(one command line).
 
 Prints the records and evidence lines checked and each mismatch; exits 1 on any mismatch, 2
 when the set or a PDF is missing.
@@ -27,7 +39,9 @@ when the set or a PDF is missing.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import operator
 import re
 import sys
 from dataclasses import dataclass
@@ -41,7 +55,7 @@ import pypdfium2 as pdfium
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from filings_check import Unverified, evaluate, rounded  # noqa: E402
+from filings_check import Unverified, rounded  # noqa: E402
 from filings_score import UNITS, parse_number  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks" / "data" / "pdf_dev_questions.jsonl"
@@ -52,6 +66,8 @@ _NAME = re.compile(r"\b[a-z_][a-z0-9_]*\b")
 _SPACE = re.compile(r"\s+")
 # "( 1,234 )" and "$ 1,234" are one printed cell: the PDF text puts spaces inside.
 _PAREN_OPEN, _PAREN_CLOSE = re.compile(r"\(\s+"), re.compile(r"\s+\)")
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv, ast.Pow: operator.pow}
 REQUIRED = ("id", "question", "type", "doc_id", "company", "form", "fiscal_year", "answer",
             "unit", "decimals", "evidence", "derivation")
 
@@ -125,6 +141,21 @@ def printed(ev: Evidence, shelf: Path) -> bool:
         if value in cells:
             return True
     return False
+
+
+def evaluate(derivation: str) -> Decimal:
+    """The exact value of an arithmetic derivation: filings_check.evaluate's numbers, + - * /
+    and brackets, and ** for a root ("(r23 / r21) ** (1 / 2) - 1", a two-year CAGR; Decimal's
+    power is correctly rounded to 28 digits)."""
+    def ev(node: ast.AST) -> Decimal:
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return Decimal(ast.get_source_segment(derivation, node))
+        raise Unverified(f"derivation {derivation!r}: only numbers, + - * / ** and brackets")
+    return ev(ast.parse(derivation, mode="eval").body)
 
 
 def derived(record: dict, evidence: list[Evidence]) -> Decimal | str:

@@ -294,7 +294,11 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = (),  # type: i
             if text:
                 cells.append(Cell(i, j, labels[i], parents[i], headers[j], text, parse_value(text)))
     _name_totals(labels, cells, n_header)
-    header_text = " ".join(" ".join(r) for r in clean[:n_header])
+    # a row of text alone under the years ("(in millions, except percentages)" centred in
+    # Meta's segment table) is a header line the header count stopped above
+    header_text = " ".join(" ".join(r) for r in clean[:n_header]) + " " + " ".join(
+        " ".join(r) for r in clean[n_header:]
+        if not r[0] and all(parse_value(c) is None for c in r[1:]))
     label_text = " ".join(r[0] for r in clean[n_header:])
     scale = detect_scale(header_text, label_text, *paragraphs) or scale_from_mentions(
         [c.value.number for c in cells if c.value and not c.value.percent], paragraphs)

@@ -16,15 +16,16 @@ from __future__ import annotations
 import re
 
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.vocabulary.definitions import mentions, normalized
 from pipeline.rag.answers.vocabulary.line_items import LineItem
+from pipeline.rag.answers.vocabulary.phrasing import mentions, normalized
 
 # Words before a measure's name that leave the figure whole: "net" (of "net revenue"),
-# "consolidated", "GAAP", "reported", "worldwide", "operating" (a utility's "operating
-# revenues" are its revenues), "trade" (receivables), the company's own figure, the year's;
-# and the prepositions and verbs a question sets before a name ("calculating revenue").
-NOT_NARROWING = frozenset("""net consolidated gaap overall company companys group fiscal
-fy year yearly entire whole aggregate cumulative reported respective its their our your
+# "total", "consolidated", "GAAP", "unadjusted", "reported", "worldwide", "operating" (a
+# utility's "operating revenues" are its revenues), "trade" (receivables), the company's own
+# figure, the year's; and the prepositions and verbs a question sets before a name
+# ("calculating revenue").
+NOT_NARROWING = frozenset("""net total consolidated gaap unadjusted overall company companys
+group fiscal fy year yearly entire whole aggregate cumulative reported respective its their our your
 last prior previous prior-year current-year same full-year ytd yoy year-over-year
 what which how much segment segmental reportable division worldwide global operating
 trade before after into under over up use using calculate calculating closing new final

@@ -55,8 +55,9 @@ _PERCENT_CHANGE = re.compile(
     r"\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
     re.I)
 _INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
+# "in millions", "in $ billions", "USD billions", "$ millions", "(US$ thousands)".
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
-                   r"\bin (?:usd|us\$|\$) ?(thousands|millions|billions)\b", re.I)
+                   r"(?:\busd|\bus\$|\$) ?(thousands|millions|billions)\b", re.I)
 _DECIMALS = re.compile(r"\b(one|two|three|zero|no|\d) decimals?(?: places?)?\b|"
                        r"\bnearest (whole number|tenth|hundredth|million|billion)\b|\bround(?:ed)? to (?:a )?"
                        r"(whole number|integer)\b", re.I)
@@ -75,7 +76,7 @@ _FORMS = ((Form.TEN_K, re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
 _FILING_YEAR = re.compile(
     rf"\b(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?({YEAR_DIGITS})\s+(?:form\s+)?"
     r"(?:10-?k|10-?q|annual report|quarterly report)\b|"
-    rf"\b(?:10-?k|annual report)\s+(?:for|of)\s+((?:the\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)"
+    rf"\b(?:10-?k|annual report)\s+(?:for|of)\s+((?:the\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)?"
     rf"['’]?({YEAR_DIGITS}))\b", re.I)
 
 
@@ -280,7 +281,8 @@ _FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 # Words of a question that name no measure or part of a company: periods, units, rounding,
 # the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
 # spend", "carry on its balance sheet"), the words of asking for a size ("how large was the
-# goodwill balance") (question.tokens has already dropped the stop words and years).
+# goodwill balance"), how to write its sign ("negative if cash was used") (question.tokens
+# has already dropped the stop words and years).
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
 three six nine twelve first second third fourth half full q1 q2 q3 q4 alone thousand million
@@ -290,4 +292,5 @@ us$ per cent cover filing form k q annual quarterly carry spend spent pay genera
 earn earned post posted record recorded book booked have hold held list zero one two three
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where
-when why out inc incorporated corp corporation co ltd plc llc""".split())
+when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus
+decline""".split())

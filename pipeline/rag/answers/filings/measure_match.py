@@ -22,11 +22,12 @@ from collections import Counter
 from enum import Enum
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
+from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.question_words import label_stems
 from pipeline.rag.answers.vocabulary.formula import PHRASE
 from pipeline.rag.answers.vocabulary.formula import items as formula_items
-from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric
 from retriever_trt.documents.model import Fact
 
@@ -145,8 +146,16 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     out = {}
     for name in formula_items(measure.expression()):
         if name.startswith(PHRASE) and name not in out:
-            found = labelled_items(frozenset(tokens(name.removeprefix(PHRASE))), labels, facts,
-                                   stated_first=True)
-            if found:
+            phrase = name.removeprefix(PHRASE)
+            found = labelled_items(frozenset(tokens(phrase)), labels, facts, stated_first=True)
+            if found and not _narrower(phrase, found[0].concepts[0]):
                 out[name] = found[0]
     return out
+
+
+def _narrower(phrase: str, concept: str) -> bool:
+    """Whether the phrase narrows the vocabulary item whose concept the labels gave: a
+    printed filing reads "Total automotive revenues" as a row of revenue, whose figure is
+    the company's total revenues, so "total automotive revenues" is not that concept."""
+    return any(concept in item.concepts and measure_modifiers(phrase, item)
+               for item in LINE_ITEMS)

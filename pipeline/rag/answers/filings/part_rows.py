@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
-from pipeline.rag.answers.filings.statement_rows import statement_tables, whole_tables
+from pipeline.rag.answers.filings.statement_rows import (
+    SCALE_POWER,
+    statement_tables,
+    whole_tables,
+)
 from pipeline.rag.answers.filings.table_facts import is_statement
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.tables.column_groups import column_groups
@@ -76,7 +81,8 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
             (set(tokens(section)) if own_item or _names_item(section, item) else set())
         if not (own_item or part & named):
             continue
-        named |= titled
+        if part & named:  # not to the item's own row: "Sales" under "... by Service Offering"
+            named |= titled
         for j in range(1, len(groups)):
             if part <= named | groups[j] and groups[j] <= said:
                 yield i, j
@@ -104,10 +110,10 @@ def _unasked(row: str, said: frozenset[str]) -> int:
     return len(set(tokens(row)) - said)
 
 
-def _least_narrowed(facts: list[Fact], narrowing: dict[str, int]) -> list[Fact]:
-    """Where rows give a period different figures, those whose label, section and caption
-    say no word the question does not (none when each says some); a period whose rows
-    agree keeps them all."""
+def _least_narrowed(facts: list[Fact], narrowing: dict[str, tuple[int, int]]) -> list[Fact]:
+    """Where rows give a period different figures, those whose label and section say no
+    word the question does not (none when each says some), the fewest their caption says
+    among them; a period whose rows agree keeps them all."""
     by_period: dict[tuple[object, object], list[Fact]] = {}
     for f in facts:
         by_period.setdefault((f.start, f.end), []).append(f)
@@ -115,12 +121,32 @@ def _least_narrowed(facts: list[Fact], narrowing: dict[str, int]) -> list[Fact]:
     for group in by_period.values():
         if len({f.value for f in group}) > 1:
             fewest = min(narrowing[f.fact_id] for f in group)
-            # rows that each narrow the figure in words the question does not say
-            # ("Intersegment sales:" and "Sales including intersegment sales:" over a
-            # segment's row) leave no row the question asks for
-            group = [f for f in group if narrowing[f.fact_id] == fewest == 0]
+            # rows whose label or section each narrow the figure in words the question
+            # does not say ("Intersegment sales:" and "Sales including intersegment
+            # sales:" over a segment's row) leave no row the question asks for
+            group = [f for f in group if narrowing[f.fact_id] == fewest and fewest[0] == 0]
         kept.update(f.fact_id for f in group)
     return [f for f in facts if f.fact_id in kept]
+
+
+def _scaled_alike(facts: list[Fact], unscaled: set[str]) -> list[Fact]:
+    """A table naming no scale is in the scale under which one of its figures equals another
+    table's of the same period (Meta's segment note repeats "(13,717)" of its MD&A table
+    "in millions"); with none agreeing, its figures are dropped where a table with a scale
+    gives the period, for a bare 13,717 is no amount in dollars."""
+    scaled = {(f.start, f.end, f.value) for f in facts if f.fact_id not in unscaled}
+    periods = {(start, end) for start, end, _ in scaled}
+    power = next((p for p in SCALE_POWER.values() if p and any(
+        (f.start, f.end, f.value.scaleb(p)) in scaled for f in facts
+        if f.fact_id in unscaled and f.value)), None)
+    out = []
+    for f in facts:
+        if f.fact_id in unscaled and power is not None:
+            f = replace(f, value=f.value.scaleb(power))
+        elif f.fact_id in unscaled and (f.start, f.end) in periods:
+            continue
+        out.append(f)
+    return out
 
 
 def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
@@ -135,7 +161,8 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
     facts: list[Fact] = []
     cells: dict[str, tuple[str, int, int]] = {}
     stated: set[str] = set()
-    narrowing: dict[str, int] = {}
+    narrowing: dict[str, tuple[int, int]] = {}  # unsaid words: row and section, caption
+    unscaled: set[str] = set()
     said = asked | {w for p in item.phrases for w in tokens(p)} | _SECTION_CUES
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
@@ -153,14 +180,19 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
             fact = table_fact(item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
                               False)
             facts.append(fact)
+            if not table.scale and not item.per_share:
+                unscaled.add(fact.fact_id)
             cells[fact.fact_id] = (chunk.chunk_id, i, j)
-            narrowing[fact.fact_id] = _unasked(
-                f"{table.parents[i]} {table.row_labels[i]} {modifiers}", said | part)
+            narrowing[fact.fact_id] = (
+                _unasked(f"{table.parents[i]} {table.row_labels[i]}", said | part),
+                _unasked(modifiers, said | part))
             if statement:
                 stated.add(fact.fact_id)
-    if stated:
+    # the rows saying nothing the question does not first ("Service" over the income
+    # statement's "Professional services and other"), then a statement's among them
+    facts = _least_narrowed(_scaled_alike(facts, unscaled), narrowing)
+    if any(f.fact_id in stated for f in facts):
         facts = [f for f in facts if f.fact_id in stated]
-    facts = _least_narrowed(facts, narrowing)
     cells = {f.fact_id: cells[f.fact_id] for f in facts}
     return DocumentInfo(info.doc_id, info.title, info.metadata, facts, cells, info.collection,
                         getattr(info, "unread", {}))

@@ -12,9 +12,10 @@ ratio" are metrics of their line items too.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
+from pipeline.rag.answers.measure_modifiers import measure_modifiers
+from pipeline.rag.answers.question import OPERATION_WORDS
 from pipeline.rag.answers.question_words import STATEMENT_NAMES, tokens
 from pipeline.rag.answers.vocabulary.formula import (
     PHRASE,
@@ -28,6 +29,7 @@ from pipeline.rag.answers.vocabulary.formula import (
 )
 from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
+from pipeline.rag.answers.vocabulary.phrasing import ASIDE, mentions, normalized
 
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
 MAX_DEPTH = 4
@@ -36,12 +38,15 @@ _NAME = r"[A-Za-z][\w&'’%(),. -]{0,60}?"
 _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\.)"
 # "X is defined as: ...", "X, calculated as ...", "Define X as ...", "X = ...": the name,
 # the formula.
+# "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.
 _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed) as\b"
-                     rf"|=)|\bdefine ({_NAME}) as\b):?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
+                     rf"|=)|\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
+                     rf":?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
 # An operand the vocabulary lacks is kept as the question's words when it is a short phrase
 # of words ("interest expense"), for the filing's labels to resolve.
 MAX_PHRASE_WORDS = 8
 _PHRASE = re.compile(r"^[a-z][a-z&'’ ,-]*$")
+_OPERATIONS = frozenset(OPERATION_WORDS)  # "average" of an operand narrows no item
 # Share of an operand's words a vocabulary phrase must name for the operand to be that line
 # item: "income from continuing operations before income taxes" is not "income taxes"
 # (2 of its 5 words); such an operand goes to the filing's labels as a phrase.
@@ -68,12 +73,6 @@ _OPEN = re.compile(r"(?:[(/÷*×+-]|\bdivided by|\bover|\btimes)\s*$")
 _ASKS_RATIO = re.compile(r"\bratio\b|\bmargin\b|\brate\b|\bshare of\b|\bproportion\b")
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
                    re.I)
-# Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), or
-# what a line already holds ("capital expenditures (including capitalized software)"; an
-# "excluding" aside would change the figure, so it stays and the formula is not read).
-_ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?|"
-                    r"including|incl\.)(?![\w.])[^()]*\)", re.I)
-_MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 _TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
 _PERCENT = re.compile(r"percent|%", re.I)
 # An operand paid for a balance ("payments for property, plant and equipment"): a flow the
@@ -91,18 +90,6 @@ class Definition:
     name: str       # "" when the definition names nothing ("revenue growth, defined as ...")
     text: str       # its formula, in words
     span: tuple[int, int]
-
-
-def normalized(text: str) -> str:
-    """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
-    asides such as "(as shown in the cash flow statement)" left out."""
-    text = _MARGIN.sub(" margin", _ASIDE.sub("", text))
-    return " ".join(text.lower().replace("’", "'").split())
-
-
-def mentions(low: str, phrase: str) -> Iterator[re.Match[str]]:
-    """Each place the (normalized) text names `phrase` as whole words."""
-    return re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low)
 
 
 def _phrase_at(low: str, phrase: str) -> bool:
@@ -144,7 +131,7 @@ def longest_named(text: str, candidates: tuple[LineItem, ...] | tuple[Metric, ..
 
 def stated_definitions(question: str) -> list[Definition]:
     return [Definition(normalized(m.group(1) or m.group(2) or ""),
-                       _ASIDE.sub("", m.group(3)).strip(), m.span())
+                       ASIDE.sub("", m.group(3)).strip(), m.span())
             for m in _STATED.finditer(question)]
 
 
@@ -166,8 +153,11 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0,
         if key in defined and depth < MAX_DEPTH:
             return parse_formula(defined[key], latest_year, _resolver(defined, latest_year, depth + 1))
         item = longest_named(phrase, LINE_ITEMS)
+        # "total automotive cost of revenues" is no cost of revenue: a word narrowing the
+        # item sends the operand to the filing's labels
         if item is not None and _named_share(key, item) >= MIN_NAMED_SHARE and \
-                not (item.kind is Kind.BALANCE and _PAID.match(key)):
+                not (item.kind is Kind.BALANCE and _PAID.match(key)) and \
+                not measure_modifiers(_YEAR_WORDS.sub(" ", key), item, _OPERATIONS):
             return ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
         if metric is not None and not (operands and metric.scale is not Scale.AMOUNT):

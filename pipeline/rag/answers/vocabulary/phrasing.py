@@ -1,0 +1,26 @@
+"""How the answer rules read a question's words: lower case, plain apostrophes, asides
+left out (`normalized`), and where the text names a phrase as whole words (`mentions`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), or
+# what a line already holds ("capital expenditures (including capitalized software)"; an
+# "excluding" aside would change the figure, so it stays and the formula is not read).
+ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?|"
+                   r"including|incl\.)(?![\w.])[^()]*\)", re.I)
+_MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
+
+
+def normalized(text: str) -> str:
+    """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
+    asides such as "(as shown in the cash flow statement)" left out."""
+    text = _MARGIN.sub(" margin", ASIDE.sub("", text))
+    return " ".join(text.lower().replace("’", "'").split())
+
+
+def mentions(low: str, phrase: str) -> Iterator[re.Match[str]]:
+    """Each place the (normalized) text names `phrase` as whole words."""
+    return re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", low)

@@ -206,6 +206,27 @@ def test_the_filing_named_after_its_form_and_units_written_short():
                     "income in fiscal 2017? $M.")
     assert (q.filing_year, [p.year for p in q.periods]) == (2021, [2017])
     assert "m" not in q.measure_words
+    q = parse_query("According to X's 10-K for 2021, what were its revenues in 2018? $ millions.")
+    assert (q.filing_year, [p.year for p in q.periods], q.unit) == (2021, [2018], "million")
+    q = parse_query("What was X's operating loss in 2022? Give USD billions to two decimals.")
+    assert (q.unit, q.decimals) == ("billion", 2)
+    q = parse_query("What was X's cash flow from operating activities in 2021? $ millions "
+                    "(negative if cash was used).")
+    assert "negative" not in q.measure_words
+
+
+def test_an_operand_narrowing_its_item_is_the_filings_label():
+    # "total automotive cost of revenues" is no cost of revenue; "total" narrows nothing;
+    # "compute (A - B) / A" defines the ratio
+    m = parse_query("X's automotive gross margin for 2019, computed as (total automotive "
+                    "revenues - total automotive cost of revenues) / total automotive "
+                    "revenues. Percent, one decimal.").measure
+    assert m.expression().left.right == ItemTerm("phrase:total automotive cost of revenues")
+    m = parse_query("For X's fiscal 2022, compute (total net revenue - total cost of revenue) "
+                    "/ total net revenue. Percent, one decimal.").measure
+    assert m.expression() == BinOp(Op.DIV, BinOp(Op.SUB, ItemTerm("revenue"),
+                                                 ItemTerm("cost of revenue")),
+                                   ItemTerm("revenue"))
 
 
 def test_a_ratio_the_question_writes_out_with_operands_the_vocabulary_lacks():

@@ -527,6 +527,18 @@ def test_a_caption_names_the_part_and_narrows_its_rows() -> None:
     assert [f.value for f in got.facts] == [56103000000, 53605000000]
 
 
+def test_a_parts_table_naming_no_scale_takes_the_one_its_figures_agree_with() -> None:
+    info = DocumentInfo("m.pdf", "M", DocumentMetadata(form=Form.TEN_K, fiscal_year=2022,
+                                                       period_end=date(2022, 12, 31)))
+    rows = [["", "2022", "2021"], ["Reality Labs", "(13,717)", "(10,193)"]]
+    scaled = Chunk("m.pdf#table1/0", "m.pdf", "M", "",
+                   {"table": "1", "caption": "Income from operations (in millions)"}, rows)
+    bare = Chunk("m.pdf#table2/0", "m.pdf", "M", "",
+                 {"table": "2", "caption": "Segment income from operations"}, rows)
+    got = part_facts(info, [bare, scaled], BY_NAME["operating income"], set(tokens("Reality Labs")))
+    assert {f.value for f in got.facts} == {-13717000000, -10193000000}
+
+
 def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> None:
     # The shared Apple PDF is cut to its statements: no segment note, so no region's figure,
     # and never the company's total in its place.

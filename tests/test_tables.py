@@ -83,6 +83,14 @@ def test_multi_row_headers_sections_and_scale() -> None:
         "thousand"
 
 
+def test_a_text_row_under_the_years_names_the_scale() -> None:
+    # Meta's segment table centres "(in millions, except percentages)" in a row of its own
+    rows = [["", "Family of Apps", "", "Reality Labs", ""], ["", "2022", "2021", "2022", "2021"],
+            ["", "", "(in millions, except percentages)", "", ""],
+            ["Income (loss) from operations", "$ 42,661", "$ 56,946", "$ (13,717)", "$ (10,193)"]]
+    assert parse_table(rows).scale == "million"
+
+
 def test_spanning_header_covers_the_columns_under_it() -> None:
     rows = [["", "2019", "", "2018", ""],
             ["", "$", "%", "$", "%"],

@@ -85,7 +85,9 @@ TICKERS = {
     "PG_E": "PCG", "SALESFORCE": "CRM", "ULTABEAUTY": "ULTA", "VERIZON": "VZ", "WALMART": "WMT",
     # the route shelf (--shelf); Meta traded as FB until 2022
     "ALPHABET": "GOOGL", "BROADCOM": "AVGO", "META": "FB META", "NVIDIA": "NVDA",
-    "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT"}
+    "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT",
+    # the third development shelf (benchmarks/route_shelf.py --set 3)
+    "FORD": "F", "PATRIOT": "PATI", "GIGACLOUD": "GCT"}
 # Names people write for each company (general knowledge, not read off the filings).
 NAMES = {
     "AES": ("AES", "AES Corp"), "AMCOR": ("Amcor",),
@@ -112,7 +114,11 @@ NAMES = {
     # the route shelf (--shelf)
     "ALPHABET": ("Alphabet", "Alphabet Inc"), "BROADCOM": ("Broadcom", "AVGO"),
     "META": ("Meta", "Meta Platforms", "Facebook"), "NVIDIA": ("Nvidia", "NVIDIA Corp"),
-    "TESLA": ("Tesla", "TSLA"), "UBER": ("Uber", "Uber Technologies"), "LYFT": ("Lyft",)}
+    "TESLA": ("Tesla", "TSLA"), "UBER": ("Uber", "Uber Technologies"), "LYFT": ("Lyft",),
+    # the third development shelf
+    "FORD": ("Ford", "Ford Motor", "Ford Motor Co.", "F"),
+    "PATRIOT": ("Patriot Transportation", "Patriot Transportation Holding", "PATI"),
+    "GIGACLOUD": ("GigaCloud", "GigaCloud Technology", "Gigacloud", "GCT")}
 QUESTIONS = ("What was {name}'s total revenue in FY {year}?",
              # three years: the 10-K of the last shows all three (not the latest 10-K)
              "What was {name}'s average revenue from FY{first} to FY{year}?")

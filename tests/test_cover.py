@@ -157,6 +157,31 @@ def test_the_symbols_under_a_split_header_up_to_the_next_section() -> None:
     assert read_cover([cover])[CoverField.SYMBOLS].value == "GDGT, GDGT.PRL, GDGT/28A"
 
 
+def test_headers_run_together_a_wrapped_header_and_older_captions() -> None:
+    """Covers seen on real 10-Ks: "Trading Symbol Name of each exchange on which registered"
+    drawn as one run of text (Patriot Transportation's), "Name of Each Exchange" over "on
+    Which Registered" (GigaCloud's), "(State of incorporation)" (Ford's older covers), and
+    "00-0000000" where a foreign registrant has no employer identification number."""
+    cover = [
+        _line(670, ("Delaware", 150, 193), ("00-0000000", 415, 467)),
+        _line(660, ("(State of incorporation)", 121, 221),
+              ("(I.R.S. Employer Identification No.)", 365, 517)),
+        _line(580, ("Title of each class", 116, 191),
+              ("Trading Symbol Name of each exchange on which registered", 252, 518)),
+        _line(570, ("Common Stock, $.10 par value", 92, 215), ("GDGT", 276, 298), ("NASDAQ", 402, 443)),
+        _line(560, ("Securities registered pursuant to Section 12(g) of the Act: None", 171, 442))]
+    assert {f: e.value for f, e in read_cover([cover]).items()} == {
+        CoverField.INCORPORATION: "Delaware", CoverField.SYMBOLS: "GDGT",
+        CoverField.EXCHANGE: "NASDAQ"}
+    wrapped = [
+        _line(580, ("Title of Each Class", 40, 120), ("Trading Symbol(s)", 250, 320),
+              ("Name of Each Exchange", 400, 500)),
+        _line(572, ("on Which Registered", 405, 495)),
+        _line(560, ("Ordinary Shares", 40, 120), ("GDGT", 270, 300),
+                   ("The Nasdaq Stock Market LLC", 380, 520))]
+    assert read_cover([wrapped])[CoverField.EXCHANGE].value == "The Nasdaq Stock Market LLC"
+
+
 def test_a_cover_without_the_captions_gives_nothing() -> None:
     prose = [_line(700 - 10 * k, (text, 40, 560)) for k, text in enumerate(
         ["Gadget Corp. is incorporated in Delaware.", "Our offices are in Springfield."])]

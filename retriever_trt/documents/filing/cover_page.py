@@ -65,7 +65,9 @@ _TAX_ID = re.compile(r"\b(\d{2}-\d{7})\b")
 _PHONE = re.compile(r"(\(\d{3}\)\s*\d{3}-\d{4})")
 _CAPTIONS = {
     CoverField.INCORPORATION: _Caption(
-        re.compile(r"^\(?\s*state\s+or\s+other\s+jurisdiction", re.I), Where.ABOVE,
+        # "(State or other jurisdiction of ...)", or Ford's "(State of incorporation)"
+        re.compile(r"^\(?\s*state\s+(?:or\s+other\s+jurisdiction|of\s+incorporation)", re.I),
+        Where.ABOVE,
         re.compile(r"^([A-Za-z][A-Za-z .'-]*[A-Za-z.])$")),
     CoverField.TAX_ID: _Caption(
         re.compile(r"^\(?\s*i\.?\s*r\.?\s*s\.?\s*employer", re.I), Where.ABOVE, _TAX_ID),
@@ -97,6 +99,15 @@ _FORM_LINE = re.compile(r"report\s+pursuant|transition\s+period|fiscal\s+year\s+
 MAX_STACK_LINES = 8
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
+# A column header wrapped onto the line under it ("Name of Each Exchange" over "on Which
+# Registered"): the header's rest, no value.
+_HEADER_REST = re.compile(r"^(?:on\s+)?which\s+registered\b", re.I)
+# The securities table's headers, which a cover may print run together in one segment
+# ("Trading Symbol Name of each exchange on which registered").
+_TABLE_HEADER = re.compile(r"title\s+of\s+each\s+class|trading\s+symbol|name\s+of\s+each\s+exchange",
+                           re.I)
+# An employer identification number a registrant without one prints ("00-0000000"): no value.
+_PLACEHOLDER = re.compile(r"^[0-]+$")
 # A 10-K's "For the fiscal year ended September 28, 2024": the year's last month and day.
 _FISCAL_YEAR_END = re.compile(r"^\s*for\s+the\s+fiscal\s+year\s+ended\s+([A-Z][a-z]+\.?\s+\d{1,2}),?"
                               r"\s+\d{4}", re.I)
@@ -162,7 +173,8 @@ def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:
     each with the page it was read from; a field whose caption or value is not found is
     left out."""
     out: dict[CoverField, CoverEntry] = {}
-    for number, lines in enumerate(pages[:COVER_PAGES], start=1):
+    for number, page in enumerate(pages[:COVER_PAGES], start=1):
+        lines = [_split_headers(line) for line in page]
         for k, line in enumerate(lines):
             year_end = _FISCAL_YEAR_END.match(line.text)
             if year_end:
@@ -195,10 +207,31 @@ def _values(lines: Sequence[Line], k: int, seg: Segment) -> list[tuple[CoverFiel
             after = lines[k].segments[lines[k].segments.index(seg) + 1:]
             texts.insert(0, " ".join([seg.text[found.end():], *(s.text for s in after)]))
         for text in texts:
+            if caption.where is Where.BELOW and _HEADER_REST.match(text.strip()):
+                continue
             m = caption.value.search(text)
-            if m and m.group(1).strip().lower() not in _NO_VALUE:
-                return [(f, m.group(1).strip())]
+            value = m.group(1).strip() if m else ""
+            if value and value.lower() not in _NO_VALUE and not _PLACEHOLDER.match(value):
+                return [(f, value)]
     return []
+
+
+def _split_headers(line: Line) -> Line:
+    """The line with each segment that runs several of the securities table's headers
+    together cut at each header's start; the cut's x is where its share of the segment's
+    characters ends (one font along a header line), which keeps each header over its
+    column."""
+    segments: list[Segment] = []
+    for seg in line.segments:
+        starts = [m.start() for m in _TABLE_HEADER.finditer(seg.text) if m.start() > 0]
+        if not starts:
+            segments.append(seg)
+            continue
+        width = (seg.x1 - seg.x0) / len(seg.text)
+        bounds = [0, *starts, len(seg.text)]
+        segments.extend(Segment(seg.text[a:b].strip(), seg.x0 + a * width, seg.x0 + b * width)
+                        for a, b in zip(bounds, bounds[1:], strict=False))
+    return Line(line.y, line.height, tuple(segments))
 
 
 def _symbols(lines: Sequence[Line], k: int, caption: Segment) -> list[str]:

@@ -100,8 +100,8 @@ MAX_STACK_LINES = 8
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
 # A column header wrapped onto the line under it ("Name of Each Exchange" over "on Which
-# Registered"): the header's rest, no value.
-_HEADER_REST = re.compile(r"^(?:on\s+)?which\s+registered\b", re.I)
+# Registered", "... on Which" over "Registered"): the header's rest, no value.
+_HEADER_REST = re.compile(r"^(?:(?:on\s+)?which\s+)?registered\b", re.I)
 # The securities table's headers, which a cover may print run together in one segment
 # ("Trading Symbol Name of each exchange on which registered").
 _TABLE_HEADER = re.compile(r"title\s+of\s+each\s+class|trading\s+symbol|name\s+of\s+each\s+exchange",
@@ -125,12 +125,18 @@ _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z
 def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> DocumentMetadata:
     """A printed filing's metadata from its first pages (`pages`: the cover, and for a 10-Q
     its statements): `metadata.infer_metadata` of their text, with the cover's fields, the
-    name at the top of a stacked caption's column and a combined report's other registrants
-    (`registrant.co_registrants`)."""
+    name at the top of a stacked caption's column, the first symbol of the securities table
+    where the text's symbol is none of the table's ("Trading" over "Title of each class
+    symbol", Visa's cover: no symbol in the text's order) and a combined report's other
+    registrants (`registrant.co_registrants`)."""
     text = "\n".join(line.text for lines in pages for line in lines)
     meta = infer_metadata(text, file_name)
     meta.cover = read_cover(pages)
     meta.company = stacked_name(pages) or meta.company
+    symbols = meta.cover.get(CoverField.SYMBOLS)
+    if symbols is not None:  # the table's column, where the text alone misses or misreads it
+        listed = symbols.value.split(", ")
+        meta.ticker = meta.ticker if meta.ticker in listed else listed[0]
     others = co_registrants(text)
     if others:  # on the page that prints the first of them
         page = next(n for n, lines in enumerate(pages, start=1)

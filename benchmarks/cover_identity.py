@@ -72,7 +72,7 @@ JOHNSON_JOHNSON JPMORGAN MCDONALDS ORACLE PAYPAL PFIZER PG_E SALESFORCE ULTABEAU
 VERIZON""".split())
 # The registrant's squashed key where the file's company is not its beginning.
 REGISTRANTS = {"AMD": ("advancedmicrodevices",), "BLOCK": ("square", "block"),
-               "META": ("metaplatforms", "facebook")}
+               "META": ("metaplatforms", "facebook"), "IBM": ("internationalbusinessmachines",)}
 TICKERS = {
     "3M": "MMM", "ACTIVISIONBLIZZARD": "ATVI", "ADOBE": "ADBE", "AES": "AES", "AMAZON": "AMZN",
     "AMCOR": "AMCR", "AMD": "AMD", "AMERICANEXPRESS": "AXP", "AMERICANWATERWORKS": "AWK",
@@ -87,7 +87,8 @@ TICKERS = {
     "ALPHABET": "GOOGL", "BROADCOM": "AVGO", "META": "FB META", "NVIDIA": "NVDA",
     "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT",
     # the third development shelf (benchmarks/route_shelf.py --set 3)
-    "FORD": "F", "PATRIOT": "PATI", "GIGACLOUD": "GCT"}
+    "FORD": "F", "PATRIOT": "PATI", "GIGACLOUD": "GCT", "ABBVIE": "ABBV", "HOMEDEPOT": "HD",
+    "IBM": "IBM", "UNITEDHEALTH": "UNH", "UNIONPACIFIC": "UNP", "VISA": "V", "WELLSFARGO": "WFC"}
 # Names people write for each company (general knowledge, not read off the filings).
 NAMES = {
     "AES": ("AES", "AES Corp"), "AMCOR": ("Amcor",),
@@ -118,7 +119,12 @@ NAMES = {
     # the third development shelf
     "FORD": ("Ford", "Ford Motor", "Ford Motor Co.", "F"),
     "PATRIOT": ("Patriot Transportation", "Patriot Transportation Holding", "PATI"),
-    "GIGACLOUD": ("GigaCloud", "GigaCloud Technology", "Gigacloud", "GCT")}
+    "GIGACLOUD": ("GigaCloud", "GigaCloud Technology", "Gigacloud", "GCT"),
+    "ABBVIE": ("AbbVie", "Abbvie", "ABBV"), "HOMEDEPOT": ("Home Depot", "The Home Depot", "HD"),
+    "IBM": ("IBM", "International Business Machines"),
+    "UNITEDHEALTH": ("UnitedHealth", "UnitedHealth Group", "UNH"),
+    "UNIONPACIFIC": ("Union Pacific", "UNP"), "VISA": ("Visa", "Visa Inc.", "V"),
+    "WELLSFARGO": ("Wells Fargo", "Wells Fargo & Co", "WFC")}
 QUESTIONS = ("What was {name}'s total revenue in FY {year}?",
              # three years: the 10-K of the last shows all three (not the latest 10-K)
              "What was {name}'s average revenue from FY{first} to FY{year}?")

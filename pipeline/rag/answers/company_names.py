@@ -20,7 +20,9 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
   the company by its present name, unless a filing on the shelf is still under it
   (`filings/scope.py` takes both names for one company).
 - a combined report's other registrant ("Pacific Gas and Electric Company" under PG&E
-  Corporation's name): its aliases name the report's company.
+  Corporation's name): its aliases name the report's company;
+- the short name the filing defines for it ("references to “BXP” mean Boston Properties,
+  Inc."): in capitals only, as a symbol.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ def shelf_aliases(filings: Iterable[DocumentMetadata]) -> dict[str, str]:
         if key and names:
             for alias in company_aliases((name, "") for name in names):
                 out.setdefault(alias, key)
+        short = m.cover.get(CoverField.SHORT_NAME)
+        if key and short:  # in capitals only, as a symbol
+            out.setdefault(short.value.upper(), key)
     return out
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from retriever_trt.documents.filing.metadata import infer_metadata
-from retriever_trt.documents.filing.registrant import co_registrants, is_name
+from retriever_trt.documents.filing.registrant import co_registrants, is_name, short_name
 from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.pdf.pdf_layout import Line, Segment
 
@@ -127,8 +127,9 @@ def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> Documen
     its statements): `metadata.infer_metadata` of their text, with the cover's fields, the
     name at the top of a stacked caption's column, the first symbol of the securities table
     where the text's symbol is none of the table's ("Trading" over "Title of each class
-    symbol", Visa's cover: no symbol in the text's order) and a combined report's other
-    registrants (`registrant.co_registrants`)."""
+    symbol", Visa's cover: no symbol in the text's order), the short name the filing defines
+    for the registrant (`registrant.short_name`) and a combined report's other registrants
+    (`registrant.co_registrants`)."""
     text = "\n".join(line.text for lines in pages for line in lines)
     meta = infer_metadata(text, file_name)
     meta.cover = read_cover(pages)
@@ -137,12 +138,20 @@ def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> Documen
     if symbols is not None:  # the table's column, where the text alone misses or misreads it
         listed = symbols.value.split(", ")
         meta.ticker = meta.ticker if meta.ticker in listed else listed[0]
+    short = short_name(text, meta.company)
+    if short:
+        meta.cover[CoverField.SHORT_NAME] = CoverEntry(short, page=_page_of(pages, short))
     others = co_registrants(text)
     if others:  # on the page that prints the first of them
-        page = next(n for n, lines in enumerate(pages, start=1)
-                    if any(others[0] in line.text for line in lines))
-        meta.cover[CoverField.CO_REGISTRANTS] = CoverEntry("; ".join(others), page=page)
+        meta.cover[CoverField.CO_REGISTRANTS] = CoverEntry("; ".join(others),
+                                                           page=_page_of(pages, others[0]))
     return meta
+
+
+def _page_of(pages: Sequence[Sequence[Line]], text: str) -> int:
+    """The number of the first page with a line that prints `text` (1 when none does)."""
+    return next((n for n, lines in enumerate(pages, start=1)
+                 if any(text in line.text for line in lines)), 1)
 
 
 def stacked_name(pages: Sequence[Sequence[Line]]) -> str:

@@ -15,6 +15,9 @@ charter)" in several layouts, all seen on real 10-Ks:
   name the first pages write most ("Foot Locker, Inc." four times, "Nike, Inc." once),
   when it clearly leads.
 
+The short name the filing defines for the registrant ("references to “BXP” mean Boston
+Properties, Inc."), where it does: people write it as they write a symbol.
+
 The symbol: the one before the exchange's name in the "Trading Symbol(s)" table (small
 capitals come out of the text layer mixed-case: "OrCL"), else "under the symbol 'BXP'" or
 "(NYSE: BXP)" in the text.
@@ -61,6 +64,10 @@ _EXCHANGE = re.compile(r"\b([A-Z][A-Za-z]{0,4}(?:\.[A-Z])?)\s+(?i:the\s+)?(?i:na
 _SYMBOL_TABLE = re.compile(r"trading\s+symbol|\bsymbol\(s\)", re.I)
 # How far past the table's header its first symbol may be printed.
 SYMBOL_TABLE_CHARS = 2000
+# A defined term in quotes, and one that is a short name in capitals ("BXP", "J&J").
+_QUOTED = r"[“\"‘']([^”\"’'\n]{2,8})[”\"’']"
+_SHORT = re.compile(r"^[A-Z][A-Z0-9&]{1,7}$")
+MIN_SHORT_USES = 3
 _SYMBOL_IN_TEXT = re.compile(r"under\s+the\s+(?:ticker\s+|trading\s+)?symbols?\s+[\"“‘']*"
                              r"([A-Z]{1,5})\b|\((?:NYSE|NASDAQ|Nasdaq):\s*([A-Z]{1,5})\)")
 
@@ -163,6 +170,27 @@ def _most_written(text: str) -> str:
     if len(ranked) > 1 and ranked[0][1] < LEAD_FACTOR * ranked[1][1]:
         return ""
     return ranked[0][0]
+
+
+def short_name(text: str, company: str) -> str:
+    """The short name in capitals the filing defines for its registrant `company` ("unless
+    the context otherwise requires, references to “BXP” mean Boston Properties, Inc.", or
+    "Boston Properties, Inc. (“BXP”)"), "" when it defines none, or a term it does not go on
+    to write as a name (only in capitals, `MIN_SHORT_USES` times in all)."""
+    words = company.split()
+    if not words:
+        return ""
+    name = r"\s+".join(re.escape(w) for w in words)
+    m = (re.search(rf"references\s+to\s+{_QUOTED}\s+(?:means?|refers?\s+to|are\s+to)\s+"
+                   rf"(?:the\s+)?{name}", text, re.I)
+         or re.search(rf"{name}\s*\(\s*{_QUOTED}\s*\)", text, re.I))
+    if m is None or not _SHORT.match(m.group(1)):
+        return ""
+    # a name the filing goes on to use, never in lower case: a heading's "(“PARENT”)", once,
+    # or "the Parent" is a defined term, no name
+    written = re.findall(rf"(?<!\w){re.escape(m.group(1))}(?!\w)", text, re.I)
+    used = len(written) >= MIN_SHORT_USES and all(w.isupper() for w in written)
+    return m.group(1) if used else ""
 
 
 def trading_symbol(text: str) -> str:

@@ -13,7 +13,9 @@ charter)" in several layouts, all seen on real 10-Ks:
   the name is what stands before the row's state and tax id, up to its legal word;
 - no name in the text at all (printed as an image: Foot Locker's cover): then the legal
   name the first pages write most ("Foot Locker, Inc." four times, "Nike, Inc." once),
-  when it clearly leads.
+  when it clearly leads;
+- no caption at all (Abbott's, Procter & Gamble's covers): the name line under the
+  Commission file number's that the text writes again.
 
 The short name the filing defines for the registrant ("references to “BXP” mean Boston
 Properties, Inc."), where it does: people write it as they write a symbol.
@@ -57,6 +59,11 @@ _LEGAL_NAME = re.compile(r"\b((?:[A-Z0-9][\w'’&-]*,?[ ]+(?:(?:and|&|of)[ ]+)?)
 # any other, names a registrant whose cover prints no name in its text.
 MIN_MENTIONS = 3
 LEAD_FACTOR = 2
+# Where a cover without the name's caption prints the name: under the file number, above
+# the securities table; a name written at least this often (an address once).
+_FILE_NUMBER_LINE = re.compile(r"commission\s+file\s+(?:number|no\b)", re.I)
+_COVER_TABLE = re.compile(r"securities\s+registered\s+pursuant", re.I)
+MIN_NAME_MENTIONS = 2
 _GENERIC = re.compile(r"^(?:the|this|our)\s+\S+$", re.I)  # "The Company" names no one
 _EXCHANGE = re.compile(r"\b([A-Z][A-Za-z]{0,4}(?:\.[A-Z])?)\s+(?i:the\s+)?(?i:nasdaq|new\s+york\s+"
                        r"stock|nyse|chicago\s+stock|cboe)")
@@ -74,11 +81,29 @@ _SYMBOL_IN_TEXT = re.compile(r"under\s+the\s+(?:ticker\s+|trading\s+)?symbols?\s
 
 def registrant_name(text: str) -> str:
     """The registrant's name as the cover prints it ("" when none is found, and always
-    without the caption: a memo that names a company is not that company's filing)."""
+    without the caption or a Commission file number: a memo that names a company is not
+    that company's filing)."""
     m = _EXACT_NAME.search(text)
     if m is None:
-        return ""
+        return _after_file_number(text)
     return _by_caption(text, m) or _most_written(text)
+
+
+def _after_file_number(text: str) -> str:
+    """A cover that prints no "(Exact name of registrant ...)" caption (Abbott's "Abbott
+    Laboratories" over "An Illinois Corporation", Procter & Gamble's name over its address):
+    the first name line under the Commission file number's, before the securities table,
+    that the text writes again (an address is written once)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    start = next((k for k, line in enumerate(lines) if _FILE_NUMBER_LINE.search(line)), None)
+    if start is None:
+        return ""
+    for line in lines[start + 1:start + 1 + MAX_LINES_AWAY]:
+        if _COVER_TABLE.search(line):
+            break
+        if is_name(line) and len(re.findall(re.escape(line), text, re.I)) >= MIN_NAME_MENTIONS:
+            return line
+    return ""
 
 
 def _by_caption(text: str, caption: re.Match[str]) -> str:

@@ -27,7 +27,7 @@ COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),
           ("American Express Company", "AXP"), ("JOHNSON & JOHNSON", "JNJ"),
           ("PG&E CORPORATION", "PCG"), ("Block, Inc.", "SQ"), ("Best Buy Co., Inc.", "BBY"),
           ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY"),
-          ("Ford Motor Company", "F")]
+          ("Ford Motor Company", "F"), ("T-MOBILE US, INC.", "TMUS")]
 ALIASES = company_aliases(COVERS)
 
 
@@ -42,6 +42,7 @@ ALIASES = company_aliases(COVERS)
     ("Best Buy", "best buy"), ("eBay", "ebay"), ("Ebay", "ebay"), ("COST", "costco wholesale"),
     ("block", "block"), ("microsoft", "microsoft"),  # typed in lower case, as a possessive
     ("ebay.com", "ebay"),  # a web domain for the name, in lower case
+    ("T-Mobile", "t mobile us"), ("T Mobile", "t mobile us"),  # a one-letter first word
 ])
 def test_a_name_as_people_write_it(name: str, key: str) -> None:
     assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key

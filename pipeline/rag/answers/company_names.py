@@ -4,7 +4,8 @@ the filings' companies (`filters.company_key`: no legal words, punctuation or "T
 The aliases of a registrant (`company_aliases`), from its name on the cover and its symbol:
 
 - its key, when of two words or more ("coca cola" of "The Coca-Cola Company") or led by a
-  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), its
+  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), a
+  one-letter first word with the next ("t mobile" of "T-Mobile US, Inc."), its
   possessive without the apostrophe ("mcdonalds" of "McDonald's Corporation") and "J&J" of
   "Johnson & Johnson": in any case;
 - a name's initials when it has three words or more ("AMD" of "Advanced Micro Devices"):
@@ -82,6 +83,8 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
             out[key] = key
             if len(words) == 2 and all(w.isalpha() and len(w) > 1 for w in words):
                 out.setdefault("".join(words), key)  # "Foot Locker" written "Footlocker"
+            if len(words) > 2 and len(words[0]) == 1 and words[1].isalpha() and words[1] != "and":
+                out.setdefault(" ".join(words[:2]), key)  # "T-Mobile" of "T-Mobile US"
         unquoted = company_key(re.sub(r"['’]", "", name))
         if unquoted != key:  # "McDonald's" written "McDonalds"
             out.setdefault(unquoted if " " in unquoted else unquoted.capitalize(), key)

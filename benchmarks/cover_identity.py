@@ -88,7 +88,11 @@ TICKERS = {
     "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT",
     # the third development shelf (benchmarks/route_shelf.py --set 3)
     "FORD": "F", "PATRIOT": "PATI", "GIGACLOUD": "GCT", "ABBVIE": "ABBV", "HOMEDEPOT": "HD",
-    "IBM": "IBM", "UNITEDHEALTH": "UNH", "UNIONPACIFIC": "UNP", "VISA": "V", "WELLSFARGO": "WFC"}
+    "IBM": "IBM", "UNITEDHEALTH": "UNH", "UNIONPACIFIC": "UNP", "VISA": "V", "WELLSFARGO": "WFC",
+    "ABBOTT": "ABT", "AMGEN": "AMGN", "BOOKING": "BKNG", "BRISTOLMYERS": "BMY",
+    "GENERALELECTRIC": "GE", "LINDE": "LIN", "LOWES": "LOW", "MARSHMCLENNAN": "MMC",
+    "MEDTRONIC": "MDT", "PROCTERGAMBLE": "PG", "RTX": "RTX", "SPGLOBAL": "SPGI", "ATT": "T",
+    "TJX": "TJX", "TMOBILE": "TMUS"}
 # Names people write for each company (general knowledge, not read off the filings).
 NAMES = {
     "AES": ("AES", "AES Corp"), "AMCOR": ("Amcor",),
@@ -124,7 +128,18 @@ NAMES = {
     "IBM": ("IBM", "International Business Machines"),
     "UNITEDHEALTH": ("UnitedHealth", "UnitedHealth Group", "UNH"),
     "UNIONPACIFIC": ("Union Pacific", "UNP"), "VISA": ("Visa", "Visa Inc.", "V"),
-    "WELLSFARGO": ("Wells Fargo", "Wells Fargo & Co", "WFC")}
+    "WELLSFARGO": ("Wells Fargo", "Wells Fargo & Co", "WFC"),
+    "ABBOTT": ("Abbott", "Abbott Labs", "Abbott Laboratories", "ABT"),
+    "AMGEN": ("Amgen", "AMGN"), "BOOKING": ("Booking Holdings", "Booking", "BKNG"),
+    "BRISTOLMYERS": ("Bristol-Myers Squibb", "Bristol Myers", "BMS", "BMY"),
+    "GENERALELECTRIC": ("General Electric", "GE"), "LINDE": ("Linde", "Linde plc", "LIN"),
+    "LOWES": ("Lowe's", "Lowes", "LOW"),
+    "MARSHMCLENNAN": ("Marsh & McLennan", "Marsh McLennan", "MMC"),
+    "MEDTRONIC": ("Medtronic", "Medtronic plc", "MDT"),
+    "PROCTERGAMBLE": ("Procter & Gamble", "P&G", "Procter and Gamble", "PG"),
+    "RTX": ("RTX", "RTX Corp"), "SPGLOBAL": ("S&P Global", "S&P Global Inc.", "SPGI"),
+    "ATT": ("AT&T", "AT&T Inc.", "T"), "TJX": ("TJX", "TJX Companies", "The TJX Companies"),
+    "TMOBILE": ("T-Mobile", "T-Mobile US", "T Mobile", "TMUS")}
 QUESTIONS = ("What was {name}'s total revenue in FY {year}?",
              # three years: the 10-K of the last shows all three (not the latest 10-K)
              "What was {name}'s average revenue from FY{first} to FY{year}?")

@@ -8,9 +8,14 @@ companies in none of the earlier lists, from company and course repositories: Fo
 (2015 to 2017 as filed amended, 10-K/A; 2019 to 2024), Patriot Transportation Holding's
 (fiscal years ended September 30, 2015 to 2022; older covers without a symbols table),
 GigaCloud Technology's 2024 (a Cayman Islands registrant; the PDF opens on a download
-site's page, the cover second); and seven FY2024 10-Ks of the development filings
-(`--filings`, default ../shared/data/filings: AbbVie, Home Depot, IBM, UnitedHealth, Union
-Pacific, Visa, Wells Fargo) as headless Chromium prints them (its pdf/ copy where it has one).
+site's page, the cover second); seven FY2024 10-Ks of the development filings (`--filings`,
+default ../shared/data/filings: AbbVie, Home Depot, IBM, UnitedHealth, Union Pacific, Visa,
+Wells Fargo) and fifteen latest 10-Ks of other companies whose EDGAR HTML a repository
+keeps (Abbott, Amgen, Booking, Bristol-Myers Squibb, General Electric, Linde plc, Lowe's,
+Marsh & McLennan, Medtronic plc, Procter & Gamble, RTX, S&P Global, AT&T, TJX, T-Mobile US),
+as headless Chromium prints them. There YEAR is the fiscal year as the company names it
+(Lowe's and Home Depot's fiscal 2024 ended in early 2025, TJX's fiscal 2025 on February 1,
+2025). 40 PDFs, 25 companies.
 
 Each repository is read from its bare git mirror (`--mirrors`, default /work/.mirror, as
 OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there); nothing of
@@ -69,7 +74,17 @@ SHELF3 = {
     **{f"PATRIOT_{y}": ("patriottrans/patriottrans.github.io",
                         f"assets/filings/pati-{y}0930-10k.pdf") for y in range(2015, 2023)},
     "GIGACLOUD_2024": ("launchai-prod/gigacloud", "10k.pdf"),
+    # the latest 10-K's main HTML document as EDGAR serves it, printed (PRINT_HTML)
+    **{doc_id: ("Sumitkumar005/Financial-Analyst-Agent", f"output/{symbol}_10K_HTML.html")
+       for doc_id, symbol in (
+           ("ABBOTT_2024", "ABT"), ("AMGEN_2024", "AMGN"), ("BOOKING_2024", "BKNG"),
+           ("BRISTOLMYERS_2024", "BMY"), ("GENERALELECTRIC_2024", "GE"), ("LINDE_2024", "LIN"),
+           ("LOWES_2024", "LOW"), ("MARSHMCLENNAN_2024", "MMC"), ("MEDTRONIC_2025", "MDT"),
+           ("PROCTERGAMBLE_2025", "PG"), ("RTX_2024", "RTX"), ("SPGLOBAL_2024", "SPGI"),
+           ("ATT_2024", "T"), ("TJX_2025", "TJX"), ("TMOBILE_2024", "TMUS"))},
 }
+# A repository's file with this ending is a filing's HTML: printed by headless Chromium.
+PRINT_HTML = ".html"
 # COMPANY_YEAR -> the development filing's stem (printed from its HTML)
 PRINTED3 = {"ABBVIE_2024": "abbv-10-k-2025-02-14", "HOMEDEPOT_2024": "hd-10-k-2025-03-21",
             "IBM_2024": "ibm-10-k-2025-02-25", "UNITEDHEALTH_2024": "unh-10-k-2025-02-27",
@@ -92,21 +107,30 @@ def blob(mirrors: Path, repo: str, path: str) -> bytes | None:
 
 
 def printed(filings: Path, stem: str, target: Path) -> bytes | None:
-    """The filing's PDF: its pdf/ copy, else its HTML printed by headless Chromium; None
-    when neither the filing nor Chromium is there."""
+    """The development filing's PDF: its pdf/ copy, else its HTML printed; None when
+    neither the filing nor Chromium is there."""
     copy = filings / "pdf" / f"{stem}.pdf"
     if copy.exists():
         return copy.read_bytes()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     html = filings / f"{stem}.html"
-    if chromium is None or not html.exists():
+    return print_html(html.read_bytes(), target) if html.exists() else None
+
+
+def print_html(html: bytes, target: Path) -> bytes | None:
+    """The HTML printed to PDF by headless Chromium (None without Chromium or on failure);
+    its files are written next to `target` and removed."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
         return None
-    out = target.with_suffix(".print.pdf")
-    run = subprocess.run([chromium, *CHROMIUM_ARGS, f"--print-to-pdf={out}", str(html)],
-                         capture_output=True, timeout=PRINT_TIMEOUT_S)
-    data = out.read_bytes() if run.returncode == 0 and out.exists() else None
-    out.unlink(missing_ok=True)
-    return data
+    page, out = target.with_suffix(".print.html"), target.with_suffix(".print.pdf")
+    page.write_bytes(html)
+    try:
+        run = subprocess.run([chromium, *CHROMIUM_ARGS, f"--print-to-pdf={out}", str(page)],
+                             capture_output=True, timeout=PRINT_TIMEOUT_S)
+        return out.read_bytes() if run.returncode == 0 and out.exists() else None
+    finally:
+        page.unlink(missing_ok=True)
+        out.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
                 missing = f"{args.filings / path}.html absent or chromium missing"
             else:
                 data = blob(args.mirrors, repo, path)
-                missing = f"{repo}:{path} absent (fetch github:{repo} first)"
+                if data is not None and path.endswith(PRINT_HTML):
+                    data = print_html(data, target)
+                missing = f"{repo}:{path} absent (fetch github:{repo} first) or not printed"
             if data is None:
                 print(f"skipped {doc_id}: {missing}")
                 continue

@@ -83,7 +83,9 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
             out[key] = key
             if len(words) == 2 and all(w.isalpha() and len(w) > 1 for w in words):
                 out.setdefault("".join(words), key)  # "Foot Locker" written "Footlocker"
-            if len(words) > 2 and len(words[0]) == 1 and words[1].isalpha() and words[1] != "and":
+            second = words[1]  # a word, not "and" or an initial ("J. M. Smucker")
+            if len(words) > 2 and len(words[0]) == 1 and second.isalpha() and len(second) > 1 \
+                    and second != "and":
                 out.setdefault(" ".join(words[:2]), key)  # "T-Mobile" of "T-Mobile US"
         unquoted = company_key(re.sub(r"['’]", "", name))
         if unquoted != key:  # "McDonald's" written "McDonalds"

@@ -30,7 +30,8 @@ are listed (`--failures`) for them only: the others are the held-out measurement
 the totals, never looked at.
 
 `--shelf DIR` reads a folder of 10-K PDFs instead (named COMPANY_YEAR_10K.pdf after reading
-each cover by eye; the route shelf: benchmarks/route_shelf.py copies it), all of them
+each cover by eye; the route shelf, engines/route-shelf, and the third development shelf,
+engines/route-shelf3: benchmarks/route_shelf.py [--set 3] copies them), all of them
 development data: its failures are all listed.
 """
 

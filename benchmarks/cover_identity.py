@@ -30,7 +30,8 @@ are listed (`--failures`) for them only: the others are the held-out measurement
 the totals, never looked at.
 
 `--shelf DIR` reads a folder of 10-K PDFs instead (named COMPANY_YEAR_10K.pdf after reading
-each cover by eye; the route shelf: benchmarks/route_shelf.py copies it), all of them
+each cover by eye; the route shelf, engines/route-shelf, and the third development shelf,
+engines/route-shelf3: benchmarks/route_shelf.py [--set 3] copies them), all of them
 development data: its failures are all listed.
 """
 
@@ -74,7 +75,7 @@ JOHNSON_JOHNSON JPMORGAN MCDONALDS ORACLE PAYPAL PFIZER PG_E SALESFORCE ULTABEAU
 VERIZON""".split())
 # The registrant's squashed key where the file's company is not its beginning.
 REGISTRANTS = {"AMD": ("advancedmicrodevices",), "BLOCK": ("square", "block"),
-               "META": ("metaplatforms", "facebook")}
+               "META": ("metaplatforms", "facebook"), "IBM": ("internationalbusinessmachines",)}
 TICKERS = {
     "3M": "MMM", "ACTIVISIONBLIZZARD": "ATVI", "ADOBE": "ADBE", "AES": "AES", "AMAZON": "AMZN",
     "AMCOR": "AMCR", "AMD": "AMD", "AMERICANEXPRESS": "AXP", "AMERICANWATERWORKS": "AWK",
@@ -87,7 +88,14 @@ TICKERS = {
     "PG_E": "PCG", "SALESFORCE": "CRM", "ULTABEAUTY": "ULTA", "VERIZON": "VZ", "WALMART": "WMT",
     # the route shelf (--shelf); Meta traded as FB until 2022
     "ALPHABET": "GOOGL", "BROADCOM": "AVGO", "META": "FB META", "NVIDIA": "NVDA",
-    "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT"}
+    "TESLA": "TSLA", "UBER": "UBER", "LYFT": "LYFT",
+    # the third development shelf (benchmarks/route_shelf.py --set 3)
+    "FORD": "F", "PATRIOT": "PATI", "GIGACLOUD": "GCT", "ABBVIE": "ABBV", "HOMEDEPOT": "HD",
+    "IBM": "IBM", "UNITEDHEALTH": "UNH", "UNIONPACIFIC": "UNP", "VISA": "V", "WELLSFARGO": "WFC",
+    "ABBOTT": "ABT", "AMGEN": "AMGN", "BOOKING": "BKNG", "BRISTOLMYERS": "BMY",
+    "GENERALELECTRIC": "GE", "LINDE": "LIN", "LOWES": "LOW", "MARSHMCLENNAN": "MMC",
+    "MEDTRONIC": "MDT", "PROCTERGAMBLE": "PG", "RTX": "RTX", "SPGLOBAL": "SPGI", "ATT": "T",
+    "TJX": "TJX", "TMOBILE": "TMUS"}
 # Names people write for each company (general knowledge, not read off the filings).
 NAMES = {
     "AES": ("AES", "AES Corp"), "AMCOR": ("Amcor",),
@@ -114,7 +122,27 @@ NAMES = {
     # the route shelf (--shelf)
     "ALPHABET": ("Alphabet", "Alphabet Inc"), "BROADCOM": ("Broadcom", "AVGO"),
     "META": ("Meta", "Meta Platforms", "Facebook"), "NVIDIA": ("Nvidia", "NVIDIA Corp"),
-    "TESLA": ("Tesla", "TSLA"), "UBER": ("Uber", "Uber Technologies"), "LYFT": ("Lyft",)}
+    "TESLA": ("Tesla", "TSLA"), "UBER": ("Uber", "Uber Technologies"), "LYFT": ("Lyft",),
+    # the third development shelf
+    "FORD": ("Ford", "Ford Motor", "Ford Motor Co.", "F"),
+    "PATRIOT": ("Patriot Transportation", "Patriot Transportation Holding", "PATI"),
+    "GIGACLOUD": ("GigaCloud", "GigaCloud Technology", "Gigacloud", "GCT"),
+    "ABBVIE": ("AbbVie", "Abbvie", "ABBV"), "HOMEDEPOT": ("Home Depot", "The Home Depot", "HD"),
+    "IBM": ("IBM", "International Business Machines"),
+    "UNITEDHEALTH": ("UnitedHealth", "UnitedHealth Group", "UNH"),
+    "UNIONPACIFIC": ("Union Pacific", "UNP"), "VISA": ("Visa", "Visa Inc.", "V"),
+    "WELLSFARGO": ("Wells Fargo", "Wells Fargo & Co", "WFC"),
+    "ABBOTT": ("Abbott", "Abbott Labs", "Abbott Laboratories", "ABT"),
+    "AMGEN": ("Amgen", "AMGN"), "BOOKING": ("Booking Holdings", "Booking", "BKNG"),
+    "BRISTOLMYERS": ("Bristol-Myers Squibb", "Bristol Myers", "BMS", "BMY"),
+    "GENERALELECTRIC": ("General Electric", "GE"), "LINDE": ("Linde", "Linde plc", "LIN"),
+    "LOWES": ("Lowe's", "Lowes", "LOW"),
+    "MARSHMCLENNAN": ("Marsh & McLennan", "Marsh McLennan", "MMC"),
+    "MEDTRONIC": ("Medtronic", "Medtronic plc", "MDT"),
+    "PROCTERGAMBLE": ("Procter & Gamble", "P&G", "Procter and Gamble", "PG"),
+    "RTX": ("RTX", "RTX Corp"), "SPGLOBAL": ("S&P Global", "S&P Global Inc.", "SPGI"),
+    "ATT": ("AT&T", "AT&T Inc.", "T"), "TJX": ("TJX", "TJX Companies", "The TJX Companies"),
+    "TMOBILE": ("T-Mobile", "T-Mobile US", "T Mobile", "TMUS")}
 QUESTIONS = ("What was {name}'s total revenue in FY {year}?",
              # three years: the 10-K of the last shows all three (not the latest 10-K)
              "What was {name}'s average revenue from FY{first} to FY{year}?")

@@ -4,7 +4,8 @@ FY21", "between FY2017 and FY2019", "Based on its 2020 annual report", "in the y
 January 28, 2023" (a retailer's year ending in January), "over the last three fiscal
 years", a ticker, a name without its "Inc.", the company "formerly known as" its old name.
 
-    python3 benchmarks/scope_phrasings.py [--mirror GIT_DIR] [--shelf DIR] [--failures]
+    python3 benchmarks/scope_phrasings.py [--mirror GIT_DIR] [--shelf DIR] [--shelf3 DIR]
+        [--failures]
 
 One shelf: every 10-K PDF of the FinanceBench mirror (as benchmarks/cover_identity.py reads
 them) and the route shelf's (`--shelf`, engines/route-shelf: COMPANY_YEAR_10K.pdf, copied
@@ -15,7 +16,9 @@ is an LFS pointer; the Foot Locker question's filing corrected to FOOTLOCKER_202
 cover's year ended January 28, 2023). They ask only of the development companies and the
 route shelf's, never of FinanceBench's held-out companies (which stay on the shelf as the
 others a name must not reach). FRESH: 34 more, written the same way after the fixes chosen
-on PHRASINGS' misses. Right: the first filing `scope.choose_filings` gives is the one
+on PHRASINGS' misses. SHELF3: 44 more over the third development shelf (`--shelf3`,
+engines/route-shelf3: benchmarks/route_shelf.py --set 3), on the same one shelf, written
+before running them. Right: the first filing `scope.choose_filings` gives is the one
 written for.
 """
 
@@ -35,6 +38,7 @@ from retriever_trt.store.document_store import DocumentInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUTE_SHELF = ROOT / "engines" / "route-shelf"
+SHELF3_DIR = ROOT / "engines" / "route-shelf3"
 
 # (question, the filing it was written for)
 PHRASINGS = (
@@ -139,10 +143,65 @@ FRESH = (
     ("What was Foot Locker's net income in fiscal 2022?", "FOOTLOCKER_2022"),
 )
 
+# Over the third development shelf (engines/route-shelf3, benchmarks/route_shelf.py --set 3),
+# written before running them: names as analysts write them (a ticker, no suffix, "The",
+# "&" or "and"), years as "FY24", "fiscal 2025", "the year ended ...", "its 2022 10-K".
+SHELF3 = (
+    ("What was Ford's FY2021 automotive revenue?", "FORD_2021"),
+    ("Ford Motor Co. 2019 10-K: total debt?", "FORD_2019"),
+    ("In fiscal 2023, how much did Ford Motor spend on capital expenditures?", "FORD_2023"),
+    ("What was F's net income for the year ended December 31, 2024?", "FORD_2024"),
+    ("Ford 2016 10-K executive compensation", "FORD_2016"),
+    # no FY2018 10-K on the shelf: the FY2019 one shows FY2018 as its comparative column
+    ("What was Ford's revenue in FY2018?", "FORD_2019"),
+    ("How did Ford's net income change from FY2020 to FY2022?", "FORD_2022"),
+    ("Ford Motor Company's pension expense for 2015", "FORD_2015"),
+    ("What were Patriot Transportation's operating revenues in fiscal 2018?", "PATRIOT_2018"),
+    ("PATI: how many tractors did it operate at the end of fiscal 2020?", "PATRIOT_2020"),
+    ("For the fiscal year ended September 30, 2016, what was Patriot Transportation "
+     "Holding's net income?", "PATRIOT_2016"),
+    ("Patriot Transportation 2022 10-K revenue", "PATRIOT_2022"),
+    ("What was Patriot's average revenue from FY2017 to FY2019?", "PATRIOT_2019"),
+    ("GigaCloud Technology's 2024 revenue?", "GIGACLOUD_2024"),
+    ("What was GCT's gross margin in FY2024?", "GIGACLOUD_2024"),
+    ("AbbVie's Humira net revenues in 2024", "ABBVIE_2024"),
+    ("What was ABBV's R&D expense in fiscal 2024?", "ABBVIE_2024"),
+    ("What were Home Depot's net sales in fiscal 2024?", "HOMEDEPOT_2024"),
+    ("For the fiscal year ended February 2, 2025, what were The Home Depot's comparable "
+     "sales?", "HOMEDEPOT_2024"),
+    ("IBM's 2024 free cash flow", "IBM_2024"),
+    ("What was International Business Machines' software revenue in FY24?", "IBM_2024"),
+    ("UnitedHealth Group's medical care ratio for 2024?", "UNITEDHEALTH_2024"),
+    ("UNH 2024 10-K: Optum revenues", "UNITEDHEALTH_2024"),
+    ("What was Union Pacific's operating ratio in 2024?", "UNIONPACIFIC_2024"),
+    ("What were Visa's net revenues in fiscal 2024?", "VISA_2024"),
+    ("Visa Inc. total payments volume for the fiscal year ended September 30, 2024",
+     "VISA_2024"),
+    ("What was Wells Fargo's net interest income in 2024?", "WELLSFARGO_2024"),
+    ("WFC's asset cap: what does its FY2024 10-K say?", "WELLSFARGO_2024"),
+    ("What was Abbott Labs' diagnostics revenue in 2024?", "ABBOTT_2024"),
+    ("Amgen 2024 product sales", "AMGEN_2024"),
+    ("What were Booking Holdings' room nights in 2024?", "BOOKING_2024"),
+    ("Bristol Myers Squibb's Eliquis revenue for the year ended December 31, 2024",
+     "BRISTOLMYERS_2024"),
+    ("What was GE's total revenue in FY2024?", "GENERALELECTRIC_2024"),
+    ("Linde plc's operating profit in 2024", "LINDE_2024"),
+    ("What were Lowe's comparable sales in fiscal 2024?", "LOWES_2024"),
+    ("Marsh McLennan's 2024 revenue by segment", "MARSHMCLENNAN_2024"),
+    ("What were Medtronic's net sales in fiscal year 2025?", "MEDTRONIC_2025"),
+    ("What was P&G's organic sales growth in FY2025?", "PROCTERGAMBLE_2025"),
+    ("Procter and Gamble 2025 10-K net earnings", "PROCTERGAMBLE_2025"),
+    ("RTX Corp's 2024 backlog", "RTX_2024"),
+    ("What was S&P Global's revenue in 2024?", "SPGLOBAL_2024"),
+    ("What were AT&T's wireless service revenues in 2024?", "ATT_2024"),
+    ("What were TJX's net sales in fiscal 2025?", "TJX_2025"),
+    ("What was T-Mobile's postpaid churn in 2024?", "TMOBILE_2024"),
+)
 
-def one_shelf(mirror: Path, route: Path) -> dict[str, Read]:
-    """The mirror's PDFs and the route shelf's, by COMPANY_YEAR (the mirror's copy kept)."""
-    reads = {r.doc_id: r for r in read_folder(route)} if route.is_dir() else {}
+
+def one_shelf(mirror: Path, *folders: Path) -> dict[str, Read]:
+    """The mirror's PDFs and the folders', by COMPANY_YEAR (the mirror's copy kept)."""
+    reads = {r.doc_id: r for folder in folders if folder.is_dir() for r in read_folder(folder)}
     return reads | {r.doc_id: r for r in read_shelf(mirror)[0]}
 
 
@@ -150,17 +209,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirror", type=Path, default=MIRROR)
     ap.add_argument("--shelf", type=Path, default=ROUTE_SHELF)
+    ap.add_argument("--shelf3", type=Path, default=SHELF3_DIR,
+                    help="the third development shelf; SHELF3's questions when it is there")
     ap.add_argument("--failures", action="store_true", help="list the misses")
     args = ap.parse_args(argv)
-    reads = one_shelf(args.mirror, args.shelf)
+    reads = one_shelf(args.mirror, args.shelf, args.shelf3)
     shelf = {d: DocumentInfo(d, d, r.meta) for d, r in reads.items()}
     aliases = shelf_aliases(r.meta for r in reads.values())
     print(f"one shelf of {len(shelf)} 10-K PDFs, {len({r.company for r in reads.values()})} "
           "companies")
-    missing = sorted({t for _, t in (*PHRASINGS, *FRESH)} - shelf.keys())
+    sets = [("phrasings", PHRASINGS), ("fresh phrasings", FRESH)]
+    if args.shelf3.is_dir():
+        sets.append(("shelf 3 phrasings", SHELF3))
+    else:
+        print(f"no {args.shelf3}: SHELF3's questions left out (benchmarks/route_shelf.py --set 3)")
+    missing = sorted({t for _, questions in sets for _, t in questions} - shelf.keys())
     if missing:
         sys.exit(f"filings written for but not on the shelf: {', '.join(missing)}")
-    for label, questions in (("phrasings", PHRASINGS), ("fresh phrasings", FRESH)):
+    for label, questions in sets:
         right = 0
         for question, truth in questions:
             chosen = choose_filings(parse_query(question, aliases), shelf)

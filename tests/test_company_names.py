@@ -26,7 +26,8 @@ COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),
           ("McDONALD’S CORPORATION", "MCD"), ("Foot Locker, Inc.", "FL"),
           ("American Express Company", "AXP"), ("JOHNSON & JOHNSON", "JNJ"),
           ("PG&E CORPORATION", "PCG"), ("Block, Inc.", "SQ"), ("Best Buy Co., Inc.", "BBY"),
-          ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY")]
+          ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY"),
+          ("Ford Motor Company", "F"), ("T-MOBILE US, INC.", "TMUS")]
 ALIASES = company_aliases(COVERS)
 
 
@@ -41,6 +42,7 @@ ALIASES = company_aliases(COVERS)
     ("Best Buy", "best buy"), ("eBay", "ebay"), ("Ebay", "ebay"), ("COST", "costco wholesale"),
     ("block", "block"), ("microsoft", "microsoft"),  # typed in lower case, as a possessive
     ("ebay.com", "ebay"),  # a web domain for the name, in lower case
+    ("T-Mobile", "t mobile us"), ("T Mobile", "t mobile us"),  # a one-letter first word
 ])
 def test_a_name_as_people_write_it(name: str, key: str) -> None:
     assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key
@@ -51,6 +53,20 @@ def test_a_name_as_people_write_it(name: str, key: str) -> None:
     "How large was the block of shares repurchased in 2021?", "What is the mmm ratio?",
     "Did the amd segment grow?"])
 def test_a_common_word_in_lower_case_names_no_company(question: str) -> None:
+    assert find_company(question, ALIASES) is None
+
+
+@pytest.mark.parametrize("question", [
+    "What was F's total revenue in FY 2021?", "Ticker F: what was revenue in 2021?",
+    "For the company trading as (NYSE: F), what was revenue in 2021?"])
+def test_a_one_letter_symbol_written_as_a_symbol_names_its_company(question: str) -> None:
+    assert find_company(question, ALIASES) == "ford motor"
+
+
+@pytest.mark.parametrize("question", [
+    "What did the Form 10-K for 2021 say about Class F shares?",
+    "Which exhibit is Schedule F of the 2021 report?"])
+def test_a_one_letter_capital_elsewhere_names_no_company(question: str) -> None:
     assert find_company(question, ALIASES) is None
 
 
@@ -83,6 +99,19 @@ def test_the_filing_of_the_year_asked_before_a_later_ones_comparative_column() -
                           shelf) == ["orcl-2018"]
     assert choose_filings(parse_query("Coca Cola's revenue in FY2018?", aliases),
                           shelf) == ["ko-2018"]
+
+
+def test_the_short_name_a_filing_defines_names_its_company_in_capitals() -> None:
+    """"references to “BXP” mean Boston Properties, Inc." on a 10-K whose cover prints no
+    symbol: "BXP" asks for that company's filing, "bxp" in lower case for none."""
+    bxp = _filing("bxp-2015", "BOSTON PROPERTIES, INC.", 2015, date(2015, 12, 31))
+    bxp.metadata.cover[CoverField.SHORT_NAME] = CoverEntry("BXP", page=3)
+    shelf = {d.doc_id: d for d in [
+        bxp, _filing("ko-2015", "THE COCA-COLA COMPANY", 2015, date(2015, 12, 31))]}
+    aliases = shelf_aliases(d.metadata for d in shelf.values())
+    assert choose_filings(parse_query("What was BXP's total revenue in FY 2015?", aliases),
+                          shelf) == ["bxp-2015"]
+    assert find_company("what is the bxp ratio in 2015?", aliases) is None
 
 
 def test_a_former_name_names_the_company_and_its_filings_under_either_name() -> None:

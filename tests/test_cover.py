@@ -20,7 +20,7 @@ from pipeline.rag.answers.filings.cover_answer import FilingField, cover_field
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.documents import load_document
 from retriever_trt.documents.filing.auditor_report import read_auditor
-from retriever_trt.documents.filing.cover_page import COVER_PAGES, read_cover
+from retriever_trt.documents.filing.cover_page import COVER_PAGES, printed_metadata, read_cover
 from retriever_trt.documents.model import (
     PRINTED_COVER_FIELDS,
     CoverEntry,
@@ -155,6 +155,53 @@ def test_the_symbols_under_a_split_header_up_to_the_next_section() -> None:
         _line(400, ("Securities registered pursuant to Section 12(g) of the Act: None", 197, 520)),
         _line(390, ("ZZZ", 480, 500))]
     assert read_cover([cover])[CoverField.SYMBOLS].value == "GDGT, GDGT.PRL, GDGT/28A"
+
+
+def test_headers_run_together_a_wrapped_header_and_older_captions() -> None:
+    """Covers seen on real 10-Ks: "Trading Symbol Name of each exchange on which registered"
+    drawn as one run of text (Patriot Transportation's), "Name of Each Exchange" over "on
+    Which Registered" (GigaCloud's), "(State of incorporation)" (Ford's older covers), and
+    "00-0000000" where a foreign registrant has no employer identification number."""
+    cover = [
+        _line(670, ("Delaware", 150, 193), ("00-0000000", 415, 467)),
+        _line(660, ("(State of incorporation)", 121, 221),
+              ("(I.R.S. Employer Identification No.)", 365, 517)),
+        _line(580, ("Title of each class", 116, 191),
+              ("Trading Symbol Name of each exchange on which registered", 252, 518)),
+        _line(570, ("Common Stock, $.10 par value", 92, 215), ("GDGT", 276, 298), ("NASDAQ", 402, 443)),
+        _line(560, ("Securities registered pursuant to Section 12(g) of the Act: None", 171, 442))]
+    assert {f: e.value for f, e in read_cover([cover]).items()} == {
+        CoverField.INCORPORATION: "Delaware", CoverField.SYMBOLS: "GDGT",
+        CoverField.EXCHANGE: "NASDAQ"}
+    wrapped = [
+        _line(580, ("Title of Each Class", 40, 120), ("Trading Symbol(s)", 250, 320),
+              ("Name of Each Exchange", 400, 500)),
+        _line(572, ("on Which Registered", 405, 495)),
+        _line(560, ("Ordinary Shares", 40, 120), ("GDGT", 270, 300),
+                   ("The Nasdaq Stock Market LLC", 380, 520))]
+    assert read_cover([wrapped])[CoverField.EXCHANGE].value == "The Nasdaq Stock Market LLC"
+    # AbbVie's: "Name of Each Exchange on Which" over "Registered"
+    wrapped[0:2] = [_line(580, ("Title of Each Class", 40, 120), ("Trading Symbol(s)", 250, 320),
+                          ("Name of Each Exchange on Which", 400, 520)),
+                    _line(572, ("Registered", 430, 470))]
+    assert read_cover([wrapped])[CoverField.EXCHANGE].value == "The Nasdaq Stock Market LLC"
+
+
+def test_the_ticker_is_the_symbols_column_where_the_text_gives_none() -> None:
+    """Visa's cover: "Trading" over "Title of each class symbol ...", so the text names no
+    symbol table; the column under "symbol" still holds "V" first."""
+    cover = [
+        _line(700, ("GADGET INC.", 250, 350)),
+        _line(690, ("(Exact name of registrant as specified in its charter)", 200, 410)),
+        _line(590, ("Trading", 300, 330)),
+        _line(580, ("Title of each class", 40, 120), ("symbol", 300, 330),
+              ("Name of each exchange on which registered", 380, 560)),
+        _line(570, ("Class A Common Stock", 40, 200), ("V", 310, 316), ("New York Stock Exchange", 400, 520)),
+        _line(560, ("1.500% Senior Notes due 2026", 40, 200), ("V26", 305, 325),
+              ("New York Stock Exchange", 400, 520)),
+        _line(550, ("Securities registered pursuant to Section 12(g) of the Act: None", 40, 400))]
+    meta = printed_metadata([cover], "gadget.pdf")
+    assert (meta.company, meta.ticker) == ("GADGET INC.", "V")
 
 
 def test_a_cover_without_the_captions_gives_nothing() -> None:

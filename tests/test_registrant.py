@@ -12,6 +12,7 @@ from retriever_trt.documents.filing.metadata import infer_metadata
 from retriever_trt.documents.filing.registrant import (
     co_registrants,
     registrant_name,
+    short_name,
     trading_symbol,
 )
 from retriever_trt.documents.model import CoverField
@@ -180,3 +181,38 @@ def test_a_combined_reports_other_registrants_kept_on_the_cover() -> None:
     assert meta.company == "GADGET & WIDGET CORPORATION"
     entry = meta.cover[CoverField.CO_REGISTRANTS]
     assert (entry.value, entry.page) == ("PACIFIC GADGET AND ELECTRIC COMPANY", 1)
+
+
+def test_the_short_name_a_filing_defines_for_its_registrant() -> None:
+    """Boston Properties' 2015 10-K prints no symbol on its cover but defines "BXP" on its
+    third page and writes it after; a heading's "(“PARENT”)" once, "the Parent" in lower case
+    and another company's short name are none of the registrant's."""
+    defined = ("Unless the context otherwise requires, references to “GDG” mean Gadget "
+               "Properties, Inc., a Delaware corporation. GDG is the sole general partner. "
+               "GDG’s stock option plans ...")
+    assert short_name(defined, "GADGET PROPERTIES, INC.") == "GDG"
+    assert short_name("Gadget Corp. (“GDG”) ... GDG sells; GDG buys.", "Gadget Corp.") == "GDG"
+    assert short_name(defined, "Other Corp.") == ""
+    heading = "SCHEDULE I - CONDENSED FINANCIAL INFORMATION OF GADGET CORP. (\"PARENT\")"
+    assert short_name(heading, "Gadget Corp.") == ""
+    lower = "Gadget Corp. (“PARENT”) ... the Parent's PARENT PARENT debt"
+    assert short_name(lower, "Gadget Corp.") == ""
+
+
+def test_a_cover_without_the_names_caption() -> None:
+    """Abbott's and Procter & Gamble's covers print the name under the Commission file number
+    with no "(Exact name of registrant ...)" caption; the name is the line there that the
+    filing writes again, never an address written once."""
+    abbott = (HEAD.replace("May 31, 2015", "December 31, 2024 Commission file number 1-2189")
+              + "Gadget Laboratories\nAn Illinois Corporation 36-0698440\n100 Gadget Park Road\n"
+              "Securities Registered Pursuant to Section 12(b) of the Act:\n"
+              "Gadget Laboratories and its subsidiaries make gadgets.")
+    assert registrant_name(abbott) == "Gadget Laboratories"
+    pg = (HEAD + "Commission File No. 1-434\nTHE GADGET & WIDGET COMPANY\n"
+          "One Gadget & Widget Plaza, Cincinnati, Ohio 45202\n"
+          "Securities registered pursuant to Section 12(b) of the Act:\n"
+          "The Gadget & Widget Company (the Company) makes gadgets.")
+    assert registrant_name(pg) == "THE GADGET & WIDGET COMPANY"
+    once = HEAD + "Commission File No. 1-434\nOne Gadget Plaza, Cincinnati\nSecurities registered"
+    assert registrant_name(once) == ""
+    assert registrant_name("Gadget Laboratories\nGadget Laboratories makes gadgets.") == ""

@@ -71,6 +71,9 @@ class CoverField(str, Enum):
     # the other registrants of a combined report, "; "-joined ("PACIFIC GAS AND ELECTRIC
     # COMPANY" under PG&E Corporation): read off printed covers only
     CO_REGISTRANTS = "co_registrants"
+    # the short name the filing defines for the registrant, in capitals ("references to
+    # “BXP” mean Boston Properties, Inc."): read off printed filings only
+    SHORT_NAME = "short_name"
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -99,6 +102,7 @@ _DEI_CONCEPTS = {
     CoverField.FORMER_NAME: ("dei:EntityInformationFormerLegalOrRegisteredName",),
     # inline XBRL tags each registrant's name in its own context; one fact a concept is read
     CoverField.CO_REGISTRANTS: (),
+    CoverField.SHORT_NAME: (),
 }
 
 

@@ -4,7 +4,8 @@ the filings' companies (`filters.company_key`: no legal words, punctuation or "T
 The aliases of a registrant (`company_aliases`), from its name on the cover and its symbol:
 
 - its key, when of two words or more ("coca cola" of "The Coca-Cola Company") or led by a
-  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), its
+  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), a
+  one-letter first word with the next ("t mobile" of "T-Mobile US, Inc."), its
   possessive without the apostrophe ("mcdonalds" of "McDonald's Corporation") and "J&J" of
   "Johnson & Johnson": in any case;
 - a name's initials when it has three words or more ("AMD" of "Advanced Micro Devices"):
@@ -12,13 +13,17 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
 - a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
   the question writes it with a capital or as a possessive ("nvidia's revenue"), so "the
   best of", "a block of shares" name no one;
-- its trading symbol ("COST"): in capitals only, so "cost" is no company;
+- its trading symbol ("COST"): in capitals only, so "cost" is no company; a one-letter
+  symbol ("F" of Ford) only as a possessive ("F's") or after "ticker", "symbol", "NYSE:" or
+  "Nasdaq:", since "Class A", "Form 10-K" and "Schedule K" are no companies;
 - a few names everybody writes that the cover does not print (NICKNAMES: "Amex");
 - a former name the cover prints ("Square, Inc." over "(Former name ...)"): its aliases name
   the company by its present name, unless a filing on the shelf is still under it
   (`filings/scope.py` takes both names for one company).
 - a combined report's other registrant ("Pacific Gas and Electric Company" under PG&E
-  Corporation's name): its aliases name the report's company.
+  Corporation's name): its aliases name the report's company;
+- the short name the filing defines for it ("references to “BXP” mean Boston Properties,
+  Inc."): in capitals only, as a symbol.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ MIN_FIRST_WORD = 4
 # Words an initialism leaves out ("Bank of America" is "BA" no more than "BOA").
 _NOT_INITIALS = frozenset({"and", "of", "the", "for"})
 MIN_INITIALS = 3
+# Where a one-letter capital is a symbol: "ticker F", "symbol: F", "(NYSE: F)".
+_SYMBOL_BEFORE = re.compile(r"\b(?i:ticker|symbol|nyse|nasdaq)\s*:?\s*\(?([A-Z])\b")
 # Names people write that no cover prints, by the company key they name.
 NICKNAMES = {"american express": ("amex",), "bank of america": ("bofa",)}
 
@@ -55,6 +62,9 @@ def shelf_aliases(filings: Iterable[DocumentMetadata]) -> dict[str, str]:
         if key and names:
             for alias in company_aliases((name, "") for name in names):
                 out.setdefault(alias, key)
+        short = m.cover.get(CoverField.SHORT_NAME)
+        if key and short:  # in capitals only, as a symbol
+            out.setdefault(short.value.upper(), key)
     return out
 
 
@@ -73,10 +83,14 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
             out[key] = key
             if len(words) == 2 and all(w.isalpha() and len(w) > 1 for w in words):
                 out.setdefault("".join(words), key)  # "Foot Locker" written "Footlocker"
+            second = words[1]  # a word, not "and" or an initial ("J. M. Smucker")
+            if len(words) > 2 and len(words[0]) == 1 and second.isalpha() and len(second) > 1 \
+                    and second != "and":
+                out.setdefault(" ".join(words[:2]), key)  # "T-Mobile" of "T-Mobile US"
         unquoted = company_key(re.sub(r"['’]", "", name))
         if unquoted != key:  # "McDonald's" written "McDonalds"
             out.setdefault(unquoted if " " in unquoted else unquoted.capitalize(), key)
-        if len(ticker) >= 2:
+        if ticker:
             out.setdefault(ticker.upper(), key)
         if len(words) == 3 and words[1] == "and":  # "P&G", "J&J"
             out.setdefault(f"{words[0][0]} and {words[2][0]}", key)
@@ -126,7 +140,9 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     # "salesforce.com's", "Amazon.com's": the name before its web domain is the possessive
     possessives = re.findall(r"\b([A-Za-z0-9]+)(?:\.com)?['’]s\b", text)
     cased = _capitalized(text) | {p.lower() for p in possessives}
-    capitals = {t for t in tokens if t.isupper()}
+    # a one-letter capital only where it is written as a symbol (see the module's list)
+    symbols = {p for p in possessives if len(p) == 1} | set(_SYMBOL_BEFORE.findall(text))
+    capitals = {t for t in tokens if t.isupper() and (len(t) > 1 or t in symbols)}
     named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,
                    reverse=True)
     kept: list[str] = []

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from retriever_trt.documents.filing.metadata import infer_metadata
-from retriever_trt.documents.filing.registrant import co_registrants, is_name
+from retriever_trt.documents.filing.registrant import co_registrants, is_name, short_name
 from retriever_trt.documents.model import CoverEntry, CoverField, DocumentMetadata
 from retriever_trt.documents.pdf.pdf_layout import Line, Segment
 
@@ -65,7 +65,9 @@ _TAX_ID = re.compile(r"\b(\d{2}-\d{7})\b")
 _PHONE = re.compile(r"(\(\d{3}\)\s*\d{3}-\d{4})")
 _CAPTIONS = {
     CoverField.INCORPORATION: _Caption(
-        re.compile(r"^\(?\s*state\s+or\s+other\s+jurisdiction", re.I), Where.ABOVE,
+        # "(State or other jurisdiction of ...)", or Ford's "(State of incorporation)"
+        re.compile(r"^\(?\s*state\s+(?:or\s+other\s+jurisdiction|of\s+incorporation)", re.I),
+        Where.ABOVE,
         re.compile(r"^([A-Za-z][A-Za-z .'-]*[A-Za-z.])$")),
     CoverField.TAX_ID: _Caption(
         re.compile(r"^\(?\s*i\.?\s*r\.?\s*s\.?\s*employer", re.I), Where.ABOVE, _TAX_ID),
@@ -97,6 +99,15 @@ _FORM_LINE = re.compile(r"report\s+pursuant|transition\s+period|fiscal\s+year\s+
 MAX_STACK_LINES = 8
 # What a cover writes where it has no such security or number: no value.
 _NO_VALUE = frozenset({"none", "n/a", "not applicable"})
+# A column header wrapped onto the line under it ("Name of Each Exchange" over "on Which
+# Registered", "... on Which" over "Registered"): the header's rest, no value.
+_HEADER_REST = re.compile(r"^(?:(?:on\s+)?which\s+)?registered\b", re.I)
+# The securities table's headers, which a cover may print run together in one segment
+# ("Trading Symbol Name of each exchange on which registered").
+_TABLE_HEADER = re.compile(r"title\s+of\s+each\s+class|trading\s+symbol|name\s+of\s+each\s+exchange",
+                           re.I)
+# An employer identification number a registrant without one prints ("00-0000000"): no value.
+_PLACEHOLDER = re.compile(r"^[0-]+$")
 # A 10-K's "For the fiscal year ended September 28, 2024": the year's last month and day.
 _FISCAL_YEAR_END = re.compile(r"^\s*for\s+the\s+fiscal\s+year\s+ended\s+([A-Z][a-z]+\.?\s+\d{1,2}),?"
                               r"\s+\d{4}", re.I)
@@ -114,18 +125,33 @@ _CITY_STATE = re.compile(r"(?:^|,\s*)([A-Za-z][A-Za-z .'-]*),\s*([A-Za-z][A-Za-z
 def printed_metadata(pages: Sequence[Sequence[Line]], file_name: str) -> DocumentMetadata:
     """A printed filing's metadata from its first pages (`pages`: the cover, and for a 10-Q
     its statements): `metadata.infer_metadata` of their text, with the cover's fields, the
-    name at the top of a stacked caption's column and a combined report's other registrants
+    name at the top of a stacked caption's column, the first symbol of the securities table
+    where the text's symbol is none of the table's ("Trading" over "Title of each class
+    symbol", Visa's cover: no symbol in the text's order), the short name the filing defines
+    for the registrant (`registrant.short_name`) and a combined report's other registrants
     (`registrant.co_registrants`)."""
     text = "\n".join(line.text for lines in pages for line in lines)
     meta = infer_metadata(text, file_name)
     meta.cover = read_cover(pages)
     meta.company = stacked_name(pages) or meta.company
+    symbols = meta.cover.get(CoverField.SYMBOLS)
+    if symbols is not None:  # the table's column, where the text alone misses or misreads it
+        listed = symbols.value.split(", ")
+        meta.ticker = meta.ticker if meta.ticker in listed else listed[0]
+    short = short_name(text, meta.company)
+    if short:
+        meta.cover[CoverField.SHORT_NAME] = CoverEntry(short, page=_page_of(pages, short))
     others = co_registrants(text)
     if others:  # on the page that prints the first of them
-        page = next(n for n, lines in enumerate(pages, start=1)
-                    if any(others[0] in line.text for line in lines))
-        meta.cover[CoverField.CO_REGISTRANTS] = CoverEntry("; ".join(others), page=page)
+        meta.cover[CoverField.CO_REGISTRANTS] = CoverEntry("; ".join(others),
+                                                           page=_page_of(pages, others[0]))
     return meta
+
+
+def _page_of(pages: Sequence[Sequence[Line]], text: str) -> int:
+    """The number of the first page with a line that prints `text` (1 when none does)."""
+    return next((n for n, lines in enumerate(pages, start=1)
+                 if any(text in line.text for line in lines)), 1)
 
 
 def stacked_name(pages: Sequence[Sequence[Line]]) -> str:
@@ -162,7 +188,8 @@ def read_cover(pages: Sequence[Sequence[Line]]) -> dict[CoverField, CoverEntry]:
     each with the page it was read from; a field whose caption or value is not found is
     left out."""
     out: dict[CoverField, CoverEntry] = {}
-    for number, lines in enumerate(pages[:COVER_PAGES], start=1):
+    for number, page in enumerate(pages[:COVER_PAGES], start=1):
+        lines = [_split_headers(line) for line in page]
         for k, line in enumerate(lines):
             year_end = _FISCAL_YEAR_END.match(line.text)
             if year_end:
@@ -195,10 +222,31 @@ def _values(lines: Sequence[Line], k: int, seg: Segment) -> list[tuple[CoverFiel
             after = lines[k].segments[lines[k].segments.index(seg) + 1:]
             texts.insert(0, " ".join([seg.text[found.end():], *(s.text for s in after)]))
         for text in texts:
+            if caption.where is Where.BELOW and _HEADER_REST.match(text.strip()):
+                continue
             m = caption.value.search(text)
-            if m and m.group(1).strip().lower() not in _NO_VALUE:
-                return [(f, m.group(1).strip())]
+            value = m.group(1).strip() if m else ""
+            if value and value.lower() not in _NO_VALUE and not _PLACEHOLDER.match(value):
+                return [(f, value)]
     return []
+
+
+def _split_headers(line: Line) -> Line:
+    """The line with each segment that runs several of the securities table's headers
+    together cut at each header's start; the cut's x is where its share of the segment's
+    characters ends (one font along a header line), which keeps each header over its
+    column."""
+    segments: list[Segment] = []
+    for seg in line.segments:
+        starts = [m.start() for m in _TABLE_HEADER.finditer(seg.text) if m.start() > 0]
+        if not starts:
+            segments.append(seg)
+            continue
+        width = (seg.x1 - seg.x0) / len(seg.text)
+        bounds = [0, *starts, len(seg.text)]
+        segments.extend(Segment(seg.text[a:b].strip(), seg.x0 + a * width, seg.x0 + b * width)
+                        for a, b in zip(bounds, bounds[1:], strict=False))
+    return Line(line.y, line.height, tuple(segments))
 
 
 def _symbols(lines: Sequence[Line], k: int, caption: Segment) -> list[str]:

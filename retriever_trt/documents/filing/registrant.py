@@ -13,7 +13,12 @@ charter)" in several layouts, all seen on real 10-Ks:
   the name is what stands before the row's state and tax id, up to its legal word;
 - no name in the text at all (printed as an image: Foot Locker's cover): then the legal
   name the first pages write most ("Foot Locker, Inc." four times, "Nike, Inc." once),
-  when it clearly leads.
+  when it clearly leads;
+- no caption at all (Abbott's, Procter & Gamble's covers): the name line under the
+  Commission file number's that the text writes again.
+
+The short name the filing defines for the registrant ("references to “BXP” mean Boston
+Properties, Inc."), where it does: people write it as they write a symbol.
 
 The symbol: the one before the exchange's name in the "Trading Symbol(s)" table (small
 capitals come out of the text layer mixed-case: "OrCL"), else "under the symbol 'BXP'" or
@@ -54,6 +59,11 @@ _LEGAL_NAME = re.compile(r"\b((?:[A-Z0-9][\w'’&-]*,?[ ]+(?:(?:and|&|of)[ ]+)?)
 # any other, names a registrant whose cover prints no name in its text.
 MIN_MENTIONS = 3
 LEAD_FACTOR = 2
+# Where a cover without the name's caption prints the name: under the file number, above
+# the securities table; a name written at least this often (an address once).
+_FILE_NUMBER_LINE = re.compile(r"commission\s+file\s+(?:number|no\b)", re.I)
+_COVER_TABLE = re.compile(r"securities\s+registered\s+pursuant", re.I)
+MIN_NAME_MENTIONS = 2
 _GENERIC = re.compile(r"^(?:the|this|our)\s+\S+$", re.I)  # "The Company" names no one
 _EXCHANGE = re.compile(r"\b([A-Z][A-Za-z]{0,4}(?:\.[A-Z])?)\s+(?i:the\s+)?(?i:nasdaq|new\s+york\s+"
                        r"stock|nyse|chicago\s+stock|cboe)")
@@ -61,17 +71,39 @@ _EXCHANGE = re.compile(r"\b([A-Z][A-Za-z]{0,4}(?:\.[A-Z])?)\s+(?i:the\s+)?(?i:na
 _SYMBOL_TABLE = re.compile(r"trading\s+symbol|\bsymbol\(s\)", re.I)
 # How far past the table's header its first symbol may be printed.
 SYMBOL_TABLE_CHARS = 2000
+# A defined term in quotes, and one that is a short name in capitals ("BXP", "J&J").
+_QUOTED = r"[“\"‘']([^”\"’'\n]{2,8})[”\"’']"
+_SHORT = re.compile(r"^[A-Z][A-Z0-9&]{1,7}$")
+MIN_SHORT_USES = 3
 _SYMBOL_IN_TEXT = re.compile(r"under\s+the\s+(?:ticker\s+|trading\s+)?symbols?\s+[\"“‘']*"
                              r"([A-Z]{1,5})\b|\((?:NYSE|NASDAQ|Nasdaq):\s*([A-Z]{1,5})\)")
 
 
 def registrant_name(text: str) -> str:
     """The registrant's name as the cover prints it ("" when none is found, and always
-    without the caption: a memo that names a company is not that company's filing)."""
+    without the caption or a Commission file number: a memo that names a company is not
+    that company's filing)."""
     m = _EXACT_NAME.search(text)
     if m is None:
-        return ""
+        return _after_file_number(text)
     return _by_caption(text, m) or _most_written(text)
+
+
+def _after_file_number(text: str) -> str:
+    """A cover that prints no "(Exact name of registrant ...)" caption (Abbott's "Abbott
+    Laboratories" over "An Illinois Corporation", Procter & Gamble's name over its address):
+    the first name line under the Commission file number's, before the securities table,
+    that the text writes again (an address is written once)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    start = next((k for k, line in enumerate(lines) if _FILE_NUMBER_LINE.search(line)), None)
+    if start is None:
+        return ""
+    for line in lines[start + 1:start + 1 + MAX_LINES_AWAY]:
+        if _COVER_TABLE.search(line):
+            break
+        if is_name(line) and len(re.findall(re.escape(line), text, re.I)) >= MIN_NAME_MENTIONS:
+            return line
+    return ""
 
 
 def _by_caption(text: str, caption: re.Match[str]) -> str:
@@ -163,6 +195,27 @@ def _most_written(text: str) -> str:
     if len(ranked) > 1 and ranked[0][1] < LEAD_FACTOR * ranked[1][1]:
         return ""
     return ranked[0][0]
+
+
+def short_name(text: str, company: str) -> str:
+    """The short name in capitals the filing defines for its registrant `company` ("unless
+    the context otherwise requires, references to “BXP” mean Boston Properties, Inc.", or
+    "Boston Properties, Inc. (“BXP”)"), "" when it defines none, or a term it does not go on
+    to write as a name (only in capitals, `MIN_SHORT_USES` times in all)."""
+    words = company.split()
+    if not words:
+        return ""
+    name = r"\s+".join(re.escape(w) for w in words)
+    m = (re.search(rf"references\s+to\s+{_QUOTED}\s+(?:means?|refers?\s+to|are\s+to)\s+"
+                   rf"(?:the\s+)?{name}", text, re.I)
+         or re.search(rf"{name}\s*\(\s*{_QUOTED}\s*\)", text, re.I))
+    if m is None or not _SHORT.match(m.group(1)):
+        return ""
+    # a name the filing goes on to use, never in lower case: a heading's "(“PARENT”)", once,
+    # or "the Parent" is a defined term, no name
+    written = re.findall(rf"(?<!\w){re.escape(m.group(1))}(?!\w)", text, re.I)
+    used = len(written) >= MIN_SHORT_USES and all(w.isupper() for w in written)
+    return m.group(1) if used else ""
 
 
 def trading_symbol(text: str) -> str:

@@ -120,6 +120,7 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     # eBay's "Sales and marketing" under "Operating expenses:" is no revenue; a label naming
     # an item whole stands under a section read too far (Amcor's prints no total of it).
     ("Sales and marketing", "Operating expenses", None),
+    ("Marketing and sales", "Operating expenses (1)(2):", None),
     ("Net income attributable to Amcor plc", "Operating expenses", "net income"),
     # cash received is no payment
     ("Dividends received from affiliated companies", "Adjustments to reconcile", None),

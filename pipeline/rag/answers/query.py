@@ -48,11 +48,12 @@ _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9
 _YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
 _YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9}
 _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
-# "By what percentage did X change", "X growth ... in percent": a percent change.
+# "By what percentage did X change", "X growth ... in percent", "X growth in 2022 versus
+# 2021? Percent, one decimal.": a percent change.
 _PERCENT_CHANGE = re.compile(
     r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
     r"\b(?:growth|change|increase|decrease|gr[eo]w|rise|rose|declined?|f[ae]ll)\b.*"
-    r"\b(?:in|as a)\s+(?:units?\s+of\s+)?(?:percent|%)",
+    r"(?:\b(?:in|as a)\s+(?:units?\s+of\s+)?|[?.;]\s*|\(\s*)(?:percent\b|%)",
     re.I)
 _INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
 # "in millions", "in $ billions", "USD billions", "$ millions", "(US$ thousands)".

@@ -51,8 +51,9 @@ _SHARE_COUNT = re.compile(r"\bshares\b", re.I)
 # A rate a label states: "$0.016 per common share", "(per share — $1.94, $1.84 and ...)".
 _RATE = re.compile(r"\$?\s?\d[\d,]*(?:\.\d+)?\s+per[ -](?:\w+ )?share\b|"
                    r"\bper[ -](?:\w+ )?share\W+\$\s?\d", re.I)
-# A section of expense rows, and an item that may stand in one (tax expense is no outflow).
-EXPENSES_SECTION = re.compile(r"\bexpenses\s*$", re.I)
+# A section of expense rows ("Operating expenses (1)(2):", its footnote marks and colon
+# too), and an item that may stand in one (tax expense is no outflow).
+EXPENSES_SECTION = re.compile(r"\bexpenses\s*(?:\(\d+\)\s*)*:?\s*$", re.I)
 _EXPENSE_ITEM = re.compile(r"\bexpenses?\b")
 # Cash coming in: a row saying so is no payment or outflow item.
 _INFLOW = re.compile(r"\b(?:received|receipts?|proceeds|collected|collections)\b", re.I)

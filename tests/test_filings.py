@@ -213,6 +213,12 @@ def test_the_filing_named_after_its_form_and_units_written_short():
     q = parse_query("What was X's cash flow from operating activities in 2021? $ millions "
                     "(negative if cash was used).")
     assert "negative" not in q.measure_words
+    # growth asked in percent, the unit its own sentence: a percent change
+    q = parse_query("What was X's year-over-year revenue growth in 2022 versus 2021? Percent, "
+                    "one decimal (negative for a decline).")
+    assert q.operation is Operation.PERCENT_CHANGE
+    assert parse_query("How much did X's revenue change from 2021 to 2022? $ millions."
+                       ).operation is Operation.CHANGE
 
 
 def test_an_operand_narrowing_its_item_is_the_filings_label():

@@ -12,6 +12,7 @@ from paths import FILINGS
 
 from pipeline.rag.answers.filings.fact_answer import answer_from_facts
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import PeriodKind, parse_query
 from pipeline.rag.answers.vocabulary.formula import BinOp, ItemTerm, Op
 from retriever_trt.documents import DocumentError, Form, load_document

@@ -70,6 +70,17 @@ def test_a_defined_metric_is_computed_from_the_facts_it_names(apple):
         assert operand in short.derivation, short.derivation
 
 
+def test_a_compound_annual_growth_rate_named_not_defined(apple):
+    # Apple's 10-K FY2024: net sales 391,035 and, two years back, 394,328 ($ millions):
+    # (391,035 / 394,328) ^ (1/2) - 1 = -0.42%.
+    short = _ask(apple, "What was the compound annual growth rate of Apple's total net sales "
+                        "from fiscal 2022 to fiscal 2024? Percent to one decimal.")
+    assert short.short_answer == "-0.4", short.prose()
+    assert "391035000000" in short.derivation and "394328000000" in short.derivation
+    q = parse_query("What was Apple's two-year revenue CAGR from FY2022 to FY2024?")
+    assert q.measure.name == "compound annual growth rate" and q.operation is Operation.LOOKUP
+
+
 def test_an_aside_on_what_an_operand_holds_leaves_the_ratio(apple):
     # "(including ...)" says what the line holds: still capex over net sales (9,447 /
     # 391,035), not a descriptive question; an "(excluding ...)" aside would change the line.

@@ -33,6 +33,7 @@ from pipeline.rag.answers.vocabulary.definitions import (
     named_metric,
     stated_definitions,
 )
+from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compound_growth
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
 from retriever_trt.documents.model import Form
@@ -53,7 +54,7 @@ _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 _PERCENT_CHANGE = re.compile(
     r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
     r"\b(?:growth|change|increase|decrease|gr[eo]w|rise|rose|declined?|f[ae]ll)\b.*"
-    r"(?:\b(?:in|as a)\s+(?:units?\s+of\s+)?|[?.;]\s*|\(\s*)(?:percent\b|%)",
+    r"(?:\b(?:in|as a)\s+(?:units?\s+of\s+)?|[?.;]\s*|\(\s*)(?:percent|%)",
     re.I)
 _INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
 # "in millions", "in $ billions", "USD billions", "$ millions", "(US$ thousands)".
@@ -255,8 +256,14 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     # question (the table rules read them), else the whole question's.
     words = frozenset(question.words if span is None else tokens(text))
     measure = _margin_in_dollars(text, parse_measure(text, latest, definitions))
-    return Query(text, question, company,
-                 _over_years(asked_periods or periods, question), measure,
+    asked_periods = _over_years(asked_periods or periods, question)
+    growth = compound_growth(measure, [p.year for p in asked_periods if p.year is not None]) \
+        if isinstance(measure, LineItem) and asks_compound_growth(asked) else None
+    if growth is not None:  # one rate, read at the last year, its base years back
+        measure, question = growth, replace(question, operation=Operation.LOOKUP)
+        asked_periods = tuple(p for p in asked_periods if p.year == max(
+            q.year for q in asked_periods if q.year is not None))[:1]
+    return Query(text, question, company, asked_periods, measure,
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
                  _measure_words(text, words, companies), filing_year,

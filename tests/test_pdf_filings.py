@@ -461,12 +461,15 @@ def test_a_part_under_the_section_the_question_names() -> None:
 
 def test_a_part_named_by_its_column_group() -> None:
     # Pfizer's revenues by geography: one row, the regions centred over three years each,
-    # then change columns headed by the regions again.
-    rows = [["", "", "Worldwide", "", "", "U.S.", "", "", "International", "", "Worldwide", "U.S."],
+    # then change columns headed by the regions again; a caption line over them all.
+    rows = [["", "The following presents worldwide revenues by geography:", *[""] * 10],
+            ["", "", "Worldwide", "", "", "U.S.", "", "", "International", "", "Worldwide", "U.S."],
             ["(MILLIONS OF DOLLARS)", "2020", "2019", "2018", "2020", "2019", "2018", "2020",
              "2019", "2018", "20/19", "20/19"],
             ["Total revenues", "$ 41,908", "$ 41,172", "$ 40,825", "$ 21,712", "$ 20,593",
-             "$ 20,119", "$ 20,196", "$ 20,579", "$ 20,705", "2", "5"]]
+             "$ 20,119", "$ 20,196", "$ 20,579", "$ 20,705", "2", "5"],
+            ["Pfizer CentreOne", "1,342", "1,731", "926", "390", "524", "400", "952", "1,206",
+             "526", "(22)", "(26)"]]
     chunk = Chunk("p.pdf#table0/0", "p.pdf", "P", "",
                   {"table": "0", "caption": "Revenues by Geography"}, rows)
     info = DocumentInfo("p.pdf", "P", DocumentMetadata(form=Form.TEN_K, fiscal_year=2020,
@@ -477,6 +480,9 @@ def test_a_part_named_by_its_column_group() -> None:
     abroad = part_facts(info, [chunk], BY_NAME["revenue"], {"international"})
     assert [f.value for f in abroad.facts] == [20196000000, 20579000000, 20705000000]
     assert not part_facts(info, [chunk], BY_NAME["revenue"], {"europe"}).facts
+    # a row's part in every column its group leaves whole: the worldwide ones
+    centre = part_facts(info, [chunk], BY_NAME["revenue"], {"centreone"})
+    assert [f.value for f in centre.facts] == [1342000000, 1731000000, 926000000]
 
 
 def test_a_column_group_narrows_a_parts_row_and_a_section_names_the_item() -> None:

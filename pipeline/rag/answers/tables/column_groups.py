@@ -6,8 +6,8 @@ years; Amcor prints "Flexibles" and "Rigid Packaging" over one year's columns. S
 header names the part a column's figures belong to, as a row label does for a row (issue 47:
 "a segment table's row and column headers play the member's part").
 
-A column's group is its own header words that name no period, else the label a header row
-spreads over it: a row holding two or more such labels over the dated columns (one label
+A column's group is the label a header row spreads over it, else its own header words that
+name no period: a row holding two or more such labels over the dated columns (one label
 over the whole table names no part of it: "Year Ended December 31," or a caption line) is
 spread as the periods' labels are when it cuts them into equal groups (`column_periods.spread`:
 k labels over a multiple of k columns cover equal groups in order).
@@ -62,6 +62,8 @@ def column_groups(table: Table, periods: list[ColumnPeriod | None]) -> list[froz
                 spread_over.setdefault(j, []).append(str(text))
     out = [frozenset[str]()] * width
     for j in dated:
-        text = own[j] or " ".join(spread_over.get(j, ()))
+        # a row of group labels over the columns first: a column's own cell may be a line
+        # of caption over them all ("The following presents worldwide revenues by ...")
+        text = " ".join(spread_over.get(j, ())) or own[j]
         out[j] = frozenset(tokens(text))
     return out

@@ -231,6 +231,18 @@ def test_rows_no_item_names_give_facts_under_their_labels() -> None:
     assert info.facts[-1].concept == "pdf:Goodwill"  # after every item's facts
 
 
+def test_a_row_of_an_item_with_a_narrowing_word_gives_its_labels_fact_too() -> None:
+    """Tesla's "Total automotive revenues" is read as a row of revenue; its label names a
+    part, so it also stands under its own concept for a question naming it so."""
+    rows = [["", "2019", "2018"], ["Automotive sales", "19,952", "17,632"],
+            ["Total automotive revenues", "20,821", "18,515"],
+            ["Total revenues", "24,578", "21,461"], ["Net income", "(862)", "(976)"]]
+    labelled = _labelled(_statement_facts(
+        "t", rows, "Consolidated Statements of Operations (in millions)"))
+    assert labelled[("pdf:TotalAutomotiveRevenues", 2019)] == 20821000000
+    assert not any(concept == "pdf:TotalRevenues" for concept, _ in labelled)
+
+
 def test_an_expense_printed_as_a_deduction_under_its_label() -> None:
     """An income statement's "(1,269)" interest expense is the expense 1,269 (tagged
     positive); "Other income (expense), net" printed negative is in doubt and gives none."""

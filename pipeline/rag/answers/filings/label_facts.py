@@ -5,7 +5,9 @@ compensation". Each row's figures stand under a concept named by its label ("Goo
 concepts are (`measure_match.labelled_items`), save that a label may hold no word the
 question does not say.
 
-Only the primary statements give them (a balance sheet's rows are balances, an income or
+A row read as an item with a word narrowing it ("Total automotive revenues", a row of revenue
+whose figure is not the company's revenues) gives its label's fact too, for a question naming
+it so. Only the primary statements give them (a balance sheet's rows are balances, an income or
 cash flow statement's flows; a statement of equity's rows are neither), and only figures
 whose sign is not in doubt: a printed "(1,269)" may be a deduction the taxonomy tags as a
 positive amount (interest expense, treasury stock) or a negative figure (a loss), so a
@@ -27,6 +29,7 @@ from pipeline.rag.answers.filings.cell_facts import table_fact
 from pipeline.rag.answers.filings.fact_labels import split_name
 from pipeline.rag.answers.filings.measure_match import PRINTED
 from pipeline.rag.answers.filings.statement_rows import StatementTable, clean_label
+from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.tables.column_periods import header_rows
 from pipeline.rag.answers.tables.row_items import EXPENSES_SECTION, match_row, per_share_row
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
@@ -41,6 +44,8 @@ _NOT_EXPENSE = re.compile(r"\b(?:income|gains?|benefits?|revenues?|credits?)\b",
 _PAYMENT = re.compile(r"^\s*(?:payments?|purchases?|repurchases?|repayments?|dividends paid|"
                       r"acquisitions?|additions?|capital expenditures)\b", re.I)
 _UNREAD = re.compile(r"\d|\bshares\b|\bpar value\b", re.I)
+# The id of a row's label fact where the row is read as an item too: its cell gives both.
+LABEL_SUFFIX = ":label"
 
 
 def label_concept(label: str, section: str = "") -> str | None:
@@ -77,8 +82,10 @@ def label_facts(st: StatementTable) -> Iterator[tuple[Fact, tuple[str, int, int]
     for i in body:
         label, section = table.row_labels[i], table.parents[i]
         concept = label_concept(label, section)
+        row = match_row(label, section)
         if concept is None or printed[concept] > 1 or _UNREAD.search(label) or \
-                per_share_row(label, section) or match_row(label, section) is not None:
+                per_share_row(label, section) or row is not None and \
+                not measure_modifiers(clean_label(label), row.item):
             continue
         outflow = _outflow(st.kind, split_name(concept))
         item = LineItem(clean_label(label).lower(), (concept,), kind, outflow=outflow)
@@ -89,6 +96,6 @@ def label_facts(st: StatementTable) -> Iterator[tuple[Fact, tuple[str, int, int]
                 continue
             if not (period.shows_balances() if kind is Kind.BALANCE else period.months):
                 continue
-            fact_id = f"{st.chunk_id}:{i}:{j}"
+            fact_id = f"{st.chunk_id}:{i}:{j}" + (LABEL_SUFFIX if row is not None else "")
             yield table_fact(item, cell, period, table.scale, fact_id, False), \
                 (st.chunk_id, i, j)

@@ -147,8 +147,10 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     for name in formula_items(measure.expression()):
         if name.startswith(PHRASE) and name not in out:
             phrase = name.removeprefix(PHRASE)
-            found = labelled_items(frozenset(tokens(phrase)), labels, facts, stated_first=True)
-            if found and not _narrower(phrase, found[0].concepts[0]):
+            found = [i for i in labelled_items(frozenset(tokens(phrase)), labels, facts,
+                                               stated_first=True)
+                     if not _narrower(phrase, i.concepts[0])]
+            if found:
                 out[name] = found[0]
     return out
 

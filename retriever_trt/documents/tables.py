@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from retriever_trt.documents.years import years_in
+from retriever_trt.documents.years import year_run, years_in
 
 SCALES = ("", "thousand", "million", "billion")
 # Scale words as reports write them: "(in thousands)", "$'000", "$m", "$ million", "in
@@ -167,7 +167,14 @@ def _is_header_row(row: list[str], first: bool) -> bool:
     return not row[0] or first or all(not parse_value(c) or years_in(c) for c in values)
 
 
-def _header_count(rows: list[list[str]]) -> int:
+def _header_count(rows: list[list[str]], paragraphs: Sequence[str]) -> int:
+    """The header rows: the first always, save a labelled row of amounts under a caption
+    that gives the columns' years (a printed table whose header line the reader took as its
+    caption: AES's "Selected Financial Data 2020 2019 2018 2017 2016" over "Revenue $ 9,660
+    ...")."""
+    if rows[0][0] and not _is_header_row(rows[0], True) and \
+            any(year_run(p, len(rows[0]) - 1) for p in paragraphs[:1]):
+        return 0
     n = 1
     while n < min(len(rows) - 1, 4) and _is_header_row(rows[n], False):
         n += 1
@@ -281,7 +288,7 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = (),  # type: i
     if not clean:
         return Table([], 0, [], [], [], [], "")
     width = len(clean[0])
-    n_header = _header_count(clean) if len(clean) > 1 else len(clean)
+    n_header = _header_count(clean, paragraphs) if len(clean) > 1 else len(clean)
     headers = _column_headers(clean, n_header, width)
     labels = [row[0] if i >= n_header else "" for i, row in enumerate(clean)]
     indented = levels is not None and len(levels) == len(clean)

@@ -31,3 +31,15 @@ def years_in(text: str) -> list[int]:
     years = [int(y) for y in YEAR.findall(text)]
     years += [CENTURY + int(y) for y in _FISCAL.findall(text)]
     return years
+
+
+# Years written one after the other with nothing but spaces or commas between them.
+_YEAR_RUN = re.compile(rf"(?:\b{YEAR_DIGITS}\b[\s,]*){{2,}}")
+
+
+def year_run(text: str, count: int) -> list[int] | None:
+    """The text's last run of `count` distinct years written one after the other ("Selected
+    Financial Data 2020 2019 2018 2017 2016": a table's header line a PDF reader took as its
+    caption), or None."""
+    runs = [[int(y) for y in YEAR.findall(m.group(0))] for m in _YEAR_RUN.finditer(text)]
+    return next((r for r in reversed(runs) if len(r) == count == len(set(r))), None)

@@ -27,7 +27,7 @@ from datetime import date, timedelta
 from retriever_trt.documents.filing.metadata import MONTHS
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.tables import Table, parse_value
-from retriever_trt.documents.years import years_in
+from retriever_trt.documents.years import year_run, years_in
 
 # A month named in full or cut to three letters ("Jan 26, 2025", "Sept. 28"), then its day.
 _MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|"
@@ -126,6 +126,13 @@ def header_rows(table: Table) -> int:
     return table.n_header
 
 
+def _caption_years(caption: str, width: int) -> dict[int, int]:
+    """The years of a table with none in its header rows, from its caption's run of as many
+    years as the table has value columns (its header line read as the caption)."""
+    years = year_run(caption, width - 1)
+    return {j + 1: y for j, y in enumerate(years)} if years else {}
+
+
 def column_periods(table: Table, caption: str = "",
                    filing: DocumentMetadata | None = None) -> list[ColumnPeriod | None]:
     """One entry a column of `table` (None for the label column and undated columns)."""
@@ -136,6 +143,8 @@ def column_periods(table: Table, caption: str = "",
         years = set(years_in(" ".join(cells[j])))
         if len(years) == 1:
             own_year[j] = years.pop()
+    if not own_year:
+        own_year = _caption_years(caption, width)
     dated = sorted(own_year)
     lengths = spread([(j, n) for j in range(1, width) for c in cells[j]
                        if (n := period_length(c)) is not None], dated)

@@ -39,8 +39,9 @@ def text_windows(tokenizer, windows: int, window: int) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def next_token_logits(llm: LLM, ids: list[int], chunk: int = 0) -> torch.Tensor:
-    """[len(ids) - 1, vocab]: the logits for ids[1:], each given what precedes it.
+def next_token_logits(llm: LLM, ids: list[int], chunk: int = 0, first: int = 0) -> torch.Tensor:
+    """[len(ids) - 1 - first, vocab]: the logits for ids[first + 1:], each given what
+    precedes it (the LM head, a fifth of the model's work, runs on those rows only).
 
     Prefills of `chunk` tokens (0: the whole window at once) into the idle engine's KV
     cache (its first blocks; nothing else runs meanwhile, and nothing is cached under a
@@ -60,14 +61,14 @@ def next_token_logits(llm: LLM, ids: list[int], chunk: int = 0) -> torch.Tensor:
             slot_blocks=slots // runner.block_size, slot_offsets=slots % runner.block_size,
             decodes=[], prefills=[PrefillSpan(0, end - start, start, table if start else None)])
         hidden.append(runner.model(torch.tensor(ids[start:end]), slots, meta))
-    return runner.model.compute_logits(torch.cat(hidden)[:-1])
+    return runner.model.compute_logits(torch.cat(hidden)[first:-1])
 
 
 def greedy_picks(llm: LLM, prompt: list[int], continuation: list[int], chunk: int = 0
                  ) -> torch.Tensor:
     """The engine's argmax token for each position of `continuation`, teacher-forced: each
     given the prompt and the continuation before it."""
-    return next_token_logits(llm, prompt + continuation, chunk)[len(prompt) - 1 :].argmax(dim=-1)
+    return next_token_logits(llm, prompt + continuation, chunk, len(prompt) - 1).argmax(dim=-1)
 
 
 def window_nll(llm: LLM, ids: list[int], chunk: int = 0) -> tuple[float, int]:

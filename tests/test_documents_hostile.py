@@ -32,6 +32,9 @@ SLOW_LEVELS, SLOW_STROKES = 16, 20_000
 MAX_CHUNKS = 40
 LEFTOVER = ".incoming-left-by-a-kill"
 BURST = 50
+# Room for the 6 documents the limits test has pending at once; the burst fills the rest
+# (each accepted upload is then read by a process of its own, the burst test's cost).
+MAX_PENDING = 8
 POLL_S = 0.1
 
 
@@ -47,7 +50,8 @@ def hostile(prepared_default: Path, engines_dir: Path,
                      documents_dir=None, api_key=ADMIN, api_keys={KEY_A: ["alpha"]},
                      max_upload_bytes=MAX_UPLOAD, max_tokens=8, documents_poll_interval=0.2,
                      document_max_pages=MAX_PAGES, document_max_seconds=MAX_SECONDS,
-                     document_max_chunks=MAX_CHUNKS) as (base, app):
+                     document_max_chunks=MAX_CHUNKS,
+                     max_pending_documents=MAX_PENDING) as (base, app):
         yield {"base": base, "app": app, "files": files}
 
 

@@ -17,7 +17,16 @@ from llm_engine import LLM, SamplingParams
 from llm_engine.utils.cpu_isa import ISA_ENV, CpuIsa, host_isa
 
 MAX_NEW = 24
-LENGTHS = [8, 600, 33, 150, 17, 420, 64, 9, 290, 111, 512, 48, 75, 230, 16, 350]
+# Under a block (8, 9), whole blocks (16, 48, 64, 512), a block and a bit (17, 33), and
+# long prompts (150, 350, 420, 600), each compared with transformers' own greedy run.
+LENGTHS = [8, 600, 33, 150, 17, 420, 64, 9, 512, 48, 16, 350]
+# The variants of one engine path (ISA level, prefill chunk size, preemption) run the first
+# 8 prompts: under a block (8, 9), just over one (17, 33), whole blocks (64), and long ones
+# (150, 420, 600: 19 chunks of 32; together past the preemption test's 768 cache tokens).
+# Every length runs in the warm prefix-cache test.
+VARIANT_PROMPTS = 8
+# (prepared model folder, prompts, transformers' greedy tokens for each prompt)
+Case = tuple[Path, list[list[int]], list[list[int]]]
 
 
 def hf_greedy(model_dir: Path, prompts: list[list[int]], max_new: int) -> list[list[int]]:
@@ -37,6 +46,12 @@ def engine_greedy(llm: LLM, prompts: list[list[int]], max_new: int) -> list[list
     params = SamplingParams(temperature=0.0, max_tokens=max_new)
     outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
     return [o.outputs[0].token_ids for o in outs]
+
+
+def variant_case(case: Case) -> Case:
+    """smollm2_case cut to its first VARIANT_PROMPTS prompts and their expected tokens."""
+    model_dir, prompts, expected = case
+    return model_dir, prompts[:VARIANT_PROMPTS], expected[:VARIANT_PROMPTS]
 
 
 def assert_all_blocks_free(llm: LLM) -> None:
@@ -78,7 +93,7 @@ def greedy_in_subprocess(model_dir: Path, prompts: list[list[int]], max_new: int
 
 def test_smollm2_matches_transformers_on_the_avx2_kernels(smollm2_case) -> None:
     """FINRAG_CPU_ISA=avx2: the kernels every x86 server runs, on an AVX-512 machine too."""
-    model_dir, prompts, expected = smollm2_case
+    model_dir, prompts, expected = variant_case(smollm2_case)
     run = greedy_in_subprocess(model_dir, prompts, MAX_NEW, CpuIsa.AVX2.value)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout)
@@ -98,7 +113,7 @@ def test_a_cpu_isa_above_the_cpu_fails_the_start_naming_the_switch(smollm2_case)
 
 
 def test_smollm2_matches_transformers_with_small_prefill_chunks(smollm2_case) -> None:
-    model_dir, prompts, expected = smollm2_case
+    model_dir, prompts, expected = variant_case(smollm2_case)
     llm = LLM(str(model_dir), max_num_batched_tokens=32, enable_prefix_caching=False,
               kv_cache_memory=512 << 20)
     assert engine_greedy(llm, prompts, MAX_NEW) == expected
@@ -106,7 +121,7 @@ def test_smollm2_matches_transformers_with_small_prefill_chunks(smollm2_case) ->
 
 
 def test_smollm2_matches_transformers_under_preemption(smollm2_case) -> None:
-    model_dir, prompts, expected = smollm2_case
+    model_dir, prompts, expected = variant_case(smollm2_case)
     # 48 blocks of 16 = 768 tokens: the longest request fits, all of them together do not.
     llm = LLM(str(model_dir), num_gpu_blocks_override=48, max_model_len=700,
               enable_prefix_caching=False)

@@ -189,10 +189,11 @@ def test_int8_greedy_output_agrees_with_fp32_on_most_tokens(engines) -> None:
         agreed += int((picks == torch.tensor(out.outputs[0].token_ids)).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"int8 picks fp32's greedy token at {share:.3f} of positions")
-    # Measured 0.885 on AVX-512 VNNI (0.859 before smoothing) and 0.797 on an AVX2-only host,
-    # where fbgemm's int8 GEMMs round differently (the same 0.797 before the kernels moved to
-    # .cpp sources): exact equality is not expected of int8, and free-running the texts part
-    # at the first near-tie it flips.
+    # Measured 0.896 on AVX-512 VNNI (0.859 before smoothing; 0.885 while the check ran the
+    # LM head over every prompt row too, rows that took fbgemm, not the VNNI kernel decoding
+    # takes) and 0.797 on an AVX2-only host, where fbgemm's int8 GEMMs round differently (the
+    # same 0.797 before the kernels moved to .cpp sources): exact equality is not expected of
+    # int8, and free-running the texts part at the first near-tie it flips.
     assert share >= MIN_INT8_AGREEMENT[CpuIsa.AVX512_VNNI <= selected_isa()], share
 
 

@@ -25,7 +25,7 @@ from retriever_trt.live.segments import read_segment
 from retriever_trt.search.retriever import Retriever
 
 pytestmark = pytest.mark.slow
-DEFAULT_ROUNDS = 6
+DEFAULT_ROUNDS = 4
 ROUNDS = int(os.environ.get("FINRAG_KILL_ROUNDS", str(DEFAULT_ROUNDS)))
 WORKER = Path(__file__).with_name("kill_worker.py")
 REPO = WORKER.parent.parent

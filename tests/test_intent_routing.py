@@ -1,7 +1,7 @@
 """Intent routing with the real model: finance questions kept, the rest routed away.
 
 The real default model, prompt, labels, calibration and routing settings score a fixed
-stratified sample of 300 TAT-QA dev questions (all finance) and the 50 off-topic and 50
+stratified sample of 150 TAT-QA dev questions (all finance) and the 50 off-topic and 50
 small-talk questions of tests/data/. Issue 11's targets: at most 2% of finance questions
 refused, at least 80% of off-topic and of small-talk questions routed away.
 (benchmarks/intent_eval.py measures all 1,668 dev questions.)
@@ -25,6 +25,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from tatqa_split import load_questions, stratified_sample  # noqa: E402
 
 DATA = REPO / "tests" / "data"
+# Finance questions scored: the 2% bound allows 3 refusals (benchmarks/intent_eval.py scores
+# all 1,668; half the sample of 300 this held before saves CI about 20 s).
+FINANCE_SAMPLE = 150
 
 
 def read_set(name: str) -> list[str]:
@@ -40,7 +43,7 @@ def routed(prepared_default: Path, tatqa_path: Path) -> dict[str, list[str]]:
     stage = IntentStage(engine, engine.engine.tokenizer, settings.intent_labels,
                         settings.system_prompt, settings.intent_margin,
                         settings.intent_finance_cues)
-    sets = {"finance": [q.text for q in stratified_sample(load_questions(tatqa_path), 300)],
+    sets = {"finance": [q.text for q in stratified_sample(load_questions(tatqa_path), FINANCE_SAMPLE)],
             "off_topic": read_set("off_topic"), "small_talk": read_set("small_talk")}
 
     async def go() -> dict[str, list[str]]:

@@ -28,6 +28,13 @@ def run(llm: LLM, prompt: str = PROMPT, **kw):
     return llm.generate([prompt], SamplingParams(**kw), use_tqdm=False)[0].outputs[0]
 
 
+def run_batch(llm: LLM, *params: dict):
+    """One request a dict of sampling fields, all in one batch (each with its own sampler)."""
+    sampling = [SamplingParams(**{"max_tokens": 24, **kw}) for kw in params]
+    outs = llm.generate([PROMPT] * len(sampling), sampling, use_tqdm=False)
+    return [o.outputs[0] for o in outs]
+
+
 def test_greedy_is_argmax_and_deterministic(llm: LLM) -> None:
     a, b = run(llm, temperature=0), run(llm, temperature=0)
     assert a.token_ids == b.token_ids and len(a.token_ids) == 24
@@ -35,24 +42,28 @@ def test_greedy_is_argmax_and_deterministic(llm: LLM) -> None:
 
 
 def test_seed_reproduces_and_differs(llm: LLM) -> None:
-    a = run(llm, temperature=1.0, seed=1)
-    b = run(llm, temperature=1.0, seed=1)
-    c = run(llm, temperature=1.0, seed=2)
+    a, b, c, greedy = run_batch(llm, {"temperature": 1.0, "seed": 1},
+                                {"temperature": 1.0, "seed": 1},
+                                {"temperature": 1.0, "seed": 2}, {"temperature": 0})
     assert a.token_ids == b.token_ids
     assert a.token_ids != c.token_ids
-    assert a.token_ids != run(llm, temperature=0).token_ids
+    assert a.token_ids != greedy.token_ids
+    assert run(llm, temperature=1.0, seed=1).token_ids == a.token_ids  # and alone
 
 
 def test_truncation_to_one_token_equals_greedy(llm: LLM) -> None:
-    greedy = run(llm, temperature=0).token_ids
-    assert run(llm, temperature=1.0, top_k=1, seed=3).token_ids == greedy
-    assert run(llm, temperature=1.0, top_p=1e-6, seed=3).token_ids == greedy
-    assert run(llm, temperature=1.0, min_p=1.0, seed=3).token_ids == greedy
+    greedy, *truncated = run_batch(llm, {"temperature": 0},
+                                   *({"temperature": 1.0, "seed": 3, field: value}
+                                     for field, value in (("top_k", 1), ("top_p", 1e-6),
+                                                          ("min_p", 1.0))))
+    for out in truncated:
+        assert out.token_ids == greedy.token_ids
 
 
 def test_temperature_spreads_choices(llm: LLM) -> None:
-    cold = {tuple(run(llm, temperature=0.05, seed=s, max_tokens=8).token_ids) for s in range(4)}
-    hot = {tuple(run(llm, temperature=1.5, seed=s, max_tokens=8).token_ids) for s in range(4)}
+    outs = run_batch(llm, *({"temperature": t, "seed": s, "max_tokens": 8}
+                            for t in (0.05, 1.5) for s in range(4)))
+    cold, hot = ({tuple(o.token_ids) for o in outs[k:k + 4]} for k in (0, 4))
     assert len(hot) > len(cold)
 
 
@@ -61,12 +72,14 @@ def _max_repeats(ids: list[int]) -> int:
 
 
 def test_penalties_reduce_repetition(llm: LLM) -> None:
-    base = run(llm, temperature=0, max_tokens=64).token_ids
-    for field, value in [("repetition_penalty", 1.8), ("frequency_penalty", 1.5),
-                         ("presence_penalty", 1.5)]:
-        out = run(llm, temperature=0, max_tokens=64, **{field: value}).token_ids
-        assert out != base, field
-        assert _max_repeats(out) <= _max_repeats(base), field
+    penalties = [("repetition_penalty", 1.8), ("frequency_penalty", 1.5),
+                 ("presence_penalty", 1.5)]
+    base, *outs = run_batch(llm, {"temperature": 0, "max_tokens": 64},
+                            *({"temperature": 0, "max_tokens": 64, field: value}
+                              for field, value in penalties))
+    for (field, _), out in zip(penalties, outs, strict=True):
+        assert out.token_ids != base.token_ids, field
+        assert _max_repeats(out.token_ids) <= _max_repeats(base.token_ids), field
 
 
 def test_min_tokens_and_ignore_eos(llm: LLM) -> None:

@@ -23,8 +23,10 @@ from filings_facts import Cell, Fact, Filing, cell_number, cell_of, parse_filing
 from filings_periods import Period
 from filings_vocab import LineItem, Measure
 
+# ** for a root ("(r23 / r21) ** (1 / 2) - 1", a two-year CAGR; Decimal's power is correctly
+# rounded to 28 digits).
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.Div: operator.truediv}
+        ast.Div: operator.truediv, ast.Pow: operator.pow}
 _LITERAL = re.compile(r"-?\d+(?:\.\d+)?")
 # Constants a derivation may hold besides operand values: "* 100" and an average's "/ 2".
 FORMULA_CONSTANTS = {Decimal(100), Decimal(2)}
@@ -62,7 +64,7 @@ def evaluate(derivation: str) -> Decimal:
             return -ev(node.operand)
         if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return Decimal(ast.get_source_segment(derivation, node))
-        raise Unverified(f"derivation {derivation!r}: only numbers, + - * / and brackets")
+        raise Unverified(f"derivation {derivation!r}: only numbers, + - * / ** and brackets")
     return ev(ast.parse(derivation, mode="eval").body)
 
 

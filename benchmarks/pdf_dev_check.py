@@ -39,9 +39,7 @@ when the set or a PDF is missing.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import operator
 import re
 import sys
 from dataclasses import dataclass
@@ -55,7 +53,7 @@ import pypdfium2 as pdfium
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from filings_check import Unverified, rounded  # noqa: E402
+from filings_check import Unverified, evaluate, rounded  # noqa: E402
 from filings_score import UNITS, parse_number  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks" / "data" / "pdf_dev_questions.jsonl"
@@ -66,8 +64,6 @@ _NAME = re.compile(r"\b[a-z_][a-z0-9_]*\b")
 _SPACE = re.compile(r"\s+")
 # "( 1,234 )" and "$ 1,234" are one printed cell: the PDF text puts spaces inside.
 _PAREN_OPEN, _PAREN_CLOSE = re.compile(r"\(\s+"), re.compile(r"\s+\)")
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.Div: operator.truediv, ast.Pow: operator.pow}
 REQUIRED = ("id", "question", "type", "doc_id", "company", "form", "fiscal_year", "answer",
             "unit", "decimals", "evidence", "derivation")
 
@@ -141,21 +137,6 @@ def printed(ev: Evidence, shelf: Path) -> bool:
         if value in cells:
             return True
     return False
-
-
-def evaluate(derivation: str) -> Decimal:
-    """The exact value of an arithmetic derivation: filings_check.evaluate's numbers, + - * /
-    and brackets, and ** for a root ("(r23 / r21) ** (1 / 2) - 1", a two-year CAGR; Decimal's
-    power is correctly rounded to 28 digits)."""
-    def ev(node: ast.AST) -> Decimal:
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            return Decimal(ast.get_source_segment(derivation, node))
-        raise Unverified(f"derivation {derivation!r}: only numbers, + - * / ** and brackets")
-    return ev(ast.parse(derivation, mode="eval").body)
 
 
 def derived(record: dict, evidence: list[Evidence]) -> Decimal | str:

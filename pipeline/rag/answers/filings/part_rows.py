@@ -60,10 +60,10 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
     """The cells (row, column) of `table` that show `item` for the part named by the words
     `part`. The part is named by the row's label ("Americas"), by its section's where the
     row is the item itself ("Operating income" under "Greater China:") or the section is
-    ("U.S." under "Franchised revenues:"), by the column's
-    group (`column_groups.py`: "U.S." over "Total revenues"), or by both ("DARZALEX" under
-    "U.S."); a column whose group names what the question does not ("Flexibles" over a
-    region's row) narrows the row to another part."""
+    ("U.S." under "Franchised revenues:"), by the column's group (`column_groups.py`: "U.S."
+    over "Total revenues"), or by both ("DARZALEX" under "U.S."); a column whose group names
+    what the question does not ("Flexibles" over a region's row) narrows the row to another
+    part."""
     first = header_rows(table)
     headers = " ".join(c for r in table.rows[:first] for c in r)
     # A caption naming the item names the part with each row ("Wireless service revenue for
@@ -77,7 +77,7 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
         row = match_row(label)
         own_item = row is not None and row.item is item
         # A section naming the item ("Franchised revenues:") names the part with its rows
-        named = (set() if _other_item(label, item) else set(tokens(label))) | \
+        named = (set() if row is not None and not own_item else set(tokens(label))) | \
             (set(tokens(section)) if own_item or _names_item(section, item) else set())
         if not (own_item or part & named):
             continue

@@ -257,12 +257,13 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     words = frozenset(question.words if span is None else tokens(text))
     measure = _margin_in_dollars(text, parse_measure(text, latest, definitions))
     asked_periods = _over_years(asked_periods or periods, question)
-    growth = compound_growth(measure, [p.year for p in asked_periods if p.year is not None]) \
+    years = [p.year for p in asked_periods if p.year is not None]
+    growth = compound_growth(measure, years) \
         if isinstance(measure, LineItem) and asks_compound_growth(asked) else None
     if growth is not None:  # one rate, read at the last year, its base years back
         measure, question = growth, replace(question, operation=Operation.LOOKUP)
-        asked_periods = tuple(p for p in asked_periods if p.year == max(
-            q.year for q in asked_periods if q.year is not None))[:1]
+        last = max(years)
+        asked_periods = tuple(p for p in asked_periods if p.year == last)[:1]
     return Query(text, question, company, asked_periods, measure,
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,

@@ -18,11 +18,12 @@ def git(git_dir: Path, *args: str) -> bytes:
                           capture_output=True).stdout
 
 
-def mirror_blob(git_dir: Path, path: str) -> bytes | None:
-    """The file's bytes at the mirror's HEAD, or None when the mirror, the object or the file
-    itself (an LFS pointer in its place) is missing."""
+def mirror_blob(git_dir: Path, path: str, rev: str = "HEAD") -> bytes | None:
+    """The file's bytes at the mirror's HEAD (or at `rev`, a commit that held a file HEAD no
+    longer does), or None when the mirror, the object or the file itself (an LFS pointer in
+    its place) is missing."""
     try:
-        data = git(git_dir, "show", f"HEAD:{path}")
+        data = git(git_dir, "show", f"{rev}:{path}")
     except subprocess.CalledProcessError:
         return None
     return None if data.startswith(LFS_POINTER) else data

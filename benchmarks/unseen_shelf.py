@@ -1,0 +1,110 @@
+"""The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
+that no question set of this repository used before, copied from public GitHub repositories.
+
+    python benchmarks/unseen_shelf.py [--mirrors DIR] [--out DIR]
+
+benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
+measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
+`--filings engines/unseen-shelf` re-checks its golds). Ten filings of ten companies: the
+FY2024 10-Ks of Amazon, Alphabet, Mastercard and Johnson & Johnson, Walmart's fiscal 2025
+10-K (year ended January 31, 2025), and five 10-Qs: Exxon Mobil's and Union Pacific's for
+the quarter ended June 30, 2025, Oracle's fiscal 2025 first quarter (ended August 31,
+2024), AEON Biopharma's third quarter of 2023 and Spire's (a gas utility; the filing is
+combined with Spire Missouri's and Spire Alabama's) fiscal 2024 first quarter (ended
+December 31, 2023). Johnson & Johnson and Union Pacific have other filings among the 25
+development filings; the other eight companies do not.
+
+Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
+as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
+commit named below, so a later snapshot of the repository changes nothing here (Spire's
+10-Q is gone from the edgartools HEAD; its commit still holds it). The copy is named
+TICKER_FORM_PERIODEND.htm and kept byte for byte (AEON's and Spire's start with a blank line
+before their XML declaration, as the repository stores them). A file the mirror lacks is
+skipped with a line naming it; one that is not an inline-XBRL filing of its form (no
+`ix:nonFraction` fact, or a `dei:DocumentType` other than the form) is a line too, and the
+exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from mirror_files import mirror_blob, write_whole
+from reproduce import print_command
+from route_shelf import git_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRRORS = Path("/work/.mirror")
+OUT = ROOT / "engines" / "unseen-shelf"
+_EDGARTOOLS = "dgunning/edgartools"
+_HEAD_2026_08 = "ca5a70094da7fc34890161dae9c256bb1f4c3d26"  # edgartools' HEAD, 2026-08-22
+_SPIRE_COMMIT = "1e9f58b2d75c8d3b10f6474663656b171e85b7a9"  # the last to hold Spire's 10-Q
+_FIXTURES = "tests/fixtures/html"
+# TICKER_FORM_PERIODEND -> (repository, commit, path in it)
+SHELF = {
+    "AMZN_10-K_2024-12-31": (_EDGARTOOLS, _HEAD_2026_08,
+                             f"{_FIXTURES}/amzn/10k/amzn-10-k-2025-02-07.html"),
+    "GOOGL_10-K_2024-12-31": (_EDGARTOOLS, _HEAD_2026_08,
+                              f"{_FIXTURES}/googl/10k/googl-10-k-2025-02-05.html"),
+    "MA_10-K_2024-12-31": (_EDGARTOOLS, _HEAD_2026_08, f"{_FIXTURES}/ma/10k/ma-10-k-2025-02-12.html"),
+    "JNJ_10-K_2024-12-29": (_EDGARTOOLS, _HEAD_2026_08,
+                            f"{_FIXTURES}/jnj/10k/jnj-10-k-2025-02-13.html"),
+    "WMT_10-K_2025-01-31": (_EDGARTOOLS, _HEAD_2026_08,
+                            f"{_FIXTURES}/wmt/10k/wmt-10-k-2025-03-14.html"),
+    "XOM_10-Q_2025-06-30": (_EDGARTOOLS, _HEAD_2026_08,
+                            f"{_FIXTURES}/xom/10q/xom-10-q-2025-08-04.html"),
+    "UNP_10-Q_2025-06-30": (_EDGARTOOLS, _HEAD_2026_08,
+                            f"{_FIXTURES}/unp/10q/unp-10-q-2025-07-24.html"),
+    "ORCL_10-Q_2024-08-31": (_EDGARTOOLS, _HEAD_2026_08, "data/html/Oracle.10-Q.html"),
+    "AEON_10-Q_2023-09-30": (_EDGARTOOLS, _HEAD_2026_08,
+                             "data/xbrl/datafiles/aeon/aeon-20230930x10q.htm"),
+    "SR_10-Q_2023-12-31": (_EDGARTOOLS, _SPIRE_COMMIT,
+                           "data/xbrl/datafiles/spire/spre20231231_10q.htm"),
+}
+# An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
+FACT_TAG = b"<ix:nonFraction"
+_DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
+
+
+def filing_problem(data: bytes, form: str) -> str | None:
+    """Why the bytes are not a primary inline-XBRL document of `form`; None when they are."""
+    if FACT_TAG not in data:
+        return "no ix:nonFraction fact (not inline XBRL)"
+    m = _DOCUMENT_TYPE.search(data)
+    if m is None or m.group(1).decode() != form:
+        return f"dei:DocumentType {m.group(1).decode() if m else 'missing'}, not {form}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirrors", type=Path, default=MIRRORS)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    copied, bad = 0, []
+    for name, (repo, commit, path) in SHELF.items():
+        target = args.out / f"{name}.htm"
+        if not target.exists():
+            data = mirror_blob(git_dir(args.mirrors, repo), path, commit)
+            if data is None:
+                print(f"skipped {name}: {repo}@{commit[:10]}:{path} absent "
+                      f"(fetch github:{repo} first)")
+                continue
+            write_whole(target, data)
+            print(f"copied {name}: {len(data) / 1e6:.1f} MB from {repo}:{path}")
+        problem = filing_problem(target.read_bytes(), name.split("_")[1])
+        if problem:
+            bad.append(name)
+            print(f"not a filing of its form: {target}: {problem}")
+        copied += 1
+    print(f"{copied} of {len(SHELF)} filings in {args.out}")
+    print_command(__file__, argv)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

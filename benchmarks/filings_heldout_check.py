@@ -115,7 +115,9 @@ def _value(el: etree._Element) -> Decimal | None:
 
 @cache
 def parse(path: Path) -> Doc:
-    root = etree.parse(str(path), etree.XMLParser(huge_tree=True)).getroot()
+    # Leading whitespace is stripped: some repositories store a filing with a blank line
+    # before its XML declaration, which an XML parser refuses.
+    root = etree.fromstring(path.read_bytes().lstrip(), etree.XMLParser(huge_tree=True))
     contexts = {c.get("id"): _context(c) for c in root.iterfind(".//xbrli:context", NS)}
     numbers = [Element(e.get("name"), e.get("contextRef"), _text(e), _value(e), e)
                for e in root.iterfind(".//ix:nonFraction", NS)]

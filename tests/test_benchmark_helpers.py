@@ -13,8 +13,10 @@ import pytest
 from tests.paths import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
+from filings_heldout_check import parse  # noqa: E402
 from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
+from unseen_shelf import filing_problem  # noqa: E402
 
 
 def test_the_command_names_the_script_from_the_repository_root_and_quotes_its_arguments() -> None:
@@ -45,12 +47,16 @@ def mirror(tmp_path: Path) -> Path:
     git("init", "-q")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "files")
+    git("tag", "first")
+    git("rm", "-q", "a.pdf")  # HEAD no longer holds it; the tagged commit does
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a.pdf removed")
     git("clone", "-q", "--bare", str(work), str(tmp_path / "repo"), cwd=tmp_path)
     return tmp_path / "repo"
 
 
 def test_a_mirror_gives_a_file_and_nothing_for_a_pointer_or_a_missing_one(mirror: Path) -> None:
-    assert mirror_blob(mirror, "a.pdf") == b"%PDF-1.7 the file itself"
+    assert mirror_blob(mirror, "a.pdf", "first") == b"%PDF-1.7 the file itself"
+    assert mirror_blob(mirror, "a.pdf") is None  # gone at HEAD
     assert mirror_blob(mirror, "b.pdf") is None
     assert mirror_blob(mirror, "c.pdf") is None
     assert mirror_blob(mirror.parent / "no-such-mirror", "a.pdf") is None
@@ -62,3 +68,23 @@ def test_a_file_is_written_whole_and_leaves_no_partial_beside_it(tmp_path: Path)
     write_whole(target, b"second")
     assert target.read_bytes() == b"second"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+_IXBRL = (b'<html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL">'
+          b'<body><ix:nonNumeric name="dei:DocumentType" contextRef="c"><span>10-Q</span>'
+          b'</ix:nonNumeric><ix:nonFraction name="us-gaap:Assets" contextRef="c" scale="6">1,234'
+          b'</ix:nonFraction></body></html>')
+
+
+def test_the_unseen_shelf_takes_only_an_inline_xbrl_filing_of_its_form() -> None:
+    assert filing_problem(_IXBRL, "10-Q") is None
+    assert "not 10-K" in filing_problem(_IXBRL, "10-K")
+    assert "not inline XBRL" in filing_problem(b"<html>10-Q</html>", "10-Q")
+
+
+def test_the_checker_reads_a_filing_stored_with_a_blank_line_before_its_declaration(
+        tmp_path: Path) -> None:
+    path = tmp_path / "AEON_10-Q_2023-09-30.htm"
+    path.write_bytes(b"\n<?xml version='1.0' encoding='UTF-8'?>\n" + _IXBRL)
+    doc = parse(path)
+    assert [(e.concept, e.value) for e in doc.numbers] == [("us-gaap:Assets", 1234000000)]

@@ -18,7 +18,8 @@ from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 # Words that say what to compute, not which row: left out when rows are matched.
 OPERATION_WORDS = set("""change difference increase decrease percentage percent average ratio
-proportion sum growth variance movement combined mean""".split())
+proportion sum growth variance movement combined mean rise rose risen grow grew grown fall
+fell fallen drop dropped""".split())
 
 _PCT_CHANGE = re.compile(
     r"percent(?:age)?\s*(?:of\s+)?(?:change|increase|decrease|growth|decline|rise|drop|"
@@ -32,10 +33,13 @@ _PROPORTION = re.compile(
     r"\bwhat (?:share|portion|fraction) of\b|['’]s (?:share|portion|fraction) of\b|"
     r"\bpercentage (?:of )?constitution\b|"
     r"\bpercentage (?:of|did|does|is|was|were)\b|\b(?:%|percent) of\b", re.I)
+# "By how much did sales rise", "how much did operating income grow from 2024 to 2025": a
+# change told by its verb.
+_CHANGE_VERBS = r"\b(?:rise|rose|risen|grow|grew|grown|fall|fell|fallen|drop|dropped)\b"
 _CHANGE = re.compile(
     r"\bchange[sd]?\b|\bdifference\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bvariance\b|"
-    r"\bgrowth\b|\bdecline\b|\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
-    r"\bmovement\b", re.I)
+    r"\bgrowth\b|\bdecline[sd]?\b|\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
+    r"\bmovement\b|" + _CHANGE_VERBS, re.I)
 _SUM = re.compile(r"\bsum\b|\bcombined\b|\baltogether\b|\btotal\b|\bin total\b", re.I)
 # "In which years was X less than 600,000?" is the same question with a threshold: the
 # plain list of years ("Which years does the table cover?") is _YEARS_LIST's, read first.
@@ -100,7 +104,8 @@ _ASIDES = re.compile(r"\([^()]*\)")
 # "Difference" names a gap's size; "change", "increase", "decrease" name a direction too.
 _MAGNITUDE = re.compile(r"\bdifference\b", re.I)
 _DIRECTION = re.compile(r"\bchange[sd]?\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bgrowth\b|"
-                        r"\bdecline[sd]?\b|\bmovement\b|\(decrease\)|\(increase\)", re.I)
+                        r"\bdecline[sd]?\b|\bmovement\b|\(decrease\)|\(increase\)|" +
+                        _CHANGE_VERBS, re.I)
 # "the difference between the net cash from 2018 to 2019": one row between two periods, read
 # as the change from the first to the second, not a gap's size.
 _PERIOD_DIFFERENCE = re.compile(r"\bdifference between (?:the )?[^?]+? (?:from|in|for) "

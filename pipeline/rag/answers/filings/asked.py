@@ -17,6 +17,7 @@ from pipeline.rag.answers.filings.measure_match import (
     phrase_items,
     phrase_words,
     preference,
+    printed_as_named,
 )
 from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
 from pipeline.rag.answers.query import Query
@@ -47,6 +48,10 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
     phrases = phrase_items(query.measure, labels, info.facts)
     narrowing = query.modifiers - parts.naming_words() - own
     held = holding(labelled, narrowing, labels) if narrowing else []
+    own_row = printed_as_named(query.text, measure, labels, info.facts) \
+        if isinstance(measure, LineItem) and not narrowing else None
+    if own_row is not None:  # the filing's own row of that name, before the vocabulary's
+        return Asked(parts.options, (own_row, *labelled), phrases, False), parts
     if not held and isinstance(measure, LineItem) and measure.kind is Kind.BALANCE:
         # "What did Apple pay for property, plant and equipment": the payment, not the
         # balance the vocabulary's name is

@@ -111,6 +111,9 @@ class FactLabels:
     # the concepts a primary statement (balance sheet, income, cash flows) prints a fact of:
     # "Deferred revenue" on the balance sheet before the tax note's row of that name
     stated: frozenset[str] = frozenset()
+    # the row labels a primary statement prints each concept's facts of no part under:
+    # Walmart's "Net sales" apart from its "Total revenues"
+    stated_rows: dict[str, frozenset[str]] = field(default_factory=dict)
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
@@ -124,6 +127,8 @@ class FactLabels:
         words: dict[str, set[str]] = defaultdict(set)
         members: dict[tuple[str, str], set[str]] = defaultdict(set)
         printed: dict[tuple[str, str], set[frozenset[str]]] = defaultdict(set)
+        rows: dict[str, set[str]] = defaultdict(set)
+        in_statement = {id(f) for f in facts if stated is not None and stated(f)}
         for f in facts:
             if f.concept not in words:
                 words[f.concept].update(tokens(split_name(f.concept)),
@@ -134,6 +139,8 @@ class FactLabels:
                 members[d].update(member_words(d[1]))
             if shown and not f.dimensions:
                 words[f.concept].update(tokens(shown[0]))
+                if id(f) in in_statement:
+                    rows[f.concept].add(shown[0])
             elif shown and len(parts) == 1:
                 printed[parts[0]].update(_naming_labels(shown, words[f.concept]))
         # A label printed for more members of one axis than a name is names none: it is the
@@ -148,7 +155,8 @@ class FactLabels:
                    {m: tuple(sorted(printed[m], key=sorted)) for m in kept if m in printed},
                    compact={m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower())
                             for m in kept},
-                   stated=frozenset(f.concept for f in facts if stated is not None and stated(f)))
+                   stated=frozenset(f.concept for f in facts if id(f) in in_statement),
+                   stated_rows={c: frozenset(r) for c, r in rows.items()})
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
         """Each concept's words as `label_stems` gives them, computed once per filing."""

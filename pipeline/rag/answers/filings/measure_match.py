@@ -29,6 +29,7 @@ from pipeline.rag.answers.vocabulary.formula import PHRASE
 from pipeline.rag.answers.vocabulary.formula import items as formula_items
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric
+from pipeline.rag.answers.vocabulary.phrasing import mentions, normalized
 from retriever_trt.documents.model import Fact
 
 # Share of the question's (rarity-weighted) measure words a label must hold.
@@ -43,6 +44,11 @@ _COVER_ASKED = re.compile(r"\bcover\b", re.I)
 # Cash paid out: "how much did it spend on buybacks" is the payment, not the value of the
 # shares bought back that the equity statement shows.
 _PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
+# Words a statement's row adds to a measure's name without making it another figure
+# ("Total revenues", "Research and development expense").
+_ROW_GENERIC = label_stems(["total", "expense", "expenditure"])
+PURE = "pure"  # a ratio's unit
+_ATTRIBUTED = re.compile(r"\battributable to\b.*", re.I)
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
 # Concepts that are not the company's figures (executive pay disclosures); the cover's
@@ -161,3 +167,35 @@ def _narrower(phrase: str, concept: str) -> bool:
     the company's total revenues, so "total automotive revenues" is not that concept."""
     return any(concept in item.concepts and measure_modifiers(phrase, item)
                for item in LINE_ITEMS)
+
+
+def printed_as_named(text: str, measure: LineItem, labels: FactLabels,
+                     facts: list[Fact]) -> LineItem | None:
+    """The concept a primary statement prints under the very name the question gives the
+    measure, where the vocabulary's own concept sits on a row of another name: Walmart's
+    "Net sales" apart from its "Total revenues" (the vocabulary reads net sales as
+    revenue), J&J's "Research and development expense" apart from the in-process charges
+    it tags with the vocabulary's concept. None when no row, or more than one concept, has
+    that name, or when the vocabulary's row names it too ("Net loss attributable to Boeing
+    shareholders" is the company's net loss, before the "Net loss" with its minority)."""
+    low = normalized(text)
+    named = [p for p in (measure.name, *measure.phrases) if any(mentions(low, p))]
+    if not named:
+        return None
+    asked = label_stems(tokens(max(named, key=len))) - _ROW_GENERIC
+    found = {c for c, rows in labels.stated_rows.items() if any(_plain(r) == asked for r in rows)}
+    # a percent of sales printed beside the amount on its row is not the amount
+    found -= {f.concept for f in facts if f.concept in found and f.unit == PURE}
+    present = [c for c in measure.concepts if c in labels.concept_words]
+    if len(found) != 1 or found == set(present[:1]) or \
+            any(_plain(r) == asked for c in present[:1] for r in labels.stated_rows.get(c, ())):
+        return None
+    concept = found.pop()
+    flows = any(f.concept == concept and f.start is not None for f in facts)
+    return LineItem(split_name(concept).lower(), (concept,), Kind.FLOW if flows else Kind.BALANCE)
+
+
+def _plain(row: str) -> frozenset[str]:
+    """A row label's words naming its figure: not whose share it is ("attributable to
+    common stockholders") nor the generic "Total" or "expense"."""
+    return label_stems(tokens(_ATTRIBUTED.sub("", row))) - _ROW_GENERIC

@@ -13,6 +13,7 @@ from retriever_trt.documents.filing.metadata import (
     parse_date,
     title,
 )
+from retriever_trt.documents.html.html_loader import load
 from retriever_trt.documents.model import DocumentMetadata
 
 APPLE_COVER = """UNITED STATES
@@ -93,3 +94,31 @@ def test_dates_as_covers_write_them() -> None:
     assert parse_date("JUNE 30, 2025") == date(2025, 6, 30)
     assert parse_date("Sept. 28 2024") == date(2024, 9, 28)
     assert parse_date("Smarch 3, 2024") is None
+
+
+_ORACLE_STYLE_COVER = b"""
+<?xml version="1.0" encoding="utf-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL">
+<body><div style="display:none"><ix:header><ix:hidden>
+<ix:nonNumeric id="fy" name="dei:DocumentFiscalYearFocus" contextRef="c">2025</ix:nonNumeric>
+<ix:nonNumeric id="fp" name="dei:DocumentFiscalPeriodFocus" contextRef="c">Q1</ix:nonNumeric>
+<ix:nonNumeric id="dt" name="dei:DocumentType" contextRef="c">10-Q</ix:nonNumeric>
+</ix:hidden></ix:header></div>
+<p>For the quarterly period ended <ix:nonNumeric id="end" name="dei:DocumentPeriodEndDate"
+contextRef="c">August 31, <span style="-sec-ix-hidden:fy">2024</span></ix:nonNumeric></p>
+<p><ix:nonNumeric id="name" name="dei:EntityRegistrantName"
+contextRef="c">Oracle Corporation</ix:nonNumeric></p>
+</body></html>
+"""
+
+
+def test_a_fiscal_year_the_cover_shows_as_the_period_ends_year(tmp_path) -> None:
+    """Oracle's cover shows the period end's "2024" for its hidden DocumentFiscalYearFocus
+    2025 (the quarter ended August 31, 2024 is Q1 of fiscal 2025): the tagged value names
+    the fiscal year. The copy opens with a blank line before its XML declaration, which is
+    still XHTML (read as HTML its facts would be lost)."""
+    path = tmp_path / "orcl-10-q.htm"
+    path.write_bytes(_ORACLE_STYLE_COVER)
+    meta = load(path, path.name).metadata
+    assert (meta.company, meta.fiscal_year, meta.fiscal_period, meta.period_end) == (
+        "Oracle Corporation", 2025, "Q1", date(2024, 8, 31))

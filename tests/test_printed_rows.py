@@ -1,5 +1,6 @@
 """The filing's own row, named as the question names the measure, before the vocabulary's
-concept printed on another row; and a change told by its verb. Real 10-Qs of
+concept printed on another row; an expense row printed without the word; a change told by
+its verb; an amount asked "how many millions". Real 10-Qs of
 tests/data/filings: J&J tags "Research and development expense" with
 ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost and uses the vocabulary's
 ResearchAndDevelopmentExpense for nothing on its statements (its 10-K puts it on the
@@ -9,13 +10,20 @@ stockholders"."""
 from __future__ import annotations
 
 import shutil
+from datetime import date
+from decimal import Decimal
 
 import pytest
 from paths import FILINGS
 
+from pipeline.rag.answers.answer_checks import asks_count
+from pipeline.rag.answers.company_names import owned_names
+from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.filings.measure_match import labelled_items
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import operation
+from retriever_trt.documents.model import Fact
 from retriever_trt.indexing.ingest import ingest
 
 SHELF = ("jnj-10-q-2025-07-24.html", "tsla-10-q-2025-07-24.html")
@@ -34,19 +42,22 @@ def ask(answerer: FilingAnswerer, question: str):
     return answerer.answer(query, answerer.scope(query, None))
 
 
-@pytest.mark.parametrize("question, value", [
+@pytest.mark.parametrize("question, value, scale", [
     # the income statement's row of that name, not the in-process payments (369) that
     # "spend" would prefer
     ("How much did Johnson & Johnson spend on research and development in the six months "
-     "ended June 29, 2025?", "6741"),
+     "ended June 29, 2025?", "6741", "million"),
     ("What was Johnson & Johnson's research and development expense for the fiscal second "
-     "quarter of 2025?", "3516"),
+     "quarter of 2025?", "3516", "million"),
     # the vocabulary's row names net income too, whose share it is aside
-    ("What was Tesla's net income in the second quarter of 2025?", "1172"),
+    ("What was Tesla's net income in the second quarter of 2025?", "1172", "million"),
+    # "per common share" is the vocabulary's per share; "Inc.'s" is no word "s"
+    ("What were Tesla Inc.'s diluted earnings per common share in the three months ended "
+     "June 30, 2025?", "0.33", ""),
 ])
-def test_the_row_named_as_asked(answerer, question, value):
+def test_the_row_named_as_asked(answerer, question, value, scale):
     got = ask(answerer, question)
-    assert (got.short_answer, got.scale) == (value, "million"), got.prose()
+    assert (got.short_answer, got.scale) == (value, scale), got.prose()
 
 
 @pytest.mark.parametrize("question", [
@@ -58,7 +69,44 @@ def test_a_change_told_by_its_verb(question):
     assert operation(question).operation == Operation.CHANGE
 
 
-def test_a_change_told_by_its_verb_is_computed(answerer):
-    got = ask(answerer, "How much did J&J's sales to customers grow from the second quarter "
-                        "of 2024 to the second quarter of 2025?")
+@pytest.mark.parametrize("question", [
+    "How much did J&J's sales to customers grow from the second quarter of 2024 to the second "
+    "quarter of 2025?",
+    # "how many millions of dollars" asks for an amount, not a count of things
+    "By how many millions of dollars did J&J's sales to customers increase in the second "
+    "quarter of 2025 from the second quarter of 2024?",
+])
+def test_a_change_told_by_its_verb_is_computed(answerer, question):
+    got = ask(answerer, question)
     assert (got.short_answer, got.scale) == ("1296", "million"), got.prose()
+
+
+def test_how_many_of_a_unit_is_no_count():
+    assert not asks_count("By how many millions of dollars did revenue rise?")
+    assert not asks_count("How many times did operating income cover interest expense?")
+    assert asks_count("How many stores did Home Depot operate?")
+
+
+def test_the_business_a_company_owns_names_the_company():
+    """"Google parent Alphabet": Google names Alphabet, not a segment of its figures."""
+    assert owned_names("What was Google parent Alphabet's net income?") == {"google"}
+    assert owned_names("Net income of Alphabet, the parent company of Google?") == {"google"}
+    assert owned_names("What was Alphabet's Google Cloud revenue?") == set()
+
+
+def _flow(concept: str, value: str) -> Fact:
+    return Fact(concept, concept, Decimal(value), "USD", date(2025, 6, 30), date(2025, 4, 1))
+
+
+def test_an_expense_a_statement_prints_without_the_word():
+    """UNP prints "Fuel" under its operating expenses: "fuel expense" is that row. A
+    balance ("Digital assets") or an income is no expense of that name."""
+    facts = [_flow("us-gaap:FuelCosts", "576e6"), _flow("x:FuelSurchargeRevenue", "9e6"),
+             Fact("x:DigitalAssets", "x:DigitalAssets", Decimal("1235e6"), "USD",
+                  date(2025, 6, 30))]
+    rows = {"us-gaap:FuelCosts": "Fuel", "x:FuelSurchargeRevenue": "Fuel surcharge",
+            "x:DigitalAssets": "Digital assets"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2025"))
+    found = labelled_items(frozenset({"fuel", "expense"}), labels, facts)
+    assert [i.concepts for i in found] == [("us-gaap:FuelCosts",)]
+    assert labelled_items(frozenset({"digital", "asset", "expense"}), labels, facts) == []

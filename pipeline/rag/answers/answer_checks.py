@@ -21,7 +21,10 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcover
 # A margin is a ratio, unless asked as an amount ("gross margin in dollars").
 _MARGIN = re.compile(r"\bmargin\b", re.I)
 # A question asking for a count of people, stores or other things, not of shares.
-_ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
+# "How many millions of dollars", "how many times": an amount or a ratio, not a count.
+_ASKS_COUNT = re.compile(r"\bhow many\b(?!\s+(?:(?:thousands|millions|billions|trillions|dollars|"
+                         r"us dollars|percent|percentage points|basis points|times)\b))|"
+                         r"\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
 _SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
 # A question asking for an amount of money ("gross margin in dollars", "in millions"), not
 # a percent.

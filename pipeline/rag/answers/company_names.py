@@ -46,6 +46,11 @@ MIN_INITIALS = 3
 # Where a one-letter capital is a symbol: "ticker F", "symbol: F", "(NYSE: F)".
 _SYMBOL_BEFORE = re.compile(r"\b(?i:ticker|symbol|nyse|nasdaq)\s*:?\s*\(?([A-Z])\b")
 # Names people write that no cover prints, by the company key they name.
+# "Google parent Alphabet", "Facebook's parent company", "the parent of Google": the word
+# before "parent" names the company by what it owns, not a part of its figures.
+_PARENT_OF = re.compile(r"\bparent (?:company )?of ([\w&]+)|\b([\w&]+)(?:'s)? parent\b"
+                        r"(?! (?:company )?of\b)", re.I)
+_ARTICLES = frozenset({"the", "a", "its", "their"})
 NICKNAMES = {"american express": ("amex",), "bank of america": ("bofa",)}
 
 
@@ -168,3 +173,11 @@ def as_named(text: str, alias: str) -> str | None:
     words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
     found = re.search(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I)
     return found.group(0) if found else None
+
+
+def owned_names(text: str) -> set[str]:
+    """The lower-case words a question names the company's owned business by ("google" of
+    "Google parent Alphabet"): they name the company asked about, not one of its parts."""
+    found = {(m.group(1) or m.group(2)).lower()
+             for m in _PARENT_OF.finditer(text.replace("’", "'"))}
+    return found - _ARTICLES

@@ -22,6 +22,8 @@ which how much many do does did has have had as its it their our this that these
 between during over than year years fiscal fy ended ending end period value amount
 respectively respective company company's group's group""".split())
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
+# "Spire Inc.'s": the possessive of "Inc.", not a word "s".
+_ABBREVIATED_POSSESSIVE = re.compile(r"\.'s\b")
 # Initials written with stops ("U.S.", "U.K."): one word, as "US", not two letters.
 _INITIALS = re.compile(r"\b(?:[A-Za-z]\.){2,}")
 # Digits past which a number is a figure, not a word of the question ("10-K", "q2" are).
@@ -60,7 +62,7 @@ def tokens(text: str) -> list[str]:
     """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
     out = []
     text = joined_initials(text)
-    for w in _WORD.findall(text.lower().replace("’", "'")):
+    for w in _WORD.findall(_ABBREVIATED_POSSESSIVE.sub("'s", text.lower().replace("’", "'"))):
         w = w.removesuffix("'s")
         if w in _STOP or years_in(w) or (w.isdigit() and len(w) > MAX_WORD_DIGITS):
             continue

@@ -43,7 +43,9 @@ def parse(path: Path) -> Any:
     """The document's root element: XML when the file is XHTML (inline XBRL), else HTML."""
     data = path.read_bytes()
     try:
-        return etree.fromstring(data, etree.XMLParser(huge_tree=True, resolve_entities=False,
+        # an XML declaration must open the file: a copy with a blank line before it is
+        # still XHTML (read as HTML its inline XBRL facts would be lost)
+        return etree.fromstring(data.lstrip(), etree.XMLParser(huge_tree=True, resolve_entities=False,
                                                       no_network=True))
     except etree.XMLSyntaxError:
         pass

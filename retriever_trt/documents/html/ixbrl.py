@@ -125,6 +125,9 @@ class CoverFact:
     fact_id: str
     text: str
     shown: bool = True
+    # the fact's own value where the cover shows other text for it: Oracle shows the
+    # period end's "2024" for its DocumentFiscalYearFocus 2025
+    tagged: str = ""
 
 
 def cover_facts(root: Any) -> dict[str, CoverFact]:
@@ -145,7 +148,7 @@ def cover_facts(root: Any) -> dict[str, CoverFact]:
         if not any(local_name(a.tag) == "hidden" for a in el.iterancestors()):
             shown.setdefault(name[4:], CoverFact(fact_id, _text(el)))
         elif fact_id in displayed:
-            shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id]))
+            shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id], tagged=_text(el)))
         else:
             hidden.setdefault(name[4:], CoverFact(fact_id, _text(el), shown=False))
     symbols = _symbols(root)
@@ -191,7 +194,8 @@ def metadata_from_cover(cover: dict[str, CoverFact]) -> DocumentMetadata:
     def text(name: str) -> str:
         return cover[name].text if name in cover else ""
 
-    year = text("DocumentFiscalYearFocus")
+    focus = cover.get("DocumentFiscalYearFocus")
+    year = (focus.tagged or focus.text).strip() if focus is not None else ""
     return DocumentMetadata(
         company=text("EntityRegistrantName"),
         ticker=text("TradingSymbol").split(",")[0].upper(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_answer import Asked
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
@@ -31,7 +32,7 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
     measure's candidates from the filing's own labels."""
     # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
     # of "purchases of property and equipment") name no part of it.
-    own = set(company_key(info.metadata.company).split())
+    own = set(company_key(info.metadata.company).split()) | owned_names(query.text)
     parts = asked_parts(set(query.words) - own,
                         set(query.measure_words) - own - phrase_words(query.measure),
                         query.text, labels)

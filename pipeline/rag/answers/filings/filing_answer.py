@@ -14,7 +14,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_count, withheld
-from pipeline.rag.answers.company_names import as_named, find_companies, shelf_aliases
+from pipeline.rag.answers.company_names import (
+    as_named,
+    find_companies,
+    owned_names,
+    shelf_aliases,
+)
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
@@ -332,7 +337,8 @@ class FilingAnswerer:
         filing's figures holds, so its figure would be the company's whole."""
         labels = self.labels_of(info)
         known = labels.all_words() | phrase_words(query.measure) | \
-            set(tokens(info.metadata.company))  # "Corp" of "Widget Corp's" too
+            set(tokens(info.metadata.company)) | \
+            owned_names(query.text)  # "Corp" of "Widget Corp's", "Google" of "Google parent"
         rival = compared_name(query.text)
         if rival is not None and not set(tokens(rival)) & known and \
                 not find_companies(rival, self.aliases):

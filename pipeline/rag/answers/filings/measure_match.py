@@ -48,6 +48,8 @@ _PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
 # ("Total revenues", "Research and development expense").
 _ROW_GENERIC = label_stems(["total", "expense", "expenditure"])
 PURE = "pure"  # a ratio's unit
+_EXPENSE = label_stems(["expense"])
+_INCOME = label_stems(["income", "revenue", "sales", "gain", "benefit", "proceeds"])
 _ATTRIBUTED = re.compile(r"\battributable to\b.*", re.I)
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
@@ -115,6 +117,13 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
             scored.append((not prefer.holds(concept), -recall,
                            stated_first and concept not in labels.stated, len(own - asked),
                            concept))
+    if not scored and _EXPENSE <= asked and asked - _EXPENSE:
+        # "fuel expense" of a statement that prints "Fuel" under its operating expenses:
+        # the label need not say "expense", but must name a flow, and no income
+        return [i for i in labelled_items(measure_words - {"expense"}, labels, facts, prefer,
+                                          stated_first)
+                if i.kind is Kind.FLOW and
+                not concept_stems.get(i.concepts[0], frozenset()) & _INCOME]
     scored.sort()
     # a label printed in two statements ("Electric" of revenues and of plant) is a flow first
     flows = {f.concept for f in facts if f.start is not None}

@@ -12,12 +12,16 @@ from collections.abc import Iterator
 ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?|"
                    r"including|incl\.)(?![\w.])[^()]*\)", re.I)
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
+# "Diluted earnings per common share", "per share of common stock": the vocabulary's "per
+# share" (a company with one class of common stock prints either).
+_PER_COMMON_SHARE = re.compile(r"\bper (?:common|ordinary) share\b|\bper share of common stock\b",
+                               re.I)
 
 
 def normalized(text: str) -> str:
     """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
     asides such as "(as shown in the cash flow statement)" left out."""
-    text = _MARGIN.sub(" margin", ASIDE.sub("", text))
+    text = _PER_COMMON_SHARE.sub("per share", _MARGIN.sub(" margin", ASIDE.sub("", text)))
     return " ".join(text.lower().replace("’", "'").split())
 
 

@@ -10,6 +10,7 @@ import pytest
 from ixbrl_sample import write_filing
 from paths import FILINGS
 
+from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.filings.fact_answer import answer_from_facts
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.operation import Operation
@@ -297,6 +298,30 @@ def test_a_loss_asked_is_its_size_and_a_printed_fact_wins_over_prose():
     assert value("How large was Widget's net loss in 2024, in millions?") == Decimal("648")
     assert value("What was Widget's net income in 2024, in millions?") == Decimal("-648")
     assert value("Widget's D&A in 2024, in millions?") == Decimal("3477")
+
+
+def test_cash_burned_is_a_flow_and_its_size():
+    """"How much cash did operations burn ... the operating cash outflow" is the operating
+    cash flow's size (tagged -12,080); cash burned with no flow named is no cash balance."""
+    meta = DocumentMetadata("Widget Corp", "WDGT", Form.TEN_K, 2024, "FY", date(2024, 12, 31))
+    facts = [_year_fact("a", "us-gaap:NetCashProvidedByUsedInOperatingActivities", "-12080e6"),
+             Fact("b", "us-gaap:CashAndCashEquivalentsAtCarryingValue", Decimal("13801e6"),
+                  "USD", date(2024, 12, 31), scale=6)]
+    info = DocumentInfo("w.htm", "Widget Corp 10-K FY2024", meta, facts, {})
+
+    def result(question: str):
+        return answer_from_facts(parse_query(question, {"widget": "widget"}), info)
+
+    got = result("How much cash did Widget's operations burn in 2024? Give the operating cash "
+                 "outflow in $ millions.")
+    assert got.value == Decimal("12080")
+    assert result("What was Widget's operating cash flow in 2024?").value == Decimal("-12080")
+    burned = "How much cash did Widget burn in 2024?"
+    balance = result(burned)
+    assert [f.fact_id for f in balance.facts] == ["b"]
+    assert withheld(burned, balance.scale, balance.facts, False) is not None
+    assert withheld("What was Widget's cash at the end of 2024, from the cash flow statement?",
+                    balance.scale, balance.facts, False) is None
 
 
 def test_the_vocabularys_name_meets_a_concept_it_does_not_list(tmp_path):

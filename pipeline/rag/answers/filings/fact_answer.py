@@ -26,9 +26,9 @@ SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
 _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
 DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
-# A measure named as a loss is answered with its size; named as income, with its sign
-# ("losses" singularizes crudely to "losse").
-LOSS_WORDS = frozenset({"loss", "losse"})
+# A measure named as a loss or an outflow is answered with its size; named as income, with
+# its sign ("losses" singularizes crudely to "losse"; "how much cash did operations burn").
+LOSS_WORDS = frozenset({"loss", "losse", "outflow", "burn", "burned", "burnt"})
 GAIN_WORDS = frozenset({"income", "profit", "earning", "gain"})
 MONTHS_IN_YEAR = 12
 MONTHS_IN_QUARTER = 3

@@ -14,6 +14,8 @@ ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimal
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 # "Diluted earnings per common share", "per share of common stock": the vocabulary's "per
 # share" (a company with one class of common stock prints either).
+# "Operating cash outflow": the operating cash flow, its sign aside (`fact_answer`'s sizes).
+_CASH_IN_OR_OUT = re.compile(r"\bcash (?:out|in)(flows?)\b", re.I)
 _PER_COMMON_SHARE = re.compile(r"\bper (?:common|ordinary) share\b|\bper share of common stock\b",
                                re.I)
 
@@ -22,6 +24,7 @@ def normalized(text: str) -> str:
     """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
     asides such as "(as shown in the cash flow statement)" left out."""
     text = _PER_COMMON_SHARE.sub("per share", _MARGIN.sub(" margin", ASIDE.sub("", text)))
+    text = _CASH_IN_OR_OUT.sub(r"cash \1", text)
     return " ".join(text.lower().replace("’", "'").split())
 
 

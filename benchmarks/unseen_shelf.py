@@ -21,7 +21,9 @@ repository keeps (Sumitkumar005/Financial-Analyst-Agent, output/TICKER_10K_HTML.
 McLennan, Lockheed Martin, Eli Lilly, Linde, Verizon, McDonald's and PepsiCo for 2024, and
 five fiscal years not ending in December: Costco (August 31, 2025), Cisco (July 26, 2025),
 Medtronic (April 25, 2025), Starbucks (September 28, 2025) and TJX (February 1, 2025). No
-10-Q: no stored repository snapshot searched held another company's inline-XBRL 10-Q.
+10-Q: no stored repository snapshot searched held another company's inline-XBRL 10-Q. That
+repository stores each as the <XBRL> section of its EDGAR submission text (the document
+between an `<XBRL>` line and an `</XBRL>` line); the copy is the document inside, unchanged.
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -90,6 +92,16 @@ FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
 
 
+# An EDGAR submission's <XBRL> section around a document: its SGML tags, not the document's.
+_SGML_XBRL = re.compile(rb"\A\s*<XBRL>\r?\n(.*?)\r?\n</XBRL>\s*\Z", re.S)
+
+
+def unwrapped(data: bytes) -> bytes:
+    """The document inside an EDGAR <XBRL> section; other bytes as they are."""
+    m = _SGML_XBRL.match(data)
+    return m.group(1) if m else data
+
+
 def filing_problem(data: bytes, form: str) -> str | None:
     """Why the bytes are not a primary inline-XBRL document of `form`; None when they are."""
     if FACT_TAG not in data:
@@ -119,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"skipped {name}: {repo}@{commit[:10]}:{path} absent "
                       f"(fetch github:{repo} first)")
                 continue
-            write_whole(target, data)
+            write_whole(target, unwrapped(data))
             print(f"copied {name}: {len(data) / 1e6:.1f} MB from {repo}:{path}")
         problem = filing_problem(target.read_bytes(), name.split("_")[1])
         if problem:

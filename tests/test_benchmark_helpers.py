@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_heldout_check import parse  # noqa: E402
 from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
-from unseen_shelf import OUT2, SHELF, SHELF2, filing_problem  # noqa: E402
+from unseen_shelf import OUT2, SHELF, SHELF2, filing_problem, unwrapped  # noqa: E402
 from unseen_shelf import main as unseen_shelf_main  # noqa: E402
 
 
@@ -89,6 +89,12 @@ def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> No
     assert len(tickers2) == len(SHELF2) >= 10 and not tickers & tickers2
     assert all(len(commit) == 40 for _, commit, _ in SHELF2.values())
     assert OUT2.name == "unseen-shelf2"
+
+
+def test_a_filing_stored_as_its_edgar_xbrl_section_is_copied_without_the_sgml_tags() -> None:
+    document = b"<?xml version='1.0'?>\n<html>" + _IXBRL + b"</html>"
+    assert unwrapped(b"\n<XBRL>\n" + document + b"\n</XBRL>\n") == document
+    assert unwrapped(document) == document
 
 
 def test_the_second_shelf_skips_a_filing_its_mirror_lacks(tmp_path: Path, capsys) -> None:

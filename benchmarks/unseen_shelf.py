@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -13,6 +13,17 @@ the quarter ended June 30, 2025, Oracle's fiscal 2025 first quarter (ended Augus
 combined with Spire Missouri's and Spire Alabama's) fiscal 2024 first quarter (ended
 December 31, 2023). Johnson & Johnson and Union Pacific have other filings among the 25
 development filings; the other eight companies do not.
+
+`--set 2` copies a second shelf into engines/unseen-shelf2/ (SHELF2; questions in
+benchmarks/data/unseen_simple2_questions.jsonl): twelve 10-Ks of twelve more companies, none
+among the 25 development filings nor the first shelf, from the EDGAR downloads a public
+repository keeps (Sumitkumar005/Financial-Analyst-Agent, output/TICKER_10K_HTML.html): Marsh
+McLennan, Lockheed Martin, Eli Lilly, Linde, Verizon, McDonald's and PepsiCo for 2024, and
+five fiscal years not ending in December: Costco (August 31, 2025), Cisco (July 26, 2025),
+Medtronic (April 25, 2025), Starbucks (September 28, 2025) and TJX (February 1, 2025). No
+10-Q: no stored repository snapshot searched held another company's inline-XBRL 10-Q. That
+repository stores each as the <XBRL> section of its EDGAR submission text (the document
+between an `<XBRL>` line and an `</XBRL>` line); the copy is the document inside, unchanged.
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -64,9 +75,31 @@ SHELF = {
     "SR_10-Q_2023-12-31": (_EDGARTOOLS, _SPIRE_COMMIT,
                            "data/xbrl/datafiles/spire/spre20231231_10q.htm"),
 }
+_SUMIT = "Sumitkumar005/Financial-Analyst-Agent"
+_SUMIT_HEAD = "bc3d17a0cd62d148561f6040ab2f2cc270ef57b1"  # its HEAD, 2026-01-19
+OUT2 = ROOT / "engines" / "unseen-shelf2"
+# The second shelf: (ticker, the filing's period end) -> the repository's copy.
+_SHELF2_PERIODS = {
+    "MMC": "2024-12-31", "LMT": "2024-12-31", "LLY": "2024-12-31", "LIN": "2024-12-31",
+    "VZ": "2024-12-31", "MCD": "2024-12-31", "PEP": "2024-12-28", "COST": "2025-08-31",
+    "CSCO": "2025-07-26", "MDT": "2025-04-25", "SBUX": "2025-09-28", "TJX": "2025-02-01",
+}
+SHELF2 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
+          for ticker, end in _SHELF2_PERIODS.items()}
+SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
+
+
+# An EDGAR submission's <XBRL> section around a document: its SGML tags, not the document's.
+_SGML_XBRL = re.compile(rb"\A\s*<XBRL>\r?\n(.*?)\r?\n</XBRL>\s*\Z", re.S)
+
+
+def unwrapped(data: bytes) -> bytes:
+    """The document inside an EDGAR <XBRL> section; other bytes as they are."""
+    m = _SGML_XBRL.match(data)
+    return m.group(1) if m else data
 
 
 def filing_problem(data: bytes, form: str) -> str | None:
@@ -81,12 +114,16 @@ def filing_problem(data: bytes, form: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1,
+                    help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None, help="default: the set's folder")
     args = ap.parse_args(argv)
+    shelf, default_out = SHELVES[args.set]
+    args.out = args.out or default_out
     args.out.mkdir(parents=True, exist_ok=True)
     copied, bad = 0, []
-    for name, (repo, commit, path) in SHELF.items():
+    for name, (repo, commit, path) in shelf.items():
         target = args.out / f"{name}.htm"
         if not target.exists():
             data = mirror_blob(git_dir(args.mirrors, repo), path, commit)
@@ -94,14 +131,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"skipped {name}: {repo}@{commit[:10]}:{path} absent "
                       f"(fetch github:{repo} first)")
                 continue
-            write_whole(target, data)
+            write_whole(target, unwrapped(data))
             print(f"copied {name}: {len(data) / 1e6:.1f} MB from {repo}:{path}")
         problem = filing_problem(target.read_bytes(), name.split("_")[1])
         if problem:
             bad.append(name)
             print(f"not a filing of its form: {target}: {problem}")
         copied += 1
-    print(f"{copied} of {len(SHELF)} filings in {args.out}")
+    print(f"{copied} of {len(shelf)} filings in {args.out}")
     print_command(__file__, argv)
     return 1 if bad else 0
 

@@ -16,7 +16,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_heldout_check import parse  # noqa: E402
 from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
-from unseen_shelf import filing_problem  # noqa: E402
+from unseen_shelf import OUT2, SHELF, SHELF2, filing_problem, unwrapped  # noqa: E402
+from unseen_shelf import main as unseen_shelf_main  # noqa: E402
 
 
 def test_the_command_names_the_script_from_the_repository_root_and_quotes_its_arguments() -> None:
@@ -80,6 +81,29 @@ def test_the_unseen_shelf_takes_only_an_inline_xbrl_filing_of_its_form() -> None
     assert filing_problem(_IXBRL, "10-Q") is None
     assert "not 10-K" in filing_problem(_IXBRL, "10-K")
     assert "not inline XBRL" in filing_problem(b"<html>10-Q</html>", "10-Q")
+
+
+def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> None:
+    tickers = {name.split("_")[0] for name in SHELF}
+    tickers2 = {name.split("_")[0] for name in SHELF2}
+    assert len(tickers2) == len(SHELF2) >= 10 and not tickers & tickers2
+    assert all(len(commit) == 40 for _, commit, _ in SHELF2.values())
+    assert OUT2.name == "unseen-shelf2"
+
+
+def test_a_filing_stored_as_its_edgar_xbrl_section_is_copied_without_the_sgml_tags() -> None:
+    document = b"<?xml version='1.0'?>\n<html>" + _IXBRL + b"</html>"
+    assert unwrapped(b"\n<XBRL>\n" + document + b"\n</XBRL>\n") == document
+    assert unwrapped(document) == document
+
+
+def test_the_second_shelf_skips_a_filing_its_mirror_lacks(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "shelf2"
+    assert unseen_shelf_main(["--set", "2", "--mirrors", str(tmp_path / "none"),
+                              "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("skipped ") == len(SHELF2) and not list(out.iterdir())
+    assert f"0 of {len(SHELF2)} filings in {out}" in printed
 
 
 def test_the_checker_reads_a_filing_stored_with_a_blank_line_before_its_declaration(

@@ -11,11 +11,12 @@ from ixbrl_sample import write_filing
 from paths import FILINGS
 
 from pipeline.rag.answers.answer_checks import withheld
-from pipeline.rag.answers.filings.fact_answer import answer_from_facts
+from pipeline.rag.answers.filings.fact_answer import Asked, answer_from_facts
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import PeriodKind, parse_query
 from pipeline.rag.answers.vocabulary.formula import BinOp, ItemTerm, Op
+from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents import DocumentError, Form, load_document
 from retriever_trt.documents.model import DocumentMetadata, Fact
 from retriever_trt.indexing.ingest import ingest
@@ -322,6 +323,19 @@ def test_cash_burned_is_a_flow_and_its_size():
     assert withheld(burned, balance.scale, balance.facts, False) is not None
     assert withheld("What was Widget's cash at the end of 2024, from the cash flow statement?",
                     balance.scale, balance.facts, False) is None
+
+
+def test_a_balance_date_asked_of_flows_alone_gets_no_number():
+    """A balance's date asked where every candidate the labels give is a flow: no number,
+    and what is missing said (the rules had raised on it)."""
+    meta = DocumentMetadata("Widget Corp", "WDGT", Form.TEN_K, 2024, "FY", date(2024, 12, 31))
+    info = DocumentInfo("w.htm", "Widget Corp 10-K FY2024", meta,
+                        [_year_fact("a", "x:WidgetFlow", "5e6")], {})
+    flow = LineItem("widget flow", ("x:WidgetFlow",), Kind.FLOW)
+    got = answer_from_facts(parse_query("What was Widget's total assets as of December 31, 2024?",
+                                        {"widget": "widget"}), info,
+                            Asked(labelled=(flow,), vocabulary=False))
+    assert got.value is None and got.missing == "a balance at the date asked"
 
 
 def test_the_vocabularys_name_meets_a_concept_it_does_not_list(tmp_path):

@@ -20,7 +20,7 @@ from pipeline.rag.answers.answer_checks import asks_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.filings.measure_match import labelled_items
+from pipeline.rag.answers.filings.measure_match import labelled_items, quoted_rows
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import operation
 from retriever_trt.documents.model import Fact
@@ -110,3 +110,15 @@ def test_an_expense_a_statement_prints_without_the_word():
     found = labelled_items(frozenset({"fuel", "expense"}), labels, facts)
     assert [i.concepts for i in found] == [("us-gaap:FuelCosts",)]
     assert labelled_items(frozenset({"digital", "asset", "expense"}), labels, facts) == []
+
+
+def test_a_row_quoted_whole_names_its_figure_not_a_part():
+    """TJX's "Cost of sales, including buying and occupancy costs": "buying" and
+    "occupancy" quote the row, they name no segment."""
+    facts = [_flow("us-gaap:CostOfGoodsAndServicesSold", "39112e6")]
+    labels = FactLabels.of(facts, lambda f: (
+        "Cost of sales, including buying and occupancy costs", "2025"), lambda f: True)
+    quoted = quoted_rows("What was TJX's cost of sales, including buying and occupancy costs, "
+                         "in fiscal 2025?", labels)
+    assert {"buying", "occupancy"} <= quoted
+    assert quoted_rows("What was TJX's cost of sales in fiscal 2025?", labels) == set()

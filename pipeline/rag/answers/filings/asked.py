@@ -19,6 +19,7 @@ from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
     preference,
     printed_as_named,
+    quoted_rows,
 )
 from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
 from pipeline.rag.answers.query import Query
@@ -32,7 +33,8 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
     measure's candidates from the filing's own labels."""
     # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
     # of "purchases of property and equipment") name no part of it.
-    own = set(company_key(info.metadata.company).split()) | owned_names(query.text)
+    own = set(company_key(info.metadata.company).split()) | owned_names(query.text) | \
+        quoted_rows(query.text, labels)
     parts = asked_parts(set(query.words) - own,
                         set(query.measure_words) - own - phrase_words(query.measure),
                         query.text, labels)

@@ -285,6 +285,8 @@ def _read_measure(query: Query, info: DocumentInfo, ts: list[Target], items: lis
         if all(v is not None for v in values):
             return _finish(query, values, ts, Scale.AMOUNT, reader.used, item.per_share, [])
         first = first or reader
+    if first is None:  # every candidate was a flow, and a balance's date was asked
+        return FactResult(None, "", "", [], "a balance at the date asked")
     return _lacking(info, first)
 
 

@@ -48,6 +48,8 @@ _PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
 # ("Total revenues", "Research and development expense").
 _ROW_GENERIC = label_stems(["total", "expense", "expenditure"])
 PURE = "pure"  # a ratio's unit
+# Words a row label must have for a question holding it whole to quote it.
+MIN_QUOTED_WORDS = 3
 _EXPENSE = label_stems(["expense"])
 _INCOME = label_stems(["income", "revenue", "sales", "gain", "benefit", "proceeds"])
 _ATTRIBUTED = re.compile(r"\battributable to\b.*", re.I)
@@ -208,3 +210,12 @@ def _plain(row: str) -> frozenset[str]:
     """A row label's words naming its figure: not whose share it is ("attributable to
     common stockholders") nor the generic "Total" or "expense"."""
     return label_stems(tokens(_ATTRIBUTED.sub("", row))) - _ROW_GENERIC
+
+
+def quoted_rows(text: str, labels: FactLabels) -> set[str]:
+    """The words of each statement row the question quotes whole ("cost of sales, including
+    buying and occupancy costs"): they name that row's figure, not a part of the company."""
+    low = normalized(text)
+    return {w for rows in labels.stated_rows.values() for row in rows
+            if len(tokens(row)) >= MIN_QUOTED_WORDS and any(mentions(low, normalized(row)))
+            for w in tokens(row)}

@@ -33,10 +33,11 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
     measure's candidates from the filing's own labels."""
     # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
     # of "purchases of property and equipment") name no part of it.
-    own = set(company_key(info.metadata.company).split()) | owned_names(query.text) | \
-        quoted_rows(query.text, labels)
-    parts = asked_parts(set(query.words) - own,
-                        set(query.measure_words) - own - phrase_words(query.measure),
+    own = set(company_key(info.metadata.company).split()) | owned_names(query.text)
+    # a statement row quoted whole names its figure ("buying and occupancy costs")
+    quoted = quoted_rows(query.text, labels)
+    parts = asked_parts(set(query.words) - own - quoted,
+                        set(query.measure_words) - own - quoted - phrase_words(query.measure),
                         query.text, labels)
     prefer = preference(query.text)
     labelled = labelled_items(query.measure_words - parts.naming_words(), labels, info.facts,

@@ -214,8 +214,12 @@ def _plain(row: str) -> frozenset[str]:
 
 def quoted_rows(text: str, labels: FactLabels) -> set[str]:
     """The words of each statement row the question quotes whole ("cost of sales, including
-    buying and occupancy costs"): they name that row's figure, not a part of the company."""
+    buying and occupancy costs"): they name that row's figure, not a part of the company;
+    unless a part of the company has that name too (Oracle's "Cloud services and license
+    support" row of revenues and its product member)."""
     low = normalized(text)
+    parts = {label_stems(words) for words in labels.members.values()}
     return {w for rows in labels.stated_rows.values() for row in rows
             if len(tokens(row)) >= MIN_QUOTED_WORDS and any(mentions(low, normalized(row)))
+            and label_stems(tokens(row)) not in parts
             for w in tokens(row)}

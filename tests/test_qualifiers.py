@@ -206,6 +206,9 @@ def test_a_sentence_answers_only_about_the_measure_and_year_asked():
                          query)
     assert _is_about(said("36000", "At the end of fiscal 2025 our headcount was about 36,000."),
                      query)
+    # a head count is told in the words the filing counts its people by
+    assert _is_about(said("36000", "As of the end of fiscal year 2025, we had approximately "
+                                   "36,000 employees in 38 countries."), query)
     where = parse_query("Where is Apple headquartered?", {"apple": "apple"})
     assert _is_about(said("Cupertino, California", "Our principal executive offices are in "
                                                    "Cupertino, California."), where)

@@ -20,6 +20,7 @@ from pipeline.rag.answers.short_answer import (
     short_answer_for,
     text_short_answer,
 )
+from pipeline.rag.answers.text.asked_spans import PEOPLE, asks_headcount
 
 _NUMBER = re.compile(r"-?[\d,]*\.?\d+")
 UNMATCHED = ("no tagged figure of the filing matches every qualifier the question states "
@@ -53,5 +54,6 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     if not all(str(p.year) in sentence for p in query.periods if p.year is not None):
         return False
     number = isinstance(answer.short_answer, str) and _NUMBER.fullmatch(answer.short_answer)
-    return not number or not query.measure_words or \
-        bool(query.measure_words & set(tokens(sentence)))
+    # a head count is told by the words a filing counts its people by ("36,000 employees")
+    words = query.measure_words | (PEOPLE if asks_headcount(query.text) else frozenset())
+    return not number or not query.measure_words or bool(words & set(tokens(sentence)))

@@ -73,6 +73,11 @@ PLACE_COVER = 0.6
 STEM_PREFIX = 6
 
 
+def asks_headcount(text: str) -> bool:
+    """A count of the company's people in other words ("headcount", "workforce")."""
+    return _ASKS_HEADCOUNT.search(text) is not None
+
+
 def counted_noun(asked: Asked) -> tuple[str, ...]:
     """The words of what a "how many" question counts ("full time equivalent employee"),
     its companies left out; () when it asks no count."""

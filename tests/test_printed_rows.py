@@ -18,11 +18,16 @@ from paths import FILINGS
 
 from pipeline.rag.answers.answer_checks import asks_count
 from pipeline.rag.answers.company_names import owned_names
-from pipeline.rag.answers.filings.fact_labels import FactLabels
+from pipeline.rag.answers.filings.fact_labels import FactLabels, qualifiers
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.filings.measure_match import labelled_items, quoted_rows
+from pipeline.rag.answers.filings.measure_match import (
+    labelled_items,
+    quoted_rows,
+    rows_named_as,
+)
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import operation
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from retriever_trt.documents.model import Fact
 from retriever_trt.indexing.ingest import ingest
 
@@ -122,3 +127,38 @@ def test_a_row_quoted_whole_names_its_figure_not_a_part():
                          "in fiscal 2025?", labels)
     assert {"buying", "occupancy"} <= quoted
     assert quoted_rows("What was TJX's cost of sales in fiscal 2025?", labels) == set()
+
+
+def test_a_vocabulary_item_the_filing_does_not_tag_is_a_row_of_its_name_or_none():
+    """Lilly prints no total liabilities: its "Total current liabilities" is not that; TJX
+    tags its revenue with a concept the vocabulary lists, and its "Interest (income)
+    expense, net" is no revenue."""
+    liabilities = BY_NAME["total liabilities"]
+    facts = [Fact("a", "us-gaap:LiabilitiesCurrent", Decimal("28376.6e6"), "USD",
+                  date(2024, 12, 31)),
+             _flow("us-gaap:InterestRevenueExpenseNet", "181e6"),
+             _flow("x:CapitalExpendituresIncludingSoftware", "17090e6")]
+    rows = {"us-gaap:LiabilitiesCurrent": "Total current liabilities",
+            "us-gaap:InterestRevenueExpenseNet": "Interest (income) expense, net",
+            "x:CapitalExpendituresIncludingSoftware":
+                "Capital expenditures (including capitalized software)"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2024"), lambda f: True)
+    items = [LineItem(c, (c,), Kind.FLOW) for c in rows]
+    assert rows_named_as(liabilities, labels, items) == []
+    assert rows_named_as(BY_NAME["revenue"], labels, items) == []
+    assert [i.concepts[0] for i in rows_named_as(BY_NAME["capital expenditures"], labels,
+                                                 items)] == ["x:CapitalExpendituresIncludingSoftware"]
+
+
+def test_the_segments_total_is_not_the_companys_figure():
+    """A fact tagged with OperatingSegmentsMember alone is the segments' total (TJX's
+    "Segment profit"); beside a segment's member it only places that member's figure."""
+    total = Fact("a", "us-gaap:OperatingIncomeLoss", Decimal("7041e6"), "USD",
+                 date(2025, 2, 1), date(2024, 2, 4),
+                 dimensions=(("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember"),))
+    segment = Fact("b", "us-gaap:OperatingIncomeLoss", Decimal("5e9"), "USD",
+                   date(2025, 2, 1), date(2024, 2, 4),
+                   dimensions=(("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember"),
+                               ("us-gaap:StatementBusinessSegmentsAxis", "x:MarmaxxMember")))
+    assert qualifiers(total) == frozenset(total.dimensions)
+    assert qualifiers(segment) == {("us-gaap:StatementBusinessSegmentsAxis", "x:MarmaxxMember")}

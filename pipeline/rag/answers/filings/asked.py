@@ -20,6 +20,7 @@ from pipeline.rag.answers.filings.measure_match import (
     preference,
     printed_as_named,
     quoted_rows,
+    rows_named_as,
 )
 from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
 from pipeline.rag.answers.query import Query
@@ -60,6 +61,10 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
         # "What did Apple pay for property, plant and equipment": the payment, not the
         # balance the vocabulary's name is
         held = [i for i in labelled if prefer.holds(i.concepts[0])]
+    if not held and isinstance(measure, LineItem) and labels.stated_rows:
+        # the vocabulary's item, where its concepts have no fact: a tagged filing's row of
+        # one of its names, or no number
+        labelled = rows_named_as(measure, labels, labelled)
     return Asked(parts.options, tuple(held or labelled), phrases, not held,
                  narrowing if not held else frozenset()), parts
 

@@ -34,7 +34,9 @@ MAX_NAME_SHARERS = 2
 # The parts the prose lists when the one asked is not reported.
 MAX_LISTED = 12
 # Dimensions that say where a segment figure sits in the reconciliation, not what it is of:
-# a segment's revenue is tagged with its member and OperatingSegmentsMember alike.
+# a segment's revenue is tagged with its member and OperatingSegmentsMember alike. Alone,
+# the member tags the segments' total, which is not the company's figure (TJX's "Segment
+# profit" is no operating income).
 NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")})
 # Words a member's name carries that name no part of the company.
 _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})
@@ -92,8 +94,9 @@ def describe_members(members: frozenset[tuple[str, str]]) -> str:
 def qualifiers(fact: Fact) -> frozenset[tuple[str, str]]:
     """The fact's dimensions that name a part of the company (`QUALIFIER_AXES`), and any
     other dimension except the neutral ones: a fact with an equity-component member is not
-    the company's figure."""
-    return frozenset(d for d in fact.dimensions if d not in NEUTRAL_MEMBERS)
+    the company's figure, nor is the segments' total (the neutral member alone)."""
+    named = frozenset(d for d in fact.dimensions if d not in NEUTRAL_MEMBERS)
+    return named or frozenset(fact.dimensions)
 
 
 @dataclass

@@ -223,3 +223,14 @@ def quoted_rows(text: str, labels: FactLabels) -> set[str]:
             if len(tokens(row)) >= MIN_QUOTED_WORDS and any(mentions(low, normalized(row)))
             and label_stems(tokens(row)) not in parts
             for w in tokens(row)}
+
+
+def rows_named_as(measure: LineItem, labels: FactLabels, items: list[LineItem]) -> list[LineItem]:
+    """Of `items`, those a primary statement prints under one of the vocabulary item's
+    names ("Capital expenditures (including capitalized software)" for capital
+    expenditures), for a tagged filing that uses none of the item's concepts: a label that
+    merely shares a word with it is another figure (TJX's "Interest (income) expense, net"
+    is no revenue, Lilly's "Total current liabilities" no total liabilities)."""
+    names = {_plain(normalized(p)) for p in (measure.name, *measure.phrases)}
+    return [i for i in items
+            if any(_plain(normalized(r)) in names for r in labels.stated_rows.get(i.concepts[0], ()))]

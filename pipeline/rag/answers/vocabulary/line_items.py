@@ -40,6 +40,7 @@ def _g(*names: str) -> tuple[str, ...]:
 F, B = Kind.FLOW, Kind.BALANCE
 LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("revenue", _g("Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax",
+                           "RevenueFromContractWithCustomerIncludingAssessedTax",
                            "SalesRevenueNet", "RevenuesNetOfInterestExpense"), F,
              ("revenues", "total revenue", "total revenues", "net sales", "total net sales",
               "net revenue", "net revenues", "sales", "top line")),

@@ -56,6 +56,10 @@ def ask(answerer: FilingAnswerer, question: str):
      "quarter of 2025?", "3516", "million"),
     # the vocabulary's row names net income too, whose share it is aside
     ("What was Tesla's net income in the second quarter of 2025?", "1172", "million"),
+    # "a year earlier", "the year-ago quarter": the period named, a year back
+    ("What were Tesla's total revenues in the same quarter a year earlier than the quarter "
+     "ended June 30, 2025?", "25500", "million"),
+    ("What was Tesla's revenue in the year-ago quarter of Q2 2025?", "25500", "million"),
     # "per common share" is the vocabulary's per share; "Inc.'s" is no word "s"
     ("What were Tesla Inc.'s diluted earnings per common share in the three months ended "
      "June 30, 2025?", "0.33", ""),

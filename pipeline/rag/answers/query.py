@@ -48,6 +48,12 @@ _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9
 # "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
 _YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
 _YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9}
+# "The same quarter a year earlier than the quarter ended June 30, 2025", "the year-ago
+# quarter", "the prior-year period": the period named, a year back.
+_YEAR_EARLIER = re.compile(r"\b(?:a|one) year (?:earlier|before|prior)\b|\byear[- ]ago\b|"
+                           r"\bsame (?:quarter|period|months) (?:of |in )?(?:the )?"
+                           r"(?:prior|previous|preceding|last) year\b|"
+                           r"\bprior[- ]year (?:quarter|period)\b", re.I)
 _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 # "By what percentage did X change", "X growth ... in percent", "X growth in 2022 versus
 # 2021? Percent, one decimal.": a percent change.
@@ -179,6 +185,14 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
 
 
+def _year_back(period: Period) -> Period:
+    """The same period of the year before ("a year earlier than the quarter ended ...")."""
+    end = period.end
+    if end is not None:  # February 29 goes back to February 28
+        end = end.replace(year=end.year - 1, day=min(end.day, 28 if end.month == 2 else end.day))
+    return replace(period, year=period.year - 1 if period.year is not None else None, end=end)
+
+
 def _margin_in_dollars(text: str, measure: LineItem | Metric | None) -> LineItem | Metric | None:
     """"Gross margin in dollars" (or "in millions") is the gross profit, as Apple prints it:
     a margin of one line item over revenue, asked as an amount of money, is that line item."""
@@ -257,6 +271,9 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     words = frozenset(question.words if span is None else tokens(text))
     measure = _margin_in_dollars(text, parse_measure(text, latest, definitions))
     asked_periods = _over_years(asked_periods or periods, question)
+    if _YEAR_EARLIER.search(asked) and len(asked_periods) == 1 and \
+            question.operation == Operation.LOOKUP:
+        asked_periods = (_year_back(asked_periods[0]),)
     years = [p.year for p in asked_periods if p.year is not None]
     growth = compound_growth(measure, years) \
         if isinstance(measure, LineItem) and asks_compound_growth(asked) else None

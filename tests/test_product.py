@@ -57,7 +57,7 @@ class Served:
             except httpx.HTTPError:
                 pass
             assert time.monotonic() < deadline, f"not ready after 1500 s:\n{self.output()}"
-            time.sleep(1)
+            time.sleep(0.1)  # the start's last poll interval is waited out in full
 
     def output(self) -> str:
         if not self.out.closed:

@@ -10,6 +10,7 @@ cost).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -80,6 +81,17 @@ def test_readme_blocks_run_as_written(tmp_path: Path, engines_dir: Path,
     assert out["finrag --version"].startswith("finrag ")
     assert "--enable-prefix-caching" in out["finrag --version"]  # `finrag serve --help`
     assert (tmp_path / "engines" / "retriever" / "minilm" / "model.int8.onnx").is_file()
+    # The export block is the suite's percentile calibration (test_quantization.py runs
+    # entropy's): its 4 samples of different lengths in one shape (a multiple of 16), the
+    # method in its cache, and the Q/DQ encoder close to FP32 (measured: mean cosine 0.985).
+    export = out["cat > samples.jsonl <<'EOF'"]
+    calibrated = re.search(r"method=percentile, calibrated model\.int8\.calib\.json "
+                           r"\(4 samples × (\d+) tokens\)", export)
+    assert calibrated and int(calibrated.group(1)) % 16 == 0, export
+    cache = tmp_path / "engines" / "retriever" / "minilm" / "model.int8.calib.json"
+    assert json.loads(cache.read_text())["finrag"]["method"] == "percentile"
+    mean = re.search(r"INT8 Q/DQ vs FP32: cosine to FP32 mean ([\d.]+)", export)
+    assert mean and float(mean.group(1)) >= 0.95, export
     assert (tmp_path / "engines" / "retriever" / "minilm.int8-dynamic.opt.onnx").is_file()
     assert "&&&& PASSED retrexec" in out["retrexec --onnx=engines/retriever/minilm/model.onnx "
                                         "--dynamicInt8 \\"]

@@ -86,7 +86,7 @@ def test_readme_blocks_run_as_written(tmp_path: Path, engines_dir: Path,
     # method in its cache, and the Q/DQ encoder close to FP32 (measured: mean cosine 0.985).
     export = out["cat > samples.jsonl <<'EOF'"]
     calibrated = re.search(r"method=percentile, calibrated model\.int8\.calib\.json "
-                           r"\(4 samples × (\d+) tokens\)", export)
+                           r"\(4 samples \S+ (\d+) tokens\)", export)
     assert calibrated and int(calibrated.group(1)) % 16 == 0, export
     cache = tmp_path / "engines" / "retriever" / "minilm" / "model.int8.calib.json"
     assert json.loads(cache.read_text())["finrag"]["method"] == "percentile"

@@ -20,10 +20,15 @@ serve: install
 # one worker (its servers start once), each worker's torch on one thread (two workers of
 # two threads each thrash: the sampling tests ran 4x slower). The Ray cluster tests run
 # after, alone: their placement and failover timings did not hold beside another worker.
+# Both runs use one engines folder (TESTS_ENGINES_DIR, tests/conftest.py), made for this
+# `make test` and removed after it: the cluster run loads the model, encoder and int8
+# calibration the first run built instead of building them again.
 TEST_WORKERS ?= 2
 test: install-dev
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not cluster"
-	$(PYTHON) -m pytest -q -m cluster
+	engines=$$(mktemp -d) && trap 'rm -rf "$$engines"' EXIT && \
+	TESTS_ENGINES_DIR=$$engines OMP_NUM_THREADS=1 $(PYTHON) -m pytest -q -n $(TEST_WORKERS) \
+	  --dist loadfile -m "not cluster" && \
+	TESTS_ENGINES_DIR=$$engines $(PYTHON) -m pytest -q -m cluster
 
 # The inner loop (after `make install-dev` once): no server, cluster, browser or slow test.
 test-fast:

@@ -33,6 +33,12 @@ ALWAYS_RETRIEVE = [{"name": "finance_question", "description": "finance question
 # "no number": in the servers live_server starts, and in the `finrag serve` processes tests
 # start, which inherit this variable.
 os.environ["FINRAG_STRICT_RULES"] = "true"
+# An engines folder that several pytest runs share (the Makefile's `test` sets it for its
+# two runs, and removes the folder after): the model prepared, the encoder exported and the
+# int8 calibration made by the first run are what the next one loads, instead of building
+# them all again (about 25 s on 2 cores before the cluster tests' first start). Unset, each
+# run builds its own (once for all its xdist workers).
+SHARED_ENGINES_ENV = "TESTS_ENGINES_DIR"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -106,14 +112,20 @@ def engines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's engines/; under pytest-xdist one for all workers of the run (the
     folder above each worker's own), so the prepared model (model preparation locks its
     folder) and the encoder's graphs (exported here, under a lock, before any worker reads
-    them) are built once a run, not once a worker."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
+    them) are built once a run, not once a worker. With TESTS_ENGINES_DIR set, that folder,
+    shared by runs: `make test`'s second run (the Ray cluster tests, alone) finds what its
+    first built."""
+    shared_by_runs = os.environ.get(SHARED_ENGINES_ENV)
+    if not shared_by_runs and not os.environ.get("PYTEST_XDIST_WORKER"):
         return tmp_path_factory.mktemp("engines")
     from llm_engine.utils.file_lock import file_lock
     from retriever_trt.embedders.loader import default_embedder
 
-    shared = tmp_path_factory.getbasetemp().parent / "engines"
-    shared.mkdir(exist_ok=True)
+    if shared_by_runs:
+        shared = Path(shared_by_runs)
+    else:
+        shared = tmp_path_factory.getbasetemp().parent / "engines"
+    shared.mkdir(parents=True, exist_ok=True)
     with file_lock(shared / ".encoder.lock"):
         default_embedder(shared, progress=False)
     return shared

@@ -26,7 +26,10 @@ START_GUARD_S = 600
 # share one index a session (a start then loads it instead of encoding the corpus).
 INDEX_SETTINGS = ("embedder", "chunk_tokens", "retrieval_mode")
 INDEX_KEY_CHARS = 16
-POLL_S = 0.5
+# /ready is polled this often while a server starts: a start takes 4-10 s, and the poll
+# interval a start ends in is waited out in full (0.5 s cost each start 0.25 s on average;
+# polls are a cheap request each, so 10 a second take next to nothing from the start).
+POLL_S = 0.1
 THREAD_JOIN_S = 30
 KV_CACHE_BYTES = 256 << 20
 _built: set[Path] = set()

@@ -29,17 +29,48 @@ VARIANT_PROMPTS = 8
 Case = tuple[Path, list[list[int]], list[list[int]]]
 
 
+# transformers' generate() takes the prompts in groups, each prompt at most GROUP_SPAN times
+# (plus a block) the length of its group's shortest, left-padded under an attention mask.
+# Decoding the 135M SmolLM2 one sequence at a time is bound by reading its 540 MB of fp32
+# weights at every token (65 ms a token on one core); a group reads them once a step for all
+# its prompts, and the span keeps the padding a group computes small. The 12 prompts here:
+# 23.7 -> 14.6 s on one core, the same tokens as one prompt at a time.
+GROUP_SPAN = 4
+
+
+def length_groups(prompts: list[list[int]]) -> list[list[int]]:
+    """Indices of `prompts`, shortest first, in groups of similar length (GROUP_SPAN)."""
+    groups: list[list[int]] = []
+    for i in sorted(range(len(prompts)), key=lambda i: len(prompts[i])):
+        if groups and len(prompts[i]) <= GROUP_SPAN * len(prompts[groups[-1][0]]) + 16:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def hf_greedy(model_dir: Path, prompts: list[list[int]], max_new: int) -> list[list[int]]:
+    """transformers' greedy tokens for each prompt, as generate() gives them for the prompt
+    alone: up to and with the first end-of-sequence token (a group goes on padding a row
+    that has ended, until all its rows have)."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    outs = []
+    eos = model.generation_config.eos_token_id
+    eos = set() if eos is None else {eos} if isinstance(eos, int) else set(eos)
+    outs: dict[int, list[int]] = {}
     with torch.inference_mode():
-        for ids in prompts:
-            gen = model.generate(torch.tensor([ids]), max_new_tokens=max_new, do_sample=False,
-                                 attention_mask=torch.ones(1, len(ids), dtype=torch.long))
-            outs.append(gen[0, len(ids):].tolist())
-    return outs
+        for group in length_groups(prompts):
+            width = max(len(prompts[i]) for i in group)
+            pads = [width - len(prompts[i]) for i in group]
+            ids = torch.tensor([[0] * pad + prompts[i] for pad, i in zip(pads, group, strict=True)])
+            mask = (torch.arange(width) >= torch.tensor(pads)[:, None]).long()
+            gen = model.generate(ids, attention_mask=mask, max_new_tokens=max_new,
+                                 do_sample=False, pad_token_id=0)
+            for i, row in zip(group, gen[:, width:].tolist(), strict=True):
+                end = next((j + 1 for j, t in enumerate(row) if t in eos), len(row))
+                outs[i] = row[:end]
+    return [outs[i] for i in range(len(prompts))]
 
 
 def engine_greedy(llm: LLM, prompts: list[list[int]], max_new: int) -> list[list[int]]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +24,33 @@ from llm_engine.utils.safetensors_io import iter_safetensors
 REPO = Path(__file__).resolve().parents[1]
 
 
+@contextlib.contextmanager
+def gguf_read_once() -> Iterator[None]:
+    """transformers' GGUF loading, each file parsed once: it builds a GGUFReader for the
+    config and another for the weights (each parses SmolLM2's 98,000 vocabulary strings,
+    about 4 s on CI's cores), and a TensorNameMap for every module (397 of them for SmolLM2,
+    6 s). Both are pure functions of their arguments, and the readers are read-only memory
+    maps: shared for the duration of one load, they change nothing transformers computes,
+    only how often it parses the same bytes (16.7 -> 7.2 s a SmolLM2 load here)."""
+    import gguf
+
+    with pytest.MonkeyPatch.context() as patch:
+        # raising=True (the default): a transformers or gguf release that renames these
+        # fails here instead of silently loading the slow way.
+        patch.setattr(gguf, "GGUFReader", functools.lru_cache(maxsize=None)(gguf.GGUFReader))
+        patch.setattr(gguf, "get_tensor_name_map",
+                      functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map))
+        yield
+
+
 def _logits(folder_or_gguf: Path, ids: list[int]) -> torch.Tensor:
     from transformers import AutoModelForCausalLM
 
     if folder_or_gguf.suffix == ".gguf":
         # transformers dequantizes and un-permutes GGUF itself: an independent reference.
-        model = AutoModelForCausalLM.from_pretrained(
-            folder_or_gguf.parent, gguf_file=folder_or_gguf.name, dtype=torch.float32)
+        with gguf_read_once():
+            model = AutoModelForCausalLM.from_pretrained(
+                folder_or_gguf.parent, gguf_file=folder_or_gguf.name, dtype=torch.float32)
     else:
         model = AutoModelForCausalLM.from_pretrained(folder_or_gguf, dtype=torch.float32)
     with torch.no_grad():

@@ -105,8 +105,11 @@ def test_calibration_cache_reused(art, tmp_path):
     assert not cache_matches(cache, {**meta, "samples": "other"})
 
 
+# Percentile, the other histogram method, is calibrated end to end by the README's export
+# block (`python -m onnx_export ... --calibMethod=percentile`), whose samples, cache and
+# closeness to FP32 test_readme.py checks: running it here too repeated 11 s of calibration.
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["percentile", "entropy"])
+@pytest.mark.parametrize("method", ["entropy"])
 def test_histogram_methods(art, tmp_path, method):
     # Varied lengths (batches must still share a shape), disjoint from the other slices.
     texts = tatqa_texts(16, offset=600)

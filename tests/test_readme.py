@@ -10,6 +10,7 @@ cost).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -70,8 +71,9 @@ def test_readme_blocks_run_as_written(tmp_path: Path, engines_dir: Path,
                               timeout=1800)
         assert proc.returncode == 0, f"README block failed:\n{body}\n{proc.stdout}\n{proc.stderr}"
         assert "Traceback" not in proc.stderr, proc.stderr
-        ran.append((body.splitlines()[0], proc.stdout))
-    out = dict(ran)
+        ran.append((body.splitlines()[0], proc.stdout, proc.stderr))
+    out = {first: stdout for first, stdout, _ in ran}
+    err = {first: stderr for first, _, stderr in ran}
     # What the blocks print is what they say they do.
     assert re.search(r" (length|stop)$", out["from llm_engine import LLM, SamplingParams"], re.M)
     assert out["import asyncio"].strip()
@@ -79,10 +81,30 @@ def test_readme_blocks_run_as_written(tmp_path: Path, engines_dir: Path,
     assert out["finrag --version"].startswith("finrag ")
     assert "--enable-prefix-caching" in out["finrag --version"]  # `finrag serve --help`
     assert (tmp_path / "engines" / "retriever" / "minilm" / "model.int8.onnx").is_file()
+    # The export block is the suite's percentile calibration (test_quantization.py runs
+    # entropy's): its 4 samples of different lengths in one shape (a multiple of 16), the
+    # method in its cache, and the Q/DQ encoder close to FP32 (measured: mean cosine 0.985).
+    export = out["cat > samples.jsonl <<'EOF'"]
+    calibrated = re.search(r"method=percentile, calibrated model\.int8\.calib\.json "
+                           r"\(4 samples \S+ (\d+) tokens\)", export)
+    assert calibrated and int(calibrated.group(1)) % 16 == 0, export
+    cache = tmp_path / "engines" / "retriever" / "minilm" / "model.int8.calib.json"
+    assert json.loads(cache.read_text())["finrag"]["method"] == "percentile"
+    mean = re.search(r"INT8 Q/DQ vs FP32: cosine to FP32 mean ([\d.]+)", export)
+    assert mean and float(mean.group(1)) >= 0.95, export
     assert (tmp_path / "engines" / "retriever" / "minilm.int8-dynamic.opt.onnx").is_file()
     assert "&&&& PASSED retrexec" in out["retrexec --onnx=engines/retriever/minilm/model.onnx "
                                         "--dynamicInt8 \\"]
     assert (tmp_path / "times.json").is_file()
-    sparse = out["retrexec --onnx=engines/retriever/minilm/model.onnx --fp16 --workspace=4096 \\"]
+    workspace = "retrexec --onnx=engines/retriever/minilm/model.onnx --fp16 --workspace=4096 \\"
+    sparse = out[workspace]
     assert sparse.count("&&&& PASSED retrexec") == 2 and "pruned 36 linear weights" in sparse
+    # A trtexec line's --workspace, through the installed command: read as TensorRT 8.4+'s
+    # --memPoolSize, which ONNX Runtime then ignores, each said in one [W] line (issue 52;
+    # this block is the published command line test_retrexec_sparsity.py once ran again in
+    # a subprocess of its own).
+    assert "[W] --workspace is deprecated (TensorRT 8.4+): read as " \
+           "--memPoolSize=workspace:4096 (MiB)" in err[workspace], err[workspace]
+    assert "[W] --memPoolSize: ignored" in err[workspace], err[workspace]
+    assert (tmp_path / "engines" / "retriever" / "minilm.fp16.opt.onnx").is_file()
     assert (tmp_path / "engines" / "retriever" / "minilm" / "model.sparse24.onnx").is_file()

@@ -101,6 +101,20 @@ def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
     assert (got.short_answer, got.kind) == (short, "count")
 
 
+@pytest.mark.parametrize("question", [
+    "What was Acme's total workforce at the end of 2024?",
+    "How many employees did Acme have at the end of 2024?",
+])
+def test_employees_doing_something_are_no_head_count(question) -> None:
+    """A sentence counting the employees who did something counts some of the staff; only
+    one stating the whole ("had", "employed", "a total of") gives the head count."""
+    got = ask(question, "In 2024, approximately 14,000 Acme employees leveraged our tuition "
+                        "assistance program to pursue degrees.")
+    assert got.kind != "count"
+    got = ask(question, "As of December 31, 2024, Acme had approximately 172,000 employees.")
+    assert (got.short_answer, got.kind) == ("172000", "count")
+
+
 def test_a_share_of_the_staff_is_no_head_count() -> None:
     got = ask("What was Acme's total workforce at the end of 2024?",
               "Approximately 58,000 employees, which constitute 34% of our total workforce, "

@@ -36,6 +36,14 @@ _ASKS_PART = re.compile(r"\bhow many of\b", re.I)
 # A sentence counting a share of the staff counts a part of it, no head count.
 _SHARE_OF_STAFF = re.compile(r"%\s+of\s+(?:our|its|their|the)\s+(?:total\s+)?"
                              r"(?:workforce|employees|head ?count)\b", re.I)
+# A sentence stating the company's whole staff: "we had approximately 36,000 employees",
+# "employed 470,100 associates", "our headcount was 125,665", "a total of 74,067 employees".
+_STAFF_TOTAL = re.compile(r"\b(?:had|has|have|employ(?:s|ed)?|total(?:ed|ing)?|workforce|"
+                          r"head ?count|consist(?:s|ed)? of)\b", re.I)
+# "How many employees did Meta have", "how many associates did Home Depot employ": the whole
+# staff, which only a sentence stating it answers.
+_ASKS_STAFF = re.compile(r"\bhow many (?:full[- ]time (?:equivalent )?)?(?:employees|people|"
+                         r"associates|workers|staff)\b[^?]*\b(?:have|had|employ)\b", re.I)
 # The words a filing counts its people by: any of them answers a question counting another.
 PEOPLE = frozenset({"employee", "people", "person", "associate", "worker", "staff",
                     "teammate", "colleague"})
@@ -132,6 +140,9 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
         return None
     if _ASKS_HEADCOUNT.search(asked.text) and _SHARE_OF_STAFF.search(sentence):
         return None  # "58,000 employees, 34% of our total workforce, were union represented"
+    if (_ASKS_HEADCOUNT.search(asked.text) or _ASKS_STAFF.search(asked.text)) and \
+            not _STAFF_TOTAL.search(sentence):
+        return None  # "14,000 Boeing employees leveraged our tuition assistance": some
     found = [m for m in figures(sentence) if not m.group(1) and scale_of(m) != "percent"]
     found = sorted(found + list(_NUMBER_WORD.finditer(sentence)), key=lambda m: m.start())
     if not found:

@@ -9,17 +9,15 @@ stockholders"."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import date
 from decimal import Decimal
 
 import pytest
-from paths import FILINGS
+from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.answer_checks import asks_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_labels import FactLabels, qualifiers
-from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.measure_match import (
     labelled_items,
     quoted_rows,
@@ -29,22 +27,13 @@ from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from retriever_trt.documents.model import Fact
-from retriever_trt.indexing.ingest import ingest
 
 SHELF = ("jnj-10-q-2025-07-24.html", "tsla-10-q-2025-07-24.html")
 
 
 @pytest.fixture(scope="module")
 def answerer(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("shelf")
-    for name in SHELF:
-        shutil.copy(FILINGS / name, folder / name)
-    return FilingAnswerer(ingest(folder)[0])
-
-
-def ask(answerer: FilingAnswerer, question: str):
-    query = answerer.parse(question)
-    return answerer.answer(query, answerer.scope(query, None))
+    return shelf_answerer(tmp_path_factory.mktemp("shelf"), SHELF)
 
 
 @pytest.mark.parametrize("question, value, scale", [

@@ -5,19 +5,17 @@ number, and the prose says what the filing does hold."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import date
 from decimal import Decimal
 
 import pytest
-from paths import FILINGS
+from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.company_names import company_aliases, find_company
 from pipeline.rag.answers.filings.business_names import company_of_business
 from pipeline.rag.answers.filings.companies import Combine, combination
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
-from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.filings.qualifiers import (
     asked_parts,
     compared_name,
@@ -27,22 +25,13 @@ from pipeline.rag.answers.filings.qualifiers import (
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import named_years, stems, tokens
 from retriever_trt.documents.model import Fact
-from retriever_trt.indexing.ingest import ingest
 
 SHELF = ("aapl-10-k-2024-11-01.html", "aapl-10-q-2025-08-01.html", "nvda-10-k-2025-02-26.html")
 
 
 @pytest.fixture(scope="module")
 def answerer(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("shelf")
-    for name in SHELF:
-        shutil.copy(FILINGS / name, folder / name)
-    return FilingAnswerer(ingest(folder)[0])
-
-
-def ask(answerer: FilingAnswerer, question: str):
-    query = answerer.parse(question)
-    return answerer.answer(query, answerer.scope(query, None))
+    return shelf_answerer(tmp_path_factory.mktemp("shelf"), SHELF)
 
 
 @pytest.mark.parametrize("question, value", [

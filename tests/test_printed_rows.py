@@ -20,6 +20,7 @@ from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_labels import FactLabels, qualifiers
 from pipeline.rag.answers.filings.measure_match import (
     labelled_items,
+    printed_as_named,
     quoted_rows,
     rows_named_as,
 )
@@ -155,3 +156,32 @@ def test_the_segments_total_is_not_the_companys_figure():
                                ("us-gaap:StatementBusinessSegmentsAxis", "x:MarmaxxMember")))
     assert qualifiers(total) == frozenset(total.dimensions)
     assert qualifiers(segment) == {("us-gaap:StatementBusinessSegmentsAxis", "x:MarmaxxMember")}
+
+
+def test_the_row_named_as_asked_only_beside_the_vocabularys_own_row():
+    """"Net sales" printed for another concept is taken over the vocabulary's revenue only
+    where the statements print that revenue under another name ("Total revenues"); a
+    concept of the vocabulary's printed on no statement is not known to be another row.
+    "Total Walmart shareholders' equity" is the company's, before the total with its
+    minority."""
+    revenue, equity = BY_NAME["revenue"], BY_NAME["total shareholders' equity"]
+    facts = [_flow("us-gaap:Revenues", "680985e6"),
+             _flow("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax", "674538e6"),
+             Fact("c", "us-gaap:StockholdersEquity", Decimal("91013e6"), "USD", date(2025, 1, 31)),
+             Fact("d", "us-gaap:StockholdersEquityIncludingPortionAttributableToNoncontrollingInt"
+                       "erest", Decimal("97421e6"), "USD", date(2025, 1, 31))]
+    rows = {"us-gaap:Revenues": "Total revenues",
+            "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax": "Net sales",
+            "us-gaap:StockholdersEquity": "Total Walmart shareholders' equity",
+            "us-gaap:StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest":
+                "Total shareholders' equity"}
+    printed = FactLabels.of(facts, lambda f: (rows[f.concept], "2025"), lambda f: True)
+    got = printed_as_named("What were Walmart's net sales in fiscal 2025?", revenue, printed, facts)
+    assert got is not None and got.concepts == (
+        "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax",)
+    assert printed_as_named("What was Walmart's total shareholders' equity?", equity, printed,
+                            facts, frozenset({"walmart"})) is None
+    notes_only = FactLabels.of(facts, lambda f: (rows[f.concept], "2025"),
+                               lambda f: f.concept != "us-gaap:Revenues")
+    assert printed_as_named("What were Walmart's net sales in fiscal 2025?", revenue,
+                            notes_only, facts) is None

@@ -53,7 +53,8 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
     phrases = phrase_items(query.measure, labels, info.facts)
     narrowing = query.modifiers - parts.naming_words() - own
     held = holding(labelled, narrowing, labels) if narrowing else []
-    own_row = printed_as_named(query.text, measure, labels, info.facts) \
+    own_row = printed_as_named(query.text, measure, labels, info.facts,
+                               frozenset(own)) \
         if isinstance(measure, LineItem) and not narrowing else None
     if own_row is not None:  # the filing's own row of that name, before the vocabulary's
         return Asked(parts.options, (own_row, *labelled), phrases, False), parts

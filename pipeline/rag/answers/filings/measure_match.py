@@ -181,14 +181,18 @@ def _narrower(phrase: str, concept: str) -> bool:
 
 
 def printed_as_named(text: str, measure: LineItem, labels: FactLabels,
-                     facts: list[Fact]) -> LineItem | None:
+                     facts: list[Fact], company: frozenset[str] = frozenset()) -> LineItem | None:
     """The concept a primary statement prints under the very name the question gives the
     measure, where the vocabulary's own concept sits on a row of another name: Walmart's
     "Net sales" apart from its "Total revenues" (the vocabulary reads net sales as
     revenue), J&J's "Research and development expense" apart from the in-process charges
     it tags with the vocabulary's concept. None when no row, or more than one concept, has
-    that name, or when the vocabulary's row names it too ("Net loss attributable to Boeing
-    shareholders" is the company's net loss, before the "Net loss" with its minority)."""
+    that name; when the vocabulary's concept is on no statement (its row is then not known
+    to be another); or when the vocabulary's row names it too, whose share it is aside ("Net loss
+    attributable to Boeing shareholders" is the company's net loss, before the "Net loss"
+    with its minority; "Total Walmart shareholders' equity" is Walmart's shareholders' equity,
+    before the "Total shareholders' equity" with its minority). `company`: the company's
+    name's words."""
     low = normalized(text)
     named = [p for p in (measure.name, *measure.phrases) if any(mentions(low, p))]
     if not named:
@@ -199,7 +203,9 @@ def printed_as_named(text: str, measure: LineItem, labels: FactLabels,
     found -= {f.concept for f in facts if f.concept in found and f.unit == PURE}
     present = [c for c in measure.concepts if c in labels.concept_words]
     if len(found) != 1 or found == set(present[:1]) or \
-            any(_plain(r) == asked for c in present[:1] for r in labels.stated_rows.get(c, ())):
+            (present and not labels.stated_rows.get(present[0])) or \
+            any(_plain(r) - label_stems(company) == asked
+                for c in present[:1] for r in labels.stated_rows.get(c, ())):
         return None
     concept = found.pop()
     flows = any(f.concept == concept and f.start is not None for f in facts)

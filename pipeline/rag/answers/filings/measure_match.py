@@ -20,6 +20,7 @@ import math
 import re
 from collections import Counter
 from enum import Enum
+from functools import lru_cache
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
@@ -53,6 +54,8 @@ MIN_QUOTED_WORDS = 3
 _EXPENSE = label_stems(["expense"])
 _INCOME = label_stems(["income", "revenue", "sales", "gain", "benefit", "proceeds"])
 _ATTRIBUTED = re.compile(r"\battributable to\b.*", re.I)
+# Statement rows whose words are kept once read (a shelf of filings has some thousands).
+ROW_CACHE = 16384
 # Candidates tried, best first, until one has a fact for the periods asked.
 MAX_CANDIDATES = 5
 # Concepts that are not the company's figures (executive pay disclosures); the cover's
@@ -129,8 +132,14 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
     scored.sort()
     # a label printed in two statements ("Electric" of revenues and of plant) is a flow first
     flows = {f.concept for f in facts if f.start is not None}
-    return [LineItem(split_name(c).lower(), (c,), Kind.FLOW if c in flows else Kind.BALANCE)
-            for *_, c in scored[:MAX_CANDIDATES]]
+    return [_item(c, flows) for *_, c in scored[:MAX_CANDIDATES]]
+
+
+def _item(concept: str, flows: set[str]) -> LineItem:
+    """A filing's concept as a line item the fact rules read: a flow when any of its facts
+    spans a period (`flows`), else a balance."""
+    return LineItem(split_name(concept).lower(), (concept,),
+                    Kind.FLOW if concept in flows else Kind.BALANCE)
 
 
 def holding(items: list[LineItem], modifiers: frozenset[str], labels: FactLabels
@@ -208,14 +217,29 @@ def printed_as_named(text: str, measure: LineItem, labels: FactLabels,
                 for c in present[:1] for r in labels.stated_rows.get(c, ())):
         return None
     concept = found.pop()
-    flows = any(f.concept == concept and f.start is not None for f in facts)
-    return LineItem(split_name(concept).lower(), (concept,), Kind.FLOW if flows else Kind.BALANCE)
+    return _item(concept, {f.concept for f in facts if f.concept == concept and f.start is not None})
 
 
+@lru_cache(maxsize=ROW_CACHE)
 def _plain(row: str) -> frozenset[str]:
     """A row label's words naming its figure: not whose share it is ("attributable to
-    common stockholders") nor the generic "Total" or "expense"."""
+    common stockholders") nor the generic "Total" or "expense". Cached: every question of a
+    filing reads the same statement rows."""
     return label_stems(tokens(_ATTRIBUTED.sub("", row))) - _ROW_GENERIC
+
+
+@lru_cache(maxsize=ROW_CACHE)
+def _plain_name(row: str) -> frozenset[str]:
+    """`_plain` of a name with its asides left out ("Capital expenditures (including
+    capitalized software)" is capital expenditures)."""
+    return _plain(normalized(row))
+
+
+@lru_cache(maxsize=ROW_CACHE)
+def _row_text(row: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """A statement row as `quoted_rows` reads it: normalized, its words, their stems."""
+    words = tuple(tokens(row))
+    return normalized(row), words, label_stems(words)
 
 
 def quoted_rows(text: str, labels: FactLabels) -> set[str]:
@@ -225,10 +249,13 @@ def quoted_rows(text: str, labels: FactLabels) -> set[str]:
     support" row of revenues and its product member)."""
     low = normalized(text)
     parts = {label_stems(words) for words in labels.members.values()}
-    return {w for rows in labels.stated_rows.values() for row in rows
-            if len(tokens(row)) >= MIN_QUOTED_WORDS and any(mentions(low, normalized(row)))
-            and label_stems(tokens(row)) not in parts
-            for w in tokens(row)}
+    out: set[str] = set()
+    for rows in labels.stated_rows.values():
+        for row in rows:
+            text, words, stems = _row_text(row)
+            if len(words) >= MIN_QUOTED_WORDS and stems not in parts and any(mentions(low, text)):
+                out.update(words)
+    return out
 
 
 def rows_named_as(measure: LineItem, labels: FactLabels, items: list[LineItem]) -> list[LineItem]:
@@ -237,6 +264,6 @@ def rows_named_as(measure: LineItem, labels: FactLabels, items: list[LineItem]) 
     expenditures), for a tagged filing that uses none of the item's concepts: a label that
     merely shares a word with it is another figure (TJX's "Interest (income) expense, net"
     is no revenue, Lilly's "Total current liabilities" no total liabilities)."""
-    names = {_plain(normalized(p)) for p in (measure.name, *measure.phrases)}
+    names = {_plain_name(p) for p in (measure.name, *measure.phrases)}
     return [i for i in items
-            if any(_plain(normalized(r)) in names for r in labels.stated_rows.get(i.concepts[0], ()))]
+            if any(_plain_name(r) in names for r in labels.stated_rows.get(i.concepts[0], ()))]

@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -24,6 +24,17 @@ Medtronic (April 25, 2025), Starbucks (September 28, 2025) and TJX (February 1, 
 10-Q: no stored repository snapshot searched held another company's inline-XBRL 10-Q. That
 repository stores each as the <XBRL> section of its EDGAR submission text (the document
 between an `<XBRL>` line and an `</XBRL>` line); the copy is the document inside, unchanged.
+
+`--set 3` copies a third shelf into engines/unseen-shelf3/ (SHELF3; questions in
+benchmarks/data/filings_heldout3.jsonl, analyst-style): six filings of six companies that no
+question set used: from edgartools at the first shelf's commit, Coca-Cola's 10-Q for the
+quarter ended June 27, 2025, Procter & Gamble's fiscal 2025 10-K (year ended June 30, 2025)
+and Netflix's 2024 10-K; from the second shelf's repository, the 10-Ks of RTX and Amgen for
+2024 and Intuit's fiscal 2025 10-K (year ended July 31, 2025). Nine more edgartools fixtures
+were meant for it (Caterpillar, Chevron, Pfizer, American Express and HubSpot 10-Ks,
+Microsoft's 10-K and 10-Q, Goldman Sachs's and JPMorgan's 10-Qs): the commit's tree lists
+them, but the mirror holds none of their blobs (nor does any other stored snapshot), so the
+three 10-Ks stand in for them.
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -86,7 +97,22 @@ _SHELF2_PERIODS = {
 }
 SHELF2 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
           for ticker, end in _SHELF2_PERIODS.items()}
-SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2)}
+OUT3 = ROOT / "engines" / "unseen-shelf3"
+# The third shelf: edgartools' fixtures of the same commit; the nine others first chosen (CAT,
+# CVX, MSFT 10-K and 10-Q, PFE, AXP, GS 10-Q, JPM 10-Q, HUBS 10-K) are listed in its tree but
+# their blobs are not in the mirror, so three 10-Ks of the second shelf's repository stand in.
+SHELF3 = {
+    "KO_10-Q_2025-06-27": (_EDGARTOOLS, _HEAD_2026_08,
+                           f"{_FIXTURES}/ko/10q/ko-10-q-2025-07-24.html"),
+    "PG_10-K_2025-06-30": (_EDGARTOOLS, _HEAD_2026_08,
+                           f"{_FIXTURES}/pg/10k/pg-10-k-2025-08-04.html"),
+    "NFLX_10-K_2024-12-31": (_EDGARTOOLS, _HEAD_2026_08,
+                             f"{_FIXTURES}/nflx/10k/nflx-10-k-2025-01-27.html"),
+    "RTX_10-K_2024-12-31": (_SUMIT, _SUMIT_HEAD, "output/RTX_10K_HTML.html"),
+    "AMGN_10-K_2024-12-31": (_SUMIT, _SUMIT_HEAD, "output/AMGN_10K_HTML.html"),
+    "INTU_10-K_2025-07-31": (_SUMIT, _SUMIT_HEAD, "output/INTU_10K_HTML.html"),
+}
+SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
@@ -115,7 +141,8 @@ def filing_problem(data: bytes, form: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1,
-                    help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2")
+                    help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2; "
+                    "3: the third, engines/unseen-shelf3")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
     ap.add_argument("--out", type=Path, default=None, help="default: the set's folder")
     args = ap.parse_args(argv)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
@@ -228,6 +228,26 @@ def _name_totals(labels: list[str], cells: list[Cell], n_header: int) -> None:
         start = i + 1
 
 
+def _percent_columns(cells: list[Cell]) -> list[Cell]:
+    """A column whose first and last figures print "%" holds percentages in the rows
+    between too: filings print the sign on a column's first and total rows only, as they do
+    "$" (Coca-Cola's operating income "on a percentage basis": "41.3 %", "37.8", ...,
+    "100.0 %"). A bare figure there printing "$" is an amount, and the column is left."""
+    by_column: dict[int, list[Cell]] = {}
+    for c in cells:
+        if c.value is not None:
+            by_column.setdefault(c.column_index, []).append(c)
+    bare: set[tuple[int, int]] = set()
+    for column in by_column.values():
+        column.sort(key=lambda c: c.row_index)
+        inner = column[1:-1]
+        if len(column) > 2 and column[0].value.percent and column[-1].value.percent and \
+                not any("$" in c.text for c in inner):
+            bare.update((c.row_index, c.column_index) for c in inner if not c.value.percent)
+    return [replace(c, value=Value(c.value.number, True))
+            if (c.row_index, c.column_index) in bare else c for c in cells]
+
+
 # "Total" before the name of the block a total closes.
 _TOTAL_OF = re.compile(r"^total\s+", re.I)
 
@@ -300,6 +320,7 @@ def parse_table(rows: list[list[object]], paragraphs: list[str] = (),  # type: i
             text = clean[i][j]
             if text:
                 cells.append(Cell(i, j, labels[i], parents[i], headers[j], text, parse_value(text)))
+    cells = _percent_columns(cells)
     _name_totals(labels, cells, n_header)
     # a row of text alone under the years ("(in millions, except percentages)" centred in
     # Meta's segment table) is a header line the header count stopped above

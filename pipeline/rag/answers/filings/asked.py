@@ -51,7 +51,9 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
         labelled += [i for i in labelled_items(frozenset(tokens(measure.name)), labels,
                                                info.facts, prefer) if i not in labelled]
     phrases = phrase_items(query.measure, labels, info.facts)
-    narrowing = query.modifiers - parts.naming_words() - own
+    # a word naming any part the question may mean ("product" of "Prolia product sales",
+    # ProductMember's) qualifies the part, not the measure
+    narrowing = query.modifiers - parts.naming_words(every=True) - own
     held = holding(labelled, narrowing, labels) if narrowing else []
     own_row = printed_as_named(query.text, measure, labels, info.facts,
                                frozenset(own)) \

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from enum import Enum
 
-from pipeline.rag.answers.arithmetic import plain
+from pipeline.rag.answers.arithmetic import plain, rounded
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.short_answer import ShortAnswer, with_unit
@@ -65,7 +65,11 @@ def per_company(query: Query, company: str) -> Query:
     periods = query.periods
     if len(query.companies) > 1 and len(periods) == len(query.companies):
         periods = (periods[query.companies.index(company)],)
+    # a sum or difference is rounded as asked once, not each of its operands before it
+    decimals = None if combination(query.text) in (Combine.SUM, Combine.DIFFERENCE) \
+        else query.decimals
     return replace(query, company=company, companies=(company,), periods=periods,
+                   decimals=decimals,
                    question=replace(query.question, operation=Operation.LOOKUP))
 
 
@@ -109,7 +113,8 @@ def combine(query: Query, figures: list[CompanyFigure],
     if how in (Combine.DIFFERENCE, Combine.SUM) and None not in values:
         scale = figures[0].answer.scale
         total = values[0] - sum(values[1:]) if how is Combine.DIFFERENCE else sum(values)
-        shown = plain(total.scaleb(-SCALE_POWERS[scale]))
+        total = total.scaleb(-SCALE_POWERS[scale])
+        shown = plain(total if query.decimals is None else rounded(total, query.decimals))
         return ShortAnswer(shown, scale, "arithmetic", f"{how.value}: {each}", citations,
                            figures[0].answer.cited, wanted_arithmetic=True)
     return ShortAnswer(missing=f"the question asks for several companies' figures, not one: "

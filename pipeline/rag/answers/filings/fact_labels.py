@@ -144,7 +144,11 @@ class FactLabels:
                 words[f.concept].update(tokens(shown[0]))
                 if id(f) in in_statement:
                     rows[f.concept].add(shown[0])
-            elif shown and len(parts) == 1:
+            elif shown and len(parts) == 1 and all(
+                    d in parts or d in NEUTRAL_MEMBERS for d in f.dimensions):
+                # a fact of a part and of another dimension ("U.S. government revenue" of
+                # Boeing's Global Services, a customer axis's member) is printed under the
+                # other's name as often as under the part's
                 printed[parts[0]].update(_naming_labels(shown, words[f.concept]))
         # A label printed for more members of one axis than a name is names none: it is the
         # row of a measure across a segment table's columns ("Purchases of property,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from decimal import Decimal
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
 from pipeline.rag.answers.filings.statement_rows import (
@@ -28,7 +29,7 @@ from pipeline.rag.answers.filings.statement_rows import (
 from pipeline.rag.answers.filings.table_facts import is_statement
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.tables.column_groups import column_groups
-from pipeline.rag.answers.tables.column_periods import column_periods, header_rows
+from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows
 from pipeline.rag.answers.tables.row_items import content_words, match_row
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents.model import Fact
@@ -39,6 +40,13 @@ from retriever_trt.store.document_store import Chunk, DocumentInfo
 # Geography:", "Revenues by segment:".
 # Words before an item's name in a caption read as narrowing it ("Wireless service revenue").
 CAPTION_MODIFIERS = 2
+# A header giving each figure as a share of a measure ("% of Sales", "Percent of Segment
+# Sales") names that measure as the whole, not as what its table shows (Johnson & Johnson's
+# research and development expense by segment, "Amount % of Sales*").
+_SHARE_OF = re.compile(r"(?:%|\bper\s?cent(?:age)?)\s+of\b.*", re.I)
+# A figure small enough to equal another at some scale by chance ("12" in thousands and
+# "12,000" in units) is no evidence of a table's scale.
+_SCALE_EVIDENCE = 100
 _SECTION_CUES = frozenset({"total", "geography", "geographic", "geographical", "region",
                            "segment", "area", "market", "consolidated", "worldwide", "global"})
 
@@ -65,7 +73,7 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
     what the question does not ("Flexibles" over a region's row) narrows the row to another
     part."""
     first = header_rows(table)
-    headers = " ".join(c for r in table.rows[:first] for c in r)
+    headers = " ".join(_SHARE_OF.sub("", c) for r in table.rows[:first] for c in r)
     # A caption naming the item names the part with each row ("Wireless service revenue for
     # our reportable segments" over "Consumer")
     titled = set(tokens(caption)) if _names_item(caption, item) else set()
@@ -149,6 +157,22 @@ def _scaled_alike(facts: list[Fact], unscaled: set[str]) -> list[Fact]:
     return out
 
 
+def _scale_by_statements(table: Table, periods: list[ColumnPeriod | None],
+                         known: set[tuple[object, Decimal]]) -> str:
+    """The scale under which a figure of a table naming none equals a statement's figure of
+    the same period end (Boeing's revenue-by-location note ends in "Total revenues
+    $66,517", the income statement's total revenues in millions); "" when none does."""
+    votes: dict[str, int] = {}
+    for c in table.numeric_cells():
+        period = periods[c.column_index] if c.column_index < len(periods) else None
+        if period is None or c.value.percent or abs(c.value.number) < _SCALE_EVIDENCE:
+            continue
+        for word, power in SCALE_POWER.items():
+            if power and (period.end, c.value.number.scaleb(power)) in known:
+                votes[word] = votes.get(word, 0) + 1
+    return max(votes, key=votes.__getitem__) if votes else ""
+
+
 def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
                part: set[str], asked: frozenset[str] = frozenset()) -> DocumentInfo:
     """A copy of `info` whose facts are `item`'s for the part named by the words `part`:
@@ -164,6 +188,7 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
     narrowing: dict[str, tuple[int, int]] = {}  # unsaid words: row and section, caption
     unscaled: set[str] = set()
     said = asked | {w for p in item.phrases for w in tokens(p)} | _SECTION_CUES
+    known = {(f.end, f.value) for f in info.facts if f.value}
     for chunk in whole_tables(chunks):
         caption = chunk.sources.get("caption", "")
         statement = chunk.chunk_id in located or is_statement(caption)
@@ -172,15 +197,15 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
         numbers = {(c.row_index, c.column_index): c for c in table.numeric_cells()}
         groups = column_groups(table, periods)
         modifiers = _caption_modifiers(caption, item)
+        scale = table.scale or _scale_by_statements(table, periods, known)
         for i, j in _part_cells(table, caption, item, part, groups, said | part):
             cell, period = numbers.get((i, j)), periods[j]
             if period is None or cell is None or cell.value.percent or not (
                     period.shows_balances() if item.kind is Kind.BALANCE else period.months):
                 continue
-            fact = table_fact(item, cell, period, table.scale, f"{chunk.chunk_id}:{i}:{j}",
-                              False)
+            fact = table_fact(item, cell, period, scale, f"{chunk.chunk_id}:{i}:{j}", False)
             facts.append(fact)
-            if not table.scale and not item.per_share:
+            if not scale and not item.per_share:
                 unscaled.add(fact.fact_id)
             cells[fact.fact_id] = (chunk.chunk_id, i, j)
             narrowing[fact.fact_id] = (

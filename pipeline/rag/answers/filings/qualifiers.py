@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words
+from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.question_words import tokens
 
 # A member's name run together must be this long to match the question's words run
@@ -33,8 +33,23 @@ profit asset liability cash interest tax equity share stock common total sold go
 SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|divisions?|"
                          r"business (?:units?|lines?)|product (?:lines?|categor(?:y|ies)))\b",
                          re.I)
+# Words naming the rest of a whole ("Other Americas", "Non-US", "Rest of world"): a member
+# whose name starts with one is named only by a question that says it, not by its other
+# words alone ("OEM and Other" is the OEM line, named by "OEM").
+_REMAINDER = frozenset({"other", "non", "rest", "remaining", "remainder"})
+# Words that say "the rest" of a whole without its name: "outside the U.S." is Non-US.
+_REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign)\b", re.I)
+# Question words that are a country's code only when written in capitals.
+_PRONOUNS = frozenset({"us"})
+# A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
+_COUNTRY_CODE = re.compile(r"(?<![\w.])(?:[A-Z]\.[A-Z]\.|[A-Z]{2}(?![\w.]))")
+# What before a country's code makes it the rest of the world.
+_OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"
+                      r"\bexcluding\s+(?:the\s+)?)$", re.I)
 # A word with a capital and a small letter after it: "WhatsApp", "Medicine", not "EPS".
 _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
+# A name with a capital inside a word: "iPhone", "eBay".
+_CAMEL_NAME = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
 # "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
 _THAN_NAME = re.compile(r"\bthan\s+(?:the\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
 # Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
@@ -45,6 +60,18 @@ _SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
 _ALL_PARTS = re.compile(r"\b(?:all|every|each|total|combined|consolidated)\b[^.?]{0,20}"
                         r"\b(?:segments?|regions?)\b", re.I)
+
+
+def _countries_coded(text: str) -> dict[str, frozenset[str]]:
+    """The country members a question names by their code in capitals ("US", "U.S.",
+    "UK"), with the words naming them; not the rest of the world ("non-U.S.", "outside the
+    U.S."). Lower-case "us" is a pronoun."""
+    out = {}
+    for m in _COUNTRY_CODE.finditer(text):
+        if not _OUTSIDE.search(text[:m.start()]):
+            code = m.group(0).replace(".", "")
+            out[f"country:{code}"] = frozenset({code.lower()})
+    return out
 
 
 def word_runs(text: str, longest: int = MAX_RUN) -> set[str]:
@@ -67,9 +94,77 @@ class Parts:
     # member -> the question's words that name it: they name no measure
     named: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
 
-    def naming_words(self) -> frozenset[str]:
-        """The words naming the first option's members."""
-        return frozenset(w for o in self.options[:1] for m in o for w in self.named[m])
+    def naming_words(self, every: bool = False) -> frozenset[str]:
+        """The words naming the first option's members (`every`: every option's)."""
+        options = self.options if every else self.options[:1]
+        return frozenset(w for o in options for m in o for w in self.named[m])
+
+
+@dataclass
+class _Scores:
+    """How well the question names each member: `scored`, the share of its name covered;
+    `named`, the question's words naming it; `overall`, the share of its own name, else of
+    all its words, the question names."""
+
+    scored: dict[tuple[str, str], float] = field(default_factory=dict)
+    named: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    overall: dict[tuple[str, str], float] = field(default_factory=dict)
+
+
+def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
+            labels: FactLabels) -> _Scores:
+    """Each member the question names, with how well (`asked_parts`)."""
+    out = _Scores()
+    coded = _countries_coded(text)
+    if not any(m.group(0).replace(".", "") == "US" for m in _COUNTRY_CODE.finditer(text)):
+        # "tell us": a pronoun, not the country
+        words, distinctive = words - _PRONOUNS, distinctive - _PRONOUNS
+    said = runs | _REMAINDER if _REST_CUE.search(text) else runs
+    for member, mwords in labels.members.items():
+        first = next(iter(_RAW_WORD.findall(split_name(member[1]).lower())), "")
+        if first in _REMAINDER - said:
+            continue  # "Other Americas", "Non-US": the rest of a whole, named only as such
+        joined = labels.compact.get(member, "")
+        if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs:
+            out.scored[member] = out.overall[member] = 1.0
+            out.named[member] = coded.get(member[1]) or mwords & words
+            continue
+        own = _cover(member_words(member[1]), words, distinctive)
+        printed = [c for c in (_cover(label, words, distinctive)
+                               for label in labels.printed.get(member, ())) if c]
+        found = max([c for c in (own, *printed) if c], key=lambda c: c[0], default=None) or \
+            _cover(mwords, words, distinctive)
+        if found:
+            out.overall[member] = max(own[0] if own else 0.0,
+                                      len(mwords & words) / len(mwords))
+            out.scored[member] = max(found[0], out.overall[member])
+            out.named[member] = found[1]
+    return out
+
+
+def _ranked(got: _Scores, text: str, runs: set[str],
+            labels: FactLabels) -> list[tuple[str, str]]:
+    """The members named, best first. "Compute & Networking" names the segment, not also
+    the Compute product line whose words it holds. Of members equally well named: the one
+    named by a word the question capitalizes ("Prolia product sales" names Amgen's Prolia,
+    not its ProductMember printed "Product sales"); the one naming more of the question's
+    words ("outside the U.S." over "the U.S."); the one more of whose own name, else of all
+    its words, the question names ("United States" is printed for both country:US and
+    "United States and Puerto Rico"); the one whose longest whole name the question says
+    ("Americas" is srt:AmericasMember, not a member with a generic word more; "Walmart US"
+    is the Walmart U.S. segment, not country:US)."""
+    full = [m for m, c in got.overall.items() if c == 1.0]
+    kept = {m: c for m, c in got.scored.items()
+            if not any(labels.members[m] < labels.members[o] for o in full)}
+    proper = _proper_words(text)
+
+    def said_whole(m: tuple[str, str]) -> int:
+        joined = labels.compact.get(m, "")
+        return len(joined) if joined in runs else 0
+
+    return sorted(kept, key=lambda m: (-kept[m], not got.named[m] & proper, -len(got.named[m]),
+                                       -got.overall[m], -said_whole(m),
+                                       -len(labels.members[m]), m))
 
 
 def asked_parts(words: set[str], distinctive: set[str], text: str,
@@ -79,39 +174,20 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     measure's and the statements' words). A member's name run together also matches the
     question's words run together ("iPhone" of aapl:IPhoneMember, split "I Phone")."""
     runs = word_runs(text)
-    scored: dict[tuple[str, str], float] = {}
-    named: dict[tuple[str, str], frozenset[str]] = {}
-    # Members equally well named: the one naming more of the question's words ("outside
-    # the U.S." over "the U.S."), then the one more of whose own name, else of all its
-    # words, the question names ("United States" is printed for both country:US and
-    # "United States and Puerto Rico")
-    overall: dict[tuple[str, str], float] = {}
-    for member, mwords in labels.members.items():
-        joined = labels.compact.get(member, "")
-        if len(joined) >= MIN_COMPACT and joined in runs:
-            scored[member] = overall[member] = 1.0
-            named[member] = mwords & words
-            continue
-        own = _cover(member_words(member[1]), words, distinctive)
-        printed = [c for c in (_cover(label, words, distinctive)
-                               for label in labels.printed.get(member, ())) if c]
-        found = max([c for c in (own, *printed) if c], key=lambda c: c[0], default=None) or \
-            _cover(mwords, words, distinctive)
-        if found:
-            overall[member] = max(own[0] if own else 0.0, len(mwords & words) / len(mwords))
-            scored[member], named[member] = max(found[0], overall[member]), found[1]
-    # "Compute & Networking" names the segment, not also the Compute product line whose
-    # words it holds.
-    full = [m for m, c in overall.items() if c == 1.0]
-    kept = {m: c for m, c in scored.items()
-            if not any(labels.members[m] < labels.members[o] for o in full)}
-    ranked = sorted(kept, key=lambda m: (-kept[m], -len(named[m]), -overall[m],
-                                         -len(labels.members[m]), m))
+    got = _scores(words, distinctive, text, runs, labels)
+    ranked = _ranked(got, text, runs, labels)
     options = [frozenset({m}) for m in ranked]
     axes = {a for a, _ in ranked}
-    if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together, first
-        best = {a: next(m for m in ranked if m[0] == a) for a in axes}
-        options.insert(0, frozenset(best.values()))
+    if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together
+        best = [next(m for m in ranked if m[0] == a) for a in sorted(axes)]
+        # each named by a word of its own ("Google Services" names the segment, not also the
+        # Google advertising product line); named in full, both qualify the figure, so one
+        # alone (the Americas' sales of every product for "iPhone sales in the Americas") is
+        # no answer
+        if all(got.named[m] - _STATEMENT_WORDS - {w for o in best if o != m
+                                                  for w in got.named[o]} for m in best):
+            whole = all(got.scored[m] == 1.0 for m in best)
+            options = [frozenset(best)] if whole else [frozenset(best), *options]
     cue = SEGMENT_CUE.search(text) is not None and not _ALL_PARTS.search(text)
     # A distinctive word of a part's name the question does not name well enough ("Asia" of
     # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
@@ -120,7 +196,14 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     partial = not options and any(
         member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
     return Parts(tuple(options), (cue or partial) and not options,
-                 {m: named[m] for o in options for m in o})
+                 {m: got.named[m] for o in options for m in o})
+
+
+def _proper_words(text: str) -> frozenset[str]:
+    """The words of the names a question capitalizes inside its sentences ("Prolia"), and
+    of those written with a capital inside ("iPhone")."""
+    found = [m for m in _NAME.finditer(text) if not _SENTENCE_START.search(text[:m.start()])]
+    return frozenset(w for m in (*found, *_CAMEL_NAME.finditer(text)) for w in tokens(m.group(0)))
 
 
 def compared_name(text: str) -> str | None:

@@ -78,6 +78,19 @@ def test_a_label_printed_for_two_dimensions_names_neither_member():
         {"us-gaap:NonUsMember"}
 
 
+def test_continuing_operations_name_no_part_of_the_company():
+    """RTX tags pension service cost with StatementOperatingActivitiesSegmentAxis's
+    continuing-operations member: "from continuing operations" asks for the company's
+    operating cash flow, not for a segment it has no cash flow of."""
+    axis = ("us-gaap:StatementOperatingActivitiesSegmentAxis",
+            "us-gaap:SegmentContinuingOperationsMember")
+    labels = FactLabels.of([_fact(1, axis)], lambda f: ("Continuing operations", ""))
+    question = "RTX's operating cash flow from continuing operations in 2024"
+    words = set(tokens(question))
+    parts = asked_parts(words, words - {"cash", "flow"}, question, labels)
+    assert not parts.options and not parts.unknown and axis not in labels.members
+
+
 def test_remainders_and_capitalized_names_rank_first():
     """Adobe's "Other" Americas (adbe:OtherAmericasMember) is not its Americas; Amgen's
     "Prolia product sales" names Prolia, not the ProductMember printed "Product sales"."""

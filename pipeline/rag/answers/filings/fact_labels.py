@@ -24,8 +24,11 @@ from retriever_trt.documents.years import YEAR_DIGITS
 # a region or country, a product or service line, a class of stock. Other axes (equity
 # components, fair-value levels, award types, debt issues) break a figure down in ways a
 # question names by its measure, not as a part of the company.
-QUALIFIER_AXES = re.compile(r"Segment|Geograph|Region|ProductOrService|ClassOfStock|Brand|"
-                            r"Division", re.I)
+# StatementOperatingActivitiesSegmentAxis splits continuing from discontinued operations:
+# no part of the company ("from continuing operations" had named its member, which RTX tags
+# on pension costs alone, and left operating cash flow without a number).
+QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
+                            r"ClassOfStock|Brand|Division", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
 # The most members of one axis a printed label may name: a country and the region named
 # after it ("United States" for country:US and "United States and Puerto Rico"); a label

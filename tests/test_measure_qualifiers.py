@@ -33,3 +33,16 @@ def test_net_income_with_or_without_the_noncontrolling_interests(answerer, quest
     got = ask(answerer, question)
     assert (got.short_answer, got.scale) == (value, "million"), got.prose()
     assert got.citations[0]["fact"]["concept"] == concept
+
+
+@pytest.mark.parametrize("question, value, scale", [
+    # a ratio the question defines in a closing aside
+    ("What share of Apple's fiscal 2024 net sales went to research and development (R&D "
+     "expense divided by total net sales)? Percent, one decimal.", "8.0", "percent"),
+    # "through" narrows no measure: the cash paid for repurchases
+    ("How much cash did Apple return through buybacks in fiscal 2024?", "94949", "million"),
+])
+def test_a_defined_ratio_in_an_aside_and_a_preposition_before_the_measure(answerer, question,
+                                                                          value, scale):
+    got = ask(answerer, question)
+    assert (got.short_answer, got.scale) == (value, scale), got.prose()

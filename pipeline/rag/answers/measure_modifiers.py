@@ -28,7 +28,7 @@ NOT_NARROWING = frozenset("""net total consolidated gaap unadjusted overall comp
 group fiscal fy year yearly entire whole aggregate cumulative reported respective its their our your
 last prior previous prior-year current-year same full-year ytd yoy year-over-year
 what which how much segment segmental reportable division worldwide global operating
-trade before after into under over up use using calculate calculating closing new final
+trade before after into under over up through via use using calculate calculating closing new final
 revised main basic diluted""".split())
 _BEFORE = re.compile(r"([\w&'’]+(?:-[\w&'’]+)*)(?:\s+|-)$")
 

@@ -55,10 +55,10 @@ MIN_NAMED_SHARE = 0.5
 _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
                    r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
-# "operating income divided by interest expense", unbracketed: the ask, where the question
-# names no metric of the vocabulary (its own definition reads its operands).
+# "operating income divided by interest expense", unbracketed or in a closing aside: the ask,
+# where the question names no metric of the vocabulary (its own definition reads its operands).
 _DIVIDED = re.compile(r"\b((?:[\w&'’-]+ ){1,8}?divided by [\w&'’ -]+?)"
-                      r"(?:\bfor\b|\bin\b|\bat\b|[,.?;(]|$)", re.I)
+                      r"(?:\bfor\b|\bin\b|\bat\b|[,.?;()]|$)", re.I)
 # An operand that is a period, not a figure: "(both quarters ended in late June/July 2025)".
 _PERIOD_WORDS = re.compile(r"\d|\b(?:quarters?|months?|weeks?|years?|ended|ending|fiscal|"
                            r"january|february|march|april|may|june|july|august|september|"

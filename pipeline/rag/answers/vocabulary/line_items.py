@@ -49,7 +49,11 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("cost of revenues", "cost of sales", "total cost of sales", "cost of goods sold",
               "cogs", "cost of goods and services sold"), outflow=True),
     LineItem("gross profit", _g("GrossProfit"), F, ("gross margin dollars",)),
-    LineItem("research and development expense", _g("ResearchAndDevelopmentExpense"), F,
+    # the taxonomy's R&D expense, else the same line where acquired in-process R&D is apart
+    # (Amgen, drug makers) or the software R&D line
+    LineItem("research and development expense", _g(
+        "ResearchAndDevelopmentExpense", "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",
+        "ResearchAndDevelopmentExpenseSoftwareExcludingAcquiredInProcessCost"), F,
              ("research and development", "r&d", "r&d expense", "technology and development"),
              outflow=True),
     LineItem("selling, general and administrative expense",

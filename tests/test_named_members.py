@@ -16,7 +16,7 @@ from pipeline.rag.answers.filings.qualifiers import asked_parts
 from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.model import Fact
 
-SHELF = ("aapl-10-k-2024-11-01.html", "nvda-10-k-2025-02-26.html")
+SHELF = ("aapl-10-k-2024-11-01.html", "nvda-10-k-2025-02-26.html", "v-10-k-2024-11-13.html")
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,15 @@ def test_the_rest_of_a_region_is_no_answer_for_the_region(answerer):
     assert got.short_answer is None and "Rest Of Asia Pacific" in got.missing, got.prose()
 
 
+def test_a_country_a_filing_does_not_tag_gets_no_number(answerer):
+    """Visa tags no revenue by country: its total is no answer for its U.S. revenues ("U.S.
+    GAAP" names no place)."""
+    got = ask(answerer, "What were Visa's U.S. net revenues in fiscal 2024?")
+    assert got.short_answer is None and "no segment or region" in got.missing, got.prose()
+    got = ask(answerer, "What was Visa's net income under U.S. GAAP in fiscal 2024?")
+    assert (got.short_answer, got.scale) == ("19743", "million"), got.prose()
+
+
 def _fact(n: int, *dimensions: tuple[str, str]) -> Fact:
     return Fact(f"f{n}", "us-gaap:Revenues", Decimal(n), "USD", date(2024, 12, 31),
                 date(2024, 1, 1), dimensions)
@@ -62,20 +71,22 @@ def _first(labels: FactLabels, question: str) -> set[str]:
 def test_a_label_printed_for_two_dimensions_names_neither_member():
     """Boeing prints "U.S. government revenue" for a fact of its Global Services segment and
     a customer axis's member: the label names the customer, so "US revenue" is country:US,
-    and "non-U.S." is NonUsMember, whose "Non" the question must say."""
+    and "non-U.S." is NonUsMember (printed "International"), whose "Non" the question must
+    say, or "outside" or "international"."""
     segment = ("us-gaap:StatementBusinessSegmentsAxis", "ba:GlobalServicesMember")
     facts = [_fact(1, segment, ("srt:MajorCustomersAxis", "ba:USGovernmentMember")),
              _fact(2, ("srt:StatementGeographicalAxis", "country:US")),
              _fact(3, ("srt:StatementGeographicalAxis", "us-gaap:NonUsMember")),
              _fact(4, segment)]
     shown = {"f1": ("U.S. government revenue", "Global Services"), "f2": ("United States", ""),
-             "f3": ("Total non-U.S. revenues", ""), "f4": ("Global Services", "")}
+             "f3": ("International", ""), "f4": ("Global Services", "")}
     labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
     assert _first(labels, "What was Boeing's US revenue in 2024?") == {"country:US"}
     assert _first(labels, "What was Boeing's non-U.S. revenue in 2024?") == \
         {"us-gaap:NonUsMember"}
     assert _first(labels, "Boeing's revenue from outside the U.S. in 2024") == \
         {"us-gaap:NonUsMember"}
+    assert _first(labels, "Boeing's international revenue in 2024") == {"us-gaap:NonUsMember"}
 
 
 def test_continuing_operations_name_no_part_of_the_company():

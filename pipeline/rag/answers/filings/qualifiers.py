@@ -37,12 +37,18 @@ SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|di
 # whose name starts with one is named only by a question that says it, not by its other
 # words alone ("OEM and Other" is the OEM line, named by "OEM").
 _REMAINDER = frozenset({"other", "non", "rest", "remaining", "remainder"})
-# Words that say "the rest" of a whole without its name: "outside the U.S." is Non-US.
-_REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign)\b", re.I)
+# Words that say "the rest" of a whole without its name: "outside the U.S." and
+# "international" are Non-US.
+_REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign|international)\b", re.I)
 # Question words that are a country's code only when written in capitals.
 _PRONOUNS = frozenset({"us"})
 # A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
 _COUNTRY_CODE = re.compile(r"(?<![\w.])(?:[A-Z]\.[A-Z]\.|[A-Z]{2}(?![\w.]))")
+# "U.S." or "UK" naming where a figure was earned, asked of a filing that may tag no country
+# (Visa's "U.S. net revenues" had been answered with its total); not "U.S. GAAP", "US$".
+_NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|government|generally)|\$",
+                          re.I)
+_PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
 # What before a country's code makes it the rest of the world.
 _OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"
                       r"\bexcluding\s+(?:the\s+)?)$", re.I)
@@ -68,7 +74,7 @@ def _countries_coded(text: str) -> dict[str, frozenset[str]]:
     U.S."). Lower-case "us" is a pronoun."""
     out = {}
     for m in _COUNTRY_CODE.finditer(text):
-        if not _OUTSIDE.search(text[:m.start()]):
+        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()):
             code = m.group(0).replace(".", "")
             out[f"country:{code}"] = frozenset({code.lower()})
     return out
@@ -188,7 +194,8 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
                                                   for w in got.named[o]} for m in best):
             whole = all(got.scored[m] == 1.0 for m in best)
             options = [frozenset(best)] if whole else [frozenset(best), *options]
-    cue = SEGMENT_CUE.search(text) is not None and not _ALL_PARTS.search(text)
+    place = any(not _NOT_A_PLACE.match(text, m.end()) for m in _PLACE.finditer(text))
+    cue = (SEGMENT_CUE.search(text) is not None or place) and not _ALL_PARTS.search(text)
     # A distinctive word of a part's name the question does not name well enough ("Asia" of
     # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
     # member's own name counts: the labels printed beside its facts ("Less: ...") may hold

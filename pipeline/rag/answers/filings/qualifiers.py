@@ -44,10 +44,11 @@ _REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign|interna
 _PRONOUNS = frozenset({"us"})
 # A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
 _COUNTRY_CODE = re.compile(r"(?<![\w.])(?:[A-Z]\.[A-Z]\.|[A-Z]{2}(?![\w.]))")
-# "U.S." or "UK" naming where a figure was earned, asked of a filing that may tag no country
-# (Visa's "U.S. net revenues" had been answered with its total); not "U.S. GAAP", "US$".
+# What after a country's code makes it no place: "U.S. GAAP", "US$", "U.S. federal".
 _NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|government|generally)|\$",
                           re.I)
+# "U.S." or "UK" naming where a figure was earned, asked of a filing that may tag no country
+# (Visa's "U.S. net revenues" had been answered with its total).
 _PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
 # What before a country's code makes it the rest of the world.
 _OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"

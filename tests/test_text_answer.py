@@ -375,3 +375,15 @@ def test_a_count_asked_after_a_leading_phrase_is_an_amount() -> None:
     got = ask("Of the 50 restaurants acquired in 2017, how many were sold to franchisees?",
               "Of the 50 restaurants acquired in 2017, we closed eight and sold 42 to franchisees.")
     assert (got.short_answer, got.kind) == ("42", "amount")
+
+
+@pytest.mark.parametrize("question, short", [
+    # a company's history is older than its statements' years; "which year" asks the year
+    ("In which year was RTX Corporation incorporated?", "1934"),
+    ("In what year was Intuit incorporated?", "1984"),
+    ("When was Intuit incorporated?", "March 1984"),
+])
+def test_a_year_in_a_companys_history(question, short) -> None:
+    got = ask(question, "RTX Corporation was incorporated in Delaware in 1934.",
+              "Intuit Inc. was incorporated in California in March 1984.")
+    assert (got.short_answer, got.kind) == (short, "date")

@@ -35,7 +35,7 @@ from pipeline.rag.answers.text.text_amounts import (
     scale_of,
     values,
 )
-from retriever_trt.documents.years import YEAR_DIGITS, years_in
+from retriever_trt.documents.years import years_in
 
 if TYPE_CHECKING:
     from pipeline.rag.answers.query import Query
@@ -48,8 +48,13 @@ _ABBREVIATION = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|vs|approx|e
 _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
                        r"twelve|fifteen|twenty|thirty)(?:\s|-)(?:years?|months?|days?|weeks?|"
                        r"quarters?)\b", re.I)
+# A year a company's history names ("incorporated in Delaware in 1934"): older than the years
+# its statements' columns name (YEAR_DIGITS).
+_HISTORY_YEAR = r"(?:1[89]\d\d|20\d\d)"
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
-                   rf"\b(?:fiscal\s+|FY\s?)?{YEAR_DIGITS}\b", re.I)
+                   rf"\b(?:fiscal\s+|FY\s?)?{_HISTORY_YEAR}\b", re.I)
+# "In what year was Intuit incorporated?": the year alone, not "March 1984".
+_ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
@@ -272,7 +277,11 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
     if kind == "date":
         found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)]
-        return (near(sentence, found, words, ())[0].group(0), "") if found else None
+        if not found:
+            return None
+        date = near(sentence, found, words, ())[0].group(0)
+        year = re.findall(_HISTORY_YEAR, date) if _ASKS_YEAR.search(question) else []
+        return (year[-1] if year else date), ""
     if kind == "reason":
         m = _CAUSE.search(sentence)
         if m is None:

@@ -387,3 +387,15 @@ def test_a_year_in_a_companys_history(question, short) -> None:
     got = ask(question, "RTX Corporation was incorporated in Delaware in 1934.",
               "Intuit Inc. was incorporated in California in March 1984.")
     assert (got.short_answer, got.kind) == (short, "date")
+
+
+@pytest.mark.parametrize("question, short", [
+    # "how much of the price": the part stated "A of the B", not the whole B
+    ("How much of the BodyArmor purchase price did Coca-Cola allocate to the BodyArmor "
+     "trademark?", "4.2"),
+    ("What was the BodyArmor purchase price?", "5.6"),
+])
+def test_how_much_of_a_whole_is_the_part(question, short) -> None:
+    got = ask(question, "The Company allocated $4.2 billion of the $5.6 billion purchase price "
+                        "to the BodyArmor trademark.")
+    assert (got.short_answer, got.scale, got.kind) == (short, "billion", "amount")

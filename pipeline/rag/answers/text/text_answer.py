@@ -53,6 +53,9 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
 _HISTORY_YEAR = r"(?:1[89]\d\d|20\d\d)"
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
                    rf"\b(?:fiscal\s+|FY\s?)?{_HISTORY_YEAR}\b", re.I)
+# "How much of the purchase price did ... allocate": a part, stated "A of the B".
+_ASKS_PART_OF = re.compile(r"\bhow much of (?:the|its|their|this|that)\b", re.I)
+_OF_WHOLE = re.compile(r"\s+of\s+(?:the\s+|its\s+|their\s+|our\s+)?(?:total\s+)?", re.I)
 # "In what year was Intuit incorporated?": the year alone, not "March 1984".
 _ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
 # What the question asks for.
@@ -257,6 +260,8 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
             found = [m for m in found if scale_of(m) != "percent"]
         elif _ASKS_PERCENT.search(question):  # "the percentage decrease": its percent
             found = [m for m in found if scale_of(m) == "percent"] or found
+        if _ASKS_PART_OF.search(question):
+            found = _parts_not_wholes(sentence, found)
         if not found or kind == "stated_amount" and not any(m.group(1) or m.group(3) for m in found):
             return None
         found, picked = by_period_label(sentence, found, years)
@@ -293,6 +298,14 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
         cause = first_clause(sentence[m.end() if itself else m.start():])
         return (cause, "") if cause else None
     return span_of(asked, sentence), ""
+
+
+def _parts_not_wholes(sentence: str, found: list[re.Match]) -> list[re.Match]:
+    """The amounts less each whole a part is stated "of": "$4.2 billion of the $5.6 billion
+    purchase price" answers how much of the price, not the price."""
+    wholes = {id(b) for a, b in zip(found, found[1:], strict=False)
+              if _OF_WHOLE.fullmatch(sentence[a.end():b.start()])}
+    return [m for m in found if id(m) not in wholes] or found
 
 
 def _table_shown(sentence: str) -> str:

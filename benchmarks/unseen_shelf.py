@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -35,6 +35,13 @@ were meant for it (Caterpillar, Chevron, Pfizer, American Express and HubSpot 10
 Microsoft's 10-K and 10-Q, Goldman Sachs's and JPMorgan's 10-Qs): the commit's tree lists
 them, but the mirror holds none of their blobs (nor does any other stored snapshot), so the
 three 10-Ks stand in for them.
+
+`--set 4` copies a fourth shelf into engines/unseen-shelf4/ (SHELF4; questions in
+benchmarks/data/filings_heldout4.jsonl, analyst-style): eight 10-Ks of eight more companies,
+none among the 25 development filings nor shelves 1-3, all from the second shelf's
+repository at the same commit: GE, T-Mobile US, Booking Holdings, S&P Global and
+Bristol-Myers Squibb for 2024, Lowe's fiscal 2024 (year ended January 31, 2025), ADP's
+fiscal 2025 (June 30, 2025) and Qualcomm's fiscal 2025 (September 28, 2025).
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -112,7 +119,15 @@ SHELF3 = {
     "AMGN_10-K_2024-12-31": (_SUMIT, _SUMIT_HEAD, "output/AMGN_10K_HTML.html"),
     "INTU_10-K_2025-07-31": (_SUMIT, _SUMIT_HEAD, "output/INTU_10K_HTML.html"),
 }
-SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3)}
+OUT4 = ROOT / "engines" / "unseen-shelf4"
+# The fourth shelf: (ticker, the period end its cover's dei:DocumentPeriodEndDate states).
+_SHELF4_PERIODS = {
+    "GE": "2024-12-31", "TMUS": "2024-12-31", "BKNG": "2024-12-31", "SPGI": "2024-12-31",
+    "BMY": "2024-12-31", "LOW": "2025-01-31", "ADP": "2025-06-30", "QCOM": "2025-09-28",
+}
+SHELF4 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
+          for ticker, end in _SHELF4_PERIODS.items()}
+SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
@@ -142,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1,
                     help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2; "
-                    "3: the third, engines/unseen-shelf3")
+                    "3: the third, engines/unseen-shelf3; 4: the fourth, engines/unseen-shelf4")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
     ap.add_argument("--out", type=Path, default=None, help="default: the set's folder")
     args = ap.parse_args(argv)

@@ -14,7 +14,7 @@ from filing_shelf import ask, shelf_answerer
 from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.company_names import company_aliases, find_company
 from pipeline.rag.answers.filings.business_names import company_of_business
-from pipeline.rag.answers.filings.companies import Combine, combination
+from pipeline.rag.answers.filings.companies import Combine, combination, per_company
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.qualifiers import (
     asked_parts,
@@ -66,6 +66,12 @@ def test_a_part_named_in_part_is_not_answered_with_the_total(answerer):
     ("What was Apple's revenue for the first nine months of fiscal 2025?", "313695"),
     ("What were Apple's total net sales for the three months ended June 28, 2025?", "94036"),
     ("What was Apple's revenue in the third quarter of fiscal 2025?", "94036"),
+    # year to date: the months from the fiscal year's start (October) to the date, nine here;
+    # "date" is no part of the measure ("date revenue")
+    ("What was Apple's year-to-date revenue through June 28, 2025?", "313695"),
+    ("What was Apple's year-to-date revenue through June 29, 2024?", "296105"),
+    ("Apple's YTD net income in fiscal 2025?", "84544"),
+    ("Apple's year-to-date revenue through September 28, 2024?", "391035"),
 ])
 def test_quarters_and_months_to_date_are_told_apart(answerer, question, value):
     assert ask(answerer, question).short_answer == value
@@ -76,6 +82,9 @@ def test_quarters_and_months_to_date_are_told_apart(answerer, question, value):
     ("What was Apple's revenue in the second quarter of fiscal 2025 alone?",
      "3 months ended 2025-06-28"),
     ("What was Apple's net sales for the six months ended June 28, 2025?",
+     "9 months ended 2025-06-28"),
+    # six months to date at March 29, 2025: the third quarter's 10-Q holds neither
+    ("What was Apple's year-to-date revenue through March 29, 2025?",
      "9 months ended 2025-06-28"),
     # a year before the 10-K's earliest column
     ("What were Apple's total net sales for fiscal 2019?", "12 months ended 2022-09-24"),
@@ -105,6 +114,12 @@ def test_a_measure_outside_the_vocabulary_is_matched_by_the_filings_labels(answe
      "20856", "million"),
     ("What was the combined goodwill of Apple (at September 28, 2024) and NVIDIA (at "
      "January 26, 2025)?", None, ""),
+    # legal words after a name are the name's ("Inc.", "Corporation", "The ... Companies");
+    # "latest fiscal years" are the 10-Ks' years, not the 10-Q's quarter (94,036)
+    ("Which had higher revenue in their latest fiscal years, Apple Inc. or NVIDIA "
+     "Corporation?", "Apple", ""),
+    ("How much more revenue did Apple Inc. report than The NVIDIA Corporation in their "
+     "latest fiscal years?", "260538", "million"),
 ])
 def test_several_companies_are_answered_each_from_its_own_filing(answerer, question, value,
                                                                  scale):
@@ -441,3 +456,26 @@ def test_a_parts_share_is_its_figure_over_the_whole(answerer, question, value):
 def test_a_share_is_never_the_parts_amount(answerer):
     got = ask(answerer, "What share of Apple's fiscal 2024 net sales came from Vision Pro?")
     assert got.short_answer is None, got.prose()
+
+
+@pytest.mark.parametrize("question, value", [
+    ("What was Apple's revenue in its latest fiscal year?", "391035"),
+    ("What was Apple's annual revenue?", "391035"),
+    ("Apple's full-year net income?", "93736"),
+    ("What was Apple's revenue in the latest quarter?", "94036"),
+])
+def test_a_fiscal_year_named_without_its_number_is_the_latest_10_ks(answerer, question, value):
+    assert ask(answerer, question).short_answer == value
+
+
+def test_another_companys_name_names_no_part_of_this_one():
+    """"Wholesale" of "Costco Wholesale" is Verizon's wholesale business's word: asked of
+    Verizon alone, the question keeps no word of Costco's name, legal words included."""
+    aliases = company_aliases([("Costco Wholesale Corp /NEW/", "COST"),
+                               ("Verizon Communications Inc.", "VZ")])
+    query = parse_query("Which had higher revenue in fiscal 2025, Costco Wholesale Corporation "
+                        "or Verizon?", aliases)
+    verizon = per_company(query, "verizon communications")
+    assert "Wholesale" not in verizon.text and "Corporation" not in verizon.text
+    assert "Verizon" in verizon.text and not {"wholesale", "corporation"} & verizon.words
+    assert "wholesale" in per_company(query, "costco wholesale new").text.lower()

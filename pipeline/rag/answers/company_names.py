@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from retriever_trt.documents.model import CoverField, DocumentMetadata
 from retriever_trt.search.filters import company_key
@@ -131,7 +132,8 @@ def _capitalized(text: str) -> set[str]:
     for sentence in re.split(r"(?<=[.?!;:])\s+", text):
         words = re.findall(r"[A-Za-z0-9]+", sentence)
         for i, w in enumerate(words):
-            inside = i > 1 and words[i - 1].istitle() and words[i - 1].isalpha()
+            inside = i > 1 and words[i - 1].istitle() and words[i - 1].isalpha() and \
+                words[i - 1] != "The"  # "than The Boeing Company": a name's article
             if w != w.lower() and not inside:
                 out.add(w.lower())
     return out
@@ -173,6 +175,47 @@ def as_named(text: str, alias: str) -> str | None:
     words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
     found = re.search(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I)
     return found.group(0) if found else None
+
+
+# Legal words written after a company's name ("Marsh & McLennan Companies", "Linde plc", "Eli
+# Lilly and Company"): the name's, never a part of the company nor its measure.
+_LEGAL = re.compile(r"(?:(?:and|&)\s+)?(?:inc|incorporated|corp|corporation|co|company|companies|"
+                    r"ltd|limited|plc|llc|lp|holdings?|group)\b\.?", re.I)
+_LEGAL_AFTER = re.compile(r",?\s+" + _LEGAL.pattern, re.I)
+_NEXT_WORD = re.compile(r",?[\s-]+([\w&]+)")
+_THE_BEFORE = re.compile(r"\bthe\s+$", re.I)
+
+
+@dataclass(frozen=True)
+class NameSpan:
+    """Where a question writes a company's name: the alias found (`start`..`said`), then the
+    rest of its registered name or legal words written after it ("Costco" + " Wholesale",
+    "Linde" + " plc"), up to `end`."""
+
+    key: str
+    start: int
+    said: int
+    end: int
+
+
+def name_spans(text: str, companies: dict[str, list[str]]) -> list[NameSpan]:
+    """Each place the question names one of `companies` (`find_companies`' key -> aliases)."""
+    out = []
+    for key, aliases in companies.items():
+        own = set(key.split())
+        for alias in aliases:
+            words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
+            for found in re.finditer(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I):
+                end = found.end()
+                while (nxt := _NEXT_WORD.match(text, end)) and (
+                        nxt.group(1).lower() in own or _LEGAL.fullmatch(text[nxt.start(1):nxt.end()])):
+                    end = nxt.end()
+                if legal := _LEGAL_AFTER.match(text, end):
+                    end = legal.end()
+                article = _THE_BEFORE.search(text, 0, found.start())  # "The TJX Companies"
+                out.append(NameSpan(key, article.start() if article else found.start(),
+                                    found.end(), end))
+    return out
 
 
 def owned_names(text: str) -> set[str]:

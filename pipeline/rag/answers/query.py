@@ -11,7 +11,7 @@ from datetime import date
 from enum import Enum
 
 from pipeline.rag.answers.answer_checks import asks_amount
-from pipeline.rag.answers.company_names import find_companies, find_company
+from pipeline.rag.answers.company_names import NameSpan, find_companies, find_company, name_spans
 from pipeline.rag.answers.instructions import asked_part
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.operation import Operation
@@ -48,6 +48,13 @@ _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9
 # "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
 _YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
 _YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9}
+# "year-to-date revenue through March 31, 2025", "YTD": the months from the fiscal year's start
+# to the date, as many as the filing's calendar makes them (Period.months None).
+_TO_DATE = re.compile(r"\b(?:fiscal[- ])?year[- ]to[- ]date\b|\bytd\b", re.I)
+# "its latest fiscal year", "the most recent full year", "annual revenue", "full-year": a fiscal
+# year without its number, the latest one a filing reports (never a 10-Q's quarter).
+_SOME_YEAR = re.compile(r"\b(?:latest|most recent|last|past) (?:full[- ])?(?:fiscal )?years?\b|"
+                        r"\bfull[- ]year\b|\bannual\b(?! (?:report|meeting))", re.I)
 # "The same quarter a year earlier than the quarter ended June 30, 2025", "the year-ago
 # quarter", "the prior-year period": the period named, a year back.
 _YEAR_EARLIER = re.compile(r"\b(?:a|one) year (?:earlier|before|prior)\b|\byear[- ]ago\b|"
@@ -123,6 +130,7 @@ class Query:
     # Words written right before the measure's name that narrow it ("deferred" of "deferred
     # revenue"): the filing must match them, or no number (measure_modifiers.py).
     modifiers: frozenset[str] = frozenset()
+    names: tuple[NameSpan, ...] = ()   # where the text names each company
 
     @property
     def operation(self) -> str:
@@ -162,6 +170,11 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         if dates:
             return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
         return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in years)
+    if _TO_DATE.search(text):
+        if dates:
+            return tuple(Period(PeriodKind.MONTHS, d.year, None, d) for d in dates)
+        return tuple(Period(PeriodKind.MONTHS, y) for y in named_years(text)) or \
+            (Period(PeriodKind.MONTHS),)
     if _QUARTER_ENDED.search(text) and dates:
         return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
     if months and dates:
@@ -182,6 +195,8 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
                      for d in dates)
     years = named_years(text)
+    if not years and _SOME_YEAR.search(text):
+        return (Period(PeriodKind.YEAR, months=12),)
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
 
 
@@ -269,6 +284,9 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     # The question's one tokenization: the Question's own words when it is the whole
     # question (the table rules read them), else the whole question's.
     words = frozenset(question.words if span is None else tokens(text))
+    names = tuple(name_spans(text, companies))
+    # the rest of a name written after its alias ("Companies" of "Marsh & McLennan Companies")
+    words -= {w for n in names for w in tokens(text[n.said:n.end])}
     measure = _margin_in_dollars(text, parse_measure(text, latest, definitions))
     asked_periods = _over_years(asked_periods or periods, question)
     if _YEAR_EARLIER.search(asked) and len(asked_periods) == 1 and \
@@ -285,7 +303,7 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
                  _measure_words(text, words, companies), filing_year,
-                 _modifiers(text, measure, companies))
+                 _modifiers(text, measure, companies), names)
 
 
 def _filing_year(text: str) -> tuple[int | None, str]:
@@ -311,7 +329,7 @@ _FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 # has already dropped the stop words and years).
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
-three six nine twelve first second third fourth half full q1 q2 q3 q4 alone thousand million
+three six nine twelve first second third fourth half full q1 q2 q3 q4 alone ytd date thousand million
 billion m mm bn dollar usd answer round rounded decimal place nearest whole number report reported
 show shown state stated give tell much many total latest most recent percent percentage
 us$ per cent cover filing form k q annual quarterly carry spend spent pay generate generated

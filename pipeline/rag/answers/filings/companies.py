@@ -16,6 +16,7 @@ from enum import Enum
 from pipeline.rag.answers.arithmetic import plain, rounded
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query
+from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer, with_unit
 
 SCALE_POWERS = {"": 0, "thousand": 3, "million": 6, "billion": 9}
@@ -68,9 +69,22 @@ def per_company(query: Query, company: str) -> Query:
     # a sum or difference is rounded as asked once, not each of its operands before it
     decimals = None if combination(query.text) in (Combine.SUM, Combine.DIFFERENCE) \
         else query.decimals
-    return replace(query, company=company, companies=(company,), periods=periods,
-                   decimals=decimals,
+    # the other companies' names ("Wholesale" of "Costco Wholesale") name no part of this one
+    others = {w for c in query.companies if c != company for w in tokens(c)}
+    return replace(query, text=_without_others(query, company), company=company,
+                   companies=(company,), periods=periods, decimals=decimals,
+                   words=query.words - others, measure_words=query.measure_words - others,
                    question=replace(query.question, operation=Operation.LOOKUP))
+
+
+def _without_others(query: Query, company: str) -> str:
+    """The question's text with the other companies' names blanked: a word of theirs
+    ("Wholesale" of "Costco Wholesale") names no part of `company` (Verizon's Wholesale)."""
+    text = query.text
+    for n in query.names:
+        if n.key != company:
+            text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
+    return text
 
 
 @dataclass(frozen=True)

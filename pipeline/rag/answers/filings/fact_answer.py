@@ -93,8 +93,23 @@ def _quarter_end(m: DocumentMetadata, year: int | None, quarter: int) -> date | 
     return _months_later(m.period_end, shift * MONTHS_IN_QUARTER)
 
 
+def _months_to_date(m: DocumentMetadata, end: date) -> int | None:
+    """The months from the start of the fiscal year to `end`, a quarter's end of the
+    filing's calendar ("year-to-date through March 31, 2025" in a fiscal year that ends in
+    June: nine)."""
+    own = QUARTERS_IN_YEAR if m.form.is_annual else _OWN_QUARTER.get(m.fiscal_period)
+    if own is None or m.period_end is None:
+        return None
+    back = round((m.period_end - end).days / (DAYS_IN_YEAR / QUARTERS_IN_YEAR))
+    return ((own - back - 1) % QUARTERS_IN_YEAR + 1) * MONTHS_IN_QUARTER
+
+
 def _target(p: Period, m: DocumentMetadata) -> Target | None:
     """Where a named period lies in this filing's calendar; None when it cannot be placed."""
+    if p.kind is PeriodKind.MONTHS and p.months is None:  # year to date
+        end = p.end or _quarter_end(m, p.year, _OWN_QUARTER.get(m.fiscal_period, QUARTERS_IN_YEAR))
+        months = _months_to_date(m, end) if end else None
+        return Target(end, months, p.end is not None) if months else None
     if p.end is not None:
         own = MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER
         return Target(p.end, None if p.kind is PeriodKind.INSTANT else p.months or own, True)
@@ -103,7 +118,7 @@ def _target(p: Period, m: DocumentMetadata) -> Target | None:
     elif p.kind in (PeriodKind.QUARTER, PeriodKind.MONTHS) and p.months:
         # "the first six months of 2025": the year to date ending its second quarter
         end = _quarter_end(m, p.year, p.months // MONTHS_IN_QUARTER)
-    elif p.year is not None:
+    elif p.year is not None or p.kind is PeriodKind.YEAR:  # no year: the filing's own
         end = _quarter_end(m, p.year, QUARTERS_IN_YEAR)
     else:
         return None

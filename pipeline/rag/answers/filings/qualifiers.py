@@ -58,7 +58,7 @@ _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
 # A name with a capital inside a word: "iPhone", "eBay".
 _CAMEL_NAME = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
 # "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
-_THAN_NAME = re.compile(r"\bthan\s+(?:the\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
+_THAN_NAME = re.compile(r"\bthan\s+(?:(?i:the)\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
 # Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
 _PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
                           r"fiscal|first|second|third|fourth|last|prior|previous)", re.I)

@@ -34,6 +34,8 @@ def _covers(info: DocumentInfo, period: Period) -> int:
             return 3 if annual == (period.months in (12, None)) or period.kind is PeriodKind.INSTANT else 2
         one_year = abs(m.period_end - period.end - timedelta(days=365)) <= END_SLACK
         return 2 if one_year else 0
+    if period.year is None and period.kind is PeriodKind.YEAR:  # "its latest fiscal year"
+        return 3 if annual else 0
     if period.year is None or m.fiscal_year is None:
         return 0
     if period.kind is PeriodKind.QUARTER and period.quarter is not None:

@@ -479,3 +479,12 @@ def test_another_companys_name_names_no_part_of_this_one():
     assert "Wholesale" not in verizon.text and "Corporation" not in verizon.text
     assert "Verizon" in verizon.text and not {"wholesale", "corporation"} & verizon.words
     assert "wholesale" in per_company(query, "costco wholesale new").text.lower()
+
+
+def test_legal_words_after_a_name_narrow_no_measure():
+    """"Companies" of "Marsh & McLennan Companies revenue" is the name's, not a modifier
+    of revenue (which the filing's labels would have to hold, or no number)."""
+    aliases = company_aliases([("Marsh & McLennan Companies, Inc.", "MMC")])
+    query = parse_query("Marsh & McLennan Companies revenue FY23?", aliases)
+    assert query.company == "marsh and mclennan" and not query.modifiers
+    assert "companie" not in query.words | query.measure_words

@@ -244,11 +244,11 @@ def _measure_words(text: str, words: frozenset[str],
 
 
 def _modifiers(text: str, measure: LineItem | Metric | None,
-               companies: dict[str, list[str]]) -> frozenset[str]:
+               companies: dict[str, list[str]], names: tuple[NameSpan, ...]) -> frozenset[str]:
     if not isinstance(measure, LineItem):
         return frozenset()
     named = frozenset(w for key, aliases in companies.items() for a in (key, *aliases)
-                      for w in tokens(a))
+                      for w in tokens(a)) | {w for n in names for w in tokens(text[n.start:n.end])}
     return measure_modifiers(asked_part(text), measure, named | _NOT_MEASURE | OPERATION_WORDS)
 
 
@@ -303,7 +303,7 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
                  _measure_words(text, words, companies), filing_year,
-                 _modifiers(text, measure, companies), names)
+                 _modifiers(text, measure, companies, names), names)
 
 
 def _filing_year(text: str) -> tuple[int | None, str]:

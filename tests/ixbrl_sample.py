@@ -50,13 +50,19 @@ _HEAD = """<?xml version="1.0" encoding="utf-8"?>
 _RD_ROW = """<tr><td>Research and development</td><td></td><td><ix:nonFraction name="us-gaap:ResearchAndDevelopmentExpenseSoftwareExcludingAcquiredInProcessCost" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="rd-1">{rd:,}</ix:nonFraction></td><td></td><td></td><td>—</td></tr>
 """
 
+_COST_ROW = """<tr><td>Cost of revenue</td><td></td><td><ix:nonFraction name="us-gaap:CostOfRevenue" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="cost-1">{cost:,}</ix:nonFraction></td><td></td><td></td><td>—</td></tr>
+"""
+
 
 def write_filing(folder: Path, name: str, ticker: str, year: int, rev: int, rev0: int,
-                 oi: int, loss0: int, cloud: int = 7, rd: int | None = None) -> Path:
+                 oi: int, loss0: int, cloud: int = 7, rd: int | None = None,
+                 cost: int | None = None) -> Path:
     """`rd`: a research and development row, tagged with a concept outside the answer
-    vocabulary's list for it."""
+    vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row)."""
     path = folder / f"{ticker.lower()}-10-k-{year + 1}-02-01.htm"
+    rows = ("" if rd is None else _RD_ROW.format(rd=rd)) + \
+        ("" if cost is None else _COST_ROW.format(cost=cost))
     path.write_text(_HEAD.format(name=name, ticker=ticker, year=year, prior=year - 1, rev=rev,
-                                 rev0=rev0, oi=oi, loss0=loss0, cloud=cloud,
-                                 rd_row="" if rd is None else _RD_ROW.format(rd=rd)), encoding="utf-8")
+                                 rev0=rev0, oi=oi, loss0=loss0, cloud=cloud, rd_row=rows),
+                    encoding="utf-8")
     return path

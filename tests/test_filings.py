@@ -347,6 +347,21 @@ def test_the_vocabularys_name_meets_a_concept_it_does_not_list(tmp_path):
     assert answerer.answer(q, answerer.scope(q, None)).short_answer == "60"
 
 
+def test_gross_margin_of_a_filing_that_tags_no_gross_profit(tmp_path):
+    """Widget prints revenue and cost of revenue, no gross profit (as Amazon, Alphabet and
+    Walmart do): its gross margin is revenue less cost of revenue over revenue."""
+    write_filing(tmp_path, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35, cost=500)
+    answerer = FilingAnswerer(ingest(tmp_path)[0])
+    q = answerer.parse("What was Widget's gross margin in fiscal 2024? Percent, one decimal.")
+    got = answerer.answer(q, answerer.scope(q, None))
+    assert (got.short_answer, got.scale) == ("59.5", "percent")  # 734 / 1,234
+    assert {c["fact"]["concept"] for c in got.citations} == {"us-gaap:Revenues",
+                                                           "us-gaap:CostOfRevenue"}
+    # the amount is the filing's gross profit, which it does not report: no number
+    q = answerer.parse("What was Widget's gross profit in fiscal 2024?")
+    assert answerer.answer(q, answerer.scope(q, None)).short_answer is None
+
+
 def test_several_quarters_each_with_its_year_in_order():
     q = parse_query("NVIDIA Q2 FY26 revenue plus Apple's fiscal Q3 2025 net sales?")
     assert [(p.quarter, p.year) for p in q.periods] == [(2, 2026), (3, 2025)]

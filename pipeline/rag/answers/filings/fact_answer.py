@@ -282,13 +282,15 @@ def _read_measure(query: Query, info: DocumentInfo, ts: list[Target], items: lis
     """The measure of one part for the targets: a metric from its line items, else the
     first of `items` the filing has every period of."""
     if isinstance(query.measure, Metric):
-        reader = _Reader(info, members, phrases)
-        pairs = [_metric_value(reader, query.measure, t) for t in ts]
-        values = [v for v, _ in pairs]
-        if any(v is None for v in values):
-            return _lacking(info, reader)
-        return _finish(query, values, ts, query.measure.scale, reader.used, False,
-                       [s for _, s in pairs])
+        first = None
+        for metric in query.measure.alternatives():
+            reader = _Reader(info, members, phrases)
+            pairs = [_metric_value(reader, metric, t) for t in ts]
+            if all(v is not None for v, _ in pairs):
+                return _finish(query, [v for v, _ in pairs], ts, metric.scale, reader.used,
+                               False, [s for _, s in pairs])
+            first = first or reader
+        return _lacking(info, first)
     if isinstance(query.measure, LineItem) and _reported(info, items[0], members):
         items = items[:1]  # the filing reports it, just not for this period: no stand-in
     if ts and all(t.months is None for t in ts):  # a balance date: no flow answers it

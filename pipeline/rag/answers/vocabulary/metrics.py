@@ -10,7 +10,7 @@ payable) / (COGS + change in inventory)") is parsed into a formula of its own
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import Enum
 
@@ -43,6 +43,15 @@ class Metric:
     average: bool = False                    # the denominator averaged over start and end
     synonyms: tuple[str, ...] = ()
     formula: Node | None = None              # a question's own definition, in place of the above
+    # The numerator from other line items, where the filing tags none of the first: gross
+    # profit is revenue less cost of revenue (Amazon, Alphabet and Walmart tag no gross profit).
+    otherwise: tuple[tuple[str, int], ...] = ()
+
+    def alternatives(self) -> tuple[Metric, ...]:
+        """This metric, then its numerator from other line items."""
+        if not self.otherwise:
+            return (self,)
+        return (self, replace(self, numerator=self.otherwise, otherwise=()))
 
     @property
     def phrases(self) -> tuple[str, ...]:
@@ -76,7 +85,8 @@ class Metric:
 P, R, D, A = Scale.PERCENT, Scale.RATIO, Scale.DAYS, Scale.AMOUNT
 METRICS: tuple[Metric, ...] = (
     Metric("gross margin", (("gross profit", 1),), "revenue", P,
-           synonyms=("gross profit margin", "gross margin percentage")),
+           synonyms=("gross profit margin", "gross margin percentage"),
+           otherwise=(("revenue", 1), ("cost of revenue", -1))),
     Metric("operating margin", (("operating income", 1),), "revenue", P,
            synonyms=("operating profit margin", "operating income margin")),
     Metric("net margin", (("net income", 1),), "revenue", P,

@@ -488,3 +488,37 @@ def test_legal_words_after_a_name_narrow_no_measure():
     query = parse_query("Marsh & McLennan Companies revenue FY23?", aliases)
     assert query.company == "marsh and mclennan" and not query.modifiers
     assert "companie" not in query.words | query.measure_words
+
+
+def test_a_filings_only_class_of_stock_is_the_companys():
+    """Costco's cover tags its common stock's symbol with a class member and its shares
+    outstanding with none: "shares of common stock" is the company's count there. Where the
+    filing has two classes, the class named is one of them, never the total alone."""
+    def fact(n: int, concept: str, dims: tuple) -> Fact:
+        return Fact(f"f{n}", concept, Decimal(n), "shares", date(2025, 9, 30), None, dims)
+
+    common = (("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonStockMember"),)
+    class_b = (("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonClassBMember"),)
+    shares = "dei:EntityCommonStockSharesOutstanding"
+    question = "How many shares of common stock did Costco have outstanding?"
+    words = set(tokens(question))
+
+    def options(facts: list[Fact]) -> list[frozenset]:
+        labels = FactLabels.of(facts, lambda f: ("", ""))
+        return list(asked_parts(words, words - {"share", "outstanding"}, question,
+                                labels).options)
+
+    one = options([fact(1, "dei:Security12bTitle", common), fact(2, shares, ())])
+    assert one == [frozenset(common), frozenset()]
+    two = options([fact(1, shares, common), fact(2, shares, class_b)])
+    assert frozenset() not in two
+
+
+@pytest.mark.parametrize("question, value", [
+    # "Incorporated" of the name asks nothing ("UnitedHealth Group Incorporated"); the verb
+    # in lower case does
+    ("What was Apple Incorporated's public float per its 10-K cover?", "2628553000000"),
+    ("Where is Apple incorporated?", "California"),
+])
+def test_a_word_of_the_companys_name_asks_no_cover_field(answerer, question, value):
+    assert ask(answerer, question).short_answer == value

@@ -178,12 +178,22 @@ def as_named(text: str, alias: str) -> str | None:
 
 
 # Legal words written after a company's name ("Marsh & McLennan Companies", "Linde plc", "Eli
-# Lilly and Company"): the name's, never a part of the company nor its measure.
-_LEGAL = re.compile(r"(?:(?:and|&)\s+)?(?:inc|incorporated|corp|corporation|co|company|companies|"
-                    r"ltd|limited|plc|llc|lp|holdings?|group)\b\.?", re.I)
-_LEGAL_AFTER = re.compile(r",?\s+" + _LEGAL.pattern, re.I)
-_NEXT_WORD = re.compile(r",?[\s-]+([\w&]+)")
+# Lilly and Company"): the name's, never a part of the company nor its measure. Written in
+# lower case, only the abbreviations are: "Where is Apple incorporated?" asks something.
+_LEGAL = re.compile(r"(?:inc|incorporated|corp|corporation|co|company|companies|ltd|limited|plc|"
+                    r"llc|lp|holdings?|group)\.?", re.I)
+_LOWER_LEGAL = frozenset({"plc", "llc", "lp", "ltd", "inc", "corp", "co"})
+_AND_COMPANY = re.compile(r",?\s+(?:and|AND|&)\s+(?:Company|COMPANY|Co\.?|CO\.?|Companies|COMPANIES)\b")
+_NEXT_WORD = re.compile(r",?[\s-]+([\w&]+\.?)")
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.I)
+
+
+def _of_the_name(word: str, own: set[str]) -> bool:
+    """Whether a word written after a company's alias is still its name: a capitalized word
+    of its registered name or a legal word, or a legal abbreviation."""
+    if word[:1].isupper():
+        return word.lower().rstrip(".") in own or _LEGAL.fullmatch(word) is not None
+    return word.rstrip(".") in _LOWER_LEGAL
 
 
 @dataclass(frozen=True)
@@ -207,10 +217,9 @@ def name_spans(text: str, companies: dict[str, list[str]]) -> list[NameSpan]:
             words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
             for found in re.finditer(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I):
                 end = found.end()
-                while (nxt := _NEXT_WORD.match(text, end)) and (
-                        nxt.group(1).lower() in own or _LEGAL.fullmatch(text[nxt.start(1):nxt.end()])):
+                while (nxt := _NEXT_WORD.match(text, end)) and _of_the_name(nxt.group(1), own):
                     end = nxt.end()
-                if legal := _LEGAL_AFTER.match(text, end):
+                if legal := _AND_COMPANY.match(text, end):
                     end = legal.end()
                 article = _THE_BEFORE.search(text, 0, found.start())  # "The TJX Companies"
                 out.append(NameSpan(key, article.start() if article else found.start(),

@@ -136,6 +136,15 @@ class Query:
     def operation(self) -> str:
         return self.question.operation
 
+    def unnamed_text(self, keep: str | None = None) -> str:
+        """The text with the companies' names blanked (but `keep`'s): a word of a name says
+        nothing of what is asked ("Incorporated" of "UnitedHealth Group Incorporated")."""
+        text = self.text
+        for n in self.names:
+            if n.key != keep:
+                text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
+        return text
+
 
 def _quarter_number(m: re.Match) -> int:
     return int(m.group(1)) if m.group(1) else _QUARTER_WORDS[m.group(2).lower()]

@@ -71,20 +71,10 @@ def per_company(query: Query, company: str) -> Query:
         else query.decimals
     # the other companies' names ("Wholesale" of "Costco Wholesale") name no part of this one
     others = {w for c in query.companies if c != company for w in tokens(c)}
-    return replace(query, text=_without_others(query, company), company=company,
+    return replace(query, text=query.unnamed_text(keep=company), company=company,
                    companies=(company,), periods=periods, decimals=decimals,
                    words=query.words - others, measure_words=query.measure_words - others,
                    question=replace(query.question, operation=Operation.LOOKUP))
-
-
-def _without_others(query: Query, company: str) -> str:
-    """The question's text with the other companies' names blanked: a word of theirs
-    ("Wholesale" of "Costco Wholesale") names no part of `company` (Verizon's Wholesale)."""
-    text = query.text
-    for n in query.names:
-        if n.key != company:
-            text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
-    return text
 
 
 @dataclass(frozen=True)

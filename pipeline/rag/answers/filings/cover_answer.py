@@ -91,7 +91,7 @@ def answer_from_cover(query: Query, info: DocumentInfo, chunks: Sequence[Any] = 
     """The field's value in this filing, citing where it stands (and, among the filing's
     `chunks`, the cover's passage showing it); None when the question asks for no such
     field or the filing does not state it."""
-    field = cover_field(query.text)
+    field = cover_field(query.unnamed_text())
     if field is FilingField.TICKER:
         value = info.metadata.ticker or None
     elif field is FilingField.PERIOD_END:

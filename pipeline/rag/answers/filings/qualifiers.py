@@ -58,6 +58,7 @@ _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
 # A name with a capital inside a word: "iPhone", "eBay".
 _CAMEL_NAME = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
 # "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
+_CLASS_AXIS = re.compile(r"ClassOfStock", re.I)
 _THAN_NAME = re.compile(r"\bthan\s+(?:(?i:the)\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
 # Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
 _PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
@@ -195,6 +196,8 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
                                                   for w in got.named[o]} for m in best):
             whole = all(got.scored[m] == 1.0 for m in best)
             options = [frozenset(best)] if whole else [frozenset(best), *options]
+    if options and _sole_class(options[0], labels):
+        options.append(frozenset())
     place = any(not _NOT_A_PLACE.match(text, m.end()) for m in _PLACE.finditer(text))
     cue = (SEGMENT_CUE.search(text) is not None or place) and not _ALL_PARTS.search(text)
     # A distinctive word of a part's name the question does not name well enough ("Asia" of
@@ -212,6 +215,15 @@ def _proper_words(text: str) -> frozenset[str]:
     of those written with a capital inside ("iPhone")."""
     found = [m for m in _NAME.finditer(text) if not _SENTENCE_START.search(text[:m.start()])]
     return frozenset(w for m in (*found, *_CAMEL_NAME.finditer(text)) for w in tokens(m.group(0)))
+
+
+def _sole_class(option: frozenset[tuple[str, str]], labels: FactLabels) -> bool:
+    """Whether `option` is a class of stock that is the filing's only one: its figure is
+    the company's too ("shares of common stock" of a company with one class, whose cover
+    tags the count without a member)."""
+    return bool(option) and all(
+        _CLASS_AXIS.search(axis) and sum(a == axis for a, _ in labels.members) == 1
+        for axis, _ in option)
 
 
 def compared_name(text: str) -> str | None:

@@ -78,3 +78,20 @@ def test_a_share_of_sales_header_does_not_make_a_table_one_of_sales():
     got = part_facts(info, [research, segment_sales], sales, {"innovative", "medicine"})
     assert {f.value for f in got.facts} == {29075000000, 28052000000}
 
+
+
+def test_a_row_cut_to_a_place_the_question_does_not_name_is_no_answer():
+    """AbbVie prints each product's name on its first row ("Skyrizi United States" above
+    "International" and "Total"): asked for Skyrizi's revenue, that row is its U.S. part,
+    not the product's revenue; asked for the United States, it is."""
+    rows = [["(dollars in millions)", "2024", "2023"],
+            ["Skyrizi United States", "$ 10,086", "$ 6,753"], ["International", "1,632", "1,010"],
+            ["Total", "$ 11,718", "$ 7,763"]]
+    chunk = _chunk(0, "The following table details AbbVie's worldwide net revenues:", rows)
+    info = DocumentInfo("x.pdf", "X", FY2024)
+    revenue = BY_NAME["revenue"]
+    assert not part_facts(info, [chunk], revenue, {"skyrizi"},
+                          frozenset({"skyrizi", "revenue"})).facts
+    us = part_facts(info, [chunk], revenue, {"skyrizi"},
+                    frozenset({"skyrizi", "united", "state", "revenue"}))
+    assert sorted(f.value for f in us.facts) == [6753000000, 10086000000]

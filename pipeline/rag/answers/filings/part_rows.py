@@ -47,6 +47,9 @@ _SHARE_OF = re.compile(r"(?:%|\bper\s?cent(?:age)?)\s+of\b.*", re.I)
 # A figure small enough to equal another at some scale by chance ("12" in thousands and
 # "12,000" in units) is no evidence of a table's scale.
 _SCALE_EVIDENCE = 100
+# Words that cut a figure to a place ("United States", "International", "Non-U.S.").
+_PLACE_CUT = frozenset({"united", "state", "us", "international", "domestic", "foreign",
+                        "outside", "non"})
 _SECTION_CUES = frozenset({"total", "geography", "geographic", "geographical", "region",
                            "segment", "area", "market", "consolidated", "worldwide", "global"})
 
@@ -87,13 +90,20 @@ def _part_cells(table: Table, caption: str, item: LineItem, part: set[str],
         # A section naming the item ("Franchised revenues:") names the part with its rows
         named = (set() if row is not None and not own_item else set(tokens(label))) | \
             (set(tokens(section)) if own_item or _names_item(section, item) else set())
-        if not (own_item or part & named):
+        if not (own_item or part & named) or _narrowed_to_a_place(label, said):
             continue
         if part & named:  # not to the item's own row: "Sales" under "... by Service Offering"
             named |= titled
         for j in range(1, len(groups)):
             if part <= named | groups[j] and groups[j] <= said:
                 yield i, j
+
+
+def _narrowed_to_a_place(label: str, said: frozenset[str]) -> bool:
+    """Whether a row's label cuts its part to a place the question names none of:
+    "Skyrizi United States" above "International" and "Total" (AbbVie's net revenues by
+    product, the product's name printed on its first row) is not Skyrizi's revenue."""
+    return bool(_PLACE_CUT & set(tokens(label)) - said) and not _PLACE_CUT & said
 
 
 def _caption_modifiers(caption: str, item: LineItem) -> str:

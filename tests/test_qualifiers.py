@@ -522,3 +522,28 @@ def test_a_filings_only_class_of_stock_is_the_companys():
 ])
 def test_a_word_of_the_companys_name_asks_no_cover_field(answerer, question, value):
     assert ask(answerer, question).short_answer == value
+
+
+def test_a_side_of_a_region_and_the_rest_of_a_part_must_be_said():
+    """"Americas" names no "North America" (Starbucks's segment): the side of a region is
+    part of its name. "Non-food revenue" is the rest of Food's, never Food's."""
+    def fact(n: int, axis: str, member: str) -> Fact:
+        return Fact(f"f{n}", "us-gaap:Revenues", Decimal(n), "USD", date(2025, 9, 28),
+                    date(2024, 9, 30), ((axis, member),))
+
+    segments, products = "us-gaap:StatementBusinessSegmentsAxis", "srt:ProductOrServiceAxis"
+    facts = [fact(1, segments, "sbux:NorthAmericaSegmentMember"),
+             fact(2, segments, "sbux:InternationalSegmentMember"),
+             fact(3, products, "sbux:FoodMember")]
+    labels = FactLabels.of(facts, lambda f: ("", ""))
+
+    def first(question: str) -> set[str]:
+        words = set(tokens(question))
+        parts = asked_parts(words, words - {"revenue"}, question, labels)
+        return {m for _, m in parts.options[0]} if parts.options else set()
+
+    assert first("Starbucks Americas revenue in fiscal 2025") == set()
+    assert first("Starbucks North America revenue in fiscal 2025") == \
+        {"sbux:NorthAmericaSegmentMember"}
+    assert first("Starbucks non-food revenue in fiscal 2025") == set()
+    assert first("Starbucks food revenue in fiscal 2025") == {"sbux:FoodMember"}

@@ -40,6 +40,12 @@ _REMAINDER = frozenset({"other", "non", "rest", "remaining", "remainder"})
 # Words that say "the rest" of a whole without its name: "outside the U.S." and
 # "international" are Non-US.
 _REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign|international)\b", re.I)
+# Words that cut a region to one side of it ("North America", "Western Europe"): a member
+# whose name holds one is named only by a question that says it ("Americas" is no answer's
+# "North America"). A question's "non-X" names the rest of X, never X ("non-food revenue").
+_DIRECTIONS = frozenset({"north", "south", "northern", "southern", "eastern", "western",
+                         "central", "latin"})  # not "east": "Middle East" is no side of it
+_NEGATED = re.compile(r"\bnon[- ]?([a-z]+)", re.I)
 # Question words that are a country's code only when written in capitals.
 _PRONOUNS = frozenset({"us"})
 # A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
@@ -128,16 +134,22 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         # "tell us": a pronoun, not the country
         words, distinctive = words - _PRONOUNS, distinctive - _PRONOUNS
     said = runs | _REMAINDER if _REST_CUE.search(text) else runs
+    negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
     for member, mwords in labels.members.items():
         first = next(iter(_RAW_WORD.findall(split_name(member[1]).lower())), "")
         if first in _REMAINDER - said:
             continue  # "Other Americas", "Non-US": the rest of a whole, named only as such
+        own_words = member_words(member[1])
+        if first not in _REMAINDER and own_words & negated:
+            continue
         joined = labels.compact.get(member, "")
         if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs:
             out.scored[member] = out.overall[member] = 1.0
             out.named[member] = coded.get(member[1]) or mwords & words
             continue
-        own = _cover(member_words(member[1]), words, distinctive)
+        if own_words & _DIRECTIONS - words:
+            continue
+        own = _cover(own_words, words, distinctive)
         printed = [c for c in (_cover(label, words, distinctive)
                                for label in labels.printed.get(member, ())) if c]
         found = max([c for c in (own, *printed) if c], key=lambda c: c[0], default=None) or \

@@ -95,3 +95,28 @@ def test_a_row_cut_to_a_place_the_question_does_not_name_is_no_answer():
     us = part_facts(info, [chunk], revenue, {"skyrizi"},
                     frozenset({"skyrizi", "united", "state", "revenue"}))
     assert sorted(f.value for f in us.facts) == [6753000000, 10086000000]
+
+
+def test_parts_as_columns_over_blocks_of_rows_one_a_year():
+    """Coca-Cola's operating segments note prints its segments across and a block of rows
+    under each "Year Ended December 31, ..." heading: Latin America's operating income for
+    2023 is the Latin America column's figure on that block's operating income row."""
+    rows = [["", "Latin", "North", "", ""], ["", "America", "America", "Corporate", "Consolidated"],
+            ["Year Ended December 31, 2024", "", "", "", ""],
+            ["Net operating revenues:", "", "", "", ""],
+            ["Total net operating revenues", "6,459", "18,649", "97", "47,061"],
+            ["Operating income (loss)", "$ 3,780", "$ 4,336", "$ (5,252)", "$ 9,992"],
+            ["Year Ended December 31, 2023", "", "", "", ""],
+            ["Net operating revenues:", "", "", "", ""],
+            ["Total net operating revenues", "5,830", "16,774", "126", "45,754"],
+            ["Operating income (loss)", "$ 3,432", "$ 4,435", "$ (3,705)", "$ 11,311"]]
+    chunk = _chunk(0, "Information about our Company's operations by operating segment and "
+                      "Corporate is as follows (in millions):", rows)
+    info = DocumentInfo("x.pdf", "X", FY2024)
+    said = frozenset({"latin", "america", "operating", "income"})
+    got = part_facts(info, [chunk], BY_NAME["operating income"], {"latin", "america"}, said)
+    assert sorted((f.end.year, f.value) for f in got.facts) == [(2023, 3432000000),
+                                                                (2024, 3780000000)]
+    # "America" alone is said by no column whose header it holds all of
+    assert not part_facts(info, [chunk], BY_NAME["revenue"], {"america"},
+                          frozenset({"america", "revenue"})).facts

@@ -21,6 +21,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
+from pipeline.rag.answers.filings.column_parts import column_part_cells, section_periods
 from pipeline.rag.answers.filings.statement_rows import (
     SCALE_POWER,
     statement_tables,
@@ -208,8 +209,12 @@ def part_facts(info: DocumentInfo, chunks: Iterable[Chunk], item: LineItem,
         groups = column_groups(table, periods)
         modifiers = _caption_modifiers(caption, item)
         scale = table.scale or _scale_by_statements(table, periods, known)
-        for i, j in _part_cells(table, caption, item, part, groups, said | part):
-            cell, period = numbers.get((i, j)), periods[j]
+        # columns of parts over blocks of rows, one a period ("Year Ended ...")
+        by_row = {} if any(periods[1:]) else section_periods(table, info.metadata)
+        found = column_part_cells(table, item, part, said | part) if by_row else \
+            _part_cells(table, caption, item, part, groups, said | part)
+        for i, j in found:
+            cell, period = numbers.get((i, j)), periods[j] or by_row.get(i)
             if period is None or cell is None or cell.value.percent or not (
                     period.shows_balances() if item.kind is Kind.BALANCE else period.months):
                 continue

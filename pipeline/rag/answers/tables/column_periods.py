@@ -169,3 +169,19 @@ def column_periods(table: Table, caption: str = "",
             end = _date(own_year[j], (filing.period_end.month, filing.period_end.day))
             out[j] = ColumnPeriod(end, months) if end else None
     return out
+
+
+def text_period(text: str, filing: DocumentMetadata | None = None) -> ColumnPeriod | None:
+    """The period one heading names ("Year Ended December 31, 2024", "As of December 31,
+    2024"; a fiscal year alone in an annual filing), or None."""
+    years = set(years_in(text))
+    if len(years) != 1:
+        return None
+    year, months, md = years.pop(), period_length(text), month_day(text)
+    if md is not None:
+        end = _date(year, md)
+        return ColumnPeriod(end, months) if end else None
+    if months in (None, 12) and filing is not None and filing.form.is_annual:
+        end = _fiscal_year_end(year, filing)
+        return ColumnPeriod(end, 12, fiscal_year=True) if end else None
+    return None

@@ -568,6 +568,11 @@ def test_a_part_no_printed_row_names_gets_no_number(shelf: FilingAnswerer) -> No
     q = shelf.parse("What was Apple's Greater China operating income in fiscal 2024?")
     got = shelf.answer(q, shelf.scope(q, None))
     assert got.short_answer is None and "names China" in got.missing, got.prose()
+    # "other products" is the rest of a whole: neither the "Products" row (294,866) nor the
+    # total answers it
+    q = shelf.parse("What were Apple's other products net sales in fiscal 2024?")
+    got = shelf.answer(q, shelf.scope(q, None))
+    assert got.short_answer is None and "names other" in got.missing, got.prose()
 
 
 def test_a_part_shown_in_a_statement_is_read_from_the_statement() -> None:

@@ -54,6 +54,7 @@ from retriever_trt.search.filters import MetadataFilter, company_key
 GENERIC_ROW_WORDS = frozenset("""total net consolidated worldwide global other income expense
 revenue sale cost operating operation gross amount balance cash share stock common per
 shareholder stockholder shareowner owner""".split())
+_OTHER = "other"
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
@@ -284,14 +285,18 @@ class FilingAnswerer:
         another row of its tables ("iPhone" of Apple's net sales by product) asks for a part
         of the figure its statements give whole, so that figure is no answer. Those words."""
         if info.doc_id not in self._row_words:
+            # a row's label, and a header row's every cell (its first is empty): a part may
+            # be printed only as a column's header (Coca-Cola's segments across its note)
             self._row_words[info.doc_id] = {
-                w for c in self.store.document(info.doc_id) if c.table
-                for row in c.table for w in tokens(row[0] if row else "")}
+                w for c in self.store.document(info.doc_id) if c.table for row in c.table
+                for w in tokens(row[0] if row and row[0].strip() else " ".join(row))}
         cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
         named = set(query.measure_words) - phrase_words(query.measure) - cited - \
             set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS
         cues = {w for m in SEGMENT_CUE.finditer(query.text) for w in tokens(m.group(0))}
-        return sorted((named - cues) & self._row_words[info.doc_id])
+        # "other products revenue": the rest of a whole, which the cited row is not
+        rest = {_OTHER} & set(query.measure_words) - phrase_words(query.measure) - cited
+        return sorted((named - cues | rest) & self._row_words[info.doc_id])
 
     def _part_answer(self, query: Query, info: Any, part: list[str], computed: bool,
                      ratio: bool) -> ShortAnswer | None:

@@ -547,3 +547,22 @@ def test_a_side_of_a_region_and_the_rest_of_a_part_must_be_said():
         {"sbux:NorthAmericaSegmentMember"}
     assert first("Starbucks non-food revenue in fiscal 2025") == set()
     assert first("Starbucks food revenue in fiscal 2025") == {"sbux:FoodMember"}
+
+
+def test_a_part_named_by_its_initials():
+    """"FLNA" is PepsiCo's Frito-Lay North America segment, as its tables head it; the
+    measure's own letters ("EPS") name no "Energy Production Services"."""
+    def fact(n: int, member: str) -> Fact:
+        return Fact(f"f{n}", "us-gaap:Revenues", Decimal(n), "USD", date(2024, 12, 28),
+                    date(2023, 12, 31), (("us-gaap:StatementBusinessSegmentsAxis", member),))
+
+    labels = FactLabels.of([fact(1, "pep:FritoLayNorthAmericaMember"),
+                            fact(2, "x:EnergyProductionServicesMember")], lambda f: ("", ""))
+
+    def first(question: str, measure: set[str]) -> set[str]:
+        words = set(tokens(question))
+        parts = asked_parts(words, words - measure, question, labels)
+        return {m for _, m in parts.options[0]} if parts.options else set()
+
+    assert first("PepsiCo FLNA revenue in 2024", {"revenue"}) == {"pep:FritoLayNorthAmericaMember"}
+    assert first("PepsiCo diluted EPS in 2024", {"diluted", "eps"}) == set()

@@ -46,6 +46,10 @@ _REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign|interna
 _DIRECTIONS = frozenset({"north", "south", "northern", "southern", "eastern", "western",
                          "central", "latin"})  # not "east": "Middle East" is no side of it
 _NEGATED = re.compile(r"\bnon[- ]?([a-z]+)", re.I)
+# A name's initials in capitals ("FLNA" of pep:FritoLayNorthAmericaMember, "EMEA"): three
+# letters at least, and not the measure's own ("EPS" names no "Energy Production Services").
+_INITIALS = re.compile(r"\b[A-Z]{3,6}\b")
+_NO_INITIAL = frozenset({"and", "of", "the", "segment", "member", "total"})
 # Question words that are a country's code only when written in capitals.
 _PRONOUNS = frozenset({"us"})
 # A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
@@ -135,6 +139,7 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         words, distinctive = words - _PRONOUNS, distinctive - _PRONOUNS
     said = runs | _REMAINDER if _REST_CUE.search(text) else runs
     negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
+    initials = {m.group(0) for m in _INITIALS.finditer(text) if m.group(0).lower() in distinctive}
     for member, mwords in labels.members.items():
         first = next(iter(_RAW_WORD.findall(split_name(member[1]).lower())), "")
         if first in _REMAINDER - said:
@@ -143,7 +148,8 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         if first not in _REMAINDER and own_words & negated:
             continue
         joined = labels.compact.get(member, "")
-        if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs:
+        if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs or \
+                _initials(member[1]) in initials:
             out.scored[member] = out.overall[member] = 1.0
             out.named[member] = coded.get(member[1]) or mwords & words
             continue
@@ -227,6 +233,12 @@ def _proper_words(text: str) -> frozenset[str]:
     of those written with a capital inside ("iPhone")."""
     found = [m for m in _NAME.finditer(text) if not _SENTENCE_START.search(text[:m.start()])]
     return frozenset(w for m in (*found, *_CAMEL_NAME.finditer(text)) for w in tokens(m.group(0)))
+
+
+def _initials(member: str) -> str:
+    """The initials of a member's name, in capitals ("FritoLayNorthAmerica": "FLNA")."""
+    words = [w for w in split_name(member).split() if w.lower() not in _NO_INITIAL]
+    return "".join(w[0] for w in words).upper() if len(words) >= 3 else ""
 
 
 def _sole_class(option: frozenset[tuple[str, str]], labels: FactLabels) -> bool:

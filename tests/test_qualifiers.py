@@ -566,3 +566,18 @@ def test_a_part_named_by_its_initials():
 
     assert first("PepsiCo FLNA revenue in 2024", {"revenue"}) == {"pep:FritoLayNorthAmericaMember"}
     assert first("PepsiCo diluted EPS in 2024", {"diluted", "eps"}) == set()
+
+
+def test_a_name_all_of_the_measures_words_names_no_part():
+    """Linde registers its common stock and notes as classes: "repurchases of common stock"
+    names the measure, not the CommonStockMember (whose figure it has none of)."""
+    def fact(n: int, member: str) -> Fact:
+        return Fact(f"f{n}", "dei:Security12bTitle", Decimal(n), "shares", date(2024, 12, 31),
+                    None, (("us-gaap:StatementClassOfStockAxis", member),))
+
+    labels = FactLabels.of([fact(1, "us-gaap:CommonStockMember"),
+                            fact(2, "lin:A1.625NotesDue2025Member")], lambda f: ("", ""))
+    question = "What were Linde's repurchases of common stock in 2024?"
+    words = set(tokens(question))
+    parts = asked_parts(words, words - {"repurchase", "common", "stock"}, question, labels)
+    assert not parts.options

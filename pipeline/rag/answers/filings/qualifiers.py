@@ -148,8 +148,11 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         if first not in _REMAINDER and own_words & negated:
             continue
         joined = labels.compact.get(member, "")
-        if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs or \
-                _initials(member[1]) in initials:
+        # a name all of whose words are the measure's ("repurchases of common stock") is
+        # the measure's, not Linde's CommonStockMember among its registered classes
+        measures_own = bool(own_words) and own_words <= words - distinctive
+        if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs and \
+                not measures_own or _initials(member[1]) in initials:
             out.scored[member] = out.overall[member] = 1.0
             out.named[member] = coded.get(member[1]) or mwords & words
             continue

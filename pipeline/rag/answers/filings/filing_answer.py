@@ -8,6 +8,7 @@ of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -55,11 +56,23 @@ GENERIC_ROW_WORDS = frozenset("""total net consolidated worldwide global other i
 revenue sale cost operating operation gross amount balance cash share stock common per
 shareholder stockholder shareowner owner""".split())
 _OTHER = "other"
+_DIGIT = re.compile(r"\d")
+MIN_PARTS_ACROSS = 3
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
+
+
+def _parts_across(row: list[str]) -> str:
+    """The names a table's row heads its columns with, when it heads them with parts: an
+    empty first cell, at least `MIN_PARTS_ACROSS` capitalized names, no figure or year
+    ("2024 vs. 2023" names none, nor "(calendar year)" or "(in millions)"); else ""."""
+    named = [c for c in row[1:] if c[:1].isupper()]
+    if not row or row[0].strip() or len(named) < MIN_PARTS_ACROSS or _DIGIT.search(" ".join(row)):
+        return ""
+    return " ".join(named)
 
 
 def _agrees(result: FactResult, shown: Any) -> bool:
@@ -285,11 +298,11 @@ class FilingAnswerer:
         another row of its tables ("iPhone" of Apple's net sales by product) asks for a part
         of the figure its statements give whole, so that figure is no answer. Those words."""
         if info.doc_id not in self._row_words:
-            # a row's label, and a header row's every cell (its first is empty): a part may
-            # be printed only as a column's header (Coca-Cola's segments across its note)
+            # a row's label, and a header row of parts across (Coca-Cola's segments over its
+            # note's columns)
             self._row_words[info.doc_id] = {
                 w for c in self.store.document(info.doc_id) if c.table for row in c.table
-                for w in tokens(row[0] if row and row[0].strip() else " ".join(row))}
+                for w in tokens(row[0] if row and row[0].strip() else _parts_across(row))}
         cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
         named = set(query.measure_words) - phrase_words(query.measure) - cited - \
             set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS

@@ -399,3 +399,13 @@ def test_how_much_of_a_whole_is_the_part(question, short) -> None:
     got = ask(question, "The Company allocated $4.2 billion of the $5.6 billion purchase price "
                         "to the BodyArmor trademark.")
     assert (got.short_answer, got.scale, got.kind) == (short, "billion", "amount")
+
+
+def test_documents_incorporated_by_reference_are_no_incorporation() -> None:
+    """The cover's "DOCUMENTS INCORPORATED BY REFERENCE ... 2025 Proxy Statement" says
+    nothing of when the company was incorporated; the business section does."""
+    got = ask("When was AbbVie incorporated?",
+              "DOCUMENTS INCORPORATED BY REFERENCE Portions of the 2025 AbbVie Inc. Proxy "
+              "Statement are incorporated by reference into Part III.",
+              "AbbVie Inc. was incorporated in Delaware on April 10, 2012.")
+    assert (got.short_answer, got.kind) == ("April 10, 2012", "date")

@@ -132,6 +132,9 @@ _CONTINUES = re.compile(r"^(?:the|this|these|such|that)\s+(?:\w+\s+){0,2}?(?:inc
 
 # "Aggregate intrinsic value represents the value of ...": a definition answers whatever
 # kind "What is X?" seems to ask ("value": an amount).
+# "Documents incorporated by reference": a filing's note on other documents, never the
+# company's incorporation ("When was AbbVie incorporated?" had been answered 2025 from it).
+_BY_REFERENCE = re.compile(r"\bincorporated\s+(?:herein\s+)?by\s+reference\b", re.I)
 _DEFINES = re.compile(r"\b(?:represents?|means|refers? to|is defined as)\b", re.I)
 
 
@@ -212,7 +215,7 @@ def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     # (a set's order changes with the hash seed, and a float sum with its order).
     words = sorted(asked.words)
     years = asked.years
-    bags = [set(tokens(s)) for s in sentences]
+    bags = [set(tokens(_BY_REFERENCE.sub(" ", s))) for s in sentences]
     n = len(bags)
     weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
     total = sum(weight.values()) or 1.0

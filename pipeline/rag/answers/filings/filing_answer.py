@@ -8,7 +8,6 @@ of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from pipeline.rag.answers.company_names import (
 )
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
+from pipeline.rag.answers.filings.column_parts import parts_across
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
@@ -55,24 +55,14 @@ from retriever_trt.search.filters import MetadataFilter, company_key
 GENERIC_ROW_WORDS = frozenset("""total net consolidated worldwide global other income expense
 revenue sale cost operating operation gross amount balance cash share stock common per
 shareholder stockholder shareowner owner""".split())
+# Generic among a row's words, but asked before a measure ("other products revenue") it
+# names the rest of a whole, which no total is.
 _OTHER = "other"
-_DIGIT = re.compile(r"\d")
-MIN_PARTS_ACROSS = 3
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
-
-
-def _parts_across(row: list[str]) -> str:
-    """The names a table's row heads its columns with, when it heads them with parts: an
-    empty first cell, at least `MIN_PARTS_ACROSS` capitalized names, no figure or year
-    ("2024 vs. 2023" names none, nor "(calendar year)" or "(in millions)"); else ""."""
-    named = [c for c in row[1:] if c[:1].isupper()]
-    if not row or row[0].strip() or len(named) < MIN_PARTS_ACROSS or _DIGIT.search(" ".join(row)):
-        return ""
-    return " ".join(named)
 
 
 def _agrees(result: FactResult, shown: Any) -> bool:
@@ -302,7 +292,7 @@ class FilingAnswerer:
             # note's columns)
             self._row_words[info.doc_id] = {
                 w for c in self.store.document(info.doc_id) if c.table for row in c.table
-                for w in tokens(row[0] if row and row[0].strip() else _parts_across(row))}
+                for w in tokens(row[0] if row and row[0].strip() else parts_across(row))}
         cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
         named = set(query.measure_words) - phrase_words(query.measure) - cited - \
             set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS

@@ -117,6 +117,8 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Total gross margin", "", "gross profit"),
     # Intel's capex row; a balance item names no flow row.
     ("Additions to property, plant and equipment", "", "capital expenditures"),
+    # AbbVie's
+    ("Acquisitions of property and equipment", "", "capital expenditures"),
     # eBay's "Sales and marketing" under "Operating expenses:" is no revenue; a label naming
     # an item whole stands under a section read too far (Amcor's prints no total of it).
     ("Sales and marketing", "Operating expenses", None),

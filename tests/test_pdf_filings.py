@@ -117,8 +117,9 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     ("Total gross margin", "", "gross profit"),
     # Intel's capex row; a balance item names no flow row.
     ("Additions to property, plant and equipment", "", "capital expenditures"),
-    # AbbVie's
+    # AbbVie's; Tesla's supplemental row of what was not paid is no payment
     ("Acquisitions of property and equipment", "", "capital expenditures"),
+    ("Acquisitions of property and equipment included in liabilities", "", None),
     # eBay's "Sales and marketing" under "Operating expenses:" is no revenue; a label naming
     # an item whole stands under a section read too far (Amcor's prints no total of it).
     ("Sales and marketing", "Operating expenses", None),

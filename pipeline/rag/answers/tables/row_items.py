@@ -56,6 +56,10 @@ _RATE = re.compile(r"\$?\s?\d[\d,]*(?:\.\d+)?\s+per[ -](?:\w+ )?share\b|"
 EXPENSES_SECTION = re.compile(r"\bexpenses\s*(?:\(\d+\)\s*)*:?\s*$", re.I)
 _EXPENSE_ITEM = re.compile(r"\bexpenses?\b")
 # Cash coming in: a row saying so is no payment or outflow item.
+# A cash flow statement's supplemental row of what was not paid ("Acquisitions of property
+# and equipment included in liabilities", "accrued", "non-cash") is no payment.
+_UNPAID = re.compile(r"\bincluded in\b|\bnon-?cash\b|\bunpaid\b|\baccrued\b|\bnot (?:yet )?paid\b",
+                     re.I)
 _INFLOW = re.compile(r"\b(?:received|receipts?|proceeds|collected|collections)\b", re.I)
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)
@@ -120,7 +124,7 @@ def match_row(label: str, section: str = "") -> RowItem | None:
         found = _best(content_words(both), per_share, set(words))
     if found and _NONCURRENT.search(found.item.name) and _current(label, section):
         return None  # Apple's "Term debt" under "Current liabilities:" is the current part
-    if found and found.item.outflow and _INFLOW.search(label):
+    if found and found.item.outflow and (_INFLOW.search(label) or _UNPAID.search(label)):
         return None  # Amcor's "Dividends received from affiliated companies" is no payment
     if found and found.cover < 1 and EXPENSES_SECTION.search(section) and \
             not _expense(found.item):

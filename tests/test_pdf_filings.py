@@ -120,6 +120,10 @@ def test_balance_dates_and_the_filings_own_day() -> None:
     # AbbVie's; Tesla's supplemental row of what was not paid is no payment
     ("Acquisitions of property and equipment", "", "capital expenditures"),
     ("Acquisitions of property and equipment included in liabilities", "", None),
+    # Coca-Cola's buybacks; Salesforce's and UnitedHealth's long-term debt
+    ("Purchases of stock for treasury", "", "share repurchases"),
+    ("Debt, noncurrent", "", "long-term debt"),
+    ("Long-term debt, less current maturities", "", "long-term debt"),
     # eBay's "Sales and marketing" under "Operating expenses:" is no revenue; a label naming
     # an item whole stands under a section read too far (Amcor's prints no total of it).
     ("Sales and marketing", "Operating expenses", None),

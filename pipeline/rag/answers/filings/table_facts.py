@@ -57,6 +57,9 @@ _CENTS = re.compile(r"(?<![\d,])\d{1,3}\.\d{2}(?!\d)")
 # naming a statement, any other table, a statement of a part of the group, and last a
 # statement row no vocabulary item names (`label_facts.py`).
 NOTE_TIER, OTHER_TIER, ENTITY_TIER, LABELLED_TIER = 1, 2, 3, 4
+# Statements whose figures rank with a note's: a segment note's are parts', an equity
+# statement's restate the others' in its own terms.
+_SECOND_STATEMENTS = frozenset({StatementKind.SEGMENTS, StatementKind.EQUITY})
 # Statements of a part of the group, not the company's consolidated figures: the parent
 # alone (AES's "Schedule I Condensed Financial Information of Parent"), the guarantors
 # (Amcor's "Obligor Group", "Deed of Cross Guarantee").
@@ -154,8 +157,10 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         periods = st.periods if st else column_periods(table, caption, info.metadata)
         # a segment note's table is read as a statement but holds parts, not the company's
         # figure: Amcor's "Flexibles Segment" net sales must not stand for its net sales
+        # the equity statement's figures too: its "Repurchases of common stock" is the
+        # shares' value (Home Depot's 599), the cash flow statement's the cash paid (649)
         tier = ENTITY_TIER if _ANOTHER_ENTITY.search(caption) else \
-            0 if st and st.kind is not StatementKind.SEGMENTS else \
+            0 if st and st.kind not in _SECOND_STATEMENTS else \
             NOTE_TIER if st or is_statement(caption) else OTHER_TIER
         read.append((chunk, table, periods, tier, list(_table_facts(chunk, table, periods))))
     scaled = {(row.item.name, f.start, f.end, f.value) for *_, facts in read

@@ -39,7 +39,10 @@ SAME_WORDS = {"earning": "income"}
 # income" the income tax expense.
 _OWN_STATEMENT = frozenset({"comprehensive"})
 # Current assets or liabilities, and an item that is their non-current kind.
-_CURRENT = re.compile(r"^(?!.*\bnon-?\s?current\b).*\bcurrent\b", re.I)
+# "current" in a label, unless it says non-current or that the current part is taken out
+# ("Long-term debt, less current maturities", "net of current portion").
+_CURRENT = re.compile(r"^(?!.*\bnon-?\s?current\b)(?!.*\b(?:less|net of|excluding)\s+(?:the\s+)?"
+                      r"current\b).*\bcurrent\b", re.I)
 _NONCURRENT = re.compile(r"\blong-term\b|\bnon-?current\b", re.I)
 # Plurals that add "es".
 _ES_PLURALS = ("xes", "sses", "ches", "shes")

@@ -133,7 +133,9 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("share repurchases", _g("PaymentsForRepurchaseOfCommonStock"), F,
              ("buybacks", "buyback", "stock repurchases", "repurchases of common stock",
               # the verb as analysts write it: "spent buying back its common stock"
-              "buying back", "bought back", "buy back", "share buybacks"), outflow=True),
+              "buying back", "bought back", "buy back", "share buybacks",
+              # the cash flow statement's row as Coca-Cola prints it
+              "purchases of stock for treasury", "purchases of treasury stock"), outflow=True),
     LineItem("cash and cash equivalents", _g("CashAndCashEquivalentsAtCarryingValue"), B,
              ("cash", "cash and equivalents")),
     LineItem("accounts receivable", _g("AccountsReceivableNetCurrent"), B,
@@ -148,7 +150,7 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("accounts payable", _g("AccountsPayableCurrent"), B, ("payables", "trade payables")),
     LineItem("total current liabilities", _g("LiabilitiesCurrent"), B, ("current liabilities",)),
     LineItem("long-term debt", _g("LongTermDebtNoncurrent", "LongTermDebt"), B,
-             ("long term debt", "term debt", "non-current debt")),
+             ("long term debt", "term debt", "non-current debt", "noncurrent debt")),
     LineItem("total liabilities", _g("Liabilities"), B, ("liabilities",)),
     LineItem("retained earnings", _g("RetainedEarningsAccumulatedDeficit"), B,
              ("retained earnings (accumulated deficit)", "accumulated deficit",

@@ -111,6 +111,19 @@ def test_an_expense_a_statement_prints_without_the_word():
     assert labelled_items(frozenset({"digital", "asset", "expense"}), labels, facts) == []
 
 
+def test_a_weighted_average_is_no_count_at_a_date():
+    """Boeing's printed "Weighted average diluted shares" is a year's average: no answer to
+    "shares of common stock outstanding per its cover", one to a question saying average."""
+    concept = "us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding"
+    facts = [Fact(concept, concept, Decimal("647.2e6"), "shares", date(2024, 12, 31),
+                  date(2024, 1, 1))]
+    labels = FactLabels.of(facts, lambda f: ("Weighted average diluted shares", "2024"))
+    assert labelled_items(frozenset({"common", "outstanding", "share", "stock"}), labels,
+                          facts) == []
+    found = labelled_items(frozenset({"weighted", "average", "diluted", "share"}), labels, facts)
+    assert [i.concepts for i in found] == [(concept,)]
+
+
 def test_a_row_quoted_whole_names_its_figure_not_a_part():
     """TJX's "Cost of sales, including buying and occupancy costs": "buying" and
     "occupancy" quote the row, they name no segment."""

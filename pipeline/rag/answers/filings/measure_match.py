@@ -51,6 +51,9 @@ _ROW_GENERIC = label_stems(["total", "expense", "expenditure"])
 PURE = "pure"  # a ratio's unit
 # Words a row label must have for a question holding it whole to quote it.
 MIN_QUOTED_WORDS = 3
+# A period's average ("Weighted Average Number Of Diluted Shares Outstanding"): the answer
+# to a question that says so only, never to "shares outstanding per its cover".
+_AVERAGED = label_stems(["weighted", "average"])
 _EXPENSE = label_stems(["expense"])
 _INCOME = label_stems(["income", "revenue", "sales", "gain", "benefit", "proceeds"])
 _ATTRIBUTED = re.compile(r"\battributable to\b.*", re.I)
@@ -118,6 +121,8 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         own = label_stems(tokens(split_name(concept)))
         if concept.startswith(PRINTED) and own - asked:
             continue  # a printed row's other words name another figure ("..., net")
+        if own & _AVERAGED and not asked & _AVERAGED:
+            continue  # a period's weighted average is no count at a date ("outstanding")
         if recall >= MIN_RECALL:
             scored.append((not prefer.holds(concept), -recall,
                            stated_first and concept not in labels.stated, len(own - asked),

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from pipeline.rag.answers.filings.cell_facts import table_fact
+from pipeline.rag.answers.filings.cover_counts import cover_share_count
 from pipeline.rag.answers.filings.label_facts import label_facts
 from pipeline.rag.answers.filings.statement_checks import failed_statements
 from pipeline.rag.answers.filings.statement_rows import (
@@ -179,6 +180,8 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
             found += [((LABELLED_TIER, 0.0, True, True, len(found)), fact, cell)
                       for fact, cell in label_facts(st)]
     found.sort(key=lambda f: f[0])
-    return DocumentInfo(info.doc_id, info.title, info.metadata, [f for _, f, _ in found],
+    cover = cover_share_count(chunks)
+    return DocumentInfo(info.doc_id, info.title, info.metadata,
+                        [f for _, f, _ in found] + ([cover] if cover else []),
                         {f.fact_id: cell for _, f, cell in found}, info.collection,
                         {f.kind.value: f"page {f.pages}: {f.reason}" for f in failed.values()})

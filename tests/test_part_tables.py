@@ -120,3 +120,19 @@ def test_parts_as_columns_over_blocks_of_rows_one_a_year():
     # "America" alone is said by no column whose header it holds all of
     assert not part_facts(info, [chunk], BY_NAME["revenue"], {"america"},
                           frozenset({"america", "revenue"})).facts
+
+
+def test_a_payment_is_read_from_the_cash_flow_statement_first():
+    """Home Depot prints "Repurchases of common stock" in its equity statement (599, the
+    shares' value) before its cash flow statement (649, the cash paid): the payment is the
+    cash flow statement's."""
+    equity = _chunk(1, "CONSOLIDATED STATEMENTS OF STOCKHOLDERS' EQUITY (Amounts in millions)",
+                    [["", "2024", "2023"], ["Repurchases of common stock", "(599)", "(8,074)"]])
+    flows = _chunk(2, "CONSOLIDATED STATEMENTS OF CASH FLOWS (Amounts in millions)",
+                   [["", "2024", "2023"], ["Cash Flows from Financing Activities:", "", ""],
+                    ["Repurchases of common stock", "(649)", "(7,951)"],
+                    ["Net cash used in financing activities", "(9,578)", "(16,334)"]])
+    info = facts_from_tables(DocumentInfo("x.pdf", "X", FY2024), [equity, flows])
+    first = next(f for f in info.facts if f.concept == "us-gaap:PaymentsForRepurchaseOfCommonStock"
+                 and f.end.year == 2024)
+    assert first.value == 649000000

@@ -8,7 +8,6 @@ among them, on the row that is the item itself ("Total net operating revenues").
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from pipeline.rag.answers.question_words import tokens
@@ -17,20 +16,6 @@ from pipeline.rag.answers.tables.row_items import match_row
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 from retriever_trt.documents.model import DocumentMetadata
 from retriever_trt.documents.tables import Table
-
-# The fewest capitalized names a header row holds to head its columns with parts.
-MIN_PARTS_ACROSS = 3
-_DIGIT = re.compile(r"\d")
-
-
-def parts_across(row: list[str]) -> str:
-    """The names a table's row heads its columns with, when it heads them with parts: an
-    empty first cell, at least `MIN_PARTS_ACROSS` capitalized names, no figure or year
-    ("2024 vs. 2023" names none, nor "(calendar year)" or "(in millions)"); else ""."""
-    named = [c for c in row[1:] if c[:1].isupper()]
-    if not row or row[0].strip() or len(named) < MIN_PARTS_ACROSS or _DIGIT.search(" ".join(row)):
-        return ""
-    return " ".join(named)
 
 
 def section_periods(table: Table, filing: DocumentMetadata) -> dict[int, ColumnPeriod]:

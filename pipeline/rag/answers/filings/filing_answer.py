@@ -22,7 +22,6 @@ from pipeline.rag.answers.company_names import (
 )
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
-from pipeline.rag.answers.filings.column_parts import parts_across
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
@@ -288,11 +287,9 @@ class FilingAnswerer:
         another row of its tables ("iPhone" of Apple's net sales by product) asks for a part
         of the figure its statements give whole, so that figure is no answer. Those words."""
         if info.doc_id not in self._row_words:
-            # a row's label, and a header row of parts across (Coca-Cola's segments over its
-            # note's columns)
             self._row_words[info.doc_id] = {
-                w for c in self.store.document(info.doc_id) if c.table for row in c.table
-                for w in tokens(row[0] if row and row[0].strip() else parts_across(row))}
+                w for c in self.store.document(info.doc_id) if c.table
+                for row in c.table for w in tokens(row[0] if row else "")}
         cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
         named = set(query.measure_words) - phrase_words(query.measure) - cited - \
             set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS

@@ -58,9 +58,8 @@ _CENTS = re.compile(r"(?<![\d,])\d{1,3}\.\d{2}(?!\d)")
 # naming a statement, any other table, a statement of a part of the group, and last a
 # statement row no vocabulary item names (`label_facts.py`).
 NOTE_TIER, OTHER_TIER, ENTITY_TIER, LABELLED_TIER = 1, 2, 3, 4
-# Statements whose figures rank with a note's: a segment note's are parts', an equity
-# statement's restate the others' in its own terms.
-_SECOND_STATEMENTS = frozenset({StatementKind.SEGMENTS, StatementKind.EQUITY})
+# A payment an equity statement prints ranks after the primary statements', before a note's.
+EQUITY_TIER = 0.5
 # Statements of a part of the group, not the company's consolidated figures: the parent
 # alone (AES's "Schedule I Condensed Financial Information of Parent"), the guarantors
 # (Amcor's "Obligor Group", "Deed of Cross Guarantee").
@@ -158,22 +157,24 @@ def facts_from_tables(info: DocumentInfo, chunks: Iterable[Chunk]) -> DocumentIn
         periods = st.periods if st else column_periods(table, caption, info.metadata)
         # a segment note's table is read as a statement but holds parts, not the company's
         # figure: Amcor's "Flexibles Segment" net sales must not stand for its net sales
-        # the equity statement's figures too: its "Repurchases of common stock" is the
-        # shares' value (Home Depot's 599), the cash flow statement's the cash paid (649)
         tier = ENTITY_TIER if _ANOTHER_ENTITY.search(caption) else \
-            0 if st and st.kind not in _SECOND_STATEMENTS else \
+            0 if st and st.kind is not StatementKind.SEGMENTS else \
             NOTE_TIER if st or is_statement(caption) else OTHER_TIER
-        read.append((chunk, table, periods, tier, list(_table_facts(chunk, table, periods))))
+        equity = bool(st) and st.kind is StatementKind.EQUITY
+        read.append((chunk, table, periods, tier, equity, list(_table_facts(chunk, table, periods))))
     scaled = {(row.item.name, f.start, f.end, f.value) for *_, facts in read
               for row, f, _ in facts if not row.item.per_share}
-    found: list[tuple[tuple[int, float, bool, bool, int], Fact, tuple[str, int, int]]] = []
-    for chunk, table, periods, tier, facts in read:
+    found: list[tuple[tuple[float, float, bool, bool, int], Fact, tuple[str, int, int]]] = []
+    for chunk, table, periods, tier, equity, facts in read:
         scale = "" if table.scale else _agreed_scale(facts, scaled)
         if scale:
             facts = list(_table_facts(chunk, replace(table, scale=scale), periods))
         for row, fact, cell in facts:
             total = bool(_TOTAL.match(table.row_labels[cell[1]]))
-            found.append(((tier, -row.cover, not total, not row.attributable, len(found)),
+            # a payment is the cash flow statement's: the equity statement's "Repurchases of
+            # common stock" is the shares' value (Home Depot's 599 for the 649 paid)
+            paid = EQUITY_TIER if equity and row.item.outflow else tier
+            found.append(((paid, -row.cover, not total, not row.attributable, len(found)),
                           fact, cell))
     for st in statements:  # the rows no item names, after every item's
         if st.chunk_id not in unread:

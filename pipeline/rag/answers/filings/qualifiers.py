@@ -67,8 +67,9 @@ _OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"
 _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
 # A name with a capital inside a word: "iPhone", "eBay".
 _CAMEL_NAME = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
-# "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
+# The axis of a filing's classes of stock (its cover's common stock, notes, ...).
 _CLASS_AXIS = re.compile(r"ClassOfStock", re.I)
+# "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
 _THAN_NAME = re.compile(r"\bthan\s+(?:(?i:the)\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
 # Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
 _PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"

@@ -58,11 +58,11 @@ _RATE = re.compile(r"\$?\s?\d[\d,]*(?:\.\d+)?\s+per[ -](?:\w+ )?share\b|"
 # too), and an item that may stand in one (tax expense is no outflow).
 EXPENSES_SECTION = re.compile(r"\bexpenses\s*(?:\(\d+\)\s*)*:?\s*$", re.I)
 _EXPENSE_ITEM = re.compile(r"\bexpenses?\b")
-# Cash coming in: a row saying so is no payment or outflow item.
 # A cash flow statement's supplemental row of what was not paid ("Acquisitions of property
 # and equipment included in liabilities", "accrued", "non-cash") is no payment.
 _UNPAID = re.compile(r"\bincluded in\b|\bnon-?cash\b|\bunpaid\b|\baccrued\b|\bnot (?:yet )?paid\b",
                      re.I)
+# Cash coming in: a row saying so is no payment or outflow item.
 _INFLOW = re.compile(r"\b(?:received|receipts?|proceeds|collected|collections)\b", re.I)
 _ATTRIBUTABLE = re.compile(r"\battributable\b.*", re.I)
 _MINORITY = re.compile(r"non-?controlling|minority", re.I)

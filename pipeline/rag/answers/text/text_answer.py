@@ -130,11 +130,11 @@ _CONTINUES = re.compile(r"^(?:the|this|these|such|that)\s+(?:\w+\s+){0,2}?(?:inc
                         r"|^(?:this|these|it)\b", re.I)
 
 
-# "Aggregate intrinsic value represents the value of ...": a definition answers whatever
-# kind "What is X?" seems to ask ("value": an amount).
 # "Documents incorporated by reference": a filing's note on other documents, never the
 # company's incorporation ("When was AbbVie incorporated?" had been answered 2025 from it).
 _BY_REFERENCE = re.compile(r"\bincorporated\s+(?:herein\s+)?by\s+reference\b", re.I)
+# "Aggregate intrinsic value represents the value of ...": a definition answers whatever
+# kind "What is X?" seems to ask ("value": an amount).
 _DEFINES = re.compile(r"\b(?:represents?|means|refers? to|is defined as)\b", re.I)
 
 

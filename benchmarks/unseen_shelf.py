@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -42,6 +42,16 @@ none among the 25 development filings nor shelves 1-3, all from the second shelf
 repository at the same commit: GE, T-Mobile US, Booking Holdings, S&P Global and
 Bristol-Myers Squibb for 2024, Lowe's fiscal 2024 (year ended January 31, 2025), ADP's
 fiscal 2025 (June 30, 2025) and Qualcomm's fiscal 2025 (September 28, 2025).
+
+`--set 5` copies a fifth shelf into engines/unseen-shelf5/ (SHELF5; questions in
+benchmarks/data/filings_heldout5.jsonl, analyst-style): eight 10-Ks of eight more companies,
+none among the 25 development filings, shelves 1-4 nor the PDF shelves, all from the second
+shelf's repository at the same commit: Stryker, Mondelez International, Danaher, Gilead
+Sciences and Vertex Pharmaceuticals for 2024, Palo Alto Networks' fiscal 2025 (year ended
+July 31, 2025), Applied Materials' fiscal 2025 (October 26, 2025) and Lam Research's fiscal
+2025 (June 29, 2025). No 10-Q, bank or utility: the repository's bank and utility downloads
+(Bank of America, JPMorgan, NextEra...) are absent from its mirror, and no other stored
+snapshot searched held an inline-XBRL 10-Q of a company no set used.
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -127,7 +137,16 @@ _SHELF4_PERIODS = {
 }
 SHELF4 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
           for ticker, end in _SHELF4_PERIODS.items()}
-SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4)}
+OUT5 = ROOT / "engines" / "unseen-shelf5"
+# The fifth shelf: (ticker, the period end its cover's dei:DocumentPeriodEndDate states).
+_SHELF5_PERIODS = {
+    "SYK": "2024-12-31", "MDLZ": "2024-12-31", "DHR": "2024-12-31", "GILD": "2024-12-31",
+    "VRTX": "2024-12-31", "PANW": "2025-07-31", "AMAT": "2025-10-26", "LRCX": "2025-06-29",
+}
+SHELF5 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
+          for ticker, end in _SHELF5_PERIODS.items()}
+SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
+           5: (SHELF5, OUT5)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
@@ -157,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1,
                     help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2; "
-                    "3: the third, engines/unseen-shelf3; 4: the fourth, engines/unseen-shelf4")
+                    "3: the third, engines/unseen-shelf3; 4: the fourth, engines/unseen-shelf4; "
+                    "5: the fifth, engines/unseen-shelf5")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
     ap.add_argument("--out", type=Path, default=None, help="default: the set's folder")
     args = ap.parse_args(argv)

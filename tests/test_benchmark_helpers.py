@@ -4,8 +4,10 @@ whole (benchmarks/mirror_files.py), here on a mirror made in a temporary folder.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_heldout_check import parse  # noqa: E402
 from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
-from unseen_shelf import OUT2, SHELF, SHELF2, filing_problem, unwrapped  # noqa: E402
+from unseen_shelf import OUT2, OUT5, SHELF, SHELF2, SHELF5, SHELVES, filing_problem, unwrapped  # noqa: E402
 from unseen_shelf import main as unseen_shelf_main  # noqa: E402
 
 
@@ -89,6 +91,41 @@ def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> No
     assert len(tickers2) == len(SHELF2) >= 10 and not tickers & tickers2
     assert all(len(commit) == 40 for _, commit, _ in SHELF2.values())
     assert OUT2.name == "unseen-shelf2"
+
+
+def test_the_fifth_unseen_shelf_holds_companies_no_other_shelf_holds() -> None:
+    tickers5 = {name.split("_")[0] for name in SHELF5}
+    others = {name.split("_")[0] for n, (shelf, _) in SHELVES.items() if n != 5 for name in shelf}
+    assert len(tickers5) == len(SHELF5) == 8 and not tickers5 & others
+    assert all(len(commit) == 40 for _, commit, _ in SHELF5.values())
+    assert OUT5.name == "unseen-shelf5"
+
+
+_HELDOUT_KINDS = {"segment", "quarter", "jargon", "ratio", "compare", "cover", "absent", "text"}
+
+
+def test_the_fifth_held_out_set_is_complete_split_and_on_its_shelf() -> None:
+    """benchmarks/data/filings_heldout5.jsonl (its golds re-checked against the filings by
+    benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing
+    of the fifth shelf, golds of the right shape."""
+    path = REPO / "benchmarks" / "data" / "filings_heldout5.jsonl"
+    records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    assert len(records) >= 150 and len({r["id"] for r in records}) == len(records)
+    assert {(r["type"], r["half"]) for r in records} == {(k, h) for k in _HELDOUT_KINDS
+                                                          for h in "ab"}
+    shelf = {f"{name}.htm" for name in SHELF5}
+    for r in records:
+        doc_ids = r.get("doc_ids") or [r["doc_id"]]
+        assert r["doc_id"] == doc_ids[0] and set(doc_ids) <= shelf, r["id"]
+        if r["type"] == "absent":
+            assert r["answer"] is None and r["absent"] and r["note"], r["id"]
+        elif isinstance(r["answer"], list):
+            assert len(r["answer"]) > 1, r["id"]
+        elif r["unit"] != "text":
+            Decimal(r["answer"])
+            assert isinstance(r["decimals"], int), r["id"]
+        if r["type"] == "compare":
+            assert len(set(doc_ids)) == 2, r["id"]
 
 
 def test_a_filing_stored_as_its_edgar_xbrl_section_is_copied_without_the_sgml_tags() -> None:

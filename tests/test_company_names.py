@@ -27,7 +27,8 @@ COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),
           ("American Express Company", "AXP"), ("JOHNSON & JOHNSON", "JNJ"),
           ("PG&E CORPORATION", "PCG"), ("Block, Inc.", "SQ"), ("Best Buy Co., Inc.", "BBY"),
           ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY"),
-          ("Ford Motor Company", "F"), ("T-MOBILE US, INC.", "TMUS")]
+          ("Ford Motor Company", "F"), ("T-MOBILE US, INC.", "TMUS"),
+          ("Mondelēz International, Inc.", "MDLZ"), ("LAM RESEARCH CORPORATION", "LRCX")]
 ALIASES = company_aliases(COVERS)
 
 
@@ -43,6 +44,9 @@ ALIASES = company_aliases(COVERS)
     ("block", "block"), ("microsoft", "microsoft"),  # typed in lower case, as a possessive
     ("ebay.com", "ebay"),  # a web domain for the name, in lower case
     ("T-Mobile", "t mobile us"), ("T Mobile", "t mobile us"),  # a one-letter first word
+    ("Mondelez", "mondelez international"), ("Mondelēz", "mondelez international"),
+    ("Mondelēz International", "mondelez international"),  # accents as typed or not
+    ("Lam", "lam research"),  # three letters, as a possessive
 ])
 def test_a_name_as_people_write_it(name: str, key: str) -> None:
     assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key
@@ -51,7 +55,8 @@ def test_a_name_as_people_write_it(name: str, key: str) -> None:
 @pytest.mark.parametrize("question", [
     "What was the cost of goods sold in 2021?", "To the best of your knowledge, revenue?",
     "How large was the block of shares repurchased in 2021?", "What is the mmm ratio?",
-    "Did the amd segment grow?"])
+    "Did the amd segment grow?", "What did Lam report for revenue in 2021?",
+    "Was the lam's revenue higher?"])
 def test_a_common_word_in_lower_case_names_no_company(question: str) -> None:
     assert find_company(question, ALIASES) is None
 
@@ -68,6 +73,10 @@ def test_a_one_letter_symbol_written_as_a_symbol_names_its_company(question: str
     "Which exhibit is Schedule F of the 2021 report?"])
 def test_a_one_letter_capital_elsewhere_names_no_company(question: str) -> None:
     assert find_company(question, ALIASES) is None
+
+
+def test_a_three_letter_first_word_with_a_curly_apostrophe() -> None:
+    assert find_company("Lam’s effective tax rate in FY2025?", ALIASES) == "lam research"
 
 
 def test_the_answer_names_the_company_as_the_question_wrote_it() -> None:

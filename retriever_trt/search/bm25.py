@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from retriever_trt.search.filters import without_accents
+
 # Numbers first, so "1,234.5" stays one token rather than "1", "234", "5"; words may carry
 # digits ("q4", "covid19"). Everything else (punctuation, "$", "%") separates tokens.
 _TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|[a-z][a-z0-9]*")
@@ -29,9 +31,11 @@ STOPWORDS = frozenset(
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase terms and numbers; "1,234.5" and "1234.5" both become "1234.5"."""
+    """Lowercase terms and numbers, accents folded as Lucene's ASCII folding does
+    ("Mondelēz" is "mondelez", as most people type it); "1,234.5" and "1234.5" both become
+    "1234.5"."""
     out = []
-    for tok in _TOKEN.findall(text.lower()):
+    for tok in _TOKEN.findall(without_accents(text).lower()):
         if tok[0].isdigit():
             out.append(tok.replace(",", ""))
         elif tok not in STOPWORDS:

@@ -9,6 +9,7 @@ may read). It is not a request field: the server sets it, and no other field wid
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,10 +25,22 @@ _LEGAL_WORDS = re.compile(
     r"holdings?|group|n\.?v|s\.?a|ag|se|the)\b\.?|/[a-z]{2}\b", re.I)
 
 
+def without_accents(text: str) -> str:
+    """`text` with each accented letter written as its base letter, one character for one
+    (offsets into it are the original's): "Mondelēz" is "Mondelez", "Nestlé" "Nestle", as
+    most people type them."""
+    return "".join(_base_letter(c) for c in text) if not text.isascii() else text
+
+
+def _base_letter(char: str) -> str:
+    base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    return base if len(base) == 1 else char
+
+
 def company_key(name: str) -> str:
-    """A company's name for matching: lower case, no legal words or punctuation
+    """A company's name for matching: lower case, no legal words, accents or punctuation
     ("THE BOEING COMPANY" and "Boeing Co" are both "boeing"; "Coca-Cola" is "coca cola")."""
-    name = _LEGAL_WORDS.sub(" ", name.replace("&", " and ").replace("’", "'"))
+    name = _LEGAL_WORDS.sub(" ", without_accents(name).replace("&", " and ").replace("’", "'"))
     words = re.sub(r"[^a-z0-9 ]+", " ", name.lower()).split()
     while words and words[-1] == "and":  # "Wells Fargo & Company": the "&" of a legal word
         words.pop()

@@ -12,7 +12,8 @@ The aliases of a registrant (`company_aliases`), from its name on the cover and 
   in capitals only;
 - a one-word name and a distinctive first word ("Best" of Best Buy, "Apple"): only where
   the question writes it with a capital or as a possessive ("nvidia's revenue"), so "the
-  best of", "a block of shares" name no one;
+  best of", "a block of shares" name no one; a first word of three letters only as a
+  capitalized possessive ("Lam's" of Lam Research);
 - its trading symbol ("COST"): in capitals only, so "cost" is no company; a one-letter
   symbol ("F" of Ford) only as a possessive ("F's") or after "ticker", "symbol", "NYSE:" or
   "Nasdaq:", since "Class A", "Form 10-K" and "Schedule K" are no companies;
@@ -33,14 +34,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from retriever_trt.documents.model import CoverField, DocumentMetadata
-from retriever_trt.search.filters import company_key
+from retriever_trt.search.filters import company_key, without_accents
 
 # First words that several companies share or that are common words in questions:
 # "home" of "home depot" or "united" of two companies would name the wrong one.
 _COMMON_FIRST_WORDS = {"home", "united", "general", "american", "first", "international",
                        "national", "bank", "union", "wells", "procter", "johnson", "coca"}
-# A first word this short is no name of its own ("the", "pg").
+# A first word this short is no name of its own ("the", "pg")...
 MIN_FIRST_WORD = 4
+# ...save a word of three letters written as a capitalized possessive ("Lam's" of Lam
+# Research): "The's" or "Its" are never written so.
+MIN_POSSESSIVE_FIRST_WORD = 3
+_POSSESSIVE = "'s"
 # Words an initialism leaves out ("Bank of America" is "BA" no more than "BOA").
 _NOT_INITIALS = frozenset({"and", "of", "the", "for"})
 MIN_INITIALS = 3
@@ -107,15 +112,23 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
             out.setdefault(nickname, key)
         firsts.setdefault(words[0], set()).add(key)
     for first, keys in firsts.items():
-        if len(keys) == 1 and len(first) >= MIN_FIRST_WORD and first not in _COMMON_FIRST_WORDS:
+        if len(keys) != 1 or first in _COMMON_FIRST_WORDS or not first.isalpha():
+            continue
+        if len(first) >= MIN_FIRST_WORD:
             out.setdefault(first.capitalize(), next(iter(keys)))
+        elif len(first) >= MIN_POSSESSIVE_FIRST_WORD and " " in next(iter(keys)):
+            out.setdefault(first.capitalize() + _POSSESSIVE, next(iter(keys)))
     return out
 
 
-def _names(alias: str, words: str, cased: set[str], capitals: set[str]) -> bool:
+def _names(alias: str, words: str, cased: set[str], capitals: set[str],
+           possessed: set[str]) -> bool:
     """Whether the question names `alias`: a lower-case alias in any case; a symbol or
     initials (all capitals) only in capitals; a capitalized word only written with one
-    (`cased` holds the words written so, and those written as possessives)."""
+    (`cased` holds the words written so, and those written as possessives); a possessive
+    alias only as a capitalized possessive (`possessed`)."""
+    if alias.endswith(_POSSESSIVE):
+        return alias[:-len(_POSSESSIVE)] in possessed
     if alias.islower():
         return f" {alias} " in words
     if alias.isupper():
@@ -142,6 +155,7 @@ def _capitalized(text: str) -> set[str]:
 def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     """company key -> the aliases of it the question names, in the order first named; an
     alias inside a longer one named ("meta" in "meta platforms") counts once."""
+    text = without_accents(text)
     words = f" {company_key(text)} "
     tokens = re.findall(r"[A-Za-z0-9]+", text)
     # "salesforce.com's", "Amazon.com's": the name before its web domain is the possessive
@@ -150,13 +164,15 @@ def find_companies(text: str, aliases: dict[str, str]) -> dict[str, list[str]]:
     # a one-letter capital only where it is written as a symbol (see the module's list)
     symbols = {p for p in possessives if len(p) == 1} | set(_SYMBOL_BEFORE.findall(text))
     capitals = {t for t in tokens if t.isupper() and (len(t) > 1 or t in symbols)}
-    named = sorted((a for a in aliases if _names(a, words, cased, capitals)), key=len,
-                   reverse=True)
+    possessed = {p for p in possessives if p[:1].isupper()}
+    named = sorted((a for a in aliases if _names(a, words, cased, capitals, possessed)),
+                   key=len, reverse=True)
     kept: list[str] = []
     for a in named:
         if not any(f" {a.lower()} " in f" {k.lower()} " for k in kept):
             kept.append(a)
-    kept.sort(key=lambda a: words.find(f" {a.lower()} "))
+    kept.sort(key=lambda a: words.find(
+        f" {company_key(a) if a.endswith(_POSSESSIVE) else a.lower()} "))
     out: dict[str, list[str]] = {}
     for a in kept:
         out.setdefault(aliases[a], []).append(a)
@@ -210,11 +226,13 @@ class NameSpan:
 
 def name_spans(text: str, companies: dict[str, list[str]]) -> list[NameSpan]:
     """Each place the question names one of `companies` (`find_companies`' key -> aliases)."""
+    text = without_accents(text)  # one character for one: the spans are the question's
     out = []
     for key, aliases in companies.items():
         own = set(key.split())
         for alias in aliases:
-            words = [r"(?:and|&)" if w == "and" else re.escape(w) for w in alias.split()]
+            words = [r"(?:and|&)" if w == "and" else re.escape(w).replace("'", "['’]")
+                     for w in alias.split()]
             for found in re.finditer(r"\b" + r"[\W_]*".join(words) + r"\b", text, re.I):
                 end = found.end()
                 while (nxt := _NEXT_WORD.match(text, end)) and _of_the_name(nxt.group(1), own):

@@ -581,3 +581,33 @@ def test_a_name_all_of_the_measures_words_names_no_part():
     words = set(tokens(question))
     parts = asked_parts(words, words - {"repurchase", "common", "stock"}, question, labels)
     assert not parts.options
+
+
+def test_a_member_ending_in_other_is_the_rest_and_a_remainder_word_alone_names_none():
+    """us-gaap:ManufacturedProductOtherMember (Vertex prints it "Other product revenues") is
+    the rest of the products, named only by "other": "product revenues" is never its 781.5.
+    "held by non-affiliates" (the public float's words) names no "Non-US" member, nor asks
+    for a part at all; "OEM and Other" stays the OEM line's."""
+    def fact(n: int, axis: str, member: str) -> Fact:
+        return Fact(f"f{n}", "us-gaap:Revenues", Decimal(n), "USD", date(2024, 12, 31),
+                    date(2024, 1, 1), ((axis, member),))
+
+    products, places = "srt:ProductOrServiceAxis", "srt:StatementGeographicalAxis"
+    labels = FactLabels.of([fact(1, products, "us-gaap:ManufacturedProductOtherMember"),
+                            fact(2, places, "syk:NonUsMember"),
+                            fact(3, products, "x:OEMAndOtherMember")], lambda f: ("", ""))
+
+    def parts(question: str, measure: set[str]):
+        words = set(tokens(question))
+        return asked_parts(words, words - measure, question, labels)
+
+    def first(question: str, measure: set[str]) -> set[str]:
+        got = parts(question, measure)
+        return {m for _, m in got.options[0]} if got.options else set()
+
+    assert first("Vertex product revenues in 2024", {"revenue"}) == set()
+    assert first("Vertex other product revenues in 2024", {"revenue"}) == \
+        {"us-gaap:ManufacturedProductOtherMember"}
+    held = parts("market value of voting stock held by non-affiliates", {"market", "value"})
+    assert not held.options and not held.unknown
+    assert first("Revenue of its OEM line in 2024", {"revenue"}) == {"x:OEMAndOtherMember"}

@@ -37,6 +37,7 @@ SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|di
 # whose name starts with one is named only by a question that says it, not by its other
 # words alone ("OEM and Other" is the OEM line, named by "OEM").
 _REMAINDER = frozenset({"other", "non", "rest", "remaining", "remainder"})
+_JOINING = frozenset({"and", "or"})
 # Words that say "the rest" of a whole without its name: "outside the U.S." and
 # "international" are Non-US.
 _REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign|international)\b", re.I)
@@ -142,12 +143,14 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
     negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
     initials = {m.group(0) for m in _INITIALS.finditer(text) if m.group(0).lower() in distinctive}
     for member, mwords in labels.members.items():
-        first = next(iter(_RAW_WORD.findall(split_name(member[1]).lower())), "")
-        if first in _REMAINDER - said:
+        rest = _rest_word(member[1])
+        if rest in _REMAINDER - said:
             continue  # "Other Americas", "Non-US": the rest of a whole, named only as such
         own_words = member_words(member[1])
-        if first not in _REMAINDER and own_words & negated:
+        if rest not in _REMAINDER and own_words & negated:
             continue
+        if rest in _REMAINDER and not own_words - _REMAINDER & words:
+            continue  # "held by non-affiliates" names no "Non-US": the rest of what?
         joined = labels.compact.get(member, "")
         # a name all of whose words are the measure's ("repurchases of common stock") is
         # the measure's, not Linde's CommonStockMember among its registered classes
@@ -170,6 +173,19 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
             out.scored[member] = max(found[0], out.overall[member])
             out.named[member] = found[1]
     return out
+
+
+def _rest_word(member: str) -> str:
+    """The word saying a member is the rest of a whole: its first ("Other Americas",
+    "Non-US", "All Other") or a last "other" not joined to a name before it ("Manufactured
+    Product Other", printed "Other product revenues"; "OEM and Other" is the OEM line's)."""
+    words = _RAW_WORD.findall(split_name(member).lower())
+    words = words[:-1] if words[-1:] == ["member"] else words
+    if words[:2] == ["all", "other"]:  # "All Other Segments"
+        return words[1]
+    if len(words) > 1 and words[-1] == "other" and words[-2] not in _JOINING:
+        return words[-1]
+    return next(iter(words), "")
 
 
 def _ranked(got: _Scores, text: str, runs: set[str],
@@ -227,7 +243,7 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
     # any word.
     partial = not options and any(
-        member_words(m) & distinctive - _STATEMENT_WORDS for _, m in labels.members)
+        member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER for _, m in labels.members)
     return Parts(tuple(options), (cue or partial) and not options,
                  {m: got.named[m] for o in options for m in o})
 

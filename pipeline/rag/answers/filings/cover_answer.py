@@ -41,7 +41,8 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
                                     re.I)),
     (FilingField.TICKER, re.compile(r"\b(?:trading|ticker) symbol\b|\bticker\b", re.I)),
     (CoverField.AUDITOR_LOCATION, re.compile(
-        r"\bwhere\b.*\baudit|\baudit\w*\b.*\b(?:location|city|located|office)\b", re.I)),
+        r"\bwhere\b.*\baudit|\baudit\w*\b.*\b(?:location|city|located|office)\b|"
+        rf"^(?!.*{_OFFICES}).*\b(?:location|city|office)\b.*\baudit", re.I)),
     (CoverField.AUDITOR, re.compile(
         r"\baudit(?:or|ors|ed|s|ing firm)\b|\bregistered public accounting firm\b", re.I)),
     (CoverField.FISCAL_YEAR_END, re.compile(

@@ -145,6 +145,11 @@ def test_percent_units_and_year_ranges_are_what_is_asked(apple):
     ("Using only the cash flow statement, what is Apple's FY2024 free cash flow? Define free "
      "cash flow as cash from operations minus capital expenditures. Answer in USD millions.",
      ("108807", "million")),
+    # "taken as" and "i.e." open a definition as "defined as" does
+    ("Apple's FY2024 owner surplus, taken as cash from operations less capital "
+     "expenditures? $ millions.", ("108807", "million")),
+    ("Apple's FY2024 owner surplus, i.e. cash from operations less capital expenditures? "
+     "$ millions.", ("108807", "million")),
     ("What is Apple's FY2024 COGS % margin? Round to two decimal places.", ("53.79", "percent")),
     ("What is the FY2024 capital expenditure to revenue ratio for Apple (in percent)? Round to "
      "two decimal places.", ("2.42", "percent")),

@@ -36,11 +36,11 @@ MAX_DEPTH = 4
 _NAME = r"[A-Za-z][\w&'’%(),. -]{0,60}?"
 # A period that ends a company's abbreviation ("Foot Locker, Inc."), not the definition.
 _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\.)"
-# "X is defined as: ...", "X, calculated as ...", "Define X as ...", "X = ...": the name,
-# the formula.
+# "X is defined as: ...", "X, calculated as ...", "X, taken as ...", "X, i.e. ...", "Define X
+# as ...", "X = ...": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.
-_STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed) as\b"
-                     rf"|=)|\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
+_STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed|"
+                     rf"taken|measured) as\b|=|(?<![(\w])i\.\s?e\.,?(?=\s))|\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
                      rf":?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
 # An operand the vocabulary lacks is kept as the question's words when it is a short phrase
 # of words ("interest expense"), for the filing's labels to resolve.

@@ -173,7 +173,8 @@ def _numeric(el: etree._Element, contexts: dict[str, Context], units: dict[str, 
 @cache
 def parse_filing(path: Path) -> Filing:
     """Every fact of the filing at `path` (parsed once a process)."""
-    root = etree.parse(str(path), etree.XMLParser(huge_tree=True)).getroot()
+    # lstrip: some stored filings start with a blank line before their XML declaration
+    root = etree.fromstring(path.read_bytes().lstrip(), etree.XMLParser(huge_tree=True))
     contexts, units = _contexts(root), _units(root)
     facts = [_numeric(el, contexts, units) for el in root.iterfind(".//ix:nonFraction", NS)]
     texts = [TextFact(el.get("name"), contexts[el.get("contextRef")], _text(el), el.get("format"),

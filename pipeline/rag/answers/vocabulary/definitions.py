@@ -40,7 +40,8 @@ _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\
 # as ...", "X = ...": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.
 _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed|"
-                     rf"taken|measured) as\b|=|(?<![(\w])i\.\s?e\.,?(?=\s))|\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
+                     rf"taken|measured) as\b|=|(?<![(\w])i\.\s?e\.,?(?=\s))|"
+                     rf"\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
                      rf":?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
 # An operand the vocabulary lacks is kept as the question's words when it is a short phrase
 # of words ("interest expense"), for the filing's labels to resolve.

@@ -164,3 +164,28 @@ def test_percent_units_and_year_ranges_are_what_is_asked(apple):
 def test_analysts_definitions_and_wordings(apple, question, answer):
     short = _ask(apple, question)
     assert (short.short_answer, short.scale) == answer, short.prose()
+
+
+def test_a_definition_that_cannot_be_read_is_no_number_never_the_vocabularys(apple):
+    """The question defines debt-to-equity with a term the rules do not read ("long-term
+    debt (noncurrent)"): no number, saying so, never the vocabulary's own debt-to-equity
+    (total liabilities 308,030 over equity 56,950)."""
+    short = _ask(apple, "What was Apple's debt-to-equity ratio at September 28, 2024, defined "
+                        "as long-term debt (noncurrent) divided by total stockholders' equity?")
+    assert short.short_answer is None
+    assert "long-term debt (noncurrent) divided by" in short.missing
+
+
+@pytest.mark.parametrize("question, answer", [
+    # A ratio asked in percent is the percent: 308,030 / 56,950 * 100, not 5.41.
+    ("What was Apple's debt-to-equity ratio at September 28, 2024? Answer in percent.",
+     ("540.88", "percent")),
+    ("What was Apple's current ratio at September 28, 2024?", ("0.87", "")),
+    # A year named as such beside a year ended on a date: FY2024 against FY2023 (123,216 over
+    # 114,301), not FY2023 against FY2022.
+    ("By what percent did Apple's operating income change in FY24 compared with the fiscal "
+     "year ended September 30, 2023? Round to one decimal.", ("7.8", "percent")),
+])
+def test_units_and_periods_a_ratio_or_change_is_asked_in(apple, question, answer):
+    short = _ask(apple, question)
+    assert (short.short_answer, short.scale) == answer, short.prose()

@@ -28,6 +28,8 @@ def answerer(tmp_path_factory):
     # country:US, whose code is too short to match as a word run, named "U.S." or "US"
     ("What were Apple's U.S. net sales in fiscal 2024?", "142196"),
     ("What were Apple's US net sales in fiscal 2024?", "142196"),
+    # ... or written in full, where the filing prints the code
+    ("What were Apple's net sales in the United States in fiscal 2024?", "142196"),
     # "us" in lower case is a pronoun: the company's total
     ("Can you tell us Apple's total net sales in fiscal 2024?", "391035"),
     # "OEM and Other" is the OEM line: a remainder word only at its start makes a remainder
@@ -155,3 +157,16 @@ def test_a_sum_is_rounded_once_not_each_operand(answerer):
     got = ask(answerer, "What was the combined revenue of Apple and NVIDIA in fiscal 2024, in "
                         "billions to one decimal?")
     assert (got.short_answer, got.scale) == ("452", "billion"), got.prose()
+
+
+def test_a_member_named_by_part_of_a_better_ones_words_is_no_fallback():
+    """"United Kingdom" is country:GB; where GB has no revenue, country:US (named by
+    "United" alone) is no answer for it."""
+    facts = [_fact(1, ("srt:StatementGeographicalAxis", "country:GB")),
+             _fact(2, ("srt:StatementGeographicalAxis", "country:US"))]
+    shown = {"f1": ("United Kingdom", ""), "f2": ("United States", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+    question = "What was the company's revenue in the United Kingdom in 2024?"
+    words = set(tokens(question))
+    parts = asked_parts(words, words - {"revenue"}, question, labels)
+    assert [{m for _, m in o} for o in parts.options] == [{"country:GB"}]

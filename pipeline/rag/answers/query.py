@@ -24,6 +24,7 @@ from pipeline.rag.answers.question_words import (
     named_dates,
     named_years,
     tokens,
+    without_dates,
 )
 from pipeline.rag.answers.vocabulary.definitions import (
     Definition,
@@ -32,10 +33,11 @@ from pipeline.rag.answers.vocabulary.definitions import (
     longest_named,
     named_metric,
     stated_definitions,
+    stated_formula,
 )
 from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compound_growth
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
-from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric
+from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
 from retriever_trt.documents.model import Form
 from retriever_trt.documents.years import YEAR_DIGITS
 
@@ -209,12 +211,43 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
 
 
+def _years_beside_a_date(periods: tuple[Period, ...], text: str,
+                         question: Question) -> tuple[Period, ...]:
+    """"The change in FY24 compared with the fiscal year ended September 30, 2023": a year
+    named as such beside a year ended on a date, both compared (`parse_periods` reads the
+    date alone, which had compared fiscal 2023 with 2022)."""
+    if question.operation not in (Operation.CHANGE, Operation.PERCENT_CHANGE) or \
+            len(periods) != 1 or periods[0].kind is not PeriodKind.YEAR or periods[0].end is None:
+        return periods
+    others = [y for y in named_years(without_dates(text)) if y != periods[0].year]
+    if len(others) != 1:
+        return periods
+    return tuple(sorted((periods[0], Period(PeriodKind.YEAR, others[0], months=12)),
+                        key=lambda p: p.year))
+
+
 def _year_back(period: Period) -> Period:
     """The same period of the year before ("a year earlier than the quarter ended ...")."""
     end = period.end
     if end is not None:  # February 29 goes back to February 28
         end = end.replace(year=end.year - 1, day=min(end.day, 28 if end.month == 2 else end.day))
     return replace(period, year=period.year - 1 if period.year is not None else None, end=end)
+
+
+# "Answer in percent", "as a percentage", "expressed in %": the unit a ratio is asked in.
+_IN_PERCENT = re.compile(r"\b(?:in|as an?|expressed (?:in|as an?))\s+(?:percent(?:age)?s?\b|%)",
+                         re.I)
+
+
+def _in_percent(text: str, measure: LineItem | Metric | None,
+                question: Question) -> LineItem | Metric | None:
+    """A ratio of the vocabulary asked in percent is that percent ("debt-to-equity ratio?
+    Answer in percent": 540.88, not 5.41 shown as a percent)."""
+    if isinstance(measure, Metric) and measure.scale is Scale.RATIO and \
+            question.operation in (Operation.LOOKUP, Operation.PROPORTION) and \
+            _IN_PERCENT.search(text):
+        return replace(measure, scale=Scale.PERCENT)
+    return measure
 
 
 def _margin_in_dollars(text: str, measure: LineItem | Metric | None) -> LineItem | Metric | None:
@@ -238,7 +271,13 @@ def parse_measure(text: str, latest_year: int | None = None,
     # (current assets / current liabilities)" was handled first, as a definition).
     # A statement's name names no measure: "per the cash flow statement" is not cash.
     named = STATEMENT_NAMES.sub(" ", text)
-    return (defined_metric(text, found, latest_year) or longest_named(named, ALL_METRICS)
+    defined = defined_metric(text, found, latest_year)
+    if defined is None and stated_formula(found):
+        # a formula the question states but that could not be read: never the vocabulary's
+        # own for the name it defines (Apple's "debt-to-equity ratio, defined as long-term
+        # debt (noncurrent) divided by ..." had been total liabilities over equity)
+        return None
+    return (defined or longest_named(named, ALL_METRICS)
             or named_metric(named) or longest_named(named, LINE_ITEMS))
 
 
@@ -296,8 +335,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     names = tuple(name_spans(text, companies))
     # the rest of a name written after its alias ("Companies" of "Marsh & McLennan Companies")
     words -= {w for n in names for w in tokens(text[n.said:n.end])}
-    measure = _margin_in_dollars(text, parse_measure(text, latest, definitions))
-    asked_periods = _over_years(asked_periods or periods, question)
+    measure = _in_percent(text, _margin_in_dollars(text, parse_measure(text, latest, definitions)),
+                          question)
+    asked_periods = _years_beside_a_date(_over_years(asked_periods or periods, question),
+                                         asked, question)
     if _YEAR_EARLIER.search(asked) and len(asked_periods) == 1 and \
             question.operation == Operation.LOOKUP:
         asked_periods = (_year_back(asked_periods[0]),)

@@ -116,6 +116,11 @@ def named_years(text: str) -> list[int]:
     return list(dict.fromkeys(year for _, year in sorted(found)))
 
 
+def without_dates(text: str) -> str:
+    """The text with each date ("June 30, 2025") blanked, one space a character."""
+    return _DATE.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def named_dates(text: str) -> list[date]:
     """The dates named, in order: "June 30, 2025"."""
     return [d for d in (parse_date(m) for m in _DATE.findall(text)) if d]

@@ -34,6 +34,7 @@ from pipeline.rag.answers.filings.part_share import as_lookup, asks_share_of_par
 from pipeline.rag.answers.filings.qualifiers import (
     SEGMENT_CUE,
     compared_name,
+    country_name_words,
     unknown_names,
 )
 from pipeline.rag.answers.filings.scope import choose_filings
@@ -42,6 +43,7 @@ from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query, parse_query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
+from pipeline.rag.answers.vocabulary.definitions import stated_definitions, stated_formula
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
 from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_kind
@@ -249,7 +251,11 @@ class FilingAnswerer:
                                no_narrower(query, info, asked.unmatched))
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
-            return ShortAnswer()
+            formula = stated_formula(stated_definitions(query.text)) \
+                if query.measure is None else None
+            return ShortAnswer(missing=formula and (
+                f"the question defines its figure as \u201c{formula}\u201d, and not every term "
+                f"of that could be read as one of {info.title}'s figures"))
         computed = isinstance(query.measure, Metric) or query.operation in (
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
         if result.value is None:
@@ -342,7 +348,7 @@ class FilingAnswerer:
         filing's figures holds, so its figure would be the company's whole."""
         labels = self.labels_of(info)
         known = labels.all_words() | phrase_words(query.measure) | \
-            set(tokens(info.metadata.company)) | \
+            set(tokens(info.metadata.company)) | country_name_words(labels) | \
             owned_names(query.text)  # "Corp" of "Widget Corp's", "Google" of "Google parent"
         rival = compared_name(query.text)
         if rival is not None and not set(tokens(rival)) & known and \

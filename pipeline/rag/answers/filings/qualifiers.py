@@ -61,6 +61,9 @@ _NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|govern
 # "U.S." or "UK" naming where a figure was earned, asked of a filing that may tag no country
 # (Visa's "U.S. net revenues" had been answered with its total).
 _PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
+# The countries a question names in full whose code it may name instead (`_COUNTRY_CODE`).
+_COUNTRY_CODES = {"united states": "US", "united kingdom": "GB"}
+_COUNTRY_NAME = re.compile(r"\bunited (?:states|kingdom)\b", re.I)
 # What before a country's code makes it the rest of the world.
 _OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"
                       r"\bexcluding\s+(?:the\s+)?)$", re.I)
@@ -91,6 +94,10 @@ def _countries_coded(text: str) -> dict[str, frozenset[str]]:
         if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()):
             code = m.group(0).replace(".", "")
             out[f"country:{code}"] = frozenset({code.lower()})
+    for m in _COUNTRY_NAME.finditer(text):  # a filing may print the code ("U.S.") alone
+        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()):
+            code = _COUNTRY_CODES[m.group(0).lower()]
+            out[f"country:{code}"] = frozenset({code.lower(), *tokens(m.group(0))})
     return out
 
 
@@ -139,7 +146,8 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
     if not any(m.group(0).replace(".", "") == "US" for m in _COUNTRY_CODE.finditer(text)):
         # "tell us": a pronoun, not the country
         words, distinctive = words - _PRONOUNS, distinctive - _PRONOUNS
-    said = runs | _REMAINDER if _REST_CUE.search(text) else runs
+    rest_cue = _REST_CUE.search(text) is not None
+    said = runs | _REMAINDER if rest_cue else runs
     negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
     initials = {m.group(0) for m in _INITIALS.finditer(text) if m.group(0).lower() in distinctive}
     for member, mwords in labels.members.items():
@@ -149,7 +157,7 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         own_words = member_words(member[1])
         if rest not in _REMAINDER and own_words & negated:
             continue
-        if rest in _REMAINDER and not own_words - _REMAINDER & words:
+        if rest in _REMAINDER and not mwords - _REMAINDER & words and not rest_cue:
             continue  # "held by non-affiliates" names no "Non-US": the rest of what?
         joined = labels.compact.get(member, "")
         # a name all of whose words are the measure's ("repurchases of common stock") is
@@ -222,6 +230,10 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     runs = word_runs(text)
     got = _scores(words, distinctive, text, runs, labels)
     ranked = _ranked(got, text, runs, labels)
+    # A member named only by some of the words naming a better one is no fallback for it:
+    # "United Kingdom" is country:GB, and where GB has no figure, never country:US's.
+    ranked = [m for i, m in enumerate(ranked)
+              if not any(got.named[m] < got.named[o] for o in ranked[:i])]
     options = [frozenset({m}) for m in ranked]
     axes = {a for a, _ in ranked}
     if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together
@@ -275,6 +287,14 @@ def compared_name(text: str) -> str | None:
     spend than PG&E Corporation in 2019?" (not a period: "than in 2018", "than FY2023")."""
     found = _THAN_NAME.search(text)
     return found.group(1) if found and not _PERIOD_NAME.match(found.group(1)) else None
+
+
+def country_name_words(labels: FactLabels) -> set[str]:
+    """The words of the countries the filing tags by code that a question may write in full
+    ("United States" of country:US, printed "U.S.")."""
+    coded = {m for _, m in labels.members}
+    return {w for name, code in _COUNTRY_CODES.items() if f"country:{code}" in coded
+            for w in tokens(name)}
 
 
 def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> list[str]:

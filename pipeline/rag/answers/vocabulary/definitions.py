@@ -43,6 +43,10 @@ _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|cal
                      rf"taken|measured) as\b|=|(?<![(\w])i\.\s?e\.,?(?=\s))|"
                      rf"\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
                      rf":?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
+# What makes a stated definition a formula: an operator between its terms (a hyphen only
+# between spaces: "long-term" is a word).
+_ARITHMETIC = re.compile(r"\b(?:divided by|over|plus|minus|less|times|multiplied by)\b|"
+                         r"[/+*÷×]|\s-\s", re.I)
 # An operand the vocabulary lacks is kept as the question's words when it is a short phrase
 # of words ("interest expense"), for the filing's labels to resolve.
 MAX_PHRASE_WORDS = 8
@@ -134,6 +138,12 @@ def stated_definitions(question: str) -> list[Definition]:
     return [Definition(normalized(m.group(1) or m.group(2) or ""),
                        ASIDE.sub("", m.group(3)).strip(), m.span())
             for m in _STATED.finditer(question)]
+
+
+def stated_formula(found: list[Definition]) -> str | None:
+    """The first of the stated definitions that is a formula (an operator between its
+    terms), in words."""
+    return next((d.text for d in found if _ARITHMETIC.search(d.text)), None)
 
 
 def definition_span(found: list[Definition]) -> tuple[int, int] | None:

@@ -150,6 +150,10 @@ def test_percent_units_and_year_ranges_are_what_is_asked(apple):
      "expenditures? $ millions.", ("108807", "million")),
     ("Apple's FY2024 owner surplus, i.e. cash from operations less capital expenditures? "
      "$ millions.", ("108807", "million")),
+    # an aside on how the average is taken is no part of the formula: 391,035 / avg(45,680, 43,715)
+    ("What was Apple's fixed asset turnover in fiscal 2024, defined as revenue / average net "
+     "PP&E (the average of the fiscal year's opening and closing balances)? Round to two "
+     "decimals.", ("8.75", "")),
     ("What is Apple's FY2024 COGS % margin? Round to two decimal places.", ("53.79", "percent")),
     ("What is the FY2024 capital expenditure to revenue ratio for Apple (in percent)? Round to "
      "two decimal places.", ("2.42", "percent")),

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-# Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), or
-# what a line already holds ("capital expenditures (including capitalized software)"; an
-# "excluding" aside would change the figure, so it stays and the formula is not read).
+# Asides that are no part of a formula: a source, the rounding asked ("(two decimals)"), what
+# a line already holds ("capital expenditures (including capitalized software)"; an
+# "excluding" aside would change the figure, so it stays and the formula is not read), or how
+# an average the formula names is taken ("(the average of the opening and closing balances)").
 ASIDE = re.compile(r"\s*\((?:as shown|from|per|in|using|see|round\w*|\w+ decimals?|"
-                   r"including|incl\.)(?![\w.])[^()]*\)", re.I)
+                   r"including|incl\.|(?:the )?average of)(?![\w.])[^()]*\)", re.I)
 _MARGIN = re.compile(r"\s*%\s*margin\b", re.I)
 # "Diluted earnings per common share", "per share of common stock": the vocabulary's "per
 # share" (a company with one class of common stock prints either).

@@ -170,3 +170,16 @@ def test_a_member_named_by_part_of_a_better_ones_words_is_no_fallback():
     words = set(tokens(question))
     parts = asked_parts(words, words - {"revenue"}, question, labels)
     assert [{m for _, m in o} for o in parts.options] == [{"country:GB"}]
+
+
+def test_a_capitalized_name_saying_more_than_a_member_names_none():
+    """"Financial Service segment" is no segment of a filing whose ServiceMember is printed
+    "Sales of services": the name says "Financial", which that member's name lacks, so no
+    services figure answers for it; "Global Services" names its member."""
+    facts = [_fact(1, ("srt:ProductOrServiceAxis", "us-gaap:ServiceMember")),
+             _fact(2, ("us-gaap:StatementBusinessSegmentsAxis", "ba:GlobalServicesMember"))]
+    shown = {"f1": ("Sales of services", ""), "f2": ("Global Services", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+    assert _first(labels, "What was the revenue of Boeing's Financial Service segment?") == set()
+    assert _first(labels, "What was the revenue of Boeing's Global Services segment?") == \
+        {"ba:GlobalServicesMember"}

@@ -32,9 +32,10 @@ _ASKS_AMOUNT = re.compile(r"^(?!.*(?:percent|%)).*(?:\bin (?:us )?dollars\b|\bin
                           r"\bdollar (?:amount|value|terms|figure)\b|"
                           r"\bin (?:usd |us\$ ?|\$ ?)?(?:thousands|millions|billions)\b)", re.I)
 MONETARY = "USD"
-# Cash burned, generated or flowing over a period: no balance at a date answers it.
-_ASKS_FLOW = re.compile(r"\b(?:burn(?:ed|t|s)?|outflows?|inflows?|generated?|generates|flows?)\b",
-                        re.I)
+# Cash burned, generated, earned or flowing over a period: no balance at a date answers it
+# ("How much did J&J earn from income from equity affiliates": not its equity).
+_ASKS_FLOW = re.compile(r"\b(?:burn(?:ed|t|s)?|outflows?|inflows?|generated?|generates|flows?|"
+                        r"earn(?:ed|s)?)\b", re.I)
 # The statement's name is no flow asked: "cash at year end, from the cash flow statement".
 _CASH_FLOW_STATEMENT = re.compile(r"\b(?:cash flows? statements?|statements? of (?:consolidated )?"
                                   r"cash flows?)\b", re.I)
@@ -67,7 +68,7 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
         return "the question asks for a ratio or rate, and its definition was not read as one"
     if _ASKS_FLOW.search(_CASH_FLOW_STATEMENT.sub(" ", text)) and facts and \
             all(f.start is None for f in facts):
-        return "the question asks for cash that flowed over a period, and the figure found is " \
+        return "the question asks for what flowed or was earned over a period, and the figure found is " \
             "a balance at a date"
     if asks_count(text) and monetary:
         return "the question asks for a count, and the figure found is an amount of money"

@@ -233,7 +233,9 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     # A member named only by some of the words naming a better one is no fallback for it:
     # "United Kingdom" is country:GB, and where GB has no figure, never country:US's.
     ranked = [m for i, m in enumerate(ranked)
-              if not any(got.named[m] < got.named[o] for o in ranked[:i])]
+              if not any(got.named[m] < got.named[o] for o in ranked[:i])
+              and not _name_said_more(got.named[m], text, distinctive,
+                                      labels.members[m] | got.named[m])]
     options = [frozenset({m}) for m in ranked]
     axes = {a for a, _ in ranked}
     if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together
@@ -258,6 +260,23 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
         member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER for _, m in labels.members)
     return Parts(tuple(options), (cue or partial) and not options,
                  {m: got.named[m] for o in options for m in o})
+
+
+# A run of capitalized words: a name as the question writes it ("Financial Service").
+_CAPITALIZED_RUN = re.compile(r"\b[A-Z][\w'’]*(?:[ &-]+[A-Z][\w'’]*)*")
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
+def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],
+                    mwords: frozenset[str]) -> bool:
+    """Whether the capitalized name that holds the words naming a member says more than the
+    member's name: "Boeing's Financial Service segment" names no Services member, whose
+    figure would answer for a segment the filing does not have."""
+    for run in _CAPITALIZED_RUN.finditer(_POSSESSIVE.sub(",", text)):  # "Alphabet's | Google"
+        said = set(tokens(run.group(0)))
+        if said & named and said & distinctive - mwords:
+            return True
+    return False
 
 
 def _proper_words(text: str) -> frozenset[str]:

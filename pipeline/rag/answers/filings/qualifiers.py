@@ -235,7 +235,8 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     ranked = [m for i, m in enumerate(ranked)
               if not any(got.named[m] < got.named[o] for o in ranked[:i])
               and not _name_said_more(got.named[m], text, distinctive,
-                                      labels.members[m] | got.named[m])]
+                                      labels.members[m] | got.named[m],
+                                      labels.compact.get(m, ""))]
     options = [frozenset({m}) for m in ranked]
     axes = {a for a, _ in ranked}
     if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together
@@ -268,13 +269,14 @@ _POSSESSIVE = re.compile(r"['’]s\b")
 
 
 def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],
-                    mwords: frozenset[str]) -> bool:
+                    mwords: frozenset[str], compact: str) -> bool:
     """Whether the capitalized name that holds the words naming a member says more than the
-    member's name: "Boeing's Financial Service segment" names no Services member, whose
-    figure would answer for a segment the filing does not have."""
+    member's name (its words, or its name run together: "MarketsandCorporate"): "Boeing's
+    Financial Service segment" names no Services member, whose figure would answer for a
+    segment the filing does not have."""
     for run in _CAPITALIZED_RUN.finditer(_POSSESSIVE.sub(",", text)):  # "Alphabet's | Google"
         said = set(tokens(run.group(0)))
-        if said & named and said & distinctive - mwords:
+        if said & named and any(w not in compact for w in said & distinctive - mwords):
             return True
     return False
 

@@ -276,7 +276,8 @@ def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],
     segment the filing does not have."""
     for run in _CAPITALIZED_RUN.finditer(_POSSESSIVE.sub(",", text)):  # "Alphabet's | Google"
         said = set(tokens(run.group(0)))
-        if said & named and any(w not in compact for w in said & distinctive - mwords):
+        if said & named and any(len(w) < MIN_COMPACT or w not in compact
+                                for w in said & distinctive - mwords):
             return True
     return False
 

@@ -183,3 +183,17 @@ def test_a_capitalized_name_saying_more_than_a_member_names_none():
     assert _first(labels, "What was the revenue of Boeing's Financial Service segment?") == set()
     assert _first(labels, "What was the revenue of Boeing's Global Services segment?") == \
         {"ba:GlobalServicesMember"}
+
+
+def test_a_country_joined_to_another_place_is_the_region_they_make():
+    """Meta tags country:US ("United States") and its "United States and Canada (1)" region:
+    the region is named whole (its footnote's mark is no word of its name), the country alone
+    by its name."""
+    facts = [_fact(1, ("srt:StatementGeographicalAxis", "country:US")),
+             _fact(2, ("srt:StatementGeographicalAxis", "meta:USCanadaMember"))]
+    shown = {"f1": ("United States", ""), "f2": ("United States and Canada (1)", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+    assert _first(labels, "What was Meta's revenue from United States and Canada in 2024?") == \
+        {"meta:USCanadaMember"}
+    assert _first(labels, "What was Meta's revenue from the United States in 2024?") == \
+        {"country:US"}

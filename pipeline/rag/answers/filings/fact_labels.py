@@ -77,13 +77,17 @@ def member_label(member: str) -> str:
     return " ".join(words) or member
 
 
+# A footnote's mark after a label ("United States and Canada (1)"): no word of its name.
+_FOOTNOTE = re.compile(r"\(\d{1,2}\)|\(\w\)$")
+
+
 def _naming_labels(shown: tuple[str, str], concept: set[str]) -> list[frozenset[str]]:
     """The words of each printed row label or column header that may name a part: those
     beyond the concept's own ("outside the U.S." of "Net sales - outside the U.S."); a label
     with a year or a month names the period."""
     out = []
     for label in shown:
-        found = set(tokens(label)) - concept - _GENERIC
+        found = set(tokens(_FOOTNOTE.sub(" ", label))) - concept - _GENERIC
         if found and not _PERIOD_LABEL.search(label):
             out.append(frozenset(found))
     return out

@@ -64,6 +64,8 @@ _PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
 # The countries a question names in full whose code it may name instead (`_COUNTRY_CODE`).
 _COUNTRY_CODES = {"united states": "US", "united kingdom": "GB"}
 _COUNTRY_NAME = re.compile(r"\bunited (?:states|kingdom)\b", re.I)
+# A place joined to the country's name: "United States and Canada" is a region of its own.
+_AND_PLACE = re.compile(r"\s*(?:and|&)\s+[A-Z]")
 # What before a country's code makes it the rest of the world.
 _OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"
                       r"\bexcluding\s+(?:the\s+)?)$", re.I)
@@ -91,11 +93,13 @@ def _countries_coded(text: str) -> dict[str, frozenset[str]]:
     U.S."). Lower-case "us" is a pronoun."""
     out = {}
     for m in _COUNTRY_CODE.finditer(text):
-        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()):
+        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()) \
+                and not _AND_PLACE.match(text, m.end()):
             code = m.group(0).replace(".", "")
             out[f"country:{code}"] = frozenset({code.lower()})
     for m in _COUNTRY_NAME.finditer(text):  # a filing may print the code ("U.S.") alone
-        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()):
+        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()) \
+                and not _AND_PLACE.match(text, m.end()):
             code = _COUNTRY_CODES[m.group(0).lower()]
             out[f"country:{code}"] = frozenset({code.lower(), *tokens(m.group(0))})
     return out

@@ -80,6 +80,22 @@ def test_the_span_the_question_asks_for(question, short, scale, kind) -> None:
     assert got.answer_type == ("multi-span" if isinstance(short, list) else "span")
 
 
+SPACE = ("As of October 26, 2025, we owned and leased approximately 9.1 million square feet "
+         "and 5.3 million square feet of space, respectively.")
+
+
+def test_a_respectively_list_pairs_each_amount_with_its_item() -> None:
+    """"owned and leased ... 9.1 million ... and 5.3 million ..., respectively": owned is
+    9.1, leased 5.3; a question naming neither item gets no amount of the two (the
+    sentence, for the reader to pair)."""
+    assert ask("How much space did the company own, in million square feet?", SPACE
+               ).short_answer == "9.1"
+    assert ask("How much space did the company lease, in million square feet?", SPACE
+               ).short_answer == "5.3"
+    assert ask("How much space did the company have, in million square feet?", SPACE
+               ).kind == "sentence"
+
+
 def test_the_sentence_sharing_most_rare_question_words_is_chosen() -> None:
     got = ask("How many PSUs were granted in April 2019?", PSU, RSU)
     assert got.sentence.startswith("In April 2019") and got.short_answer == "346453"

@@ -10,7 +10,7 @@ words (text_answer.py asks).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import plain
@@ -191,3 +191,25 @@ def qualified(sentence: str, found: list[re.Match], words: set[str]) -> list[re.
         if any(re.search(rf"\b{re.escape(w)}", own) for w in once):
             picked = [m]
     return picked
+
+
+# The items a "respectively" list pairs its amounts with, named before them: "we owned and
+# leased approximately 9.1 million ... and 5.3 million ..., respectively".
+_ITEMS = re.compile(r"\b([a-z]+)((?:,\s+[a-z]+)*),?\s+and\s+([a-z]+)\b", re.I)
+
+
+def item_of_respectively(sentence: str, amounts: list[re.Match],
+                         asked: Callable[[str], bool]) -> list[re.Match] | None:
+    """Of the amounts a "respectively" pairs with a list of items named before them, the one
+    of the item the question names (`asked`: whether a word restates one of its words); []
+    when the sentence pairs none so, None when it does but the question names no one item."""
+    at = RESPECTIVELY.search(sentence)
+    if at is None:
+        return []
+    for found in reversed(list(_ITEMS.finditer(sentence, 0, at.start()))):
+        items = [found.group(1), *re.findall(r"[a-z]+", found.group(2), re.I), found.group(3)]
+        paired = [m for m in amounts if found.end() <= m.start() < at.start()]
+        if len(items) == len(paired) >= 2:
+            named = [i for i, item in enumerate(items) if asked(item)]
+            return [paired[named[0]]] if len(named) == 1 else None
+    return []

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.asked_spans import asks_place, count_in, counted_noun, place_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
-from pipeline.rag.answers.text.span_words import Asked
+from pipeline.rag.answers.text.span_words import Asked, same_word
 from pipeline.rag.answers.text.text_amounts import (
     MONTH,
     RESPECTIVELY,
     amounts,
     by_period_label,
+    item_of_respectively,
     listed_before_respectively,
     near,
     qualified,
@@ -253,6 +254,16 @@ def kind_of(asked: Asked) -> str:
     return "sentence"
 
 
+# Endings of a short word's inflections, which stems of STEM_MIN letters leave on ("own|ed").
+_INFLECTIONS = ("s", "d", "ed", "ing")
+
+
+def _asks_word(asked: Asked, word: str) -> bool:
+    """Whether the question says `word`, inflected as it may be ("own" of "owned")."""
+    word = word.lower()
+    return any(same_word(word, w) or word in {w + e for e in _INFLECTIONS} for w in asked.words)
+
+
 def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
     """(short answer, scale) of the kind asked, from one sentence; None when it has none
     (for a plain "sentence": when nothing is left past the words restating the question)."""
@@ -273,6 +284,12 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
             picked = near(sentence, found, words, ())[:len(years)]
         if not picked and RESPECTIVELY.search(question) and len(years) < 2:
             picked = listed_before_respectively(sentence, found)
+        if not picked:
+            # "we owned and leased 9.1 and 5.3 million square feet, respectively": the amount
+            # of the item asked, or none where the question names no one item
+            picked = item_of_respectively(sentence, found, lambda w: _asks_word(asked, w))
+            if picked is None:
+                return None
         return values(picked or qualified(sentence, found, words)
                       or near(sentence, found, words, years)[:1])
     if kind in _SPAN_KINDS:

@@ -275,25 +275,10 @@ def parse_measure(text: str, latest_year: int | None = None,
     if defined is None and stated_formula(found):
         # a formula the question states but that could not be read: never the vocabulary's
         # own for the name it defines (Apple's "debt-to-equity ratio, defined as long-term
-        # debt (noncurrent) divided by ..." had been total liabilities over equity), unless,
-        # read without its asides, it is that very formula
-        return _same_formula(text, longest_named(named, ALL_METRICS), latest_year)
+        # debt (noncurrent) divided by ..." had been total liabilities over equity)
+        return None
     return (defined or longest_named(named, ALL_METRICS)
             or named_metric(named) or longest_named(named, LINE_ITEMS))
-
-
-# An aside in parentheses holding no operator: "(noncurrent)", "(as reported)".
-_WORD_ASIDE = re.compile(r"\s*\((?![^()]*[-+/*÷×])[^()]*\)")
-
-
-def _same_formula(text: str, metric: Metric | None, latest_year: int | None) -> Metric | None:
-    """The vocabulary's `metric` where the question's formula, read without its asides, is
-    the metric's own; else None."""
-    if metric is None:
-        return None
-    bare = _WORD_ASIDE.sub("", text)
-    read = defined_metric(bare, stated_definitions(bare), latest_year)
-    return metric if read is not None and read.expression() == metric.expression() else None
 
 
 def _measure_words(text: str, words: frozenset[str],

@@ -78,8 +78,9 @@ def in_gold_unit(value: Decimal, scale: str, unit: str) -> Decimal | None:
         return value / 100 if unit == "ratio" else None
     if scale not in SCALES or unit in TEXT_UNITS or unit == LIST:
         return None
-    # a unit not listed is a count of things ("customers", "countries and territories")
-    return value * SCALES[scale] / UNITS.get(unit, Decimal(1))
+    # a unit not listed is a count of things ("customers", "countries and territories"), in
+    # the scale its first word names ("million square feet", "thousand memberships")
+    return value * SCALES[scale] / UNITS.get(unit, SCALES.get(unit.split(" ")[0], Decimal(1)))
 
 
 def numeric_right(short: Any, scale: str, gold: str, unit: str, decimals: int) -> bool:

@@ -179,6 +179,11 @@ def test_evaluate_is_exact_and_refuses_anything_but_arithmetic():
     ("12.3", "percent", "12", "USD millions", 0, False),
     (None, "", "1", "USD millions", 0, False),
     ("about 5", "", "5", "USD millions", 0, False),
+    # a count in the scale its unit's first word names
+    ("9.1", "million", "9.1", "million square feet", 1, True),
+    ("9,100,000", "", "9.1", "million square feet", 1, True),
+    ("9.1", "", "9.1", "million square feet", 1, False),
+    ("27000", "", "27000", "employees", 0, True),
 ])
 def test_numeric_scoring(short, scale, gold, unit, decimals, right):
     assert numeric_right(short, scale, gold, unit, decimals) is right

@@ -135,16 +135,22 @@ _SHELF4_PERIODS = {
     "GE": "2024-12-31", "TMUS": "2024-12-31", "BKNG": "2024-12-31", "SPGI": "2024-12-31",
     "BMY": "2024-12-31", "LOW": "2025-01-31", "ADP": "2025-06-30", "QCOM": "2025-09-28",
 }
-SHELF4 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
-          for ticker, end in _SHELF4_PERIODS.items()}
+
+
+def _sumit_shelf(periods: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+    """A shelf of the second shelf's repository's 10-Ks, by ticker and period end."""
+    return {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
+            for ticker, end in periods.items()}
+
+
+SHELF4 = _sumit_shelf(_SHELF4_PERIODS)
 OUT5 = ROOT / "engines" / "unseen-shelf5"
 # The fifth shelf: (ticker, the period end its cover's dei:DocumentPeriodEndDate states).
 _SHELF5_PERIODS = {
     "SYK": "2024-12-31", "MDLZ": "2024-12-31", "DHR": "2024-12-31", "GILD": "2024-12-31",
     "VRTX": "2024-12-31", "PANW": "2025-07-31", "AMAT": "2025-10-26", "LRCX": "2025-06-29",
 }
-SHELF5 = {f"{ticker}_10-K_{end}": (_SUMIT, _SUMIT_HEAD, f"output/{ticker}_10K_HTML.html")
-          for ticker, end in _SHELF5_PERIODS.items()}
+SHELF5 = _sumit_shelf(_SHELF5_PERIODS)
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import loopback
 import pytest
 from paths import TATQA
 
@@ -145,7 +146,7 @@ def wait_ready(served: Served, app: Any) -> None:
         if not served.thread.is_alive() or app.state.start_error is not None:
             pytest.fail(f"the server failed to start: {app.state.start_error}")
         try:
-            if httpx.get(f"{served.base}/ready", timeout=2).status_code == 200:
+            if loopback.get(f"{served.base}/ready", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

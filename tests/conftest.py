@@ -132,6 +132,47 @@ def engines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def fp32_greedy(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[list[int]]]:
+    """greedy(llm, prompts, max_new): each prompt's greedy tokens (max_new of them, EOS
+    ignored) from `llm`, an engine with fp32 weights and an fp32 KV cache, computed once a
+    run for the same model, prompts and length. test_int8_weights.py and
+    test_kv_cache_dtype.py each compare against the same fp32 text (6 prompts, 32 tokens:
+    about 5 s on one core); under pytest-xdist the first worker to ask computes it, under
+    a lock, in the folder above the workers' own, and the other reads it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.getbasetemp().parent / "fp32-greedy"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("fp32-greedy")
+
+    def greedy(llm: Any, prompts: list[list[int]], max_new: int) -> list[list[int]]:
+        import hashlib
+
+        import torch
+
+        from llm_engine import SamplingParams
+        from llm_engine.utils.file_lock import file_lock
+
+        config = llm.llm_engine.config
+        assert config.quantization_method is None, config.quantization_method
+        assert config.torch_dtype == config.torch_kv_cache_dtype == torch.float32
+        key = hashlib.sha256(json.dumps([str(llm.llm_engine.model_dir), prompts, max_new])
+                             .encode()).hexdigest()[:16]
+        path = folder / f"{key}.json"
+        with file_lock(folder / f"{key}.lock"):
+            if not path.is_file():
+                params = SamplingParams(temperature=0.0, max_tokens=max_new, ignore_eos=True)
+                outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params,
+                                    use_tqdm=False)
+                partial = path.with_suffix(".partial")
+                partial.write_text(json.dumps([o.outputs[0].token_ids for o in outs]))
+                partial.replace(path)
+            return json.loads(path.read_text())
+
+    return greedy
+
+
+@pytest.fixture(scope="session")
 def prepared_default(default_gguf: Path, engines_dir: Path) -> Path:
     """The default model converted once (about 10 s) and shared by all tests."""
     from llm_engine.utils.model_path import resolve_model

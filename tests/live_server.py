@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import loopback
 import pytest
 from paths import TATQA
 
@@ -33,6 +34,9 @@ POLL_S = 0.1
 THREAD_JOIN_S = 30
 KV_CACHE_BYTES = 256 << 20
 _built: set[Path] = set()
+# In `engines_dir`: written once build_first_run_artifacts has built there, and its lock.
+FIRST_RUN_STAMP = ".first-run-artifacts-built"
+FIRST_RUN_LOCK = ".first-run-artifacts.lock"
 
 
 def dev_contexts(n: int) -> list[dict]:
@@ -145,7 +149,7 @@ def wait_ready(served: Served, app: Any) -> None:
         if not served.thread.is_alive() or app.state.start_error is not None:
             pytest.fail(f"the server failed to start: {app.state.start_error}")
         try:
-            if httpx.get(f"{served.base}/ready", timeout=2).status_code == 200:
+            if loopback.get(f"{served.base}/ready", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -155,12 +159,27 @@ def wait_ready(served: Served, app: Any) -> None:
 
 def build_first_run_artifacts(engines_dir: Path) -> None:
     """What a server's first start on a fresh machine builds besides its index, built once
-    a session per `engines_dir` before any start is timed: the default encoder's ONNX
-    export and the engine's CPU kernels (compiled by one short generation with the
-    server's engine settings). The prepared model comes from the `prepared_default`
-    fixture every server fixture takes."""
+    per `engines_dir` before any start is timed: the default encoder's ONNX export and the
+    engine's CPU kernels (compiled by one short generation with the server's engine
+    settings; its int8 calibration is cached beside the model). The prepared model comes
+    from the `prepared_default` fixture every server fixture takes.
+
+    Once per folder, not once a process: pytest-xdist's workers share `engines_dir`, and a
+    stamp written after the build (under a lock, which a second worker waits on) tells the
+    others there is nothing left to build, where each of them used to start an engine of
+    its own only to load what the first had built (about 3 s of CPU)."""
     if engines_dir in _built:
         return
+    from llm_engine.utils.file_lock import file_lock
+
+    with file_lock(engines_dir / FIRST_RUN_LOCK):
+        if not (engines_dir / FIRST_RUN_STAMP).is_file():
+            _build_first_run_artifacts(engines_dir)
+            (engines_dir / FIRST_RUN_STAMP).touch()
+    _built.add(engines_dir)
+
+
+def _build_first_run_artifacts(engines_dir: Path) -> None:
     from llm_engine import LLMEngine, SamplingParams
     from pipeline.settings_sources import load_settings
     from retriever_trt.embedders.loader import default_embedder
@@ -173,4 +192,3 @@ def build_first_run_artifacts(engines_dir: Path) -> None:
         engine.generate("What was the revenue?", SamplingParams(max_tokens=2))
     finally:
         engine.shutdown()
-    _built.add(engines_dir)

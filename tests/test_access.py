@@ -13,6 +13,7 @@ import logging
 import time
 
 import httpx
+import loopback
 import pytest
 from live_server import dev_contexts, running_server
 
@@ -58,21 +59,21 @@ ROUTES = [("POST", "/ask", {"question": "What was revenue?", "max_tokens": 2}),
 def test_every_route_but_health_and_the_page_needs_the_key(server, method, path, body) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong-key-0123456789abcdef"},
                     {"Authorization": f"Basic {KEY}"}, {"Authorization": KEY}):
-        r = httpx.request(method, f"{server}{path}", json=body, headers=headers, timeout=60)
+        r = loopback.request(method, f"{server}{path}", json=body, headers=headers, timeout=60)
         assert r.status_code == 401, (headers, r.text)
         assert r.headers["www-authenticate"].startswith("Bearer")
         text = r.text
         assert "Authorization: Bearer" in text and "wrong-key" not in text and KEY not in text
         assert ("error" in r.json()) == path.startswith("/v1/")
-    ok = httpx.request(method, f"{server}{path}", json=body, timeout=120,
-                       headers={"Authorization": f"bearer {KEY}"})  # the scheme is caseless
+    ok = loopback.request(method, f"{server}{path}", json=body, timeout=120,
+                          headers={"Authorization": f"bearer {KEY}"})  # the scheme is caseless
     assert ok.status_code == 200, ok.text
     assert ANSWERED[path] in ok.text, ok.text[:300]  # the route's own answer, not a refusal
 
 
 @pytest.mark.parametrize("path", ["/health", "/", "/static/app.js"])
 def test_health_and_the_web_page_are_open(server, path) -> None:
-    r = httpx.get(f"{server}{path}")
+    r = loopback.get(f"{server}{path}")
     assert r.status_code == 200, r.text
     served = {"/health": '"status":"ok"', "/": "<title>", "/static/app.js": "sessionStorage"}
     assert served[path] in r.text.replace(" ", ""), r.text[:300]
@@ -90,7 +91,7 @@ def test_openai_client_sends_the_key(server) -> None:
 
 
 def test_the_key_is_never_logged_or_shown(server, caplog) -> None:
-    schema = httpx.get(f"{server}/openapi.json", headers=AUTH).json()
+    schema = loopback.get(f"{server}/openapi.json", headers=AUTH).json()
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     assert schema["paths"]["/ask"]["post"]["security"] == [{"bearer": []}]
     assert "security" not in schema["paths"]["/health"]["get"]
@@ -101,12 +102,12 @@ def test_the_key_is_never_logged_or_shown(server, caplog) -> None:
     access.addHandler(caplog.handler)
     try:
         with caplog.at_level(logging.DEBUG):
-            httpx.post(f"{server}/search", json={"query": "revenue"}, headers=AUTH)
-            httpx.get(f"{server}/v1/models", headers={"Authorization": f"Bearer {KEY}x"})
+            loopback.post(f"{server}/search", json={"query": "revenue"}, headers=AUTH)
+            loopback.get(f"{server}/v1/models", headers={"Authorization": f"Bearer {KEY}x"})
             # A key in the query string (not how the server takes it, but clients try).
             for query in (f"api_key={KEY}", f"x=1&token={KEY}&y=2", f"Key={KEY}"):
-                httpx.get(f"{server}/v1/models?{query}", headers=AUTH)
-            shown = [httpx.get(f"{server}{p}", headers=AUTH).text
+                loopback.get(f"{server}/v1/models?{query}", headers=AUTH)
+            shown = [loopback.get(f"{server}{p}", headers=AUTH).text
                      for p in ("/openapi.json", "/metrics")]
     finally:
         access.removeHandler(caplog.handler)
@@ -136,28 +137,28 @@ def test_the_key_is_never_logged_or_shown(server, caplog) -> None:
 def test_cors_allows_exactly_the_listed_origin(server) -> None:
     preflight = {"Access-Control-Request-Method": "POST",
                  "Access-Control-Request-Headers": "authorization,content-type"}
-    r = httpx.options(f"{server}/ask", headers={"Origin": FRONT, **preflight})
+    r = loopback.options(f"{server}/ask", headers={"Origin": FRONT, **preflight})
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == FRONT
     assert "POST" in r.headers["access-control-allow-methods"]
     assert "authorization" in r.headers["access-control-allow-headers"].lower()
-    r = httpx.options(f"{server}/ask", headers={"Origin": "https://evil.example", **preflight})
+    r = loopback.options(f"{server}/ask", headers={"Origin": "https://evil.example", **preflight})
     assert r.status_code == 400 and "access-control-allow-origin" not in r.headers
     for extra in ({"Access-Control-Request-Headers": "x-custom"},
                   {"Access-Control-Request-Method": "DELETE"}):
-        r = httpx.options(f"{server}/ask", headers={"Origin": FRONT, **preflight, **extra})
+        r = loopback.options(f"{server}/ask", headers={"Origin": FRONT, **preflight, **extra})
         assert r.status_code == 400, extra
-    r = httpx.post(f"{server}/search", json={"query": "revenue"},
-                   headers={"Origin": FRONT, **AUTH})
+    r = loopback.post(f"{server}/search", json={"query": "revenue"},
+                      headers={"Origin": FRONT, **AUTH})
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == FRONT
-    r = httpx.post(f"{server}/search", json={"query": "q"}, headers={"Origin": FRONT})
+    r = loopback.post(f"{server}/search", json={"query": "q"}, headers={"Origin": FRONT})
     assert r.status_code == 401 and r.headers["access-control-allow-origin"] == FRONT
-    r = httpx.post(f"{server}/search", json={"query": "revenue"},
-                   headers={"Origin": "https://evil.example", **AUTH})
+    r = loopback.post(f"{server}/search", json={"query": "revenue"},
+                      headers={"Origin": "https://evil.example", **AUTH})
     assert "access-control-allow-origin" not in r.headers
 
 
 def _admitted(server: str) -> tuple[float, float]:
-    text = httpx.get(f"{server}/metrics", headers=AUTH).text
+    text = loopback.get(f"{server}/metrics", headers=AUTH).text
     values = dict(line.rsplit(" ", 1) for line in text.splitlines()
                   if line.startswith("finrag:admitted_"))
     return float(values["finrag:admitted_requests"]), float(values["finrag:admitted_tokens"])
@@ -201,19 +202,19 @@ def test_a_burst_past_the_bound_gets_503_at_once_and_the_admitted_complete(serve
 def test_the_token_bound_and_a_dropped_stream_release_their_share(server) -> None:
     _wait_idle(server)
     long = {"prompt": "Net income is", "max_tokens": 1500, "ignore_eos": True, "stream": True}
-    with httpx.stream("POST", f"{server}/v1/completions", json=long, headers=AUTH,
-                      timeout=120) as held:
+    with loopback.stream("POST", f"{server}/v1/completions", json=long, headers=AUTH,
+                         timeout=120) as held:
         assert held.status_code == 200
         lines = held.iter_lines()  # kept: a dropped iterator would close the stream
         next(lines)  # generating: its 1500-odd tokens are held
         requests, tokens = _admitted(server)
         assert requests == 1 and tokens > 1500
-        r = httpx.post(f"{server}/v1/completions", headers=AUTH, timeout=60,
-                       json={"prompt": "Revenue is", "max_tokens": 600})
+        r = loopback.post(f"{server}/v1/completions", headers=AUTH, timeout=60,
+                          json={"prompt": "Revenue is", "max_tokens": 600})
         assert r.status_code == 503 and r.headers["retry-after"].isdigit()
         assert "max_queued_tokens=2048" in r.json()["error"]["message"]
-        r = httpx.post(f"{server}/v1/completions", headers=AUTH, timeout=120,
-                       json={"prompt": "Revenue is", "max_tokens": 4})
+        r = loopback.post(f"{server}/v1/completions", headers=AUTH, timeout=120,
+                          json={"prompt": "Revenue is", "max_tokens": 4})
         assert r.status_code == 200 and r.json()["choices"][0]["text"]  # a small one fits
     _wait_idle(server)  # the client left mid-stream: its share came back
 

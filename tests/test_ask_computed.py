@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import httpx
+import loopback
 import pytest
 
 # Context 0 of TAT-QA dev: sales by contract type (in millions), 2019 / 2018 / 2017.
@@ -33,7 +33,7 @@ def check_computed(body: dict) -> None:
 
 
 def test_ask_returns_the_computed_answer_with_its_derivation(server) -> None:
-    r = httpx.post(f"{server}/ask", json={"question": QUESTION}, timeout=300)
+    r = loopback.post(f"{server}/ask", json={"question": QUESTION}, timeout=300)
     assert r.status_code == 200, r.text
     body = r.json()
     check_computed(body)
@@ -42,8 +42,8 @@ def test_ask_returns_the_computed_answer_with_its_derivation(server) -> None:
 
 def test_stream_final_event_carries_the_same_fields(server) -> None:
     events = []
-    with httpx.stream("POST", f"{server}/ask", timeout=300,
-                      json={"question": QUESTION, "stream": True}) as r:
+    with loopback.stream("POST", f"{server}/ask", timeout=300,
+                         json={"question": QUESTION, "stream": True}) as r:
         assert r.status_code == 200
         events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
     assert events[-1]["type"] == "final" and events[0]["type"] == "token"
@@ -53,7 +53,7 @@ def test_stream_final_event_carries_the_same_fields(server) -> None:
 
 
 def test_no_operand_means_no_number(server) -> None:
-    r = httpx.post(f"{server}/ask", timeout=300, json={
+    r = loopback.post(f"{server}/ask", timeout=300, json={
         "question": "What was the percentage change in zebra crossings licences from 2018 to 2019?"})
     body = r.json()
     assert r.status_code == 200
@@ -64,8 +64,8 @@ def test_no_operand_means_no_number(server) -> None:
 def test_a_question_about_the_text_gets_an_extract_with_its_sentence(server) -> None:
     # Context 0's paragraph: "On a cost-plus type contract, we are paid our allowable incurred
     # costs plus a profit ..."; no table row is about it.
-    r = httpx.post(f"{server}/ask", timeout=300,
-                   json={"question": "What is the company paid on a cost-plus type contract?"})
+    r = loopback.post(f"{server}/ask", timeout=300,
+                      json={"question": "What is the company paid on a cost-plus type contract?"})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["answer_type"] == "span" and body["derivation"] is None

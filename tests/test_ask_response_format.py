@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import httpx
+import loopback
 import pytest
 from prereqs import DEV, require_module
 
@@ -27,12 +28,12 @@ def server(ask_server):
 
 
 def ask(server, **body) -> httpx.Response:
-    return httpx.post(f"{server[0]}/ask", json={"question": QUESTION, **body}, timeout=600)
+    return loopback.post(f"{server[0]}/ask", json={"question": QUESTION, **body}, timeout=600)
 
 
 def events(server, **body) -> list[dict]:
-    with httpx.stream("POST", f"{server[0]}/ask", timeout=600,
-                      json={"question": QUESTION, "stream": True, **body}) as r:
+    with loopback.stream("POST", f"{server[0]}/ask", timeout=600,
+                         json={"question": QUESTION, "stream": True, **body}) as r:
         assert r.status_code == 200
         return [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import loopback
 import pytest
 from ixbrl_sample import write_filing
 from live_server import dev_contexts, running_app
@@ -42,13 +43,13 @@ def docs(prepared_default: Path, engines_dir: Path,
 
 
 def upload(base: str, key: str, files: list[tuple[str, bytes]], **form: str) -> httpx.Response:
-    return httpx.post(f"{base}/v1/documents", headers=auth(key), data=form, timeout=TIMEOUT,
-                      files=[("file", (name, data)) for name, data in files])
+    return loopback.post(f"{base}/v1/documents", headers=auth(key), data=form, timeout=TIMEOUT,
+                         files=[("file", (name, data)) for name, data in files])
 
 
 def wait_status(base: str, key: str, doc_id: str) -> dict[str, Any]:
     while True:
-        r = httpx.get(f"{base}/v1/documents/{doc_id}", headers=auth(key), timeout=TIMEOUT)
+        r = loopback.get(f"{base}/v1/documents/{doc_id}", headers=auth(key), timeout=TIMEOUT)
         assert r.status_code == 200, r.text
         if r.json()["status"] != "indexing":
             return r.json()
@@ -85,18 +86,18 @@ def cited(answer: dict[str, Any]) -> set[str]:
 
 def test_an_upload_is_answered_with_its_filing_and_metadata(docs, tenants):
     base = docs["base"]
-    shown = httpx.get(f"{base}/v1/documents/{tenants['alpha']}", headers=auth(KEY_A)).json()
+    shown = loopback.get(f"{base}/v1/documents/{tenants['alpha']}", headers=auth(KEY_A)).json()
     assert shown["collection"] == "alpha" and shown["chunks"] > 0 and shown["progress"] == 1.0
     meta = shown["metadata"]
     assert (meta["company"], meta["form"], meta["fiscal_year"]) == ("Widget Corp", "10-K", 2024)
-    r = httpx.post(f"{base}/ask", headers=auth(KEY_A), timeout=TIMEOUT,
-                   json={"question": "What was Widget Corp's revenue in 2024?"})
+    r = loopback.post(f"{base}/ask", headers=auth(KEY_A), timeout=TIMEOUT,
+                      json={"question": "What was Widget Corp's revenue in 2024?"})
     answer = r.json()
     assert r.status_code == 200 and answer["short_answer"] == "1234", answer
     assert answer["filing"]["doc_id"] == tenants["alpha"]
     again = upload(base, KEY_A, [filing_bytes(docs["tmp"], "Widget Corp", "WDGT", 1234)])
     assert again.json()["documents"][0]["id"] == tenants["alpha"]  # same bytes, same document
-    listed = httpx.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]
+    listed = loopback.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]
     assert [d["id"] for d in listed] == [tenants["alpha"]]
 
 
@@ -113,22 +114,22 @@ def test_a_tenant_never_sees_the_other_tenants_documents(docs, tenants):
     for query in words:
         for f in filters[:3]:
             body = {"query": query, **({"filters": f} if f else {})}
-            r = httpx.post(f"{base}/search", headers=auth(KEY_A), json=body, timeout=TIMEOUT)
+            r = loopback.post(f"{base}/search", headers=auth(KEY_A), json=body, timeout=TIMEOUT)
             assert r.status_code == 200 and theirs not in cited(r.json()), (query, f)
             asked += 1
     for query in words[::2]:
         for f in (None, filters[3]):
             body = {"question": query, **({"filters": f} if f else {})}
-            r = httpx.post(f"{base}/ask", headers=auth(KEY_A), json=body, timeout=TIMEOUT)
+            r = loopback.post(f"{base}/ask", headers=auth(KEY_A), json=body, timeout=TIMEOUT)
             assert r.status_code == 200 and theirs not in cited(r.json()), (query, f)
             asked += 1
     assert asked >= 50
     for method in ("GET", "DELETE"):
-        r = httpx.request(method, f"{base}/v1/documents/{theirs}", headers=auth(KEY_A))
+        r = loopback.request(method, f"{base}/v1/documents/{theirs}", headers=auth(KEY_A))
         assert r.status_code == 404, r.text
     refused = upload(base, KEY_A, [("x.md", b"some text")], collection="beta")
     assert refused.status_code == 403 and "alpha" in refused.json()["error"]["message"]
-    everything = httpx.get(f"{base}/v1/documents", headers=auth(ADMIN)).json()["data"]
+    everything = loopback.get(f"{base}/v1/documents", headers=auth(ADMIN)).json()["data"]
     assert {d["collection"] for d in everything} == {"alpha", "beta"}
 
 
@@ -137,8 +138,8 @@ def test_a_question_does_not_reveal_which_companies_another_tenant_indexed(docs,
     questions are answered alike, from alpha's documents."""
     shown = {}
     for company in ("Gadget Holdings", "Zorblax Holdings"):
-        r = httpx.post(f"{docs['base']}/ask", headers=auth(KEY_A), timeout=TIMEOUT,
-                       json={"question": f"What was {company}'s revenue in 2024?"})
+        r = loopback.post(f"{docs['base']}/ask", headers=auth(KEY_A), timeout=TIMEOUT,
+                          json={"question": f"What was {company}'s revenue in 2024?"})
         assert r.status_code == 200, r.text
         shown[company] = r.json()["sources"]
     assert len(shown["Gadget Holdings"]) == len(shown["Zorblax Holdings"]) > 0, shown
@@ -159,12 +160,12 @@ def test_bad_uploads_get_clear_errors_and_leave_the_store_unharmed(docs, tenants
     assert too_big.status_code == 413 and "max_upload_bytes" in too_big.text
     assert upload(base, KEY_A, [("tool.exe", b"MZ")]).status_code == 415
     assert upload(base, KEY_A, [("empty.md", b"")]).status_code == 400
-    plain = httpx.post(f"{base}/v1/documents", headers=auth(KEY_A), json={"file": "x"})
+    plain = loopback.post(f"{base}/v1/documents", headers=auth(KEY_A), json={"file": "x"})
     assert plain.status_code == 415
-    none = httpx.post(f"{base}/v1/documents", headers=auth(KEY_A), data={"collection": "alpha"},
-                      files={"other": ("a.md", b"text")})
+    none = loopback.post(f"{base}/v1/documents", headers=auth(KEY_A), data={"collection": "alpha"},
+                         files={"other": ("a.md", b"text")})
     assert none.status_code == 400 and "file" in none.json()["error"]["message"]
-    assert httpx.delete(f"{base}/v1/documents/doc-nope", headers=auth(KEY_A)).status_code == 404
+    assert loopback.delete(f"{base}/v1/documents/doc-nope", headers=auth(KEY_A)).status_code == 404
     odd = upload(base, KEY_A, [("../../etc/pass\x00wd.md", b"Quarterly notes on margins.")])
     assert odd.status_code == 202, odd.text
     record = odd.json()["documents"][0]
@@ -180,7 +181,7 @@ def test_bad_uploads_get_clear_errors_and_leave_the_store_unharmed(docs, tenants
     assert not any(name.startswith(".incoming") for name in stored)
     assert all((files / s).is_dir() for s in stored)  # every file inside its document folder
     assert not list(store.parent.glob("passwd*")) and not (store.parent / "etc").exists()
-    health = httpx.get(f"{base}/v1/documents/{tenants['alpha']}", headers=auth(KEY_A))
+    health = loopback.get(f"{base}/v1/documents/{tenants['alpha']}", headers=auth(KEY_A))
     assert health.json()["status"] == "ready"
 
 
@@ -190,13 +191,13 @@ def test_a_deleted_document_is_never_cited_again(docs, tenants):
     doc_id = r.json()["documents"][0]["id"]
     assert wait_status(base, KEY_A, doc_id)["status"] == "ready"
     question = {"question": "What was Sprocket's revenue in 2024?"}
-    before = httpx.post(f"{base}/ask", headers=auth(KEY_A), json=question, timeout=TIMEOUT)
+    before = loopback.post(f"{base}/ask", headers=auth(KEY_A), json=question, timeout=TIMEOUT)
     assert before.json()["short_answer"] == "777" and doc_id in cited(before.json())
-    gone = httpx.delete(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A))
+    gone = loopback.delete(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A))
     assert gone.status_code == 200 and gone.json()["deleted"] is True
-    after = httpx.post(f"{base}/ask", headers=auth(KEY_A), json=question, timeout=TIMEOUT)
+    after = loopback.post(f"{base}/ask", headers=auth(KEY_A), json=question, timeout=TIMEOUT)
     assert after.status_code == 200 and doc_id not in cited(after.json())
-    assert httpx.get(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A)).status_code == 404
+    assert loopback.get(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A)).status_code == 404
     records = [json.loads(line) for line in (tmp / "audit.jsonl").read_text().splitlines()]
     actions = [(r.get("action"), r.get("document")) for r in records]
     assert ("document.upload", doc_id) in actions and ("document.delete", doc_id) in actions
@@ -220,11 +221,11 @@ def test_a_real_filing_uploaded_over_http_is_answered_from_its_facts(docs, tenan
     assert (shown["metadata"]["company"], shown["metadata"]["form"]) == ("Apple Inc.", "10-Q")
     question = ("Give Apple's research and development expense for the quarter ended "
                 "June 28, 2025 (in millions of dollars).")
-    answer = httpx.post(f"{base}/ask", headers=auth(KEY_A), json={"question": question},
-                        timeout=TIMEOUT).json()
+    answer = loopback.post(f"{base}/ask", headers=auth(KEY_A), json={"question": question},
+                           timeout=TIMEOUT).json()
     assert answer["short_answer"] == "8866" and answer["filing"]["doc_id"] == doc_id, answer
     assert answer["citations"][0]["fact"]["concept"] == "us-gaap:ResearchAndDevelopmentExpense"
-    other = httpx.post(f"{base}/ask", headers=auth(KEY_B), json={"question": question},
-                       timeout=TIMEOUT).json()
+    other = loopback.post(f"{base}/ask", headers=auth(KEY_B), json={"question": question},
+                          timeout=TIMEOUT).json()
     assert doc_id not in cited(other)
-    assert httpx.delete(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A)).status_code == 200
+    assert loopback.delete(f"{base}/v1/documents/{doc_id}", headers=auth(KEY_A)).status_code == 200

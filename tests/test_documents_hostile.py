@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import loopback
 import psutil
 import pytest
 from hostile_files import doubled_page_tree, inflating_docx, inflating_pdf
@@ -87,7 +88,7 @@ def test_documents_costing_far_more_than_they_weigh_fail_naming_the_limit(hostil
     docx = one(base, "bomb.docx", inflating_docx(100 * MIB))
     chunks = one(base, "long.txt", " ".join(f"margin{i}" for i in range(20_000)).encode())
     small = one(base, "small.txt", b"Notes on working capital and liquidity.")
-    assert httpx.get(f"{base}/health", timeout=TIMEOUT).status_code == 200
+    assert loopback.get(f"{base}/health", timeout=TIMEOUT).status_code == 200
     assert wait_status(base, KEY_A, small["id"])["status"] == "ready"
     failed_naming(base, pages, "524,288 pages", "document_max_pages")
     failed_naming(base, stream, "document_max_stream_bytes")
@@ -100,7 +101,7 @@ def test_a_document_past_its_time_limit_fails_and_frees_the_queue(hostile):
     base = hostile["base"]
     slow = one(base, "slow.pdf", doubled_page_tree(SLOW_LEVELS, SLOW_STROKES))
     small = one(base, "after-slow.txt", b"Notes on deferred revenue.")
-    assert httpx.get(f"{base}/health", timeout=TIMEOUT).status_code == 200
+    assert loopback.get(f"{base}/health", timeout=TIMEOUT).status_code == 200
     failed_naming(base, slow, "document_max_seconds")
     assert wait_status(base, KEY_A, small["id"])["status"] == "ready"
     assert not read_jobs()
@@ -113,7 +114,7 @@ def test_a_delete_stops_an_indexing_document(hostile):
     assert slow["status"] == "indexing", slow
     while not read_jobs():  # its reading has begun
         time.sleep(POLL_S)
-    gone = httpx.delete(f"{base}/v1/documents/{slow['id']}", headers=auth(KEY_A))
+    gone = loopback.delete(f"{base}/v1/documents/{slow['id']}", headers=auth(KEY_A))
     assert gone.status_code == 200, gone.text
     small = one(base, "after-delete.txt", b"Notes on inventories.")
     assert wait_status(base, KEY_A, small["id"])["status"] == "ready"
@@ -128,7 +129,7 @@ def test_a_name_too_long_for_the_file_system_is_shortened_in_bytes(hostile):
     assert wait_status(base, KEY_A, doc["id"])["status"] == "ready"
     again = upload(base, KEY_A, [("capex.txt", data)])
     assert again.status_code == 202 and again.json()["documents"][0]["id"] == doc["id"]
-    listed = httpx.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]
+    listed = loopback.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]
     folders = {p.name for p in hostile["files"].iterdir()}
     assert folders <= {d["id"] for d in listed}, folders  # no folder left by a failure
 
@@ -139,13 +140,13 @@ def test_a_request_with_one_bad_file_stores_none_of_its_files(hostile):
     assert bad_type.status_code == 415, bad_type.text
     empty = upload(base, KEY_A, [("good2.txt", b"Notes on debt."), ("empty.txt", b"")])
     assert empty.status_code == 400, empty.text
-    names = {d["name"] for d in httpx.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]}
+    names = {d["name"] for d in loopback.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]}
     assert not {"good.txt", "good2.txt"} & names, names
 
 
 def test_concurrent_uploads_never_pass_max_pending_documents(hostile):
     base, live = hostile["base"], hostile["app"].state.pipeline.documents
-    listed = httpx.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]
+    listed = loopback.get(f"{base}/v1/documents", headers=auth(KEY_A)).json()["data"]
     for d in listed:
         wait_status(base, KEY_A, d["id"])
     gate = threading.Event()

@@ -14,6 +14,7 @@ import re
 import socket
 
 import httpx
+import loopback
 import pytest
 from live_server import dev_contexts, running_server
 from prereqs import DEV, require_module
@@ -174,7 +175,7 @@ CHAT = {"messages": [{"role": "user", "content": "What is revenue?"}]}
      ["does not exist"]),
 ])
 def test_bad_input_is_4xx_saying_what_to_fix(server, path, send, status, words) -> None:
-    r = httpx.post(f"{server}{path}", timeout=60, **send)
+    r = loopback.post(f"{server}{path}", timeout=60, **send)
     assert r.status_code == status, r.text
     text = message_of(r).lower()
     for word in words:
@@ -183,8 +184,8 @@ def test_bad_input_is_4xx_saying_what_to_fix(server, path, send, status, words) 
 
 def test_too_long_question_or_prompt_gives_the_limit_in_tokens(server) -> None:
     # Every digit is one token: 4000 characters, 4000 tokens, within the character limit.
-    r = httpx.post(f"{server}/ask", timeout=60,
-                   json={"question": "1234567890" * 400, "max_tokens": 4})
+    r = loopback.post(f"{server}/ask", timeout=60,
+                      json={"question": "1234567890" * 400, "max_tokens": 4})
     assert r.status_code == 422, r.text
     m = re.search(r"question: (\d+) tokens is too long: with max_tokens=4, this model "
                   r"\(max_model_len=2048\) takes questions of at most (\d+) tokens \((\d+) go "
@@ -194,16 +195,16 @@ def test_too_long_question_or_prompt_gives_the_limit_in_tokens(server) -> None:
     # The generation prompt asks the question again after the passages: it is there twice.
     assert n_question == 4000 and copies == 2
     assert limit * copies + template + 4 <= MAX_MODEL_LEN < (limit + 1) * copies + template + 4
-    ok = httpx.post(f"{server}/ask", timeout=120,
-                    json={"question": "1234567890" * 30, "max_tokens": 2})
+    ok = loopback.post(f"{server}/ask", timeout=120,
+                       json={"question": "1234567890" * 30, "max_tokens": 2})
     assert ok.status_code == 200, ok.text
 
-    r = httpx.post(f"{server}/v1/completions", timeout=60,
-                   json={"prompt": [7] * MAX_MODEL_LEN, "max_tokens": 1})
+    r = loopback.post(f"{server}/v1/completions", timeout=60,
+                      json={"prompt": [7] * MAX_MODEL_LEN, "max_tokens": 1})
     assert r.status_code == 400
     assert "prompt: 2048 tokens is too long; this model takes at most 2047" in message_of(r)
-    r = httpx.post(f"{server}/v1/completions", timeout=60,
-                   json={"prompt": [7] * 2045, "max_tokens": 8})
+    r = loopback.post(f"{server}/v1/completions", timeout=60,
+                      json={"prompt": [7] * 2045, "max_tokens": 8})
     assert r.status_code == 400
     assert "2053 were requested (2045 in the prompt, 8 in max_tokens): lower max_tokens to " \
            "at most 3" in message_of(r)
@@ -211,7 +212,7 @@ def test_too_long_question_or_prompt_gives_the_limit_in_tokens(server) -> None:
 
 def test_body_over_the_limit_is_413_whether_declared_or_chunked(server) -> None:
     big = b'{"question": "' + b"a" * BODY_LIMIT + b'"}'
-    r = httpx.post(f"{server}/ask", content=big, headers=JSON, timeout=60)
+    r = loopback.post(f"{server}/ask", content=big, headers=JSON, timeout=60)
     assert r.status_code == 413
     assert f"over {BODY_LIMIT} bytes" in message_of(r) and "max_body_bytes" in message_of(r)
 
@@ -220,18 +221,18 @@ def test_body_over_the_limit_is_413_whether_declared_or_chunked(server) -> None:
         for _ in range(BODY_LIMIT // 1024 + 1):
             yield b"b" * 1024
 
-    r = httpx.post(f"{server}/v1/completions", content=chunks(), headers=JSON, timeout=60)
+    r = loopback.post(f"{server}/v1/completions", content=chunks(), headers=JSON, timeout=60)
     assert r.status_code == 413 and "max_body_bytes" in message_of(r)
     # One byte under the limit is read and judged on its content (here: a too long question).
     exact = b'{"question": "' + b"a" * (BODY_LIMIT - 16) + b'"}'
     assert len(exact) == BODY_LIMIT
-    r = httpx.post(f"{server}/ask", content=exact, headers=JSON, timeout=60)
+    r = loopback.post(f"{server}/ask", content=exact, headers=JSON, timeout=60)
     assert r.status_code == 422 and "at most 4000 characters" in message_of(r)
 
 
 def test_a_valid_surrogate_pair_is_text_like_any_other(server) -> None:
-    r = httpx.post(f"{server}/v1/embeddings", headers=JSON, timeout=60,
-                   content=b'{"input": "growth \\ud83d\\udcc8"}')
+    r = loopback.post(f"{server}/v1/embeddings", headers=JSON, timeout=60,
+                      content=b'{"input": "growth \\ud83d\\udcc8"}')
     assert r.status_code == 200, r.text
     assert len(r.json()["data"][0]["embedding"]) == 384
 
@@ -312,8 +313,8 @@ def test_the_body_read_timeout_counts_on_the_injected_clock() -> None:
 @pytest.mark.parametrize("path", ["/health", "/", "/v1/models", "/metrics", "/openapi.json",
                                   "/static/app.js"])
 def test_head_answers_as_get_without_a_body(server, path) -> None:
-    get = httpx.get(f"{server}{path}", timeout=60)
-    head = httpx.head(f"{server}{path}", timeout=60)
+    get = loopback.get(f"{server}{path}", timeout=60)
+    head = loopback.head(f"{server}{path}", timeout=60)
     assert get.status_code == head.status_code == 200, (head.status_code, head.text)
     assert head.content == b""
     assert head.headers["content-type"] == get.headers["content-type"]
@@ -323,20 +324,20 @@ def test_head_answers_as_get_without_a_body(server, path) -> None:
 
 def test_head_on_a_post_only_route_is_405_like_get(server) -> None:
     for method in ("GET", "HEAD"):
-        r = httpx.request(method, f"{server}/ask", timeout=60)
+        r = loopback.request(method, f"{server}/ask", timeout=60)
         assert r.status_code == 405 and "POST" in r.headers["allow"], (method, r.headers)
 
 
 def test_no_cors_headers_without_an_allow_list(server) -> None:
-    r = httpx.options(f"{server}/ask", headers={
+    r = loopback.options(f"{server}/ask", headers={
         "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
     assert "access-control-allow-origin" not in r.headers
-    r = httpx.get(f"{server}/health", headers={"Origin": "https://evil.example"})
+    r = loopback.get(f"{server}/health", headers={"Origin": "https://evil.example"})
     assert "access-control-allow-origin" not in r.headers
 
 
 def test_openapi_documents_the_running_limits(server) -> None:
-    schema = httpx.get(f"{server}/openapi.json").json()
+    schema = loopback.get(f"{server}/openapi.json").json()
     ask = schema["components"]["schemas"]["AskRequest"]["properties"]
     assert {"type": "integer", "minimum": 1, "maximum": TOKENS_LIMIT} in [
         {k: b[k] for k in ("type", "minimum", "maximum") if k in b}

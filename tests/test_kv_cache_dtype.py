@@ -14,7 +14,7 @@ import torch
 from engine_prompts import prompts_of_lengths
 from paths import REPO
 
-from llm_engine import LLM, EngineConfig, SamplingParams
+from llm_engine import LLM, EngineConfig
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from perplexity import greedy_picks, perplexity, text_windows  # noqa: E402
@@ -51,17 +51,18 @@ def test_a_bf16_cache_holds_twice_the_blocks_in_the_same_memory(engines) -> None
     assert bf16.swap_space.cache.dtype == torch.bfloat16
 
 
-def test_bf16_cache_picks_the_fp32_caches_greedy_tokens(engines) -> None:
+def test_bf16_cache_picks_the_fp32_caches_greedy_tokens(engines, fp32_greedy) -> None:
     fp32, bf16 = engines
     prompts = prompts_of_lengths(fp32.get_tokenizer(), LENGTHS)
-    params = SamplingParams(temperature=0.0, max_tokens=MAX_NEW, ignore_eos=True)
-    outs = fp32.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    # The fp32 cache's greedy text (conftest.py: made once a run, by this module's fp32
+    # engine or test_int8_weights.py's, for the same prompts and length).
+    texts = fp32_greedy(fp32, prompts, MAX_NEW)
     # Both teacher-forced on the fp32 cache's greedy text, in the same chunks, so the two
     # differ only in the cache each position reads its context from (free-running, one
     # flipped near-tie parts the texts for good).
     agreed = 0
-    for prompt, out in zip(prompts, outs, strict=True):
-        picks = [greedy_picks(e, prompt, out.outputs[0].token_ids, CHUNK) for e in engines]
+    for prompt, text in zip(prompts, texts, strict=True):
+        picks = [greedy_picks(e, prompt, text, CHUNK) for e in engines]
         agreed += int((picks[0] == picks[1]).sum())
     share = agreed / (len(LENGTHS) * MAX_NEW)
     print(f"the bf16 cache picks the fp32 cache's greedy token at {share:.3f} of positions")

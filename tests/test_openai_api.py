@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import httpx
+import loopback
 import pytest
 from prereqs import DEV, require_module
 
@@ -37,7 +38,7 @@ def api(api_server):
 
 
 def post(api, path: str, body: dict, **headers: str) -> httpx.Response:
-    return httpx.post(f"{api[0]}{path}", json=body, timeout=600, headers=headers)
+    return loopback.post(f"{api[0]}{path}", json=body, timeout=600, headers=headers)
 
 
 def test_chat_logprobs_in_vllms_shape(api) -> None:
@@ -158,7 +159,7 @@ def test_stream_with_n_and_continuous_usage(api) -> None:
     body = {"messages": CHAT, "n": 2, "max_tokens": 5, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
     chunks = []
-    with httpx.stream("POST", f"{api[0]}/v1/chat/completions", json=body, timeout=600) as r:
+    with loopback.stream("POST", f"{api[0]}/v1/chat/completions", json=body, timeout=600) as r:
         assert r.status_code == 200
         for line in r.iter_lines():
             if line.startswith("data: ") and line != "data: [DONE]":
@@ -251,10 +252,10 @@ def test_tokenize_detokenize_version_ping(api) -> None:
     assert chat["count"] > tok["count"]
     assert post(api, "/tokenize", {"prompt": "x", "messages": CHAT}).status_code == 422
     assert post(api, "/detokenize", {"tokens": [10**9]}).status_code == 422
-    version = httpx.get(f"{api[0]}/version").json()
+    version = loopback.get(f"{api[0]}/version").json()
     conforms(version, "version")
-    assert httpx.get(f"{api[0]}/ping").status_code == 200
-    assert httpx.post(f"{api[0]}/ping").status_code == 200
+    assert loopback.get(f"{api[0]}/ping").status_code == 200
+    assert loopback.post(f"{api[0]}/ping").status_code == 200
 
 
 def test_request_id_is_the_response_id(api) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import loopback
 import pytest
 from live_server import (
     dev_contexts,
@@ -107,26 +108,26 @@ def eventually(find, tries: int = 600):
 
 
 def _ask(base: str, question: str, **headers: str) -> httpx.Response:
-    return httpx.post(f"{base}/ask", json={"question": question}, timeout=300,
-                      headers={"Authorization": f"Bearer {KEY}", **headers})
+    return loopback.post(f"{base}/ask", json={"question": question}, timeout=300,
+                         headers={"Authorization": f"Bearer {KEY}", **headers})
 
 
 def test_request_ids_are_echoed_and_unique(ops) -> None:
     mine = _ask(ops["base"], "What was the total revenue in 2019?", **{"X-Request-Id": "fe-42"})
     assert mine.status_code == 200 and mine.headers["x-request-id"] == "fe-42"
-    made = [httpx.get(f"{ops['base']}/health").headers["x-request-id"] for _ in range(5)]
+    made = [loopback.get(f"{ops['base']}/health").headers["x-request-id"] for _ in range(5)]
     assert len(set(made)) == 5 and all(re.fullmatch(r"[0-9a-f]{32}", r) for r in made)
     # A header that could forge log lines is replaced, not echoed.
-    forged = httpx.get(f"{ops['base']}/health", headers={"X-Request-Id": "a b\tc"})
+    forged = loopback.get(f"{ops['base']}/health", headers={"X-Request-Id": "a b\tc"})
     assert forged.headers["x-request-id"] != "a b\tc"
 
 
 def test_audit_log_records_each_answer_in_an_intact_chain(ops, capsys) -> None:
     r = _ask(ops["base"], "What was the change in total revenue?")
-    chat = httpx.post(f"{ops['base']}/v1/chat/completions", timeout=300,
-                      headers={"Authorization": f"Bearer {KEY}"},
-                      json={"messages": [{"role": "user", "content": "Define EBITDA."}],
-                            "max_tokens": 4})
+    chat = loopback.post(f"{ops['base']}/v1/chat/completions", timeout=300,
+                         headers={"Authorization": f"Bearer {KEY}"},
+                         json={"messages": [{"role": "user", "content": "Define EBITDA."}],
+                               "max_tokens": 4})
     assert r.status_code == 200 and chat.status_code == 200
     records = [json.loads(x) for x in ops["audit"].read_text().splitlines()]
     by_id = {rec["request_id"]: rec for rec in records}
@@ -159,7 +160,7 @@ def test_audit_verify_names_an_edited_line(ops, tmp_path: Path, capsys) -> None:
 
 def test_access_log_is_json_with_ids_tokens_and_no_credentials(ops, access_lines) -> None:
     r = _ask(ops["base"], "What was the revenue in 2018?")
-    health_id = httpx.get(f"{ops['base']}/health?api_key={KEY}&x=1").headers["x-request-id"]
+    health_id = loopback.get(f"{ops['base']}/health?api_key={KEY}&x=1").headers["x-request-id"]
 
     def find():
         records = [json.loads(x) for x in access_lines.getvalue().splitlines()]
@@ -200,8 +201,8 @@ def test_each_ask_gets_a_span_with_its_stages(ops) -> None:
 
 def test_metrics_have_vllm_request_timelines_without_the_warm_up(ops) -> None:
     def scrape() -> str:
-        return httpx.get(f"{ops['base']}/metrics",
-                         headers={"Authorization": f"Bearer {KEY}"}).text
+        return loopback.get(f"{ops['base']}/metrics",
+                            headers={"Authorization": f"Bearer {KEY}"}).text
 
     def count(text: str, name: str) -> float:
         return sum(metric_values(text, name))
@@ -236,8 +237,8 @@ def test_a_hanging_mirror_never_holds_answers(prepared_default, engines_dir, tmp
     try:
         with running_app(dev_contexts(N_CONTEXTS), engines_dir, tmp_path, max_tokens=4,
                          mirror_url=receiver.url, mirror_queue_size=1) as (base, app):
-            codes = [httpx.post(f"{base}/ask", json={"question": f"Revenue in 201{i}?"},
-                                timeout=300).status_code for i in range(4)]
+            codes = [loopback.post(f"{base}/ask", json={"question": f"Revenue in 201{i}?"},
+                                   timeout=300).status_code for i in range(4)]
             assert codes == [200] * 4
             # One copy is held by the hanging mirror, one waits; the others were dropped.
             assert app.state.mirror.counts["dropped"] >= 2
@@ -271,23 +272,23 @@ def test_health_says_starting_and_routes_503_until_ready(prepared_default, engin
         try:
             for _ in range(600):
                 try:
-                    health = httpx.get(f"{base}/health", timeout=5)
+                    health = loopback.get(f"{base}/health", timeout=5)
                     break
                 except httpx.TransportError:
                     threading.Event().wait(0.1)
             assert health.status_code == 200 and health.json()["status"] == "starting"
-            assert httpx.get(f"{base}/ready").status_code == 503
-            early = httpx.post(f"{base}/ask", json={"question": "Revenue?"})
+            assert loopback.get(f"{base}/ready").status_code == 503
+            early = loopback.post(f"{base}/ask", json={"question": "Revenue?"})
             assert early.status_code == 503 and "starting" in early.json()["detail"]
             assert early.headers["retry-after"] == "5"
             gate.set()
             for _ in range(2400):
-                if httpx.get(f"{base}/ready", timeout=5).status_code == 200:
+                if loopback.get(f"{base}/ready", timeout=5).status_code == 200:
                     break
                 threading.Event().wait(0.1)
-            assert httpx.post(f"{base}/ask", json={"question": "Revenue?"},
-                              timeout=300).status_code == 200
-            assert httpx.get(f"{base}/health").json()["status"] == "ok"
+            assert loopback.post(f"{base}/ask", json={"question": "Revenue?"},
+                                 timeout=300).status_code == 200
+            assert loopback.get(f"{base}/health").json()["status"] == "ok"
         finally:
             gate.set()  # a build still held would outlive the test
 
@@ -325,7 +326,7 @@ def test_killing_the_server_mid_write_never_breaks_the_audit_chain(prepared_defa
 
     def post(q: str) -> None:
         try:
-            httpx.post(f"{base}/ask", json={"question": q}, timeout=300)
+            loopback.post(f"{base}/ask", json={"question": q}, timeout=300)
         except httpx.HTTPError:
             pass  # killed mid-answer
 
@@ -345,8 +346,8 @@ def test_killing_the_server_mid_write_never_breaks_the_audit_chain(prepared_defa
     with running_app(dev_contexts(3), engines_dir, tmp_path / "next", corpus=str(corpus),
                      index=str(tmp_path / "idx"), audit_log=str(audit), max_tokens=4,
                      kv_cache_memory=128 << 20) as (next_base, _app):
-        assert httpx.post(f"{next_base}/ask", json={"question": "Total revenue?"},
-                          timeout=300).status_code == 200
+        assert loopback.post(f"{next_base}/ask", json={"question": "Total revenue?"},
+                             timeout=300).status_code == 200
     assert main(["audit", "verify", str(audit)]) == 0
     assert len(audit.read_bytes().splitlines()) >= written >= 1
 
@@ -355,6 +356,6 @@ def _ready(base: str, proc) -> bool:
     if proc.poll() is not None:
         raise AssertionError(f"finrag serve exited with {proc.returncode}")
     try:
-        return httpx.get(f"{base}/ready", timeout=5).status_code == 200
+        return loopback.get(f"{base}/ready", timeout=5).status_code == 200
     except httpx.HTTPError:
         return False

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import loopback
 import pytest
 from live_server import free_port
 from paths import REPO
@@ -54,7 +55,7 @@ class Served:
                 pytest.fail(f"finrag serve exited ({self.proc.returncode}):\n{self.output()}")
             try:
                 # /health is 200 ("starting") while the first run builds; /ready once served.
-                if httpx.get(f"{self.base}/ready", timeout=5).status_code == 200:
+                if loopback.get(f"{self.base}/ready", timeout=5).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -94,7 +95,7 @@ def first(home: Path) -> Iterator[Served]:
 
 
 def ask(base: str) -> dict:
-    r = httpx.post(f"{base}/ask", json={"question": QUESTION}, timeout=300)
+    r = loopback.post(f"{base}/ask", json={"question": QUESTION}, timeout=300)
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -116,7 +117,7 @@ def test_sigterm_stops_within_the_bound_while_a_body_is_held(first: Served) -> N
     with socket.create_connection(("127.0.0.1", first.port), timeout=120) as held:
         held.sendall(b"POST /ask HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
                      b"Content-Length: 1000\r\n\r\n{\"question\": ")
-        assert httpx.get(f"{first.base}/health", timeout=30).status_code == 200
+        assert loopback.get(f"{first.base}/health", timeout=30).status_code == 200
         rc = first.stop()
         assert rc in (0, -signal.SIGTERM), first.output()
         # The held connection was closed by the server, not left hanging.

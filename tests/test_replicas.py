@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import loopback
 import psutil
 import pytest
 from live_server import free_port, metric_values
@@ -76,14 +77,14 @@ class Cluster:
                 and any(REPLICA_PROC in part for part in p.info["cmdline"] or [])]
 
     def ask(self, question: str, **extra) -> httpx.Response:
-        return httpx.post(f"{self.base}/ask", json={"question": question, "max_tokens": 8, **extra},
-                          timeout=HANG_GUARD_S)
+        return loopback.post(f"{self.base}/ask", json={"question": question, "max_tokens": 8, **extra},
+                             timeout=HANG_GUARD_S)
 
     def generate(self, prompt: str) -> httpx.Response:
         """A request that holds its replica for LONG_TOKENS decode steps, whatever the
         prompt: most /ask questions are answered without the model, too fast to overload
         anything or to be caught in flight."""
-        return httpx.post(f"{self.base}/v1/completions", timeout=HANG_GUARD_S, json={
+        return loopback.post(f"{self.base}/v1/completions", timeout=HANG_GUARD_S, json={
             "model": "default", "prompt": prompt, "max_tokens": LONG_TOKENS, "ignore_eos": True})
 
 
@@ -147,7 +148,7 @@ def test_every_route_answers_and_both_replicas_serve(cluster: Cluster) -> None:
     base = cluster.base
     served = {}
     for q in cluster.questions[:24]:  # /search: cheap, and keyed like /ask
-        r = httpx.post(f"{base}/search", json={"query": q}, timeout=HANG_GUARD_S)
+        r = loopback.post(f"{base}/search", json={"query": q}, timeout=HANG_GUARD_S)
         assert r.status_code == 200 and r.json()["sources"], r.text
         served[q] = r.headers[HEADER]
     assert len(set(served.values())) == 2, served
@@ -156,23 +157,23 @@ def test_every_route_answers_and_both_replicas_serve(cluster: Cluster) -> None:
     again = cluster.ask("  " + q.upper() + " ")
     assert again.status_code == 200 and again.json()["answer"]
     assert cluster.ask(q).headers[HEADER] == again.headers[HEADER]
-    with httpx.stream("POST", f"{base}/ask", json={"question": q, "stream": True, "max_tokens": 8},
-                      timeout=HANG_GUARD_S) as r:
+    with loopback.stream("POST", f"{base}/ask", json={"question": q, "stream": True, "max_tokens": 8},
+                         timeout=HANG_GUARD_S) as r:
         events = [line for line in r.iter_lines() if line.startswith("data:")]
         assert r.status_code == 200 and r.headers[HEADER] and events
-    chat = httpx.post(f"{base}/v1/chat/completions", timeout=HANG_GUARD_S, json={
+    chat = loopback.post(f"{base}/v1/chat/completions", timeout=HANG_GUARD_S, json={
         "model": "default", "max_tokens": 4, "messages": [{"role": "user", "content": q}]})
     assert chat.status_code == 200 and chat.json()["choices"][0]["message"], chat.text
-    completion = httpx.post(f"{base}/v1/completions", timeout=HANG_GUARD_S,
-                            json={"model": "default", "max_tokens": 4, "prompt": "Revenue"})
+    completion = loopback.post(f"{base}/v1/completions", timeout=HANG_GUARD_S,
+                               json={"model": "default", "max_tokens": 4, "prompt": "Revenue"})
     assert completion.status_code == 200 and completion.json()["choices"], completion.text
-    bad = httpx.post(f"{base}/v1/completions", json={"model": "nope", "prompt": "x"},
-                     timeout=HANG_GUARD_S)
+    bad = loopback.post(f"{base}/v1/completions", json={"model": "nope", "prompt": "x"},
+                        timeout=HANG_GUARD_S)
     assert bad.status_code == 404 and bad.json()["error"]["code"] == 404
     for path in ("/health", "/ready", "/v1/models", "/"):
-        r = httpx.get(base + path, timeout=HANG_GUARD_S)
+        r = loopback.get(base + path, timeout=HANG_GUARD_S)
         assert r.status_code == 200 and r.headers[HEADER], (path, r.text)
-    metrics = httpx.get(f"{base}/metrics", timeout=HANG_GUARD_S)
+    metrics = loopback.get(f"{base}/metrics", timeout=HANG_GUARD_S)
     assert metrics.status_code == 200
     for name in set(served.values()):
         assert f'replica="{name}"' in metrics.text
@@ -191,8 +192,8 @@ def _replicas_finding(base: str, doc_id: str, wanted: bool) -> set[str]:
     n = 0
     while len(done) < 2 and time.monotonic() < deadline:
         n += 1
-        r = httpx.post(f"{base}/search", json={"query": f"Quixotic Mills looms backlog {n}"},
-                       timeout=HANG_GUARD_S)
+        r = loopback.post(f"{base}/search", json={"query": f"Quixotic Mills looms backlog {n}"},
+                          timeout=HANG_GUARD_S)
         found = doc_id in {s["doc_id"] for s in r.json()["sources"]}
         if found == wanted:
             done.add(r.headers[HEADER])
@@ -201,16 +202,16 @@ def _replicas_finding(base: str, doc_id: str, wanted: bool) -> set[str]:
 
 def test_an_upload_through_one_replica_is_answered_and_deleted_on_both(cluster: Cluster) -> None:
     base = cluster.base
-    r = httpx.post(f"{base}/v1/documents", files={"file": ("quixotic.md", UPLOADED.encode())},
-                   timeout=HANG_GUARD_S)
+    r = loopback.post(f"{base}/v1/documents", files={"file": ("quixotic.md", UPLOADED.encode())},
+                      timeout=HANG_GUARD_S)
     assert r.status_code == 202, r.text
     doc_id = r.json()["documents"][0]["id"]
-    while (status := httpx.get(f"{base}/v1/documents/{doc_id}",
-                               timeout=HANG_GUARD_S).json()["status"]) == "indexing":
+    while (status := loopback.get(f"{base}/v1/documents/{doc_id}",
+                                  timeout=HANG_GUARD_S).json()["status"]) == "indexing":
         time.sleep(0.2)
     assert status == "ready"
     assert len(_replicas_finding(base, doc_id, wanted=True)) == 2
-    gone = httpx.delete(f"{base}/v1/documents/{doc_id}", timeout=HANG_GUARD_S)
+    gone = loopback.delete(f"{base}/v1/documents/{doc_id}", timeout=HANG_GUARD_S)
     assert gone.status_code == 200, gone.text
     assert len(_replicas_finding(base, doc_id, wanted=False)) == 2
 
@@ -218,7 +219,7 @@ def test_an_upload_through_one_replica_is_answered_and_deleted_on_both(cluster: 
 def _ongoing(cluster: Cluster) -> tuple[float, str]:
     """Requests in the engines of all replicas (running, waiting or swapped out), from
     /metrics, and its text. The figures may be one stats period old (live.py)."""
-    text = httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S).text
+    text = loopback.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S).text
     states = ("vllm:num_requests_running", "vllm:num_requests_waiting",
               "vllm:num_requests_swapped")
     return sum(sum(metric_values(text, state)) for state in states), text
@@ -322,7 +323,7 @@ def _follow(events: Iterator[str], cut: threading.Event) -> str:
 def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: Cluster) -> None:
     victims = cluster.replica_pids()
     assert len(victims) == 2, victims
-    before = set(httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
+    before = set(loopback.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
                  .headers[HEADER].split(","))
     questions = cluster.questions[:24]
     with httpx.Client(timeout=HANG_GUARD_S) as client, ExitStack() as streams, \
@@ -357,7 +358,7 @@ def test_a_replica_killed_under_load_loses_no_request_and_is_replaced(cluster: C
     # (its stats and its process each show up in their own time: both are waited for)
     deadline = time.monotonic() + START_GUARD_S
     while time.monotonic() < deadline:
-        names = set(httpx.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
+        names = set(loopback.get(f"{cluster.base}/metrics", timeout=HANG_GUARD_S)
                     .headers[HEADER].split(","))
         pids = cluster.replica_pids()
         if len(names) == 2 and names != before and len(pids) == 2:

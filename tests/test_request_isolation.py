@@ -8,6 +8,7 @@ import json
 import threading
 
 import httpx
+import loopback
 import pytest
 from live_server import dev_contexts, running_app
 from prereqs import DEV, require_module
@@ -27,7 +28,7 @@ def test_a_slow_schema_does_not_hold_up_an_unrelated_completion(api) -> None:
     slow: dict = {}
 
     def send_slow() -> None:
-        slow["r"] = httpx.post(f"{api}/v1/chat/completions", timeout=600, json={
+        slow["r"] = loopback.post(f"{api}/v1/chat/completions", timeout=600, json={
             "messages": [{"role": "user", "content": "Say anything."}], "max_tokens": 1,
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "slow", "schema": SLOW_SCHEMA}}})
@@ -35,8 +36,8 @@ def test_a_slow_schema_does_not_hold_up_an_unrelated_completion(api) -> None:
     thread = threading.Thread(target=send_slow)
     thread.start()
     thread.join(0.5)  # the slow schema reaches the server first
-    quick = httpx.post(f"{api}/v1/completions", timeout=600,
-                       json={"prompt": "Revenue in 2019 was", "max_tokens": 2})
+    quick = loopback.post(f"{api}/v1/completions", timeout=600,
+                          json={"prompt": "Revenue in 2019 was", "max_tokens": 2})
     # Answered while the slow one still compiles: it did not wait behind the grammar (on
     # the engine thread it did, and the slow request, one token long, finished first).
     still_compiling = thread.is_alive()
@@ -48,11 +49,11 @@ def test_a_slow_schema_does_not_hold_up_an_unrelated_completion(api) -> None:
 
 def test_a_schema_keyword_the_grammar_drops_is_a_400_naming_it(api) -> None:
     require_module("xgrammar", DEV)
-    r = httpx.post(f"{api}/v1/chat/completions", timeout=600, json={
+    r = loopback.post(f"{api}/v1/chat/completions", timeout=600, json={
         "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4,
         "structured_outputs": {"json": {"type": "object", "not": {"required": ["a"]}}}})
     assert r.status_code == 400 and "structured_outputs.json: not: not enforced" in r.text
-    r = httpx.post(f"{api}/ask", timeout=600, json={
+    r = loopback.post(f"{api}/ask", timeout=600, json={
         "question": "What was the revenue in 2019?", "response_format": {
             "type": "json_schema", "json_schema": {"name": "x", "schema": {
                 "type": "string", "format": "bogus"}}}})
@@ -62,8 +63,8 @@ def test_a_schema_keyword_the_grammar_drops_is_a_400_naming_it(api) -> None:
 def test_thousands_of_unknown_fields_get_a_bounded_error(api) -> None:
     body = {"question": "What was the revenue in 2019?",
             **{f"k{i}": 1 for i in range(60_000)}}
-    r = httpx.post(f"{api}/ask", content=json.dumps(body),
-                   headers={"Content-Type": "application/json"}, timeout=600)
+    r = loopback.post(f"{api}/ask", content=json.dumps(body),
+                      headers={"Content-Type": "application/json"}, timeout=600)
     assert r.status_code == 422
     assert r.text.count("unknown field") <= 20 and "more problems not listed" in r.text
     assert len(r.content) < 10_000
@@ -72,7 +73,7 @@ def test_thousands_of_unknown_fields_get_a_bounded_error(api) -> None:
 def _stream_lines(base: str, path: str, body: dict, started: threading.Event,
                   out: list[str]) -> None:
     try:
-        with httpx.stream("POST", f"{base}{path}", json=body, timeout=600) as r:
+        with loopback.stream("POST", f"{base}{path}", json=body, timeout=600) as r:
             for line in r.iter_lines():
                 if line.startswith("data: "):
                     out.append(line[6:])

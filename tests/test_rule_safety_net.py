@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 import httpx
+import loopback
 import pytest
 from live_server import metric_values
 from test_ask_computed import QUESTION
@@ -40,12 +41,12 @@ def broken_rule(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 def rule_errors(base: str) -> float:
-    return sum(metric_values(httpx.get(f"{base}/metrics", timeout=30).text, RULE_ERRORS))
+    return sum(metric_values(loopback.get(f"{base}/metrics", timeout=30).text, RULE_ERRORS))
 
 
 def ask(base: str, request_id: str) -> httpx.Response:
-    return httpx.post(f"{base}/ask", json={"question": QUESTION},
-                      headers={"X-Request-Id": request_id}, timeout=ASK_TIMEOUT_S)
+    return loopback.post(f"{base}/ask", json={"question": QUESTION},
+                         headers={"X-Request-Id": request_id}, timeout=ASK_TIMEOUT_S)
 
 
 def test_a_rule_bug_is_logged_counted_and_answered_with_no_number(

@@ -35,6 +35,21 @@ def run_batch(llm: LLM, *params: dict):
     return [o.outputs[0] for o in outs]
 
 
+# The stop tests' reference: PROMPT's greedy answer, unstopped, long enough for all of them
+# (a stop token among the first 24 tokens, stop strings in the first 40). Generated once for
+# the module, not once a test: each test still compares its stopped runs with this engine's
+# greedy text; that the engine's greedy runs agree with each other is
+# test_greedy_is_argmax_and_deterministic's claim.
+GREEDY_TOKENS = 40
+
+
+@pytest.fixture(scope="module")
+def greedy(llm: LLM):
+    out = run(llm, temperature=0, max_tokens=GREEDY_TOKENS)
+    assert len(out.token_ids) == GREEDY_TOKENS and out.finish_reason == "length"
+    return out
+
+
 def test_greedy_is_argmax_and_deterministic(llm: LLM) -> None:
     a, b = run(llm, temperature=0), run(llm, temperature=0)
     assert a.token_ids == b.token_ids and len(a.token_ids) == 24
@@ -92,17 +107,17 @@ def test_min_tokens_and_ignore_eos(llm: LLM) -> None:
     assert len(ignored.token_ids) == 10 and ignored.finish_reason == "length"
 
 
-def test_stop_token_ids(llm: LLM) -> None:
-    greedy = run(llm, temperature=0).token_ids
-    stop_id = greedy[5]
+def test_stop_token_ids(llm: LLM, greedy) -> None:
+    ids = greedy.token_ids
+    stop_id = ids[5]
     out = run(llm, temperature=0, stop_token_ids=[stop_id])
-    first = greedy.index(stop_id)
-    assert out.token_ids == greedy[: first + 1]
+    first = ids.index(stop_id)
+    assert out.token_ids == ids[: first + 1]
     assert out.finish_reason == "stop" and out.stop_reason == stop_id
 
 
-def test_stop_strings_are_cut(llm: LLM) -> None:
-    text = run(llm, temperature=0, max_tokens=40).text
+def test_stop_strings_are_cut(llm: LLM, greedy) -> None:
+    text = greedy.text
     stop = text[12:17]
     assert stop.strip()
     out = run(llm, temperature=0, max_tokens=40, stop=[stop, "zzzz-never"])
@@ -179,9 +194,8 @@ def test_out_of_vocabulary_ids_are_refused_per_request(llm: LLM, field: str) -> 
     assert run(llm, temperature=0, max_tokens=3).finish_reason == "length"
 
 
-def test_stop_strings_wait_for_min_tokens(llm: LLM) -> None:
+def test_stop_strings_wait_for_min_tokens(llm: LLM, greedy) -> None:
     """vLLM: a stop string only counts in text generated after the first min_tokens tokens."""
-    greedy = run(llm, temperature=0, max_tokens=40)
     head = llm.get_tokenizer().decode(greedy.token_ids[:10])
     # A word of the first ten tokens' text that shows again later.
     stop = next(w for w in head.split() if len(w) > 3 and greedy.text.find(w, len(head)) != -1)
@@ -193,8 +207,7 @@ def test_stop_strings_wait_for_min_tokens(llm: LLM) -> None:
     assert held.text.startswith(head)
 
 
-def test_stop_token_text_is_left_out_unless_asked_for(llm: LLM) -> None:
-    greedy = run(llm, temperature=0)
+def test_stop_token_text_is_left_out_unless_asked_for(llm: LLM, greedy) -> None:
     tok = llm.get_tokenizer()
     stop_id = greedy.token_ids[5]
     first = greedy.token_ids.index(stop_id)

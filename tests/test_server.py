@@ -10,6 +10,7 @@ import json
 import re
 
 import httpx
+import loopback
 import pytest
 from live_server import dev_contexts, running_server
 
@@ -73,7 +74,7 @@ def test_ask_answers_dev_questions_from_their_own_context(server, dev) -> None:
 
 def test_ask_streams_tokens_then_one_final_event(server) -> None:
     events = []
-    with httpx.stream("POST", f"{server}/ask", timeout=300, json={
+    with loopback.stream("POST", f"{server}/ask", timeout=300, json={
             "question": "What was the total revenue in 2019?", "stream": True,
             "max_tokens": 4, "top_k": 2}) as r:
         assert r.status_code == 200
@@ -100,11 +101,11 @@ def test_answers_carry_the_short_answer_fields_in_json_and_the_final_event(serve
     from pipeline.server.api_models import AskAnswer, AskResult
 
     question = {"question": "What was the total revenue in 2019?", "max_tokens": 4}
-    body = httpx.post(f"{server}/ask", json=question, timeout=300).json()
+    body = loopback.post(f"{server}/ask", json=question, timeout=300).json()
     assert CONTRACT <= set(body), body
     AskAnswer.model_validate(body)  # what /openapi.json documents
-    with httpx.stream("POST", f"{server}/ask", timeout=300,
-                      json={**question, "stream": True}) as r:
+    with loopback.stream("POST", f"{server}/ask", timeout=300,
+                         json={**question, "stream": True}) as r:
         final = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")][-1]
     assert final["type"] == "final" and CONTRACT <= set(final) and "answer" not in final
     AskResult.model_validate({k: v for k, v in final.items() if k != "type"})
@@ -116,7 +117,7 @@ def test_answers_carry_the_short_answer_fields_in_json_and_the_final_event(serve
 def test_answers_stop_when_they_have_answered(server, dev) -> None:
     # A budget far over one sentence: the stop rules end these answers, not max_tokens.
     for ctx in dev[:2]:
-        body = httpx.post(f"{server}/ask", timeout=300, json={
+        body = loopback.post(f"{server}/ask", timeout=300, json={
             "question": ctx["questions"][0]["question"], "max_tokens": 160}).json()
         if body["intent"] != "finance_question":
             continue
@@ -129,7 +130,7 @@ def test_answers_stop_when_they_have_answered(server, dev) -> None:
 
 
 def test_openapi_documents_the_answer_fields(server) -> None:
-    schema = httpx.get(f"{server}/openapi.json").json()
+    schema = loopback.get(f"{server}/openapi.json").json()
     comps = schema["components"]["schemas"]
     assert CONTRACT | {"answer", "sources", "filing"} <= set(comps["AskAnswer"]["properties"])
     # A cell (row, column, value, indices), a sentence (quote), or a tagged fact (doc_id,
@@ -152,7 +153,7 @@ def test_openapi_documents_the_answer_fields(server) -> None:
 
 
 def test_small_talk_skips_retrieval(server) -> None:
-    r = httpx.post(f"{server}/ask", json={"question": "hi there, how are you?"}, timeout=120)
+    r = loopback.post(f"{server}/ask", json={"question": "hi there, how are you?"}, timeout=120)
     body = r.json()
     assert body["intent"] == "small_talk", body["intent_scores"]
     assert body["sources"] == [] and body["timings"]["retrieve_ms"] is None
@@ -162,8 +163,8 @@ def test_small_talk_skips_retrieval(server) -> None:
 def test_search_returns_sources_of_the_question_context(server, dev) -> None:
     hits = 0
     for ctx in dev[:10]:
-        r = httpx.post(f"{server}/search", json={"query": ctx["questions"][-1]["question"],
-                                                 "top_k": 5}, timeout=60)
+        r = loopback.post(f"{server}/search", json={"query": ctx["questions"][-1]["question"],
+                                                    "top_k": 5}, timeout=60)
         assert r.status_code == 200
         sources = r.json()["sources"]
         assert len(sources) == 5
@@ -198,7 +199,7 @@ def _metrics(server: str) -> dict[str, float]:
     from prometheus_client.parser import text_string_to_metric_families
 
     out = {}
-    for fam in text_string_to_metric_families(httpx.get(f"{server}/metrics").text):
+    for fam in text_string_to_metric_families(loopback.get(f"{server}/metrics").text):
         for s in fam.samples:
             key = s.name + json.dumps(s.labels, sort_keys=True)
             out[key] = s.value
@@ -211,7 +212,7 @@ def test_metrics_parse_and_move(server) -> None:
     assert any(k.startswith("vllm:prefix_cache_hits_total") for k in before)
     assert any(k.startswith("vllm:spec_decode_num_draft_tokens_total") for k in before)
     assert any(k.startswith("vllm:spec_decode_num_accepted_tokens_total") for k in before)
-    httpx.post(f"{server}/ask", json={"question": "hello!"}, timeout=120)
+    loopback.post(f"{server}/ask", json={"question": "hello!"}, timeout=120)
     after = _metrics(server)
     e2e = 'vllm:e2e_request_latency_seconds_count{"model_name": "default"}'
     assert after[e2e] == before.get(e2e, 0) + 1
@@ -222,7 +223,7 @@ def test_metrics_parse_and_move(server) -> None:
 
 
 def test_health(server) -> None:
-    r = httpx.get(f"{server}/health")
+    r = loopback.get(f"{server}/health")
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
@@ -245,12 +246,12 @@ def test_health(server) -> None:
 ])
 def test_bad_input_is_4xx_with_a_message(server, path, body, status, words) -> None:
     kw = {"content": body} if isinstance(body, str) else {"json": body}
-    r = httpx.post(f"{server}{path}", timeout=60, **kw)
+    r = loopback.post(f"{server}{path}", timeout=60, **kw)
     assert r.status_code == status, r.text
     assert words.lower() in r.text.lower()
 
 
 def test_too_long_prompt_is_400(server) -> None:
-    r = httpx.post(f"{server}/v1/completions", timeout=60,
-                   json={"model": "default", "prompt": "revenue " * 5000, "max_tokens": 2})
+    r = loopback.post(f"{server}/v1/completions", timeout=60,
+                      json={"model": "default", "prompt": "revenue " * 5000, "max_tokens": 2})
     assert r.status_code == 400 and "tokens" in r.json()["error"]["message"]

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+import loopback
 import pytest
 from live_server import dev_contexts, metric_values, running_app
 from paths import REPO
@@ -94,7 +95,7 @@ def wait_idle(pipe: Any, timeout: float = 10.0) -> float:
 
 def server_errors(base: str) -> float:
     """The server's count of requests answered 500, from /metrics."""
-    text = httpx.get(f"{base}/metrics", timeout=120).text
+    text = loopback.get(f"{base}/metrics", timeout=120).text
     return sum(metric_values(text, "finrag:request_errors_total", status="500"))
 
 
@@ -134,7 +135,7 @@ def test_disconnects_under_load_abort_and_free_every_block(server) -> None:
     probe = EngineProbe(pipe.engine.engine)
     steady = {"model": "default", "prompt": "The balance sheet shows", "max_tokens": 12,
               "temperature": 0}
-    reference = httpx.post(f"{base}/v1/completions", json=steady, timeout=120).json()
+    reference = loopback.post(f"{base}/v1/completions", json=steady, timeout=120).json()
     errors_before = server_errors(base)
     stop = threading.Event()
 
@@ -294,7 +295,7 @@ def test_a_failing_step_fails_only_its_requests(server) -> None:
     for want, got in zip(expected, later, strict=True):
         assert got.status_code == 200, got.text
         assert got.json()["choices"][0]["text"] == want["choices"][0]["text"]
-    assert engine.is_running and httpx.get(f"{base}/health").status_code == 200
+    assert engine.is_running and loopback.get(f"{base}/health").status_code == 200
     wait_idle(pipe)
 
 

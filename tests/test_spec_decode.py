@@ -59,10 +59,29 @@ def spec_llm(model_dir: Path, **kwargs) -> LLM:
     return LLM(str(model_dir), speculative_config=SPEC, **{**ENGINE, **kwargs})
 
 
-def assert_drafts_accepted(llm: LLM) -> None:
+@pytest.fixture(scope="module")
+def spec(case) -> LLM:
+    """The engine with drafts in ENGINE's settings, for the tests that need no other: one
+    engine for the module instead of one a test, each of which started cold and prefilled
+    the same 960 prompt tokens again (about 3 s a test on one core). Each test checks the
+    drafts of its own requests (`drafted` before, `assert_drafts_accepted` after); the
+    first, test_greedy_matches_transformers_with_prefix_cache, starts it cold."""
+    return spec_llm(case[0])
+
+
+def drafted(llm: LLM) -> tuple[int, int, int]:
+    """The engine's draft counters so far: tokens accepted, tokens drafted, drafting steps."""
     stats = llm.llm_engine.get_stats()
-    assert 0 < stats.spec_decode_num_accepted_tokens < stats.spec_decode_num_draft_tokens
-    assert 0.0 < stats.spec_decode_acceptance_rate < 1.0
+    return (stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens,
+            stats.spec_decode_num_drafts)
+
+
+def assert_drafts_accepted(llm: LLM, since: tuple[int, int, int] = (0, 0, 0)) -> None:
+    """Since `since` (a `drafted(llm)` taken before the requests), some drafted tokens were
+    accepted and some rejected."""
+    accepted, drafts, _ = (now - before for now, before in zip(drafted(llm), since, strict=True))
+    assert 0 < accepted < drafts
+    assert 0.0 < llm.llm_engine.get_stats().spec_decode_acceptance_rate < 1.0
 
 
 def assert_cache_holds_verified_tokens_only(llm: LLM) -> None:
@@ -77,13 +96,13 @@ def assert_cache_holds_verified_tokens_only(llm: LLM) -> None:
 
 
 # -- the engine ---------------------------------------------------------------------
-def test_greedy_matches_transformers_with_prefix_cache(case, plain) -> None:
-    model_dir, prompts, expected = case
-    llm = spec_llm(model_dir)
+def test_greedy_matches_transformers_with_prefix_cache(case, plain, spec) -> None:
+    _, prompts, expected = case
+    llm, since = spec, drafted(spec)
     # (The engine without drafts equals transformers on prompts of 12 lengths in
     # test_engine_exactness; here the drafts must not change that.)
     assert engine_greedy(llm, prompts, MAX_NEW) == expected
-    assert_drafts_accepted(llm)
+    assert_drafts_accepted(llm, since)
     assert_all_blocks_free(llm)
     # Prompt + answer as new prompts: their hits include blocks written while drafting.
     longer = [p + e for p, e in zip(prompts, expected, strict=True)]
@@ -139,9 +158,9 @@ def test_drafts_never_enter_the_prefix_cache(case) -> None:
     assert_all_blocks_free(llm)
 
 
-def test_stops_lengths_and_logprobs_inside_accepted_drafts(case, plain) -> None:
-    model_dir, prompts, expected = case
-    llm = spec_llm(model_dir)
+def test_stops_lengths_and_logprobs_inside_accepted_drafts(case, plain, spec) -> None:
+    _, prompts, expected = case
+    llm, since = spec, drafted(spec)
     tok = llm.get_tokenizer()
     stop_text = tok.decode(expected[3][9:12])  # ends mid-way through a run of drafts
     cases = [
@@ -150,10 +169,15 @@ def test_stops_lengths_and_logprobs_inside_accepted_drafts(case, plain) -> None:
         SamplingParams(temperature=0.0, max_tokens=MAX_NEW, stop_token_ids=[expected[2][6]]),
         SamplingParams(temperature=0.0, max_tokens=12, logprobs=3),
     ]
+    feed = [{"prompt_token_ids": p} for p in prompts]
+    # The reference, the engine without drafts, answers all four cases in one batch (its
+    # greedy tokens do not depend on the batch: test_engine_exactness); the engine with
+    # drafts answers each case alone, as before, so its drafts fall where they did.
+    wants = plain.generate(feed * len(cases), [p for p in cases for _ in prompts], use_tqdm=False)
     finish = []
-    for params in cases:
-        want = plain.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
-        got = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    for i, params in enumerate(cases):
+        want = wants[i * len(prompts) : (i + 1) * len(prompts)]
+        got = llm.generate(feed, params, use_tqdm=False)
         finish.append([o.outputs[0].finish_reason for o in got])
         for w, g in zip(want, got, strict=True):
             w, g = w.outputs[0], g.outputs[0]
@@ -165,26 +189,26 @@ def test_stops_lengths_and_logprobs_inside_accepted_drafts(case, plain) -> None:
                     assert all(abs(lw[t] - lg[t]) < 1e-3 for t in lw)
     # The stop cases really stopped inside the answers.
     assert finish[1][3] == finish[2][2] == "stop"
-    assert_drafts_accepted(llm)
+    assert_drafts_accepted(llm, since)
     assert_all_blocks_free(llm)
 
 
-def test_sampling_with_top_k_1_verifies_by_rejection_and_equals_greedy(case) -> None:
-    model_dir, prompts, expected = case
-    llm = spec_llm(model_dir)
+def test_sampling_with_top_k_1_verifies_by_rejection_and_equals_greedy(case, spec) -> None:
+    _, prompts, expected = case
+    llm, since = spec, drafted(spec)
     params = SamplingParams(temperature=0.8, top_k=1, max_tokens=MAX_NEW, seed=3)
     outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
     assert [o.outputs[0].token_ids for o in outs] == expected
-    assert_drafts_accepted(llm)
+    assert_drafts_accepted(llm, since)
 
 
-def test_penalties_and_min_tokens_get_no_drafts(case) -> None:
-    model_dir, prompts, _ = case
-    llm = spec_llm(model_dir)
+def test_penalties_and_min_tokens_get_no_drafts(case, spec) -> None:
+    prompts = case[1]
+    llm, since = spec, drafted(spec)
     for params in (SamplingParams(temperature=0.0, max_tokens=8, repetition_penalty=1.2),
                    SamplingParams(temperature=0.0, max_tokens=8, min_tokens=8)):
         llm.generate([{"prompt_token_ids": prompts[1]}], params, use_tqdm=False)
-    assert llm.llm_engine.get_stats().spec_decode_num_drafts == 0
+    assert drafted(llm)[2] == since[2]  # not one drafting step
 
 
 # -- the block manager --------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import loopback
 import pytest
 from ixbrl_sample import write_filing
 from live_server import dev_contexts, running_app
@@ -91,7 +91,7 @@ def _drop_filing(page, folder: Path, name: str, ticker: str, rev: int) -> dict[s
 
 
 def _listed(server: str) -> list[str]:
-    return [d["id"] for d in httpx.get(f"{server}/v1/documents").json()["data"]]
+    return [d["id"] for d in loopback.get(f"{server}/v1/documents").json()["data"]]
 
 
 def test_a_dropped_filing_is_indexed_asked_about_and_deleted(page, server, tmp_path) -> None:
@@ -153,7 +153,7 @@ def test_a_collection_scopes_the_question(page, server) -> None:
     page.wait_for_selector("#state:text('Done')")
     assert page.asked[-1]["filters"] == {"collection": "beta"}
     assert "Gadget" in page.inner_text("#filing-title")
-    assert httpx.delete(f"{base}/v1/documents/{gadget['id']}").status_code == 200
+    assert loopback.delete(f"{base}/v1/documents/{gadget['id']}").status_code == 200
 
 
 def _pick(page, name: str, data: bytes) -> None:
@@ -172,7 +172,7 @@ def test_a_refused_upload_shows_the_server_message(page, server, tmp_path, name,
     _pick(page, name, data)
     page.wait_for_selector("#doc-message:not([hidden])")
     text = page.inner_text("#doc-message")
-    served = httpx.post(f"{server[0]}/v1/documents", files={"file": (name, data)})
+    served = loopback.post(f"{server[0]}/v1/documents", files={"file": (name, data)})
     assert served.status_code == status
     assert text.startswith(f"Upload refused ({status}): "), text
     assert served.json()["error"]["message"].rstrip(".") in text, text

@@ -11,7 +11,7 @@ import json
 import re
 import time
 
-import httpx
+import loopback
 import pytest
 from live_server import dev_contexts, running_app, running_server
 from web_browser import chromium, no_4xx_problems, open_page, screenshot
@@ -63,18 +63,18 @@ WATCH_ANSWER = """() => {
 
 
 def test_index_is_served_with_a_strict_csp(server) -> None:
-    r = httpx.get(server + "/")
+    r = loopback.get(server + "/")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     csp = r.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert 'name="viewport"' in r.text and "http" not in r.text.split("<body")[0]
     # Nothing a strict CSP would block: no inline handlers, styles or scripts.
     assert not re.search(r"\son[a-z]+\s*=|\sstyle\s*=|<script(?![^>]*\ssrc=)", r.text)
-    assert httpx.get(server + "/static/app.js").headers["content-type"].startswith(
+    assert loopback.get(server + "/static/app.js").headers["content-type"].startswith(
         "text/javascript")
-    assert httpx.get(server + "/static/style.css").status_code == 200
-    assert httpx.get(server + "/static/../settings.py").status_code == 404
-    assert httpx.get(server + "/static/nope.js").status_code == 404
+    assert loopback.get(server + "/static/style.css").status_code == 200
+    assert loopback.get(server + "/static/../settings.py").status_code == 404
+    assert loopback.get(server + "/static/nope.js").status_code == 404
 
 
 # No table row and no sentence of these reports is about it: the model answers in prose,
@@ -84,8 +84,8 @@ OPEN_QUESTION = "What is the outlook for dividends next year?"
 
 def _wire_events(server: str, question: str) -> list[dict]:
     """The server-sent events of a streamed /ask, as the page asks it."""
-    with httpx.stream("POST", f"{server}/ask", timeout=300,
-                      json={"question": question, "stream": True}) as r:
+    with loopback.stream("POST", f"{server}/ask", timeout=300,
+                         json={"question": question, "stream": True}) as r:
         assert r.status_code == 200
         return [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
 
@@ -139,8 +139,8 @@ def _computed(server: str, dev: list[dict], scale: str) -> tuple[str, dict]:
         for q in ctx["questions"]:
             if q["answer_type"] != "arithmetic" or q["scale"] != scale:
                 continue
-            body = httpx.post(f"{server}/ask", json={"question": q["question"]},
-                              timeout=300).json()
+            body = loopback.post(f"{server}/ask", json={"question": q["question"]},
+                                 timeout=300).json()
             if body.get("short_answer") is not None and body["scale"] == scale \
                     and body["citations"]:
                 return q["question"], body
@@ -303,11 +303,11 @@ def test_a_dead_engine_shows_the_server_503(keyed, keyed_page) -> None:
 
     pipe.engine.engine.scheduler.schedule = broken_schedule
     # The loop dies at its next step, which this request starts.
-    r = httpx.post(f"{base}/v1/completions", json={"prompt": "x", "max_tokens": 2},
-                   headers=auth, timeout=120)
+    r = loopback.post(f"{base}/v1/completions", json={"prompt": "x", "max_tokens": 2},
+                      headers=auth, timeout=120)
     assert r.status_code in (500, 503), r.text
     deadline = time.monotonic() + 60  # a hang guard, not a speed bound
-    while (health := httpx.get(f"{base}/health", timeout=30)).status_code != 503:
+    while (health := loopback.get(f"{base}/health", timeout=30)).status_code != 503:
         assert time.monotonic() < deadline, health.text
         time.sleep(0.05)
     page = keyed_page

@@ -87,19 +87,25 @@ _ALL_PARTS = re.compile(r"\b(?:all|every|each|total|combined|consolidated)\b[^.?
                         r"\b(?:segments?|regions?)\b", re.I)
 
 
+def _names_the_country(text: str, m: re.Match) -> bool:
+    """Whether a country's code or name at `m` names that country: not the rest of the world
+    ("outside the U.S."), no accounting term ("U.S. GAAP"), no region it opens ("United
+    States and Canada")."""
+    return not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()) \
+        and not _AND_PLACE.match(text, m.end())
+
+
 def _countries_coded(text: str) -> dict[str, frozenset[str]]:
     """The country members a question names by their code in capitals ("US", "U.S.",
     "UK"), with the words naming them; not the rest of the world ("non-U.S.", "outside the
     U.S."). Lower-case "us" is a pronoun."""
     out = {}
     for m in _COUNTRY_CODE.finditer(text):
-        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()) \
-                and not _AND_PLACE.match(text, m.end()):
+        if _names_the_country(text, m):
             code = m.group(0).replace(".", "")
             out[f"country:{code}"] = frozenset({code.lower()})
     for m in _COUNTRY_NAME.finditer(text):  # a filing may print the code ("U.S.") alone
-        if not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()) \
-                and not _AND_PLACE.match(text, m.end()):
+        if _names_the_country(text, m):
             code = _COUNTRY_CODES[m.group(0).lower()]
             out[f"country:{code}"] = frozenset({code.lower(), *tokens(m.group(0))})
     return out

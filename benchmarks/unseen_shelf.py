@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -52,6 +52,18 @@ July 31, 2025), Applied Materials' fiscal 2025 (October 26, 2025) and Lam Resear
 2025 (June 29, 2025). No 10-Q, bank or utility: the repository's bank and utility downloads
 (Bank of America, JPMorgan, NextEra...) are absent from its mirror, and no other stored
 snapshot searched held an inline-XBRL 10-Q of a company no set used.
+
+`--set 6` copies a sixth shelf into engines/unseen-shelf6/ (SHELF6; questions in
+benchmarks/data/filings_heldout6.jsonl, analyst-style): five filings of five more companies,
+none among the 25 development filings, shelves 1-5 nor the PDF shelves. From the second
+shelf's repository at the same commit, four 10-Ks: Analog Devices' fiscal 2025 (year ended
+November 1, 2025) and Broadcom's fiscal 2025 (November 2, 2025) -- the repository's downloads
+of those two are the fiscal 2025 reports, not fiscal 2024's, as their dei:DocumentPeriodEndDate
+says -- and Thermo Fisher Scientific's and AT&T's for 2024. And one 10-Q, the first on a
+shelf since set 3: Workiva's for the quarter ended June 30, 2022 (three- and six-month
+columns), a test fixture of an XBRL renderer (ecksbee/telefacts at its HEAD), stored there as
+a Wdesk-generated inline-XBRL document beside its taxonomy files (not compared with EDGAR's
+copy: no network here).
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -151,8 +163,22 @@ _SHELF5_PERIODS = {
     "VRTX": "2024-12-31", "PANW": "2025-07-31", "AMAT": "2025-10-26", "LRCX": "2025-06-29",
 }
 SHELF5 = _sumit_shelf(_SHELF5_PERIODS)
+OUT6 = ROOT / "engines" / "unseen-shelf6"
+# The sixth shelf: (ticker, the period end its cover's dei:DocumentPeriodEndDate states; the
+# repository's ADI and Broadcom downloads are their fiscal 2025 10-Ks, not fiscal 2024's).
+_SHELF6_PERIODS = {
+    "ADI": "2025-11-01", "AVGO": "2025-11-02", "TMO": "2024-12-31", "T": "2024-12-31",
+}
+_TELEFACTS = "ecksbee/telefacts"
+_TELEFACTS_HEAD = "302aaf3435351815f905a782554667db6691ecf7"  # its HEAD, 2024-09-30
+SHELF6 = {
+    **_sumit_shelf(_SHELF6_PERIODS),
+    # Workiva's 10-Q for the quarter ended June 30, 2022: a test fixture of an XBRL renderer.
+    "WK_10-Q_2022-06-30": (_TELEFACTS, _TELEFACTS_HEAD,
+                           "test/wd/folders/high_precision/wk-20220630.htm"),
+}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
-           5: (SHELF5, OUT5)}
+           5: (SHELF5, OUT5), 6: (SHELF6, OUT6)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
@@ -183,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1,
                     help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2; "
                     "3: the third, engines/unseen-shelf3; 4: the fourth, engines/unseen-shelf4; "
-                    "5: the fifth, engines/unseen-shelf5")
+                    "5: the fifth, engines/unseen-shelf5; 6: the sixth, engines/unseen-shelf6")
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
     ap.add_argument("--out", type=Path, default=None, help="default: the set's folder")
     args = ap.parse_args(argv)

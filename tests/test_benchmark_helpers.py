@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_heldout_check import parse  # noqa: E402
 from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
-from unseen_shelf import OUT2, OUT5, SHELF, SHELF2, SHELF5, SHELVES, filing_problem, unwrapped  # noqa: E402
+from unseen_shelf import OUT2, OUT5, OUT6, SHELF, SHELF2, SHELF5, SHELF6, SHELVES, filing_problem, unwrapped  # noqa: E402
 from unseen_shelf import main as unseen_shelf_main  # noqa: E402
 
 
@@ -109,6 +109,26 @@ def test_the_fifth_held_out_set_is_complete_split_and_on_its_shelf() -> None:
     records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
     assert_heldout_records(records, 150)
     shelf = {f"{name}.htm" for name in SHELF5}
+    assert all(set(r.get("doc_ids") or [r["doc_id"]]) <= shelf for r in records)
+
+
+def test_the_sixth_unseen_shelf_holds_companies_no_other_shelf_holds() -> None:
+    tickers6 = {name.split("_")[0] for name in SHELF6}
+    others = {name.split("_")[0] for n, (shelf, _) in SHELVES.items() if n != 6 for name in shelf}
+    assert len(tickers6) == len(SHELF6) == 5 and not tickers6 & others
+    assert {name.split("_")[1] for name in SHELF6} == {"10-K", "10-Q"}
+    assert all(len(commit) == 40 for _, commit, _ in SHELF6.values())
+    assert OUT6.name == "unseen-shelf6"
+
+
+def test_the_sixth_held_out_set_is_complete_split_and_on_its_shelf() -> None:
+    """benchmarks/data/filings_heldout6.jsonl (its golds re-checked against the filings by
+    benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing
+    of the sixth shelf, golds of the right shape."""
+    path = REPO / "benchmarks" / "data" / "filings_heldout6.jsonl"
+    records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    assert_heldout_records(records, 150)
+    shelf = {f"{name}.htm" for name in SHELF6}
     assert all(set(r.get("doc_ids") or [r["doc_id"]]) <= shelf for r in records)
 
 

@@ -41,7 +41,8 @@ HTML_FILINGS = 7
 # A cover as filers tag it: the state shown by name (its value, by ixt-sec:stateprovnameen,
 # is the code "DE"), a comma caught in the city's tag, the area code in parentheses, the
 # exchange only as a hidden code that a visible name displays (-sec-ix-hidden), and the
-# offices' state only as a hidden code that nothing displays.
+# offices' state only as a hidden code that nothing displays, and the fiscal year's end as a
+# hidden month and day in ixt:date-month-day's format (Intuitive Surgical's "12/31").
 _COVER = """<?xml version="1.0" encoding="utf-8"?>
 <html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL"
  xmlns:xbrli="http://www.xbrl.org/2003/instance" xmlns:dei="http://xbrl.sec.gov/dei/2024"
@@ -54,6 +55,7 @@ _COVER = """<?xml version="1.0" encoding="utf-8"?>
 <ix:nonNumeric contextRef="c-1" name="dei:DocumentPeriodEndDate">2024-12-31</ix:nonNumeric>
 <ix:nonNumeric contextRef="c-1" name="dei:SecurityExchangeName" id="f-x">NYSE</ix:nonNumeric>
 <ix:nonNumeric contextRef="c-1" name="dei:EntityAddressStateOrProvince" id="f-st">IL</ix:nonNumeric>
+<ix:nonNumeric contextRef="c-1" name="dei:CurrentFiscalYearEndDate" format="ixt:date-month-day" id="f-fy">12/31</ix:nonNumeric>
 </ix:hidden></ix:header></div>
 <div><span>FORM 10-K</span></div>
 <div><ix:nonNumeric contextRef="c-1" name="dei:EntityRegistrantName" id="f-1">Gadget Corp.</ix:nonNumeric></div>
@@ -96,6 +98,8 @@ def test_inline_xbrl_cover_fields_are_what_the_cover_shows(sample: Path) -> None
     assert CoverField.STATE not in meta.cover
     assert meta.cover[CoverField.PHONE].facts == (("f-5", "555"), ("f-6", "123-4567"))
     assert meta.cover[CoverField.EXCHANGE].facts == (("f-x", "New York Stock Exchange"),)
+    # a date has one reading, hidden or shown: the month and day as a reader writes them
+    assert meta.cover[CoverField.FISCAL_YEAR_END].value == "December 31"
 
 
 def test_a_cover_answer_cites_its_fact_and_none_comes_of_a_missing_field(sample: Path) -> None:
@@ -229,7 +233,11 @@ def test_printed_covers_agree_with_their_tags(stem: str) -> None:
     more = {f: read.pop(f, None) for f in (CoverField.FISCAL_YEAR_END, CoverField.SYMBOLS)}
     assert read == _values(tagged)
     assert all(f in tagged.cover for f in PRINTED_COVER_FIELDS)
-    assert more == {f: tagged.cover[f].value if f in tagged.cover else None for f in more}
+    expected = {f: tagged.cover[f].value if f in tagged.cover else None for f in more}
+    if "-10-q-" in stem:  # a quarter's cover prints no year end; its hidden tag still says it
+        assert expected[CoverField.FISCAL_YEAR_END] is not None
+        expected[CoverField.FISCAL_YEAR_END] = None
+    assert more == expected
 
 
 def test_a_printed_auditors_report_names_the_auditor() -> None:
@@ -304,6 +312,7 @@ def test_metadata_saved_before_the_cover_fields_still_loads(tmp_path: Path, samp
     ("In which city and state is the office that audited Stryker's statements?",
      CoverField.AUDITOR_LOCATION),
     ("Who audited Stryker's statements?", CoverField.AUDITOR),
+    ("Which audit firm signed the opinion in Texas Instruments' 10-K?", CoverField.AUDITOR),
     ("On what date did Visa's fiscal year 2023 end?", FilingField.PERIOD_END),
     ("On what date did the repurchase program end?", None),
     ("How much did foreign exchange rates that the company traded at reduce revenue?", None),

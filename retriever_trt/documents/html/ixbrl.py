@@ -10,6 +10,7 @@ cover page shows (incorporation, address, exchange, ...) become the metadata's `
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -31,6 +32,10 @@ _ZERO_TEXTS = {"", "-", "—", "–", "--"}
 _SEC_HIDDEN = re.compile(r"-sec-ix-hidden\s*:\s*([^;\s]+)")
 # What a tag's edge may catch of the cover's punctuation: "Arlington," "Los Gatos,".
 _EDGE_PUNCTUATION = " ,;:"
+# A month and day as dei:CurrentFiscalYearEndDate tags it: "--12-31", or "12/31" in
+# ixt:date-month-day's format.
+_MONTH_DAY = re.compile(r"(?:--)?(\d{1,2})[-/](\d{1,2})")
+
 
 def _text(el: Any) -> str:
     return " ".join("".join(el.itertext()).split())
@@ -177,6 +182,8 @@ def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:
     out = {}
     for f in (f for f in CoverField if f.concepts):
         parts = [cover.get(c.removeprefix("dei:")) for c in f.concepts]
+        if f is CoverField.FISCAL_YEAR_END and parts[0] is not None and not parts[0].shown:
+            parts = [_month_day(parts[0])]  # a date has one reading: "--12-31" is December 31
         if not all(p is not None and p.shown for p in parts):
             continue
         texts = [p.text.strip(_EDGE_PUNCTUATION) for p in parts]
@@ -187,6 +194,15 @@ def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:
             value = f"({texts[0].strip('()')}) {texts[1]}"
         out[f] = CoverEntry(value, tuple((p.fact_id, t) for p, t in zip(parts, texts, strict=True)))
     return out
+
+
+def _month_day(fact: CoverFact) -> CoverFact | None:
+    """A hidden month-and-day fact ("--12-31", "12/31") as a reader writes it, shown."""
+    found = _MONTH_DAY.fullmatch(fact.text.strip())
+    if found is None or not 1 <= int(found.group(1)) <= 12:
+        return None
+    return CoverFact(fact.fact_id, f"{calendar.month_name[int(found.group(1))]} "
+                                   f"{int(found.group(2))}")
 
 
 def metadata_from_cover(cover: dict[str, CoverFact]) -> DocumentMetadata:

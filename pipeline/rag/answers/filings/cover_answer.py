@@ -44,7 +44,7 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
         r"\bwhere\b.*\baudit|\baudit\w*\b.*\b(?:location|city|located|office)\b|"
         rf"^(?!.*{_OFFICES}).*\b(?:location|city|office)\b.*\baudit", re.I)),
     (CoverField.AUDITOR, re.compile(
-        r"\baudit(?:or|ors|ed|s|ing firm)\b|\bregistered public accounting firm\b", re.I)),
+        r"\baudit(?:or|ors|ed|s|(?:ing)? firm)\b|\bregistered public accounting firm\b", re.I)),
     (CoverField.FISCAL_YEAR_END, re.compile(
         r"\bmonth and day\b|\bfiscal[- ]year[- ]end(?:ing)? date\b|"
         r"\bwhen does\b.*\bfiscal year end\b", re.I)),

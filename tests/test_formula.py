@@ -171,13 +171,24 @@ def test_analysts_definitions_and_wordings(apple, question, answer):
 
 
 def test_a_definition_that_cannot_be_read_is_no_number_never_the_vocabularys(apple):
-    """The question defines debt-to-equity with a term the rules do not read ("long-term
-    debt (noncurrent)"): no number, saying so, never the vocabulary's own debt-to-equity
-    (total liabilities 308,030 over equity 56,950)."""
+    """The question defines debt-to-equity with a term the filing has no label for: no
+    number, saying so, never the vocabulary's own debt-to-equity (total liabilities 308,030
+    over equity 56,950)."""
+    short = _ask(apple, "What was Apple's debt-to-equity ratio at September 28, 2024, defined "
+                        "as widget obligations (noncurrent) divided by total stockholders' "
+                        "equity?")
+    assert short.short_answer is None
+    assert 'no tagged figure for a figure labelled "widget obligations noncurrent"' in \
+        short.missing
+
+
+def test_words_in_parentheses_after_an_operand_are_more_of_its_name(apple):
+    """"long-term debt (noncurrent)" is Apple's "Term debt" under its non-current liabilities
+    (85,750), over equity 56,950: the aside had made the formula unreadable."""
     short = _ask(apple, "What was Apple's debt-to-equity ratio at September 28, 2024, defined "
                         "as long-term debt (noncurrent) divided by total stockholders' equity?")
-    assert short.short_answer is None
-    assert "long-term debt (noncurrent) divided by" in short.missing
+    assert short.short_answer == "1.51", short.prose()
+    assert "85750000000 / 56950000000" in short.derivation
 
 
 @pytest.mark.parametrize("question, answer", [

@@ -68,6 +68,9 @@ _OPS = {"+": Op.ADD, "plus": Op.ADD, "-": Op.SUB, "minus": Op.SUB, "less": Op.SU
 _TOKEN = re.compile(r"(\(|\)|\*\*|\^|[*/×÷]|(?<=\s)(?:[-+x]|plus|minus|less|times|multiplied by|"
                     r"divided by|over)(?=\s))", re.I)
 _NUMBER = re.compile(r"^\d[\d,]*(?:\.\d+)?$")
+# Up to three words in parentheses right after a word: the operand's own ("(noncurrent)").
+_WORD_ASIDE = re.compile(r"(?<=[A-Za-z'’])\s*\(\s*([A-Za-z][A-Za-z'’-]*"
+                         r"(?:\s+[A-Za-z][A-Za-z'’-]*){0,2})\s*\)")
 _CHANGE = re.compile(r"\b(?:change|increase|decrease)s? in\b", re.I)
 _AVERAGE = re.compile(r"\baverage\b", re.I)
 # A four-digit year, "FY2023" included (a header's "FY19" is not a definition's way).
@@ -170,7 +173,11 @@ class _Parser:
 
 def parse_formula(text: str, latest_year: int | None, resolve: Resolver) -> Node | None:
     """The formula a definition states, or None when a part of it names nothing `resolve`
-    knows or it is not arithmetic on items."""
+    knows or it is not arithmetic on items. A few words in parentheses right after an
+    operand's words are more of its name: "long-term debt (noncurrent)" is the noncurrent
+    long-term debt, no factor of its own."""
+    text = _WORD_ASIDE.sub(lambda m: f" {m.group(1)}" if _OPS.keys().isdisjoint(
+        m.group(1).lower().split()) else m.group(0), text)
     tokens = [t.strip() for t in _TOKEN.split(f" {text} ") if t and t.strip()]
     parser = _Parser(tokens, latest_year, resolve)
     node = parser.sum()

@@ -134,7 +134,9 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
 @pytest.mark.parametrize("question, value", [
     ("Who audits Apple's financial statements?", "Ernst & Young LLP"),
     ("Where is Apple's auditor located?", "San Jose, California"),
-    ("What month and day does Apple's fiscal year end?", "September 28"),
+    ("What month and day does Apple's fiscal year end, per its 10-K?", "September 28"),
+    # the latest filing's own year: the 10-Q's hidden --09-27 is fiscal 2025's end
+    ("What month and day does Apple's fiscal year end?", "September 27"),
     ("What was Apple's public float?", "2628553000000"),
     # the cover's count (dei:EntityCommonStockSharesOutstanding), not the balance sheet's
     ("How many shares of Apple's common stock were outstanding per the cover of its 10-K?",
@@ -191,7 +193,7 @@ def test_names_and_words():
     assert split_name("nvda:ComputeAndNetworkingSegmentMember") == \
         "Compute And Networking Segment Member"
     assert member_words("nvda:ComputeAndNetworkingSegmentMember") == {"compute", "networking"}
-    assert member_words("country:US") == frozenset()
+    assert member_words("country:US") == {"united", "state"}  # its name's, not its code's
     assert "datacenter" in word_runs("Data Center revenue") and "iphone" in word_runs("iPhone")
     assert combination("Which had higher revenue, A or B?") is Combine.HIGHER
     assert combination("Whose assets are smaller, A or B?") is Combine.LOWER
@@ -617,3 +619,34 @@ def test_a_member_ending_in_other_is_the_rest_and_a_remainder_word_alone_names_n
     held = parts("market value of voting stock held by non-affiliates", {"market", "value"})
     assert not held.options and not held.unknown
     assert first("Revenue of its OEM line in 2024", {"revenue"}) == {"x:OEMAndOtherMember"}
+
+
+@pytest.mark.parametrize("question, value", [
+    ("How much did Apple make from iPhone in fiscal 2024?", "201183"),
+    ("How much did NVIDIA earn from its Graphics segment in fiscal 2025?", "14304"),
+])
+def test_what_a_company_earned_from_a_part_it_names_is_that_parts_revenue(answerer, question,
+                                                                          value):
+    assert ask(answerer, question).short_answer == value
+
+
+def test_what_a_company_took_in_is_never_a_cost():
+    """"How much did it generate from operations": the filing's "Total operating expenses"
+    row holds the words, and had been the answer."""
+    cost = Fact("f1", "us-gaap:OperatingExpenses", Decimal(1), "USD", date(2025, 1, 26),
+                date(2024, 1, 29), ())
+    why = withheld("How much did NVIDIA generate from operations in fiscal 2025?", "million",
+                   [cost], False)
+    assert why is not None and "cost or expense" in why
+    assert withheld("How much did NVIDIA spend on operating expenses in fiscal 2025?",
+                    "million", [cost], False) is None
+
+
+def test_what_it_came_from_must_all_name_the_part(answerer):
+    """"Automotive leasing" is Tesla's line: NVIDIA's Automotive platform is named by one of
+    its words, and its revenue is no answer. "Graphics segment": the cue word is neither the
+    part's nor a measure's ("Other segment items" had answered)."""
+    got = ask(answerer, "How much did Nvidia earn from Automotive leasing in FY25, in $ millions?")
+    assert got.short_answer is None
+    got = ask(answerer, "How much did NVIDIA earn from its Graphics segment in fiscal 2025?")
+    assert got.short_answer == "14304", got.prose()

@@ -36,6 +36,12 @@ MONETARY = "USD"
 # ("How much did J&J earn from income from equity affiliates": not its equity).
 _ASKS_FLOW = re.compile(r"\b(?:burn(?:ed|t|s)?|outflows?|inflows?|generated?|generates|flows?|"
                         r"earn(?:ed|s)?)\b", re.I)
+# What a company took in ("How much did it generate from operations"): no cost or expense
+# answers it, unless the question names one.
+_ASKS_TAKEN_IN = re.compile(r"\b(?:earn(?:ed|s)?|generated?|generates|make|made|bring in|"
+                            r"brought in|take in|took in)\b", re.I)
+_NAMES_COST = re.compile(r"\b(?:costs?|expenses?|expenditures?|spend\w*|charges?)\b", re.I)
+_COST_CONCEPT = re.compile(r"Cost|Expense")
 # The statement's name is no flow asked: "cash at year end, from the cash flow statement".
 _CASH_FLOW_STATEMENT = re.compile(r"\b(?:cash flows? statements?|statements? of (?:consolidated )?"
                                   r"cash flows?)\b", re.I)
@@ -70,6 +76,10 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
             all(f.start is None for f in facts):
         return "the question asks for what flowed or was earned over a period, and the figure found is " \
             "a balance at a date"
+    if _ASKS_TAKEN_IN.search(text) and not _NAMES_COST.search(text) and facts and \
+            all(_COST_CONCEPT.search(f.concept.split(":")[-1]) for f in facts):
+        return "the question asks for what the company took in, and the figure found is a " \
+            "cost or expense"
     if asks_count(text) and monetary:
         return "the question asks for a count, and the figure found is an amount of money"
     if ratio and asks_amount(text):

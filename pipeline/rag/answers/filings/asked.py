@@ -7,6 +7,8 @@ the measure's words. The vocabulary's item stays first unless the question narro
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
 from pipeline.rag.answers.company_names import owned_names
@@ -22,27 +24,51 @@ from pipeline.rag.answers.filings.measure_match import (
     quoted_rows,
     rows_named_as,
 )
-from pipeline.rag.answers.filings.qualifiers import Parts, asked_parts
+from pipeline.rag.answers.filings.qualifiers import CUE_WORDS, Parts, asked_parts
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from retriever_trt.search.filters import company_key
 
+# What a company took in from a part of itself: "How much did Intuitive Surgical earn from
+# Systems?" asks the Systems revenue ("generate from operations" names no part: no revenue).
+_EARNED_FROM = re.compile(r"\b(?:earn(?:ed|s)?|make|made|generated?|bring in|brought in|"
+                          r"take in|took in|derived?|receive[ds]?)\b[^?.;]*?\bfrom\s+(.+?)"
+                          r"(?=\s+(?:in|for|during|over|between|as of|at|through|on)\b|"
+                          r"[,?;(]|\.(?!\d)|$)", re.I)
+_REVENUE_WORDS = frozenset(tokens("revenues sales"))
 
-def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts]:
-    """What the filing's facts must match beyond the periods: the part named, and the
-    measure's candidates from the filing's own labels."""
+
+def what_is_asked(query: Query, info: Any,
+                  labels: FactLabels) -> tuple[Query, Asked, Parts]:
+    """The query as this filing reads it, and what the filing's facts must match beyond the
+    periods: the part named, and the measure's candidates from the filing's own labels. A
+    question naming no measure that asks what the company earned from a part it names asks
+    that part's revenue."""
+    asked, parts = _asked_of(query, info, labels)
+    earned = _EARNED_FROM.search(query.text) if query.measure is None else None
+    # every word of what it came from names the part: "Automotive leasing" is no revenue of
+    # NVIDIA's Automotive platform
+    if earned and parts.options and \
+            set(tokens(earned.group(1))) - _REVENUE_WORDS - CUE_WORDS <= parts.naming_words():
+        query = replace(query, measure=BY_NAME["revenue"])
+        return query, *_asked_of(query, info, labels)
+    return query, asked, parts
+
+
+def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts]:
     # The company's own name ("Nike" of "NIKE Brand") and the measure's words ("equipment"
     # of "purchases of property and equipment") name no part of it.
     own = set(company_key(info.metadata.company).split()) | owned_names(query.text)
     # a statement row quoted whole names its figure ("buying and occupancy costs")
     quoted = quoted_rows(query.text, labels)
+    prefer = preference(query.text)
     parts = asked_parts(set(query.words) - own - quoted,
                         set(query.measure_words) - own - quoted - phrase_words(query.measure),
-                        query.text, labels)
-    prefer = preference(query.text)
-    labelled = labelled_items(query.measure_words - parts.naming_words(), labels, info.facts,
-                              prefer)
+                        query.text, labels,
+                        _label_words(query.measure_words - own - quoted, labels, info, prefer))
+    labelled = labelled_items(query.measure_words - parts.naming_words() - CUE_WORDS, labels,
+                              info.facts, prefer)
     measure = query.measure
     if isinstance(measure, LineItem) and not any(f.concept in measure.concepts
                                                   for f in info.facts):
@@ -70,6 +96,14 @@ def what_is_asked(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, P
         labelled = rows_named_as(measure, labels, labelled)
     return Asked(parts.options, tuple(held or labelled), phrases, not held,
                  narrowing if not held else frozenset()), parts
+
+
+def _label_words(words: frozenset[str], labels: FactLabels, info: Any,
+                 prefer: Any) -> frozenset[str]:
+    """The words of the label that names the measure best: "aggregate market value" of the
+    public float's names no part of the company, though "Key Emerging Markets" holds one."""
+    best = labelled_items(words, labels, info.facts, prefer)[:1]
+    return labels.concept_words.get(best[0].concepts[0], frozenset()) if best else frozenset()
 
 
 def no_narrower(query: Query, info: Any, words: frozenset[str]) -> str:

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.rag.answers.filings.place_codes import place_name
 from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.question_words import label_stems
 from retriever_trt.documents.model import Fact
@@ -30,6 +31,8 @@ from retriever_trt.documents.years import YEAR_DIGITS
 QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
                             r"ClassOfStock|Brand|Division", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
+_BUSINESS_SEGMENTS = re.compile(r"StatementBusinessSegmentsAxis")
+_PLACE_AXES = re.compile(r"Geograph|Region", re.I)
 # The most members of one axis a printed label may name: a country and the region named
 # after it ("United States" for country:US and "United States and Puerto Rico"); a label
 # printed for more is a measure's row across a segment table.
@@ -65,14 +68,19 @@ def split_name(name: str) -> str:
 
 def member_words(member: str) -> frozenset[str]:
     """The distinctive words of a member's name ("nvda:ComputeAndNetworkingSegmentMember":
-    compute, networking); a member named by a code alone ("country:US") has none."""
+    compute, networking); a place named by its code, its name's ("country:CN": china); a
+    currency named by its code has none."""
     if member.split(":")[0] in ("country", "stpr", "currency"):
-        return frozenset()
+        name = place_name(member)
+        return frozenset(tokens(name)) - _GENERIC if name else frozenset()
     return frozenset(w for w in tokens(split_name(member)) if w not in _GENERIC)
 
 
 def member_label(member: str) -> str:
-    """A member as a reader names it: "Compute And Networking", "Greater China"."""
+    """A member as a reader names it: "Compute And Networking", "Greater China", "China" of
+    country:CN."""
+    if name := place_name(member):
+        return name
     words = [w for w in split_name(member).split() if w.lower() not in ("member", "segment")]
     return " ".join(words) or member
 
@@ -91,6 +99,20 @@ def _naming_labels(shown: tuple[str, str], concept: set[str]) -> list[frozenset[
         if found and not _PERIOD_LABEL.search(label):
             out.append(frozenset(found))
     return out
+
+
+def _segments_within(facts: list[Fact]) -> dict[tuple[str, str], frozenset[tuple[str, str]]]:
+    """The business segment every fact of a part of another axis carries ("Key Emerging
+    Markets" of a subsegment axis, always with its segment's member): the part's figure is
+    tagged with both."""
+    seen: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+    for f in facts:
+        parts = [d for d in f.dimensions if QUALIFIER_AXES.search(d[0])]
+        segments = frozenset(d for d in parts if _BUSINESS_SEGMENTS.search(d[0]))
+        for d in parts:
+            if d not in segments and not _PLACE_AXES.search(d[0]):  # a place is no part of one
+                seen[d] = seen[d] & segments if d in seen else segments
+    return {d: found for d, found in seen.items() if len(found) == 1}
 
 
 def describe_members(members: frozenset[tuple[str, str]]) -> str:
@@ -124,6 +146,9 @@ class FactLabels:
     # the row labels a primary statement prints each concept's facts of no part under:
     # Walmart's "Net sales" apart from its "Total revenues"
     stated_rows: dict[str, frozenset[str]] = field(default_factory=dict)
+    # each part reported only within one business segment, with that segment: Abbott's Key
+    # Emerging Markets (a subsegment) is tagged with Established Pharmaceutical Products
+    within: dict[tuple[str, str], frozenset[tuple[str, str]]] = field(default_factory=dict)
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
@@ -167,10 +192,13 @@ class FactLabels:
         kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
                    {m: tuple(sorted(printed[m], key=sorted)) for m in kept if m in printed},
+                   # a place's code is its name only as the question writes it apart
+                   # ("United States and Canada" names no country:US)
                    compact={m: re.sub(r"[^a-z0-9]", "", member_label(m[1]).lower())
-                            for m in kept},
+                            for m in kept if place_name(m[1]) is None},
                    stated=frozenset(f.concept for f in facts if id(f) in in_statement),
-                   stated_rows={c: frozenset(r) for c, r in rows.items()})
+                   stated_rows={c: frozenset(r) for c, r in rows.items()},
+                   within=_segments_within(facts))
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
         """Each concept's words as `label_stems` gives them, computed once per filing."""

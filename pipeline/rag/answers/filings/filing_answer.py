@@ -240,7 +240,7 @@ class FilingAnswerer:
         info = self.facts_of(doc_id)
         if not info.facts:
             return ShortAnswer()
-        asked, parts = what_is_asked(query, info, self.labels_of(info))
+        query, asked, parts = what_is_asked(query, info, self.labels_of(info))
         counted = asks_count(query.text)
         # "how many segments" names no part: a count. A printed filing's parts are its
         # tables' rows, read below (`_part_words`).

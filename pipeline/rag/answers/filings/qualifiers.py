@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
+from pipeline.rag.answers.filings.place_codes import COUNTRIES, place_name
 from pipeline.rag.answers.question_words import tokens
 
 # A member's name run together must be this long to match the question's words run
@@ -33,6 +34,10 @@ profit asset liability cash interest tax equity share stock common total sold go
 SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|divisions?|"
                          r"business (?:units?|lines?)|product (?:lines?|categor(?:y|ies)))\b",
                          re.I)
+# The cue words alone: they name neither a part nor a measure ("Other segment items" is no
+# answer to "NVIDIA's Graphics segment").
+CUE_WORDS = frozenset(tokens("segment segments region regions regional geographic division "
+                             "divisions"))
 # Words naming the rest of a whole ("Other Americas", "Non-US", "Rest of world"): a member
 # whose name starts with one is named only by a question that says it, not by its other
 # words alone ("OEM and Other" is the OEM line, named by "OEM").
@@ -62,7 +67,7 @@ _NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|govern
 # (Visa's "U.S. net revenues" had been answered with its total).
 _PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
 # The countries a question names in full whose code it may name instead (`_COUNTRY_CODE`).
-_COUNTRY_CODES = {"united states": "US", "united kingdom": "GB"}
+_COUNTRY_CODES = {COUNTRIES[code].lower(): code for code in ("US", "GB")}
 _COUNTRY_NAME = re.compile(r"\bunited (?:states|kingdom)\b", re.I)
 # A place joined to the country's name: "United States and Canada" is a region of its own.
 _AND_PLACE = re.compile(r"\s*(?:and|&)\s+[A-Z]")
@@ -160,9 +165,11 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
     said = runs | _REMAINDER if rest_cue else runs
     negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
     initials = {m.group(0) for m in _INITIALS.finditer(text) if m.group(0).lower() in distinctive}
+    rests = []
     for member, mwords in labels.members.items():
         rest = _rest_word(member[1])
         if rest in _REMAINDER - said:
+            rests.append(member)
             continue  # "Other Americas", "Non-US": the rest of a whole, named only as such
         own_words = member_words(member[1])
         if rest not in _REMAINDER and own_words & negated:
@@ -190,7 +197,19 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
                                       len(mwords & words) / len(mwords))
             out.scored[member] = max(found[0], out.overall[member])
             out.named[member] = found[1]
+    _drop_shared_with_rest(out, rests, labels)
     return out
+
+
+def _drop_shared_with_rest(got: _Scores, rests: list[tuple[str, str]],
+                           labels: FactLabels) -> None:
+    """A member named in part by words the rest of its whole also holds names neither:
+    "emerging markets" are Abbott's Key Emerging Markets and its Other Emerging Markets
+    together, no figure of the first alone."""
+    for member in [m for m, c in got.overall.items() if c < 1.0]:
+        if any(rest[0] == member[0] and got.named[member] <= labels.members[rest]
+               for rest in rests):
+            del got.scored[member], got.overall[member], got.named[member]
 
 
 def _rest_word(member: str) -> str:
@@ -232,11 +251,13 @@ def _ranked(got: _Scores, text: str, runs: set[str],
 
 
 def asked_parts(words: set[str], distinctive: set[str], text: str,
-                labels: FactLabels) -> Parts:
+                labels: FactLabels, measure_label: frozenset[str] = frozenset()) -> Parts:
     """The members of `labels` the question (`text`) names. `words`: its content words
     (less the company's name); `distinctive`: those that may name a part (less the
     measure's and the statements' words). A member's name run together also matches the
-    question's words run together ("iPhone" of aapl:IPhoneMember, split "I Phone")."""
+    question's words run together ("iPhone" of aapl:IPhoneMember, split "I Phone").
+    `measure_label`: the words of the label naming the measure best, which say no part is
+    asked when they are all a part's name holds of the question."""
     runs = word_runs(text)
     got = _scores(words, distinctive, text, runs, labels)
     ranked = _ranked(got, text, runs, labels)
@@ -247,7 +268,7 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
               and not _name_said_more(got.named[m], text, distinctive,
                                       labels.members[m] | got.named[m],
                                       labels.compact.get(m, ""))]
-    options = [frozenset({m}) for m in ranked]
+    options = [frozenset({m}) | labels.within.get(m, frozenset()) for m in ranked]
     axes = {a for a, _ in ranked}
     if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together
         best = [next(m for m in ranked if m[0] == a) for a in sorted(axes)]
@@ -268,9 +289,10 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
     # any word.
     partial = not options and any(
-        member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER for _, m in labels.members)
+        member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER - measure_label
+        for _, m in labels.members)
     return Parts(tuple(options), (cue or partial) and not options,
-                 {m: got.named[m] for o in options for m in o})
+                 {m: got.named.get(m, frozenset()) for o in options for m in o})
 
 
 # A run of capitalized words: a name as the question writes it ("Financial Service").
@@ -322,11 +344,9 @@ def compared_name(text: str) -> str | None:
 
 
 def country_name_words(labels: FactLabels) -> set[str]:
-    """The words of the countries the filing tags by code that a question may write in full
-    ("United States" of country:US, printed "U.S.")."""
-    coded = {m for _, m in labels.members}
-    return {w for name, code in _COUNTRY_CODES.items() if f"country:{code}" in coded
-            for w in tokens(name)}
+    """The words of the places the filing tags by code that a question may write in full
+    ("United States" of country:US, printed "U.S."; "China" of country:CN)."""
+    return {w for _, m in labels.members if (name := place_name(m)) for w in tokens(name)}
 
 
 def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> list[str]:

@@ -1,0 +1,108 @@
+"""How a question's words name a part of the company among a filing's members, on the real
+`FactLabels` of facts tagged as filings tag them: a place by its ISO code, a subsegment
+within its segment, a part the rest of its whole shares words with, and the words of the
+measure's own label (none of which names a part)."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from pipeline.rag.answers.filings.fact_labels import FactLabels, member_label, member_words
+from pipeline.rag.answers.filings.place_codes import place_name
+from pipeline.rag.answers.filings.qualifiers import (
+    asked_parts,
+    country_name_words,
+    unknown_names,
+)
+from pipeline.rag.answers.question_words import tokens
+from retriever_trt.documents.model import Fact
+
+GEOGRAPHY = "srt:StatementGeographicalAxis"
+SEGMENTS = "us-gaap:StatementBusinessSegmentsAxis"
+SUBSEGMENTS = "us-gaap:SubsegmentsAxis"
+
+
+def _fact(n: int, *dims: tuple[str, str], concept: str = "us-gaap:Revenues") -> Fact:
+    return Fact(f"f{n}", concept, Decimal(n), "USD", date(2024, 12, 28), date(2024, 1, 1),
+                tuple(dims))
+
+
+def _options(labels: FactLabels, question: str, measure: frozenset[str] = frozenset(),
+             company: str = "") -> list[set[str]]:
+    words = set(tokens(question)) - set(tokens(company))
+    parts = asked_parts(words, words - {"revenue"}, question, labels, measure)
+    return [{m for _, m in option} for option in parts.options]
+
+
+def test_a_place_code_reads_as_the_places_name():
+    assert place_name("country:CN") == "China"
+    assert place_name("country:KR") == "Korea"  # "Korea" asks for the south's, not "South ..."
+    assert place_name("stpr:CA") == "California" and place_name("country:CA") == "Canada"
+    assert place_name("country:ZZ") is None and place_name("us-gaap:EMEAMember") is None
+    assert member_words("country:TW") == frozenset({"taiwan"})
+    assert member_label("country:DE") == "Germany"
+    assert member_words("currency:EUR") == frozenset()
+
+
+def test_a_country_is_named_by_its_name_whatever_the_filing_prints_beside_it():
+    """AMD prints country:CN as "China (including Hong Kong)": "China" is one word of four
+    there, too few to name it, and its revenue had been answered with the company's total."""
+    facts = [_fact(1, (GEOGRAPHY, "country:CN")), _fact(2, (GEOGRAPHY, "country:US")),
+             _fact(3, (GEOGRAPHY, "country:SG"))]
+    shown = {"f1": ("China (including Hong Kong)", ""), "f2": ("United States", ""),
+             "f3": ("Singapore", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+    assert _options(labels, "What was AMD's revenue from China in 2024?") == \
+        [{"country:CN"}]
+    assert _options(labels, "AMD revenue in the United States, 2024") == [{"country:US"}]
+    assert "china" in country_name_words(labels) and "singapore" in country_name_words(labels)
+
+
+def test_a_country_the_filing_does_not_tag_is_a_part_it_does_not_report():
+    facts = [_fact(1, (GEOGRAPHY, "country:CN")), _fact(2, (GEOGRAPHY, "country:JP"))]
+    labels = FactLabels.of(facts, lambda f: ("", ""))
+    assert _options(labels, "What was the revenue from Japan in 2024?") == [{"country:JP"}]
+    question = "What was the revenue from Brazil in 2024?"
+    assert _options(labels, question) == []
+    # the name the filing's labels do not hold: the answer says so, never the total
+    assert unknown_names(question, frozenset(tokens(question)) - {"revenue"},
+                         country_name_words(labels)) == ["Brazil"]
+
+
+def test_a_subsegment_is_answered_with_the_segment_it_is_tagged_within():
+    """Abbott tags Key Emerging Markets on a subsegment axis, always beside its segment
+    (Established Pharmaceutical Products): the fact of both is the subsegment's figure."""
+    epd = (SEGMENTS, "abt:EstablishedPharmaceuticalProductsMember")
+    key, other = (SUBSEGMENTS, "abt:KeyEmergingMarketsMember"), \
+        (SUBSEGMENTS, "abt:OtherEmergingMarketsMember")
+    facts = [_fact(1, epd, key), _fact(2, epd, other), _fact(3, epd),
+             _fact(4, epd, key, (GEOGRAPHY, "country:US"))]
+    labels = FactLabels.of(facts, lambda f: ("", ""))
+    assert _options(labels, "Abbott's revenue in Key Emerging Markets in 2024") == \
+        [{"abt:KeyEmergingMarketsMember", "abt:EstablishedPharmaceuticalProductsMember"}]
+    # "emerging markets" are the key ones and the other ones together: neither alone
+    assert _options(labels, "Abbott's revenue in emerging markets in 2024") == []
+
+
+def test_a_place_is_never_taken_as_within_a_segment():
+    """A country reported inside one segment only is that segment's country figure, not the
+    company's: no question naming the country alone gets it."""
+    seg = (SEGMENTS, "x:DevicesMember")
+    labels = FactLabels.of([_fact(1, seg, (GEOGRAPHY, "country:US")), _fact(2, seg)],
+                           lambda f: ("", ""))
+    assert labels.within == {}
+
+
+def test_the_measures_own_label_names_no_part():
+    """"aggregate market value" is the public float's label: Abbott's Key Emerging Markets
+    holds "markets", which alone had made the question one about a part it cannot name."""
+    facts = [_fact(1, (SUBSEGMENTS, "abt:KeyEmergingMarketsMember")),
+             _fact(2, concept="dei:EntityPublicFloat")]
+    labels = FactLabels.of(facts, lambda f: ("", ""))
+    question = "What was the aggregate market value of Abbott's common equity held by " \
+        "non-affiliates?"
+    words = set(tokens(question)) - {"abbott"}
+    assert asked_parts(words, words, question, labels).unknown
+    label = labels.concept_words["dei:EntityPublicFloat"]
+    assert not asked_parts(words, words, question, labels, label).unknown

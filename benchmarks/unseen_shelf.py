@@ -65,6 +65,12 @@ columns), a test fixture of an XBRL renderer (ecksbee/telefacts at its HEAD), st
 a Wdesk-generated inline-XBRL document beside its taxonomy files (not compared with EDGAR's
 copy: no network here).
 
+`--set 7` copies a seventh shelf into engines/unseen-shelf7/ (SHELF7), a development shelf with
+no question file: five 10-Ks for 2024 of the second shelf's repository at the same commit
+(Abbott, AMD, Intuitive Surgical, Texas Instruments, Uber), none on another shelf, asked by
+`fact_probes.py` only. The answer rules were developed on its probes, so its figures measure
+nothing unseen.
+
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
 commit named below, so a later snapshot of the repository changes nothing here (Spire's
@@ -177,8 +183,12 @@ SHELF6 = {
     "WK_10-Q_2022-06-30": (_TELEFACTS, _TELEFACTS_HEAD,
                            "test/wd/folders/high_precision/wk-20220630.htm"),
 }
+OUT7 = ROOT / "engines" / "unseen-shelf7"
+# The seventh shelf, for development: (ticker, the period end its cover states).
+SHELF7 = _sumit_shelf({"ABT": "2024-12-31", "AMD": "2024-12-28", "ISRG": "2024-12-31",
+                       "TXN": "2024-12-31", "UBER": "2024-12-31"})
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
-           5: (SHELF5, OUT5), 6: (SHELF6, OUT6)}
+           5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
@@ -207,9 +217,8 @@ def filing_problem(data: bytes, form: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=int, choices=sorted(SHELVES), default=1,
-                    help="1: engines/unseen-shelf; 2: the second shelf, engines/unseen-shelf2; "
-                    "3: the third, engines/unseen-shelf3; 4: the fourth, engines/unseen-shelf4; "
-                    "5: the fifth, engines/unseen-shelf5; 6: the sixth, engines/unseen-shelf6")
+                    help="; ".join(f"{n}: {out.relative_to(ROOT)}"
+                                   for n, (_, out) in SHELVES.items()))
     ap.add_argument("--mirrors", type=Path, default=MIRRORS)
     ap.add_argument("--out", type=Path, default=None, help="default: the set's folder")
     args = ap.parse_args(argv)

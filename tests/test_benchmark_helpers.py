@@ -18,7 +18,20 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from filings_heldout_check import parse  # noqa: E402
 from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
-from unseen_shelf import OUT2, OUT5, OUT6, SHELF, SHELF2, SHELF5, SHELF6, SHELVES, filing_problem, unwrapped  # noqa: E402
+from unseen_shelf import (  # noqa: E402
+    OUT2,
+    OUT5,
+    OUT6,
+    OUT7,
+    SHELF,
+    SHELF2,
+    SHELF5,
+    SHELF6,
+    SHELF7,
+    SHELVES,
+    filing_problem,
+    unwrapped,
+)
 from unseen_shelf import main as unseen_shelf_main  # noqa: E402
 
 
@@ -119,6 +132,15 @@ def test_the_sixth_unseen_shelf_holds_companies_no_other_shelf_holds() -> None:
     assert {name.split("_")[1] for name in SHELF6} == {"10-K", "10-Q"}
     assert all(len(commit) == 40 for _, commit, _ in SHELF6.values())
     assert OUT6.name == "unseen-shelf6"
+
+
+def test_the_development_shelf_holds_companies_no_other_shelf_holds() -> None:
+    """Shelf 7 is asked by the fact probes only: none of its companies is on a held-out
+    set's shelf."""
+    tickers7 = {name.split("_")[0] for name in SHELF7}
+    others = {name.split("_")[0] for n, (shelf, _) in SHELVES.items() if n != 7 for name in shelf}
+    assert len(tickers7) == len(SHELF7) == 5 and not tickers7 & others
+    assert OUT7.name == "unseen-shelf7"
 
 
 def test_the_sixth_held_out_set_is_complete_split_and_on_its_shelf() -> None:

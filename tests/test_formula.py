@@ -4,15 +4,18 @@ from a real filing's tagged facts with every operand in the derivation."""
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 import pytest
 from paths import FILINGS
 
+from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.vocabulary.formula import PHRASE, BinOp, Const, ItemMode, ItemTerm, Op
+from retriever_trt.documents.model import Fact
 from retriever_trt.indexing.ingest import ingest
 
 DPO = ("What is Apple's FY2024 days payable outstanding (DPO)? DPO is defined as: 365 * "
@@ -204,3 +207,58 @@ def test_words_in_parentheses_after_an_operand_are_more_of_its_name(apple):
 def test_units_and_periods_a_ratio_or_change_is_asked_in(apple, question, answer):
     short = _ask(apple, question)
     assert (short.short_answer, short.scale) == answer, short.prose()
+
+
+def test_a_typeset_minus_sign_is_a_minus(apple):
+    """"(revenue \u2212 cost of sales) / revenue" had been read as one operand, "cost of sales",
+    and answered 38.5% (cost over revenue) for a 61.5% margin."""
+    short = _ask(apple, "What was Apple's fiscal 2024 gross margin, computed as (total net "
+                        "sales \u2212 cost of sales) / total net sales?")
+    assert short.short_answer == "0.46", short.prose()
+    assert "(391035000000 - 210352000000) / 391035000000" in short.derivation
+    # an en dash between spaces too; and an operand naming two items is never one of them
+    q = parse_query("X's margin, computed as (revenue \u2013 cost of sales) / revenue?")
+    assert q.measure.expression().left == BinOp(Op.SUB, ItemTerm("revenue"),
+                                                ItemTerm("cost of revenue"))
+
+
+def test_one_half_of_a_joined_item_is_that_half_and_one_figure_twice_is_no_answer(apple):
+    """"depreciation plus amortization of intangibles" is two of the filing's figures, not
+    "depreciation and amortization" plus more; where both halves read the same figure
+    (Apple tags only "Depreciation and amortization"), the doubled 22,890 is no answer."""
+    q = parse_query("X's D&A (depreciation plus amortization of intangibles) in 2025?")
+    assert q.measure.expression() == BinOp(Op.ADD, ItemTerm(PHRASE + "depreciation"),
+                                           ItemTerm(PHRASE + "amortization of intangibles"))
+    short = _ask(apple, "What was Apple's fiscal 2024 D&A, computed as depreciation plus "
+                        "amortization?")
+    assert short.short_answer is None and "read the same figure" in short.missing
+
+
+def test_an_operand_saying_more_than_its_item_reads_the_filings_label_first():
+    """"net income attributable to common stock" is AT&T's row of that name (after preferred
+    dividends), the vocabulary's net income only where no label holds its words."""
+    q = parse_query("X's payout, computed as common dividends paid divided by net income "
+                    "attributable to common stock?")
+    assert q.measure.expression().right == ItemTerm(
+        PHRASE + "net income attributable to common stock", fallback="net income")
+    plain = parse_query("X's margin, computed as net income divided by total revenue?")
+    assert plain.measure.expression().left == ItemTerm("net income")
+
+
+def test_where_an_operand_is_printed_is_no_word_of_it():
+    q = parse_query("X's 2024 D&A, i.e. depreciation plus amortization of intangible assets as "
+                    "listed in the cash flow statement?")
+    assert q.measure.expression().right == ItemTerm(PHRASE + "amortization of intangible assets")
+
+
+def test_a_sum_of_a_balance_and_a_flow_is_no_figure():
+    """Danaher's "amortization of intangible assets" had been read as its intangible assets'
+    balance (77,542) and added to a year's depreciation (721)."""
+    flow = Fact("f1", "us-gaap:Depreciation", Decimal(721), "USD", date(2024, 12, 31),
+                date(2024, 1, 1), ())
+    balance = Fact("f2", "us-gaap:IntangibleAssetsNetExcludingGoodwill", Decimal(77542), "USD",
+                   date(2024, 12, 31), None, ())
+    assert "mix a balance" in withheld("X's D&A?", "million", [flow, balance], False)
+    assert withheld("X's D&A?", "million", [flow, flow], False) is not None  # one figure twice
+    # a ratio of a flow to a balance is a return on it: no objection
+    assert withheld("X's return on assets?", "", [flow, balance], True) is None

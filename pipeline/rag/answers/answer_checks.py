@@ -2,7 +2,7 @@
 asking for a ratio, a rate or a margin is not answered by an amount in dollars ("interest
 coverage = operating income / interest expense" read as operating income when the
 definition's form was not understood), nor a head count by a dollar figure ("how many
-employees" is not "employee compensation"), nor a ratio whose operands all read one figure. Each
+employees" is not "employee compensation"), nor a formula whose operands all read one figure. Each
 check names why the figure is withheld; the answer then gives no number.
 """
 
@@ -84,6 +84,12 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
         return "the question asks for a count, and the figure found is an amount of money"
     if ratio and asks_amount(text):
         return "the question asks for an amount of money, and the figure found is a ratio"
-    if ratio and len(facts) > 1 and len({f.fact_id for f in facts}) == 1:
+    if not ratio and monetary and len({f.start is None for f in facts}) > 1:
+        # "depreciation plus amortization of intangible assets" read the intangible assets'
+        # balance: a sum of a flow over a period and a balance at a date is no figure
+        return "the definition's operands mix a balance at a date with a flow over a period"
+    # "depreciation plus amortization", both read as "Depreciation and amortization": one
+    # figure is no answer to a formula of several
+    if len(facts) > 1 and len({f.fact_id for f in facts}) == 1:
         return "the definition's operands all read the same figure"
     return None

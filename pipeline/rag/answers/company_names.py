@@ -224,6 +224,15 @@ class NameSpan:
     end: int
 
 
+def written_name(text: str, span: NameSpan) -> str:
+    """The company's name as the question writes it, its legal words left out: "Thermo
+    Fisher" of "Thermo Fisher's", not the alias "Thermo" alone; "Apple" of "Apple Inc."."""
+    words = text[span.start:span.end].split()
+    while len(words) > 1 and _LEGAL.fullmatch(words[-1].rstrip(",")):
+        words.pop()
+    return " ".join(words).rstrip(",")
+
+
 def name_spans(text: str, companies: dict[str, list[str]]) -> list[NameSpan]:
     """Each place the question names one of `companies` (`find_companies`' key -> aliases)."""
     text = without_accents(text)  # one character for one: the spans are the question's

@@ -45,7 +45,9 @@ _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2
                   "3rd": 3, "4th": 4}
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
                       re.I)
-_MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?ended\b", re.I)
+# "six months ended June 30", "ending", "to June 30", "through June 30" (a date follows).
+_MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?"
+                           r"(?:ended|ending|(?:to|through)(?=\s+[A-Z][a-z]+\.?\s+\d))\b", re.I)
 _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
 # "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
 _YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
@@ -375,7 +377,8 @@ _FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 # Words of a question that name no measure or part of a company: periods, units, rounding,
 # the filing asked of ("the cover of its 10-K"), the verbs of asking for a figure ("did it
 # spend", "carry on its balance sheet"), the words of asking for a size ("how large was the
-# goodwill balance"), how to write its sign ("negative if cash was used") (question.tokens
+# goodwill balance"), how to write its sign ("negative if cash was used"), where a balance
+# sits ("goodwill allocated to the Infrastructure Software segment") (question.tokens
 # has already dropped the stop words and years).
 _NOT_MEASURE = frozenset("""january february march april may june july august september
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
@@ -387,4 +390,4 @@ earn earned post posted record recorded book booked have hold held list zero one
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus
-decline""".split())
+decline allocated assigned""".split())

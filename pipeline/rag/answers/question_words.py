@@ -44,13 +44,16 @@ _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]
 # it is.
 STATEMENT_NAMES = re.compile(
     r"\b(?:balance sheets?|income statements?|cash[- ]flows? statements?|statements? of "
-    r"(?:cash flows|operations|income|earnings|financial (?:position|condition)))\b", re.I)
+    r"(?:cash flows|operations|(?:comprehensive )?income|earnings|financial (?:position|"
+    r"condition)|(?:stockholders|shareholders)['’]? equity))\b", re.I)
 # "fiscal 2024", "fiscal year 2024", "FY2024", "FY '24": a fiscal year, two digits of CENTURY.
 _FISCAL_YEAR = re.compile(rf"\b(?:fiscal(?: year)?|fy)\s*['’]?({YEAR_DIGITS}|\d{{2}})\b", re.I)
 
 
-# Stems that name the same thing in a filing's labels (`label_stems`).
-SAME_STEMS = {"stock": "shar", "stockholder": "shareholder", "comp": "compensat"}
+# Stems that name the same thing in a filing's labels (`label_stems`): "dividends paid" are
+# us-gaap:PaymentsOfDividendsCommonStock.
+SAME_STEMS = {"stock": "shar", "stockholder": "shareholder", "comp": "compensat",
+              "paid": "payment", "pay": "payment"}
 
 
 def joined_initials(text: str) -> str:

@@ -27,7 +27,9 @@ from pipeline.rag.answers.filings.measure_match import (
 from pipeline.rag.answers.filings.qualifiers import CUE_WORDS, Parts, asked_parts
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.vocabulary.definitions import stated_definitions
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
+from pipeline.rag.answers.vocabulary.metrics import Metric
 from retriever_trt.search.filters import company_key
 
 # What a company took in from a part of itself: "How much did Intuitive Surgical earn from
@@ -63,12 +65,14 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     # a statement row quoted whole names its figure ("buying and occupancy costs")
     quoted = quoted_rows(query.text, labels)
     prefer = preference(query.text)
-    parts = asked_parts(set(query.words) - own - quoted,
-                        set(query.measure_words) - own - quoted - phrase_words(query.measure),
-                        query.text, labels,
+    text, defining = _outside_definition(query)
+    parts = asked_parts(set(query.words) - own - quoted - defining,
+                        set(query.measure_words) - own - quoted - defining -
+                        phrase_words(query.measure), text, labels,
                         _label_words(query.measure_words - own - quoted, labels, info, prefer))
-    labelled = labelled_items(query.measure_words - parts.naming_words() - CUE_WORDS, labels,
-                              info.facts, prefer)
+    # a letter alone names a class ("Class C"), no word of a label ("s" of "S&M")
+    words = {w for w in query.measure_words - parts.naming_words() - CUE_WORDS if len(w) > 1}
+    labelled = labelled_items(frozenset(words), labels, info.facts, prefer)
     measure = query.measure
     if isinstance(measure, LineItem) and not any(f.concept in measure.concepts
                                                   for f in info.facts):
@@ -96,6 +100,22 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
         labelled = rows_named_as(measure, labels, labelled)
     return Asked(parts.options, tuple(held or labelled), phrases, not held,
                  narrowing if not held else frozenset()), parts
+
+
+def _outside_definition(query: Query) -> tuple[str, frozenset[str]]:
+    """The question's text with the definition it states blanked, and the words only the
+    definition says: they name its operands, not a part of the company ("net income
+    attributable to common stock" names no class of stock)."""
+    found = stated_definitions(query.text) if isinstance(query.measure, Metric) else []
+    # each definition's formula, not the name it defines ("NVIDIA's Compute & Networking
+    # operating margin, defined as ...")
+    low = query.text.lower()
+    at = [(i, i + len(d.text)) for d in found if (i := low.find(d.text.lower(), *d.span)) >= 0]
+    if not at:
+        return query.text, frozenset()
+    start, end = min(a for a, _ in at), max(b for _, b in at)
+    outside = f"{query.text[:start]}{' ' * (end - start)}{query.text[end:]}"
+    return outside, frozenset(tokens(query.text[start:end])) - frozenset(tokens(outside))
 
 
 def _label_words(words: frozenset[str], labels: FactLabels, info: Any,

@@ -6,6 +6,7 @@ is shown in. When an operand has no fact, there is no number: `missing` says whi
 from __future__ import annotations
 
 import calendar
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -352,11 +353,17 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
                       _derive(values, ts, how, shown_formulas), used)
 
 
+# "a loss is negative", "negative for a loss", "with its sign": the signed figure asked.
+_ASKS_SIGN = re.compile(r"\bnegative\b|\bsigned\b|\bwith (?:its|a|the) (?:minus )?sign\b",
+                        re.I)
+
+
 def _names_a_loss(query: Query) -> bool:
     """The measure is named as a loss ("net loss", "operating loss"), not as the income or
-    gain whose negative it is ("net income (loss)")."""
+    gain whose negative it is ("net income (loss)"), and its sign is not asked for."""
     words = query.measure_words
-    return bool(words & LOSS_WORDS) and not words & GAIN_WORDS
+    return bool(words & LOSS_WORDS) and not words & GAIN_WORDS and \
+        not _ASKS_SIGN.search(query.text)
 
 
 def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:

@@ -19,6 +19,7 @@ from pipeline.rag.answers.company_names import (
     find_companies,
     owned_names,
     shelf_aliases,
+    written_name,
 )
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.business_names import businesses, company_of_business
@@ -224,9 +225,12 @@ class FilingAnswerer:
             docs = [d for d in scope.doc_ids
                     if company_key(self.info[d].metadata.company) == company]
             got = self.answer(per_company(query, company), Scope(scope.filter, docs))
-            # the name the question gives it: "IBM" asked is answered "IBM"
-            name = next((n for a in aliases.get(company, ()) if (n := as_named(query.text, a))),
-                        self.info[docs[0]].metadata.company if docs else company)
+            # the name the question gives it, in full: "IBM" asked is answered "IBM", "Thermo
+            # Fisher" not "Thermo"
+            name = next((written_name(query.text, n) for n in query.names if n.key == company),
+                        None) or \
+                next((n for a in aliases.get(company, ()) if (n := as_named(query.text, a))),
+                     self.info[docs[0]].metadata.company if docs else company)
             figures.append(CompanyFigure(name, got))
         return combine(query, figures, stated)
 

@@ -28,6 +28,7 @@ from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.question_words import label_stems
 from pipeline.rag.answers.vocabulary.formula import PHRASE
 from pipeline.rag.answers.vocabulary.formula import items as formula_items
+from pipeline.rag.answers.vocabulary.formula import terms as formula_terms
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric
 from pipeline.rag.answers.vocabulary.phrasing import mentions, normalized
@@ -175,22 +176,26 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     if not isinstance(measure, Metric):
         return {}
     out = {}
-    for name in formula_items(measure.expression()):
+    for term in formula_terms(measure.expression()):
+        name = term.item
         if name.startswith(PHRASE) and name not in out:
             phrase = name.removeprefix(PHRASE)
             found = [i for i in labelled_items(frozenset(tokens(phrase)), labels, facts,
                                                stated_first=True)
                      if not _narrower(phrase, i.concepts[0])]
-            if found:
-                out[name] = found[0]
+            if found or term.fallback:
+                out[name] = found[0] if found else BY_NAME[term.fallback]
     return out
 
 
 def _narrower(phrase: str, concept: str) -> bool:
     """Whether the phrase narrows the vocabulary item whose concept the labels gave: a
     printed filing reads "Total automotive revenues" as a row of revenue, whose figure is
-    the company's total revenues, so "total automotive revenues" is not that concept."""
-    return any(concept in item.concepts and measure_modifiers(phrase, item)
+    the company's total revenues, so "total automotive revenues" is not that concept. A word
+    the concept's own name holds narrows nothing ("common" of "common dividends paid",
+    PaymentsOfDividendsCommonStock)."""
+    own = label_stems(tokens(split_name(concept)))
+    return any(concept in item.concepts and label_stems(measure_modifiers(phrase, item)) - own
                for item in LINE_ITEMS)
 
 

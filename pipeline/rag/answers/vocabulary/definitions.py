@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.rag.answers.measure_modifiers import measure_modifiers
+from pipeline.rag.answers.measure_modifiers import NOT_NARROWING, measure_modifiers
 from pipeline.rag.answers.question import OPERATION_WORDS
 from pipeline.rag.answers.question_words import STATEMENT_NAMES, tokens
 from pipeline.rag.answers.vocabulary.formula import (
@@ -46,12 +46,17 @@ _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|cal
 # What makes a stated definition a formula: an operator between its terms (a hyphen only
 # between spaces: "long-term" is a word).
 _ARITHMETIC = re.compile(r"\b(?:divided by|over|plus|minus|less|times|multiplied by)\b|"
-                         r"[/+*÷×]|\s-\s", re.I)
+                         r"[/+*÷×]|\s[-−–]\s", re.I)
 # An operand the vocabulary lacks is kept as the question's words when it is a short phrase
 # of words ("interest expense"), for the filing's labels to resolve.
 MAX_PHRASE_WORDS = 8
 _PHRASE = re.compile(r"^[a-z][a-z&'’ ,-]*$")
 _OPERATIONS = frozenset(OPERATION_WORDS)  # "average" of an operand narrows no item
+# Where an operand is printed ("as listed in the cash flow statement"): no word of its name.
+_AS_PRESENTED = re.compile(r"\s*,?\s*\bas (?:listed|shown|reported|presented|stated|disclosed|"
+                           r"printed|given) (?:in|on)\b.*$")
+# How a formula reads an item over its years ("change in X between FY2023 and FY2024").
+_MODE_WORDS = frozenset(tokens("average change increase decrease between beginning ending end"))
 # Share of an operand's words a vocabulary phrase must name for the operand to be that line
 # item: "income from continuing operations before income taxes" is not "income taxes"
 # (2 of its 5 words); such an operand goes to the filing's labels as a phrase.
@@ -160,15 +165,23 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0,
     metric that is itself a ratio names the filing's line of that name there (AES prints an
     "Operating margin" amount), never its percentage divided again."""
     def resolve(phrase: str) -> Node | None:
-        key = normalized(phrase).strip(" :,")
+        key = _AS_PRESENTED.sub("", normalized(phrase)).strip(" :,")
         if key in defined and depth < MAX_DEPTH:
             return parse_formula(defined[key], latest_year, _resolver(defined, latest_year, depth + 1))
         item = longest_named(phrase, LINE_ITEMS)
+        if item is not None and _names_another(key, item):
+            return None  # two items with no operator read ("revenue − cost of sales")
         # "total automotive cost of revenues" is no cost of revenue: a word narrowing the
         # item sends the operand to the filing's labels
         if item is not None and _named_share(key, item) >= MIN_NAMED_SHARE and \
+                not _one_half(key, item) and \
                 not (item.kind is Kind.BALANCE and _PAID.match(key)) and \
                 not measure_modifiers(_YEAR_WORDS.sub(" ", key), item, _OPERATIONS):
+            words = _YEAR_WORDS.sub(" ", key).split()
+            if _extra_words(key, item) and len(words) <= MAX_PHRASE_WORDS and \
+                    _PHRASE.match(" ".join(words)):
+                # more words than the item's name: the filing's label holding them all first
+                return ItemTerm(PHRASE + " ".join(words), fallback=item.name)
             return ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
         if metric is not None and not (operands and metric.scale is not Scale.AMOUNT):
@@ -178,6 +191,37 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0,
             return ItemTerm(PHRASE + " ".join(words))
         return ItemTerm(item.name) if item is not None else None
     return resolve
+
+
+def _one_half(operand: str, item: LineItem) -> bool:
+    """Whether the operand names one half of an item whose name joins two ("depreciation" of
+    "depreciation and amortization"): in a formula that is the half, which the filing's
+    labels resolve, never the whole added to its other half again."""
+    halves = item.name.split(" and ")
+    words = set(tokens(_YEAR_WORDS.sub(" ", operand)))
+    return len(halves) == 2 and any(words <= set(tokens(h)) for h in halves)
+
+
+def _names_another(operand: str, item: LineItem) -> bool:
+    """Whether the operand names a second line item on its own, outside every mention of
+    `item`'s phrases: "revenue − cost of sales", its minus sign not read, is two operands,
+    never "cost of sales" alone."""
+    operand = STATEMENT_NAMES.sub(" ", operand)  # "from the cash flow statement" is no item
+    taken = [m.span() for p in item.phrases for m in mentions(operand, p)]
+    return any(o is not item and _named_alone(operand, p) and any(
+        not any(a <= m.start() and m.end() <= b for a, b in taken)
+        for m in mentions(operand, p)) for o in LINE_ITEMS for p in o.phrases)
+
+
+def _extra_words(operand: str, item: LineItem) -> frozenset[str]:
+    """The operand's words beyond the longest of the item's phrases it holds, its years,
+    the statement it names, its operation ("average", "change in") and the words that leave
+    a figure whole ("total", "unadjusted"): "common stock" of "net income attributable to
+    common stock"."""
+    words = set(tokens(STATEMENT_NAMES.sub(" ", _YEAR_WORDS.sub(" ", operand))))
+    named = max((set(tokens(p)) for p in item.phrases if _phrase_at(operand, p)),
+                key=len, default=set())
+    return frozenset(words - named - _OPERATIONS - NOT_NARROWING - _MODE_WORDS)
 
 
 def _named_share(operand: str, item: LineItem) -> float:

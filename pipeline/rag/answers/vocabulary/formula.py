@@ -42,6 +42,9 @@ class ItemTerm:
     item: str
     mode: ItemMode = ItemMode.VALUE
     years_back: int = 0              # before the period asked
+    # a phrase's vocabulary item, read where no label of the filing names the phrase: "net
+    # income attributable to common stock" is the filing's row of that name, else net income
+    fallback: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,14 @@ Node = ItemTerm | Const | BinOp
 # Reads one line item: (name, years before the period asked) -> its value, None if missing.
 Reader = Callable[[str, int], Decimal | None]
 
-_OPS = {"+": Op.ADD, "plus": Op.ADD, "-": Op.SUB, "minus": Op.SUB, "less": Op.SUB,
+# A minus sign may be typeset: U+2212, or an en dash between spaces ("revenue – cost").
+_OPS = {"+": Op.ADD, "plus": Op.ADD, "-": Op.SUB, "−": Op.SUB, "–": Op.SUB,
+        "minus": Op.SUB, "less": Op.SUB,
         "*": Op.MUL, "×": Op.MUL, "x": Op.MUL, "times": Op.MUL, "multiplied by": Op.MUL,
         "/": Op.DIV, "÷": Op.DIV, "divided by": Op.DIV, "over": Op.DIV, "^": Op.POW,
         "**": Op.POW}
 # Word operators and a hyphen count only between spaces ("year-over-year", "non-current").
-_TOKEN = re.compile(r"(\(|\)|\*\*|\^|[*/×÷]|(?<=\s)(?:[-+x]|plus|minus|less|times|multiplied by|"
+_TOKEN = re.compile(r"(\(|\)|\*\*|\^|[*/×÷]|(?<=\s)(?:[-+x−–]|plus|minus|less|times|multiplied by|"
                     r"divided by|over)(?=\s))", re.I)
 _NUMBER = re.compile(r"^\d[\d,]*(?:\.\d+)?$")
 # Up to three words in parentheses right after a word: the operand's own ("(noncurrent)").
@@ -83,11 +88,16 @@ def _has(node: Node, cls: type) -> bool:
     return isinstance(node, cls)
 
 
+def terms(node: Node) -> list[ItemTerm]:
+    """The line-item terms a formula reads, left to right."""
+    if isinstance(node, BinOp):
+        return terms(node.left) + terms(node.right)
+    return [node] if isinstance(node, ItemTerm) else []
+
+
 def items(node: Node) -> list[str]:
     """The line items a formula reads, left to right."""
-    if isinstance(node, BinOp):
-        return items(node.left) + items(node.right)
-    return [node.item] if isinstance(node, ItemTerm) else []
+    return [t.item for t in terms(node)]
 
 
 def divides(node: Node) -> bool:
@@ -124,7 +134,7 @@ def _term(phrase: str, latest_year: int | None, resolve: Resolver) -> Node | Non
     node = resolve(text)
     if node is None or back < 0:
         return None
-    return ItemTerm(node.item, mode, back) if isinstance(node, ItemTerm) else node
+    return ItemTerm(node.item, mode, back, node.fallback) if isinstance(node, ItemTerm) else node
 
 
 class _Parser:

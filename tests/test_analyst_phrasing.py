@@ -1,0 +1,95 @@
+"""Ways analysts write a question that the rules read into the typed query: "six months to
+June 30", "S&M spend", "negative for a loss", "dividends paid", a company named in full in
+a comparison, and the words of a stated definition (which name its operands, not a part of
+the company)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from filing_shelf import ask, shelf_answerer
+
+from pipeline.rag.answers.company_names import NameSpan, written_name
+from pipeline.rag.answers.filings.asked import _outside_definition
+from pipeline.rag.answers.filings.fact_answer import _names_a_loss
+from pipeline.rag.answers.filings.measure_match import _narrower
+from pipeline.rag.answers.query import PeriodKind, parse_periods, parse_query
+from pipeline.rag.answers.question_words import label_stems, tokens
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME
+
+
+def test_months_to_a_date_are_the_months_ended_then():
+    (period,) = parse_periods("Net cash from operations, six months to June 30, 2022?")
+    assert (period.kind, period.months, period.end) == (PeriodKind.MONTHS, 6, date(2022, 6, 30))
+    (period,) = parse_periods("Revenue for the three months through March 31, 2025")
+    assert (period.kind, period.months) == (PeriodKind.QUARTER, 3)
+
+
+def test_a_letter_alone_is_no_word_of_a_label(tmp_path):
+    """"S&M" leaves an "s" that no label holds: it had pulled "sales and marketing expense"
+    under the labels' bar. A letter still names a class of stock ("Class C")."""
+    answerer = shelf_answerer(tmp_path, ("aapl-10-k-2024-11-01.html",))
+    got = ask(answerer, "Apple's S&M balance (vendor non-trade receivables) at September 28, "
+                        "2024?")
+    assert got.short_answer == "32833", got.prose()
+    q = parse_query("How many shares of Alphabet's Class C common stock were outstanding?")
+    assert "c" in q.measure_words  # the class's letter still names its member
+
+
+def test_a_loss_is_its_size_unless_its_sign_is_asked():
+    assert _names_a_loss(parse_query("What was Workiva's net loss in Q2 2022?"))
+    for asked in ("a loss is negative", "negative for a loss", "with its sign"):
+        assert not _names_a_loss(parse_query(f"What was Workiva's net loss in Q2 2022, {asked}?"))
+
+
+def test_paid_and_payments_are_one_stem():
+    assert label_stems(tokens("common dividends paid")) <= \
+        label_stems(tokens("Payments Of Dividends Common Stock"))
+    # "common" is the concept's own word: it narrows nothing
+    assert not _narrower("common dividends paid", "us-gaap:PaymentsOfDividendsCommonStock")
+
+
+def test_the_vocabulary_reads_the_companys_own_figures_first():
+    """Net income: the parent's, then what is available to common (Thermo Fisher's "Net income
+    attributable to Thermo Fisher"), before ProfitLoss with the noncontrolling interests'.
+    Operating cash flow: a company tagging only continuing operations' (AT&T) has one."""
+    assert BY_NAME["net income"].concepts[:3] == (
+        "us-gaap:NetIncomeLoss", "us-gaap:NetIncomeLossAvailableToCommonStockholdersBasic",
+        "us-gaap:ProfitLoss")
+    assert "us-gaap:NetCashProvidedByUsedInOperatingActivitiesContinuingOperations" in \
+        BY_NAME["operating cash flow"].concepts
+
+
+def test_a_company_is_named_as_the_question_writes_it():
+    text = "Which held more cash: Thermo Fisher or AT&T Inc.?"
+    thermo, att = text.index("Thermo"), text.index("AT&T")
+    assert written_name(text, NameSpan("thermo fisher scientific", thermo, thermo + 6,
+                                       thermo + 13)) == "Thermo Fisher"
+    assert written_name(text, NameSpan("at&t", att, att + 4, att + 9)) == "AT&T"
+
+
+def test_a_definitions_words_name_no_part_of_the_company():
+    """"net income attributable to common stock" names AT&T's class of common stock only
+    inside its definition: the payout is the company's, no class's. The name it defines
+    stays ("NVIDIA's Compute & Networking operating margin, defined as ...")."""
+    q = parse_query("AT&T's 2024 dividend payout, computed as common dividends paid divided by "
+                    "net income attributable to common stock?", {"at&t": "at&t"})
+    text, defining = _outside_definition(q)
+    assert {"common", "stock", "paid"} <= defining and "dividend" not in defining
+    assert "common" not in text and "payout" in text
+    q = parse_query("What was NVIDIA's Compute & Networking operating margin in fiscal 2025, "
+                    "defined as operating income divided by revenue?")
+    text, defining = _outside_definition(q)
+    assert "Compute & Networking" in text and defining == {"income", "divided", "revenue"}
+
+
+def test_where_a_balance_sits_and_the_statement_it_is_shown_in_are_no_measure():
+    """"Goodwill allocated to ... segment": "allocated" held the filing's goodwill labels under
+    their bar. "As shown in its statement of stockholders' equity" names a statement, not
+    the stockholders' equity the net loss had been read as."""
+    q = parse_query("Goodwill allocated to Broadcom's infrastructure software segment at "
+                    "November 2, 2025?")
+    assert "allocat" not in " ".join(q.measure_words) and "goodwill" in q.measure_words
+    q = parse_query("Workiva's net loss for the quarter ended March 31, 2022, as shown in its "
+                    "statement of stockholders' equity?")
+    assert q.measure.name == "net income" and "equity" not in q.measure_words

@@ -650,3 +650,26 @@ def test_what_it_came_from_must_all_name_the_part(answerer):
     assert got.short_answer is None
     got = ask(answerer, "How much did NVIDIA earn from its Graphics segment in fiscal 2025?")
     assert got.short_answer == "14304", got.prose()
+
+
+@pytest.mark.parametrize("question, value", [
+    ("Which product line had more net sales at Apple in fiscal 2024, iPhone or Services?",
+     "iPhone"),
+    ("Which had higher revenue in fiscal 2025, NVIDIA's Compute & Networking segment or its "
+     "Graphics segment?", "Compute & Networking"),
+    ("What were the combined net sales of Apple's iPhone and Mac in fiscal 2024?", "231167"),
+    # in the order named: Graphics less Compute & Networking (14,304 - 116,193)
+    ("How much more revenue did NVIDIA's Graphics segment have than its Compute & Networking "
+     "segment in fiscal 2025?", "-101889"),
+])
+def test_two_parts_of_one_company_are_compared_each_from_its_own_fact(answerer, question, value):
+    got = ask(answerer, question)
+    assert got.short_answer == value, got.prose()
+    assert len(got.citations) == 2
+
+
+def test_which_part_a_figure_is_of_is_never_answered_with_a_figure(answerer):
+    """"Which product line had more net sales" names none: Apple's 294,866 of Products had
+    been the answer."""
+    got = ask(answerer, "Which product line had more net sales at Apple in fiscal 2024?")
+    assert got.short_answer is None and "which part" in got.missing

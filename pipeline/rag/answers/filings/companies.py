@@ -94,15 +94,16 @@ def _base(answer: ShortAnswer) -> Decimal | None:
 
 
 def combine(query: Query, figures: list[CompanyFigure],
-            describe: Callable[[CompanyFigure], str]) -> ShortAnswer:
-    """The comparison or combination the question asks of the companies' figures."""
+            describe: Callable[[CompanyFigure], str], whole: str = "company") -> ShortAnswer:
+    """The comparison or combination the question asks of the companies' figures (or of
+    one company's parts': `whole` "part")."""
     how = combination(query.text)
     each = "; ".join(describe(f) for f in figures)
     citations = [c for f in figures for c in f.answer.citations]
     lacking = [f for f in figures if f.answer.short_answer is None]
     if lacking:
         why = "; ".join(f"{f.name}: {f.answer.missing or 'no figure found'}" for f in lacking)
-        return ShortAnswer(missing=f"not every company's figure is in its filing ({why})",
+        return ShortAnswer(missing=f"not every {whole}'s figure is in the filings ({why})",
                            citations=citations, wanted_arithmetic=how is not Combine.EACH)
     values = [_base(f.answer) for f in figures]
     if how in (Combine.HIGHER, Combine.LOWER) and None in values:
@@ -121,7 +122,7 @@ def combine(query: Query, figures: list[CompanyFigure],
         shown = plain(total if query.decimals is None else rounded(total, query.decimals))
         return ShortAnswer(shown, scale, "arithmetic", f"{how.value}: {each}", citations,
                            figures[0].answer.cited, wanted_arithmetic=True)
-    return ShortAnswer(missing=f"the question asks for several companies' figures, not one: "
+    return ShortAnswer(missing=f"the question asks for several {whole}s' figures, not one: "
                                f"{each}", citations=citations)
 
 

@@ -30,6 +30,11 @@ from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
 )
+from pipeline.rag.answers.filings.part_compare import (
+    asks_which_part,
+    compare_parts,
+    compared_parts,
+)
 from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.part_share import as_lookup, asks_share_of_part, share
 from pipeline.rag.answers.filings.qualifiers import (
@@ -253,6 +258,12 @@ class FilingAnswerer:
         if asked.unmatched and tagged:
             return ShortAnswer(missing=self._unknown_name(query, info) or
                                no_narrower(query, info, asked.unmatched))
+        if compared := compared_parts(query, parts):
+            return compare_parts(query, parts, compared, lambda option: self._part_figure(
+                query, info, replace(asked, options=(option,)), tagged))
+        if asks_which_part(query.text):
+            return ShortAnswer(missing="the question asks which part of the company a figure "
+                                       "is of; only parts it names are compared")
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
             formula = stated_formula(stated_definitions(query.text)) \
@@ -291,6 +302,15 @@ class FilingAnswerer:
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)
         return self._short(result, info, computed, tagged)
+
+    def _part_figure(self, query: Query, info: Any, asked: Asked, tagged: bool) -> ShortAnswer:
+        """One compared part's own figure, looked up as a question naming it alone."""
+        alone = replace(query, question=replace(query.question, operation=Operation.LOOKUP),
+                        decimals=None)
+        result = answer_from_facts(alone, info, asked)
+        if result is None or result.value is None:
+            return ShortAnswer(missing=result.missing if result else "no measure named")
+        return self._short(result, info, False, tagged)
 
     def _part_words(self, query: Query, info: Any, result: FactResult) -> list[str]:
         """A printed filing has no dimensions: a line item asked with words that name

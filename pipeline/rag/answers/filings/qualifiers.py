@@ -300,6 +300,17 @@ _CAPITALIZED_RUN = re.compile(r"\b[A-Z][\w'’]*(?:[ &-]+[A-Z][\w'’]*)*")
 _POSSESSIVE = re.compile(r"['’]s\b")
 
 
+def written_part(text: str, named: frozenset[str]) -> tuple[int, str] | None:
+    """Where the question writes the name holding the words naming a part, and that name as
+    written ("Compute & Networking", "iPhone"): the first capitalized run or camel-case name
+    holding one of them; None where it writes none ("product line")."""
+    text = _POSSESSIVE.sub(",", text)
+    runs = sorted((*_CAPITALIZED_RUN.finditer(text), *_CAMEL_NAME.finditer(text)),
+                  key=lambda m: m.start())
+    return next(((m.start(), m.group(0).strip(" &-")) for m in runs
+                 if set(tokens(m.group(0))) & named), None)
+
+
 def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],
                     mwords: frozenset[str], compact: str) -> bool:
     """Whether the capitalized name that holds the words naming a member says more than the

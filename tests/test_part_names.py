@@ -106,3 +106,17 @@ def test_the_measures_own_label_names_no_part():
     assert asked_parts(words, words, question, labels).unknown
     label = labels.concept_words["dei:EntityPublicFloat"]
     assert not asked_parts(words, words, question, labels, label).unknown
+
+
+def test_a_part_is_named_as_the_filing_prints_it():
+    """The prose names a part by its printed label ("iPhone", "Compute & Networking"), less a
+    footnote's mark and a header's scale note, else by its member's name."""
+    iphone = ("srt:ProductOrServiceAxis", "aapl:IPhoneMember")
+    cnet = (SEGMENTS, "nvda:ComputeAndNetworkingMember")
+    facts = [_fact(1, iphone), _fact(2, cnet), _fact(3, (SEGMENTS, "nvda:GraphicsMember"))]
+    shown = {"f1": ("iPhone (1)", ""), "f2": ("Revenue", "Compute & Networking (In millions)"),
+             "f3": ("", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+    assert labels.name_of(iphone) == "iPhone"
+    assert labels.name_of(cnet) == "Compute & Networking"
+    assert labels.name_of((SEGMENTS, "nvda:GraphicsMember")) == "Graphics"

@@ -87,17 +87,21 @@ def member_label(member: str) -> str:
 
 # A footnote's mark after a label ("United States and Canada (1)"): no word of its name.
 _FOOTNOTE = re.compile(r"\(\d{1,2}\)|\(\w\)$")
+# A header's note of its scale ("Compute & Networking (In millions)"): no word of its name.
+_SCALE_NOTE = re.compile(r"\(\s*in (?:thousands|millions|billions)\b[^)]*\)", re.I)
 
 
-def _naming_labels(shown: tuple[str, str], concept: set[str]) -> list[frozenset[str]]:
+def _naming_labels(shown: tuple[str, str],
+                   concept: set[str]) -> list[tuple[frozenset[str], str]]:
     """The words of each printed row label or column header that may name a part: those
-    beyond the concept's own ("outside the U.S." of "Net sales - outside the U.S."); a label
-    with a year or a month names the period."""
+    beyond the concept's own ("outside the U.S." of "Net sales - outside the U.S."), with
+    the label as printed; a label with a year or a month names the period."""
     out = []
     for label in shown:
-        found = set(tokens(_FOOTNOTE.sub(" ", label))) - concept - _GENERIC
+        printed = " ".join(_SCALE_NOTE.sub(" ", _FOOTNOTE.sub(" ", label)).split())
+        found = set(tokens(printed)) - concept - _GENERIC
         if found and not _PERIOD_LABEL.search(label):
-            out.append(frozenset(found))
+            out.append((frozenset(found), printed))
     return out
 
 
@@ -149,6 +153,8 @@ class FactLabels:
     # each part reported only within one business segment, with that segment: Abbott's Key
     # Emerging Markets (a subsegment) is tagged with Established Pharmaceutical Products
     within: dict[tuple[str, str], frozenset[tuple[str, str]]] = field(default_factory=dict)
+    # the label each member is printed under that names it ("iPhone", "Compute & Networking")
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
@@ -163,6 +169,7 @@ class FactLabels:
         members: dict[tuple[str, str], set[str]] = defaultdict(set)
         printed: dict[tuple[str, str], set[frozenset[str]]] = defaultdict(set)
         rows: dict[str, set[str]] = defaultdict(set)
+        as_printed: dict[tuple[tuple[str, str], frozenset[str]], str] = {}
         in_statement = {id(f) for f in facts if stated is not None and stated(f)}
         for f in facts:
             if f.concept not in words:
@@ -181,7 +188,9 @@ class FactLabels:
                 # a fact of a part and of another dimension ("U.S. government revenue" of
                 # Boeing's Global Services, a customer axis's member) is printed under the
                 # other's name as often as under the part's
-                printed[parts[0]].update(_naming_labels(shown, words[f.concept]))
+                for found, label in _naming_labels(shown, words[f.concept]):
+                    printed[parts[0]].add(found)
+                    as_printed.setdefault((parts[0], found), label)
         # A label printed for more members of one axis than a name is names none: it is the
         # row of a measure across a segment table's columns ("Purchases of property,
         # equipment and capitalized software" under each of UnitedHealth's segments).
@@ -198,7 +207,9 @@ class FactLabels:
                             for m in kept if place_name(m[1]) is None},
                    stated=frozenset(f.concept for f in facts if id(f) in in_statement),
                    stated_rows={c: frozenset(r) for c, r in rows.items()},
-                   within=_segments_within(facts))
+                   within=_segments_within(facts),
+                   names={d: label for (d, found), label in reversed(as_printed.items())
+                          if d in kept and found in printed[d]})
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
         """Each concept's words as `label_stems` gives them, computed once per filing."""
@@ -213,6 +224,11 @@ class FactLabels:
                 w for words in (*self.concept_words.values(), *self.members.values())
                 for w in words)
         return self._all_words
+
+    def name_of(self, member: tuple[str, str]) -> str:
+        """A member as the filing prints it, else as its name reads ("iPhone", not "I
+        Phone")."""
+        return self.names.get(member) or member_label(member[1])
 
     def segments_of(self) -> list[str]:
         """The labels of the business segments and regions (else the product lines), as the

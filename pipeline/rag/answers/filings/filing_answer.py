@@ -34,6 +34,8 @@ from pipeline.rag.answers.filings.part_compare import (
     asks_which_part,
     compare_parts,
     compared_parts,
+    pick_part,
+    ranged_parts,
 )
 from pipeline.rag.answers.filings.part_rows import part_facts
 from pipeline.rag.answers.filings.part_share import as_lookup, asks_share_of_part, share
@@ -251,6 +253,11 @@ class FilingAnswerer:
             return ShortAnswer()
         query, asked, parts = what_is_asked(query, info, self.labels_of(info))
         counted = asks_count(query.text)
+        if asks_which_part(query.text) and not compared_parts(query, parts):
+            labels = self.labels_of(info)
+            return pick_part(query, ranged_parts(query.text, labels), labels,
+                             lambda option: self._part_figure(
+                                 query, info, replace(asked, options=(option,)), tagged))
         # "how many segments" names no part: a count. A printed filing's parts are its
         # tables' rows, read below (`_part_words`).
         if parts.unknown and not counted and tagged:
@@ -261,9 +268,6 @@ class FilingAnswerer:
         if compared := compared_parts(query, parts):
             return compare_parts(query, parts, compared, lambda option: self._part_figure(
                 query, info, replace(asked, options=(option,)), tagged))
-        if asks_which_part(query.text):
-            return ShortAnswer(missing="the question asks which part of the company a figure "
-                                       "is of; only parts it names are compared")
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
             formula = stated_formula(stated_definitions(query.text)) \

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from itertools import combinations
 
 from pipeline.rag.answers.filings.companies import (
     Combine,
@@ -18,11 +20,14 @@ from pipeline.rag.answers.filings.companies import (
     combine,
     stated,
 )
+from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.qualifiers import Parts, written_part
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.short_answer import ShortAnswer
 
 Option = frozenset[tuple[str, str]]
+# The most parts whose subsets are summed to find an aggregate among them (2^12 sums).
+MAX_SUMMED = 12
 # What a comparison of parts may ask: which is larger or smaller, their difference or sum.
 _COMPARING = (Combine.HIGHER, Combine.LOWER, Combine.DIFFERENCE, Combine.SUM)
 
@@ -36,9 +41,60 @@ _WHICH_PART = re.compile(
     r"delivered|contributed|reported|produced|earned|grew)\b", re.I)
 
 
+# The axis a "which ..." question ranges over, by its cue: the business segments, else the
+# product lines. Regions are left out: a filing's geographic axis mixes countries, regions
+# and their rest ("Non-US"), which are no set of peers.
+_RANGES = ((re.compile(r"\bsegments?\b|\bdivisions?\b|\bbusiness(?:es| units?)\b", re.I),
+            "StatementBusinessSegmentsAxis"),
+           (re.compile(r"\bproduct (?:lines?|categor(?:y|ies))\b", re.I), "ProductOrServiceAxis"))
+
+
 def asks_which_part(text: str) -> bool:
     """Whether the question asks which part of the company a figure belongs to."""
     return _WHICH_PART.search(text) is not None
+
+
+def ranged_parts(text: str, labels: FactLabels) -> list[Option]:
+    """Every member of the axis a "which segment had the highest ..." question ranges over
+    ("Rest of Asia Pacific" and "Other" segments too); none for a question naming no such
+    axis."""
+    if not asks_which_part(text) or combination(text) not in (Combine.HIGHER, Combine.LOWER):
+        return []
+    axis = next((a for cue, a in _RANGES if cue.search(text)), None)
+    members = sorted(m for m in labels.members if axis and m[0].endswith(axis))
+    return [frozenset({m}) | labels.within.get(m, frozenset()) for m in members]
+
+
+def pick_part(query: Query, options: list[Option], labels: FactLabels,
+              answer_part: Callable[[Option], ShortAnswer]) -> ShortAnswer:
+    """The part whose figure is the highest (lowest) of those the filing gives for the
+    period asked, named as the filing names it, less the parts that are the sum of others
+    (Apple's Products, its iPhone, Mac, iPad and Wearables together); no answer with fewer
+    than two figures, nor for a part the rules do not range over ("which region")."""
+    figures = [CompanyFigure(" and ".join(labels.name_of(m) for m in sorted(o)), answer_part(o))
+               for o in options]
+    given = [f for f in figures if f.answer.short_answer is not None]
+    values = [_value(f.answer) for f in given]
+    peers = [f for f, v in zip(given, values, strict=True)
+             if not _sum_of_others(v, [o for o in values if o is not v])]
+    if len(peers) < 2:
+        return ShortAnswer(missing="the question asks which part of the company a figure is "
+                                   "of, and fewer than two parts' figures could be compared")
+    return combine(query, peers, stated, whole="part")
+
+
+def _value(answer: ShortAnswer) -> Decimal | None:
+    try:
+        return Decimal(str(answer.short_answer))
+    except InvalidOperation:
+        return None
+
+
+def _sum_of_others(value: Decimal | None, others: list[Decimal | None]) -> bool:
+    """Whether `value` is the sum of two or more of `others`."""
+    known = [o for o in others if o is not None]
+    return value is not None and len(known) <= MAX_SUMMED and any(
+        sum(c) == value for n in range(2, len(known) + 1) for c in combinations(known, n))
 
 
 def compared_parts(query: Query, parts: Parts) -> list[Option]:

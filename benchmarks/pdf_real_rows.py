@@ -32,8 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from pipeline.rag.answers.filings.statement_checks import failed_statements  # noqa: E402
-from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
+from pipeline.rag.answers.filings.printed.statement_checks import failed_statements  # noqa: E402
+from pipeline.rag.answers.filings.printed.statement_rows import (  # noqa: E402
     StatementTable,
     statement_rows,
     statement_tables,

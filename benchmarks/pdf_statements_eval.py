@@ -28,7 +28,7 @@ securities" under "Current assets:" and "Non-current assets:") must be found und
 same parent (the twin's heading above it, whose block a total naming it ends); these facts
 are also counted apart. `before` is the reading before statements were located (every
 table whose caption `table_facts.is_statement` accepts, its labels as parsed); `now` the
-statement records of `pipeline/rag/answers/filings/statement_rows.py`, with the statements
+statement records of `pipeline/rag/answers/filings/printed/statement_rows.py`, with the statements
 that fail their self-check (`statement_checks.py`) counted separately.
 
     python3 benchmarks/pdf_statements_eval.py [--pdfs DIR ...] [--html DIR] [--misses N]
@@ -49,15 +49,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from pipeline.rag.answers.filings.statement_checks import failed_statements  # noqa: E402
-from pipeline.rag.answers.filings.statement_rows import (  # noqa: E402
+from pipeline.rag.answers.filings.printed.statement_checks import failed_statements  # noqa: E402
+from pipeline.rag.answers.filings.printed.statement_rows import (  # noqa: E402
     FISCAL_WEEK_DAYS,
     SCALE_POWER,
     clean_label,
     statement_rows,
     statement_tables,
 )
-from pipeline.rag.answers.filings.table_facts import is_statement  # noqa: E402
+from pipeline.rag.answers.filings.printed.table_facts import is_statement  # noqa: E402
 from pipeline.rag.answers.tables.column_periods import column_periods  # noqa: E402
 from retriever_trt.documents import load_document  # noqa: E402
 from retriever_trt.documents.model import Document  # noqa: E402

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from pdf_statements_eval import CHUNK_TOKENS, FILINGS, GOLD_KINDS, gold, read_now, read_twins  # noqa: E402
 
-from pipeline.rag.answers.filings.statement_rows import statement_tables  # noqa: E402
+from pipeline.rag.answers.filings.printed.statement_rows import statement_tables  # noqa: E402
 from retriever_trt.documents.model import Document, TableBlock  # noqa: E402
 from retriever_trt.indexing.chunking import chunk_document  # noqa: E402
 

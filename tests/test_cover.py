@@ -16,7 +16,7 @@ import pypdfium2 as pdfium
 import pytest
 from paths import FILINGS, REPO
 
-from pipeline.rag.answers.filings.cover_answer import FilingField, cover_field
+from pipeline.rag.answers.filings.cover.cover_answer import FilingField, cover_field
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.documents import load_document
 from retriever_trt.documents.filing.auditor_report import read_auditor

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from filing_shelf import FILINGS
 
-from pipeline.rag.answers.filings.cover_counts import SHARES_CONCEPT, cover_share_count
+from pipeline.rag.answers.filings.cover.cover_counts import SHARES_CONCEPT, cover_share_count
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from retriever_trt.indexing.ingest import ingest
 from retriever_trt.store.document_store import Chunk

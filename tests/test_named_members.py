@@ -12,7 +12,7 @@ import pytest
 from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels
-from pipeline.rag.answers.filings.qualifiers import asked_parts
+from pipeline.rag.answers.filings.parts.qualifiers import asked_parts
 from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.model import Fact
 

@@ -9,8 +9,8 @@ from datetime import date
 from decimal import Decimal
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_label, member_words
-from pipeline.rag.answers.filings.place_codes import place_name
-from pipeline.rag.answers.filings.qualifiers import (
+from pipeline.rag.answers.filings.parts.place_codes import place_name
+from pipeline.rag.answers.filings.parts.qualifiers import (
     asked_parts,
     country_name_words,
     unknown_names,

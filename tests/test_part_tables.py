@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from pipeline.rag.answers.filings.part_rows import part_facts
-from pipeline.rag.answers.filings.table_facts import facts_from_tables
+from pipeline.rag.answers.filings.parts.part_rows import part_facts
+from pipeline.rag.answers.filings.printed.table_facts import facts_from_tables
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME
 from retriever_trt.documents import Form
 from retriever_trt.documents.model import DocumentMetadata

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.rag.answers.filings.equity_rows import equity_cells
-from pipeline.rag.answers.filings.statement_checks import failed_statements
-from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
+from pipeline.rag.answers.filings.printed.equity_rows import equity_cells
+from pipeline.rag.answers.filings.printed.statement_checks import failed_statements
+from pipeline.rag.answers.filings.printed.statement_rows import StatementRow, statement_rows, statement_tables
 from pipeline.rag.answers.tables.table_cells import figure_cells
 from retriever_trt.documents import load_document
 from retriever_trt.documents.pdf.pdf_row_labels import join_wrapped

@@ -12,8 +12,8 @@ import pytest
 from paths import FILINGS
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.filings.part_rows import part_facts
-from pipeline.rag.answers.filings.table_facts import facts_from_tables, is_statement
+from pipeline.rag.answers.filings.parts.part_rows import part_facts
+from pipeline.rag.answers.filings.printed.table_facts import facts_from_tables, is_statement
 from pipeline.rag.answers.question_words import stems, tokens
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, period_length
 from pipeline.rag.answers.tables.row_items import match_row

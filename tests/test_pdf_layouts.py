@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
+from pipeline.rag.answers.filings.printed.statement_rows import StatementRow, statement_rows, statement_tables
 from retriever_trt.documents import load_document
 from retriever_trt.documents.pdf.pdf_statements import StatementKind
 from retriever_trt.indexing.chunking import chunk_document

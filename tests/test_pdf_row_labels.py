@@ -8,7 +8,11 @@ from decimal import Decimal
 
 import pytest
 
-from pipeline.rag.answers.filings.statement_rows import StatementTable, statement_rows, statement_tables
+from pipeline.rag.answers.filings.printed.statement_rows import (
+    StatementTable,
+    statement_rows,
+    statement_tables,
+)
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod
 from pipeline.rag.answers.tables.row_items import per_share_row
 from retriever_trt.documents import load_document

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.filings.statement_checks import failed_statements
-from pipeline.rag.answers.filings.statement_rows import clean_label, statement_rows, statement_tables
-from pipeline.rag.answers.filings.table_facts import facts_from_tables
+from pipeline.rag.answers.filings.printed.statement_checks import failed_statements
+from pipeline.rag.answers.filings.printed.statement_rows import clean_label, statement_rows, statement_tables
+from pipeline.rag.answers.filings.printed.table_facts import facts_from_tables
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.tables.column_periods import month_day
 from retriever_trt.documents import load_document

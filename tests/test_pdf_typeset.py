@@ -7,8 +7,8 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from pipeline.rag.answers.filings.statement_checks import failed_statements
-from pipeline.rag.answers.filings.statement_rows import StatementRow, statement_rows, statement_tables
+from pipeline.rag.answers.filings.printed.statement_checks import failed_statements
+from pipeline.rag.answers.filings.printed.statement_rows import StatementRow, statement_rows, statement_tables
 from retriever_trt.documents import load_document
 from retriever_trt.documents.pdf.pdf_statements import StatementKind
 from retriever_trt.indexing.chunking import chunk_document

@@ -13,10 +13,10 @@ from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.company_names import company_aliases, find_company
-from pipeline.rag.answers.filings.business_names import company_of_business
 from pipeline.rag.answers.filings.companies import Combine, combination, per_company
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
-from pipeline.rag.answers.filings.qualifiers import (
+from pipeline.rag.answers.filings.parts.business_names import company_of_business
+from pipeline.rag.answers.filings.parts.qualifiers import (
     asked_parts,
     compared_name,
     unknown_names,

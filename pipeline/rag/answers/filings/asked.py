@@ -24,7 +24,7 @@ from pipeline.rag.answers.filings.measure_match import (
     quoted_rows,
     rows_named_as,
 )
-from pipeline.rag.answers.filings.qualifiers import CUE_WORDS, Parts, asked_parts
+from pipeline.rag.answers.filings.parts.qualifiers import CUE_WORDS, Parts, asked_parts
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.vocabulary.definitions import stated_definitions

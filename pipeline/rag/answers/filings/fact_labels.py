@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.rag.answers.filings.place_codes import place_name
+from pipeline.rag.answers.filings.parts.place_codes import place_name
 from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.question_words import label_stems
 from retriever_trt.documents.model import Fact

@@ -22,31 +22,31 @@ from pipeline.rag.answers.company_names import (
     written_name,
 )
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
-from pipeline.rag.answers.filings.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
-from pipeline.rag.answers.filings.cover_answer import answer_from_cover
+from pipeline.rag.answers.filings.cover.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
 )
-from pipeline.rag.answers.filings.part_compare import (
+from pipeline.rag.answers.filings.parts.business_names import businesses, company_of_business
+from pipeline.rag.answers.filings.parts.part_compare import (
     asks_which_part,
     compare_parts,
     compared_parts,
     pick_part,
     ranged_parts,
 )
-from pipeline.rag.answers.filings.part_rows import part_facts
-from pipeline.rag.answers.filings.part_share import as_lookup, asks_share_of_part, share
-from pipeline.rag.answers.filings.qualifiers import (
+from pipeline.rag.answers.filings.parts.part_rows import part_facts
+from pipeline.rag.answers.filings.parts.part_share import as_lookup, asks_share_of_part, share
+from pipeline.rag.answers.filings.parts.qualifiers import (
     SEGMENT_CUE,
     compared_name,
     country_name_words,
     unknown_names,
 )
+from pipeline.rag.answers.filings.printed.table_facts import facts_from_tables
 from pipeline.rag.answers.filings.scope import choose_filings
-from pipeline.rag.answers.filings.table_facts import facts_from_tables
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query, parse_query
 from pipeline.rag.answers.question_words import tokens

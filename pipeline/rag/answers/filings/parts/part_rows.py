@@ -20,14 +20,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from decimal import Decimal
 
-from pipeline.rag.answers.filings.cell_facts import table_fact
-from pipeline.rag.answers.filings.column_parts import column_part_cells, section_periods
-from pipeline.rag.answers.filings.statement_rows import (
+from pipeline.rag.answers.filings.parts.column_parts import column_part_cells, section_periods
+from pipeline.rag.answers.filings.printed.cell_facts import table_fact
+from pipeline.rag.answers.filings.printed.statement_rows import (
     SCALE_POWER,
     statement_tables,
     whole_tables,
 )
-from pipeline.rag.answers.filings.table_facts import is_statement
+from pipeline.rag.answers.filings.printed.table_facts import is_statement
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.tables.column_groups import column_groups
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod, column_periods, header_rows

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
 
-from pipeline.rag.answers.filings.equity_rows import equity_cells
+from pipeline.rag.answers.filings.printed.equity_rows import equity_cells
 from pipeline.rag.answers.tables.column_periods import (
     ColumnPeriod,
     column_periods,

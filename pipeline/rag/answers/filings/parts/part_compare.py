@@ -21,7 +21,7 @@ from pipeline.rag.answers.filings.companies import (
     stated,
 )
 from pipeline.rag.answers.filings.fact_labels import FactLabels
-from pipeline.rag.answers.filings.qualifiers import Parts, written_part
+from pipeline.rag.answers.filings.parts.qualifiers import Parts, written_part
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.short_answer import ShortAnswer
 

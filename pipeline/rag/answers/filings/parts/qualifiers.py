@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
-from pipeline.rag.answers.filings.place_codes import COUNTRIES, place_name
+from pipeline.rag.answers.filings.parts.place_codes import COUNTRIES, place_name
 from pipeline.rag.answers.question_words import tokens
 
 # A member's name run together must be this long to match the question's words run

@@ -25,10 +25,10 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from pipeline.rag.answers.filings.cell_facts import table_fact
 from pipeline.rag.answers.filings.fact_labels import split_name
 from pipeline.rag.answers.filings.measure_match import PRINTED
-from pipeline.rag.answers.filings.statement_rows import StatementTable, clean_label
+from pipeline.rag.answers.filings.printed.cell_facts import table_fact
+from pipeline.rag.answers.filings.printed.statement_rows import StatementTable, clean_label
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.tables.column_periods import header_rows
 from pipeline.rag.answers.tables.row_items import EXPENSES_SECTION, match_row, per_share_row

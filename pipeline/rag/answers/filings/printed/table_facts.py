@@ -23,11 +23,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from pipeline.rag.answers.filings.cell_facts import table_fact
-from pipeline.rag.answers.filings.cover_counts import cover_share_count
-from pipeline.rag.answers.filings.label_facts import label_facts
-from pipeline.rag.answers.filings.statement_checks import failed_statements
-from pipeline.rag.answers.filings.statement_rows import (
+from pipeline.rag.answers.filings.cover.cover_counts import cover_share_count
+from pipeline.rag.answers.filings.printed.cell_facts import table_fact
+from pipeline.rag.answers.filings.printed.label_facts import label_facts
+from pipeline.rag.answers.filings.printed.statement_checks import failed_statements
+from pipeline.rag.answers.filings.printed.statement_rows import (
     CLOSING,
     SCALE_POWER,
     statement_tables,

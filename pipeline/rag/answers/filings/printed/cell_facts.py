@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from pipeline.rag.answers.filings.statement_rows import SCALE_POWER
+from pipeline.rag.answers.filings.printed.statement_rows import SCALE_POWER
 from pipeline.rag.answers.tables.column_periods import ColumnPeriod
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents.model import Fact

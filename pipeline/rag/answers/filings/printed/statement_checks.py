@@ -26,7 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pipeline.rag.answers.filings.statement_rows import StatementRow, StatementTable, statement_rows
+from pipeline.rag.answers.filings.printed.statement_rows import StatementRow, StatementTable, statement_rows
 from retriever_trt.documents.pdf.pdf_statements import StatementKind
 
 _TOTAL_ASSETS = re.compile(r"^total assets$", re.I)

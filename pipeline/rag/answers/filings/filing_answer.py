@@ -25,6 +25,7 @@ from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
 from pipeline.rag.answers.filings.cover.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
+from pipeline.rag.answers.filings.fact_citations import cited_answer
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
@@ -41,6 +42,7 @@ from pipeline.rag.answers.filings.parts.part_rows import part_facts
 from pipeline.rag.answers.filings.parts.part_share import as_lookup, asks_share_of_part, share
 from pipeline.rag.answers.filings.parts.qualifiers import (
     SEGMENT_CUE,
+    Parts,
     compared_name,
     country_name_words,
     unknown_names,
@@ -254,10 +256,7 @@ class FilingAnswerer:
         query, asked, parts = what_is_asked(query, info, self.labels_of(info))
         counted = asks_count(query.text)
         if asks_which_part(query.text) and not compared_parts(query, parts):
-            labels = self.labels_of(info)
-            return pick_part(query, ranged_parts(query.text, labels), labels,
-                             lambda option: self._part_figure(
-                                 query, info, replace(asked, options=(option,)), tagged))
+            return self._several_parts(query, info, asked, parts, tagged)
         # "how many segments" names no part: a count. A printed filing's parts are its
         # tables' rows, read below (`_part_words`).
         if parts.unknown and not counted and tagged:
@@ -265,9 +264,8 @@ class FilingAnswerer:
         if asked.unmatched and tagged:
             return ShortAnswer(missing=self._unknown_name(query, info) or
                                no_narrower(query, info, asked.unmatched))
-        if compared := compared_parts(query, parts):
-            return compare_parts(query, parts, compared, lambda option: self._part_figure(
-                query, info, replace(asked, options=(option,)), tagged))
+        if compared_parts(query, parts):
+            return self._several_parts(query, info, asked, parts, tagged)
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
             formula = stated_formula(stated_definitions(query.text)) \
@@ -305,7 +303,19 @@ class FilingAnswerer:
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)
-        return self._short(result, info, computed, tagged)
+        return cited_answer(result, info, computed, tagged, self._chunks)
+
+    def _several_parts(self, query: Query, info: Any, asked: Asked, parts: Parts,
+                       tagged: bool) -> ShortAnswer:
+        """The parts the question compares (`part_compare`): those it names, else every one
+        of the axis it asks "which" of."""
+        def figure(option: frozenset[tuple[str, str]]) -> ShortAnswer:
+            return self._part_figure(query, info, replace(asked, options=(option,)), tagged)
+
+        if compared := compared_parts(query, parts):
+            return compare_parts(query, parts, compared, figure)
+        labels = self.labels_of(info)
+        return pick_part(query, ranged_parts(query.text, labels), labels, figure)
 
     def _part_figure(self, query: Query, info: Any, asked: Asked, tagged: bool) -> ShortAnswer:
         """One compared part's own figure, looked up as a question naming it alone."""
@@ -314,7 +324,7 @@ class FilingAnswerer:
         result = answer_from_facts(alone, info, asked)
         if result is None or result.value is None:
             return ShortAnswer(missing=result.missing if result else "no measure named")
-        return self._short(result, info, False, tagged)
+        return cited_answer(result, info, False, tagged, self._chunks)
 
     def _part_words(self, query: Query, info: Any, result: FactResult) -> list[str]:
         """A printed filing has no dimensions: a line item asked with words that name
@@ -345,7 +355,7 @@ class FilingAnswerer:
             return None
         if not _agrees(result, shown):
             return None
-        return self._short(result, shown, computed, False)
+        return cited_answer(result, shown, computed, False, self._chunks)
 
     def _share(self, query: Query, info: Any, asked: Asked, tagged: bool) -> ShortAnswer | None:
         """A part's share of the whole (`part_share.py`): its member's fact, or the printed
@@ -358,7 +368,7 @@ class FilingAnswerer:
         if tagged:
             got = share(query, answer_from_facts(lookup, info, Asked(asked.options)), whole) \
                 if asked.options else None
-            return None if got is None else self._short(got, info, True, True)
+            return None if got is None else cited_answer(got, info, True, True, self._chunks)
         words = self._part_words(query, info, whole)
         if not words:
             return None
@@ -368,8 +378,8 @@ class FilingAnswerer:
         got = share(query, part, whole) if part is not None and _agrees(part, shown) else None
         if got is None:
             return None
-        return self._short(got, replace(shown, fact_cells={**info.fact_cells,
-                                                           **shown.fact_cells}), True, False)
+        return cited_answer(got, replace(shown, fact_cells={**info.fact_cells, **shown.fact_cells}),
+                            True, False, self._chunks)
 
     def _unknown_name(self, query: Query, info: Any) -> str | None:
         """Why no number: the question names something ("WhatsApp") that no label of the
@@ -401,33 +411,6 @@ class FilingAnswerer:
             "; it reports no segments, regions or product lines" if self.tagged([info.doc_id]) \
             else "; no row of its printed tables names it"
         return f"{info.title} reports no segment or region by the name asked{listed}"
-
-    def _short(self, result: FactResult, info: Any, computed: bool, tagged: bool) -> ShortAnswer:
-        citations, cited = [], None
-        for fact in result.facts:
-            period = f"{fact.start.isoformat()} to " if fact.start else "at "
-            cite = {"doc_id": info.doc_id, "value": fact.shown, "row": fact.concept,
-                    "column": period + fact.end.isoformat()}
-            if tagged:  # a fact read from a printed table has no tag to cite
-                cite["fact"] = {"id": fact.fact_id, "concept": fact.concept,
-                                "value": f"{fact.value:f}", "unit": fact.unit,
-                                "start": fact.start.isoformat() if fact.start else None,
-                                "end": fact.end.isoformat()}
-            where = info.fact_cells.get(fact.fact_id)
-            chunk = self._chunks.get(where[0]) if where else None
-            if chunk is not None and chunk.table:
-                cell = parse_table(chunk.table).cell(where[1], where[2])
-                cite.update(source_id=chunk.chunk_id, row_index=where[1], column_index=where[2],
-                            row=cell.row if cell else chunk.table[where[1]][0],
-                            column=cell.column if cell else "")
-                if "page" in chunk.sources:
-                    cite["page"] = int(chunk.sources["page"])
-                cited = cited or chunk
-            citations.append(cite)
-        value = f"{result.value:f}"
-        derivation = result.derivation if computed else None
-        return ShortAnswer(value, result.scale, "arithmetic" if computed else "span", derivation,
-                           citations, cited, cited.table if cited else None, 0.0, 1.0, computed)
 
     def filing_of(self, short: ShortAnswer, passages: Sequence[Any], scope: Scope) -> dict | None:
         """The filing the answer used: the cited one, else the question's, else the top

@@ -10,11 +10,14 @@ from datetime import date
 from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.company_names import NameSpan, written_name
+from pipeline.rag.answers.compose import coarser_than_asked
 from pipeline.rag.answers.filings.asked import _outside_definition
 from pipeline.rag.answers.filings.fact_answer import _names_a_loss
 from pipeline.rag.answers.filings.measure_match import _narrower
+from pipeline.rag.answers.filings.parts.part_compare import asks_which_part
 from pipeline.rag.answers.query import PeriodKind, parse_periods, parse_query
 from pipeline.rag.answers.question_words import label_stems, tokens
+from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME
 
 
@@ -93,3 +96,23 @@ def test_where_a_balance_sits_and_the_statement_it_is_shown_in_are_no_measure():
     q = parse_query("Workiva's net loss for the quarter ended March 31, 2022, as shown in its "
                     "statement of stockholders' equity?")
     assert q.measure.name == "net income" and "equity" not in q.measure_words
+
+
+def test_a_percentage_printed_coarser_than_asked_is_no_answer():
+    """Broadcom prints its segment's operating margin as 58%; asked to one decimal, that is
+    a different number from the 57.6 its figures give."""
+    q = parse_query("What was the semiconductor solutions segment's operating margin in fiscal "
+                    "2025? %, one decimal.")
+    assert coarser_than_asked(ShortAnswer("58", "percent", "span"), q)
+    assert not coarser_than_asked(ShortAnswer("57.6", "percent", "span"), q)
+    assert not coarser_than_asked(ShortAnswer("58", "percent", "arithmetic"), q)  # computed
+    assert not coarser_than_asked(ShortAnswer("4004", "million", "span"), q)  # an amount
+    assert not coarser_than_asked(ShortAnswer("58", "percent", "span"),
+                                  parse_query("What was its operating margin in fiscal 2025?"))
+
+
+def test_which_part_is_asked_only_of_a_comparison():
+    assert asks_which_part("Which segment had the highest revenue at NVIDIA in fiscal 2025?")
+    # a place the text states, no part's figure
+    assert not asks_which_part("In which country is ParsePort, the company Workiva bought in "
+                               "2022, based?")

@@ -425,3 +425,13 @@ def test_documents_incorporated_by_reference_are_no_incorporation() -> None:
               "Statement are incorporated by reference into Part III.",
               "AbbVie Inc. was incorporated in Delaware on April 10, 2012.")
     assert (got.short_answer, got.kind) == ("April 10, 2012", "date")
+
+
+def test_the_year_in_a_laws_name_is_no_date_of_the_company() -> None:
+    """The cover's "Securities Exchange Act of 1934" had answered when Analog Devices was
+    incorporated."""
+    got = ask("In what year was Analog Devices incorporated?",
+              "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF "
+              "1934 Analog Devices, Inc. (incorporated in Massachusetts)",
+              "Analog Devices, Inc. was incorporated in Massachusetts in 1965.")
+    assert (got.short_answer, got.kind) == ("1965", "date")

@@ -38,11 +38,24 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     store = tables.store
     table = choose(query.question, table, text_short_answer(query, passages, store),
                    retrieved, store)
+    if coarser_than_asked(table, query):
+        return ShortAnswer(missing=f"the table prints it as {table.short_answer}%, rounded to "
+                                   f"fewer decimals than the {query.decimals} asked")
     if table.short_answer is None or not filings.tagged(scope.doc_ids):
         return table
     if table.quote is not None and is_about(table, query):
         return table
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
+
+
+def coarser_than_asked(answer: ShortAnswer, query: Query) -> bool:
+    """Whether a percentage read off a table is printed with fewer decimals than the question
+    asks: Broadcom's printed 58% operating margin is no answer to "one decimal" (57.6)."""
+    shown = answer.short_answer
+    if query.decimals is None or answer.scale != "percent" or answer.answer_type != "span" or \
+            not isinstance(shown, str) or not _NUMBER.fullmatch(shown):
+        return False
+    return len(shown.partition(".")[2]) < query.decimals
 
 
 def is_about(answer: ShortAnswer, query: Query) -> bool:

@@ -52,6 +52,8 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
 # A year a company's history names ("incorporated in Delaware in 1934"): older than the years
 # its statements' columns name (YEAR_DIGITS).
 _HISTORY_YEAR = r"(?:1[89]\d\d|20\d\d)"
+# The year in a law's name ("the Securities Exchange Act of 1934"): no date of the company's.
+_LAW_NAMED = re.compile(r"\bAct\s+of\s+$", re.I)
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
                    rf"\b(?:fiscal\s+|FY\s?)?{_HISTORY_YEAR}\b", re.I)
 # "How much of the purchase price did ... allocate": a part, stated "A of the B".
@@ -301,7 +303,8 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
     if kind == "date":
-        found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)]
+        found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)
+                 and not _LAW_NAMED.search(sentence, 0, m.start())]
         if not found:
             return None
         date = near(sentence, found, words, ())[0].group(0)

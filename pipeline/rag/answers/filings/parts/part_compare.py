@@ -50,15 +50,17 @@ _RANGES = ((re.compile(r"\bsegments?\b|\bdivisions?\b|\bbusiness(?:es| units?)\b
 
 
 def asks_which_part(text: str) -> bool:
-    """Whether the question asks which part of the company a figure belongs to."""
-    return _WHICH_PART.search(text) is not None
+    """Whether the question asks which part of the company has the higher (lower) figure
+    ("In which country is ParsePort based?" asks a place of the text, no figure's part)."""
+    return _WHICH_PART.search(text) is not None and \
+        combination(text) in (Combine.HIGHER, Combine.LOWER)
 
 
 def ranged_parts(text: str, labels: FactLabels) -> list[Option]:
     """Every member of the axis a "which segment had the highest ..." question ranges over
     ("Rest of Asia Pacific" and "Other" segments too); none for a question naming no such
     axis."""
-    if not asks_which_part(text) or combination(text) not in (Combine.HIGHER, Combine.LOWER):
+    if not asks_which_part(text):
         return []
     axis = next((a for cue, a in _RANGES if cue.search(text)), None)
     members = sorted(m for m in labels.members if axis and m[0].endswith(axis))

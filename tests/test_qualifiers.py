@@ -681,3 +681,13 @@ def test_which_part_a_figure_is_of_is_a_name_never_a_figure(answerer, question, 
     """Apple's 294,866 of Products had answered "Which product line had more net sales?"."""
     got = ask(answerer, question)
     assert got.short_answer == value, got.prose()
+
+
+@pytest.mark.parametrize("question", [
+    "Which year had higher net sales at Apple, fiscal 2023 or fiscal 2024?",
+    "Was Apple's net income higher in fiscal 2024 or fiscal 2023?",
+])
+def test_a_choice_between_what_the_question_names_is_never_one_figure(answerer, question):
+    """Apple's fiscal 2024 net sales (391,035) had answered which year's were higher."""
+    got = ask(answerer, question)
+    assert got.short_answer is None and "which of what it names" in got.missing

@@ -390,4 +390,4 @@ earn earned post posted record recorded book booked have hold held list zero one
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus
-decline allocated assigned""".split())
+decline allocated assigned deliver delivered delivers produce produced achieve achieved""".split())

@@ -24,6 +24,7 @@ from pipeline.rag.answers.filings.measure_match import (
     quoted_rows,
     rows_named_as,
 )
+from pipeline.rag.answers.filings.parts.part_compare import compared_parts
 from pipeline.rag.answers.filings.parts.qualifiers import CUE_WORDS, Parts, asked_parts
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
@@ -70,8 +71,10 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
                         set(query.measure_words) - own - quoted - defining -
                         phrase_words(query.measure), text, labels,
                         _label_words(query.measure_words - own - quoted, labels, info, prefer))
-    # a letter alone names a class ("Class C"), no word of a label ("s" of "S&M")
-    words = {w for w in query.measure_words - parts.naming_words() - CUE_WORDS if len(w) > 1}
+    # a letter alone names a class ("Class C"), no word of a label ("s" of "S&M"); parts set
+    # against each other are all named, none of them the measure
+    naming = parts.naming_words(every=bool(compared_parts(query, parts)))
+    words = {w for w in query.measure_words - naming - CUE_WORDS if len(w) > 1}
     labelled = labelled_items(frozenset(words), labels, info.facts, prefer)
     measure = query.measure
     if isinstance(measure, LineItem) and not any(f.concept in measure.concepts

@@ -59,6 +59,11 @@ def combination(text: str) -> Combine:
     return Combine.EACH
 
 
+def chooses(text: str) -> bool:
+    """Whether the question asks which of what it names is the higher or the lower."""
+    return combination(text) in (Combine.HIGHER, Combine.LOWER)
+
+
 def per_company(query: Query, company: str) -> Query:
     """The question asked of one company: a lookup of its figure for the periods named;
     with as many periods as companies, each company's own ("Nvidia in fiscal 2025 than Meta

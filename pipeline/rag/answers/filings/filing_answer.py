@@ -8,6 +8,7 @@ of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,13 @@ from pipeline.rag.answers.company_names import (
     written_name,
 )
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
-from pipeline.rag.answers.filings.companies import CompanyFigure, combine, per_company, stated
+from pipeline.rag.answers.filings.companies import (
+    CompanyFigure,
+    chooses,
+    combine,
+    per_company,
+    stated,
+)
 from pipeline.rag.answers.filings.cover.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_citations import cited_answer
@@ -72,6 +79,10 @@ _OTHER = "other"
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
+# "Which year had higher net sales, fiscal 2023 or 2024?": a choice of what the question names
+# (companies and parts are compared apart), never one figure of it.
+_CHOOSES = "the question asks which of what it names is the higher or lower, not one figure"
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
 
@@ -213,11 +224,20 @@ class FilingAnswerer:
 
     def answer(self, query: Query, scope: Scope) -> ShortAnswer:
         """The computed answer from the filings' facts; empty when the question names no
-        measure or no filing, with `missing` set when an operand has no fact. The first
-        filing in scope answers, else the next that knows the measure (a cover's public
-        float is in the 10-K, not the latest 10-Q); several companies, each its own."""
+        measure or no filing, with `missing` set when an operand has no fact; several
+        companies, each its own. A question choosing between what it names gets a name,
+        never one figure of them."""
         if len(query.companies) > 1:
             return self._several(query, scope)
+        got = self._of_one_company(query, scope)
+        if chooses(query.text) and got.answer_type == "span" and \
+                _NUMBER.fullmatch(str(got.short_answer)):
+            return ShortAnswer(missing=_CHOOSES, citations=got.citations)
+        return got
+
+    def _of_one_company(self, query: Query, scope: Scope) -> ShortAnswer:
+        """The first filing in scope answers, else the next that knows the measure (a
+        cover's public float is in the 10-K, not the latest 10-Q)."""
         first = ShortAnswer()
         for doc_id in scope.doc_ids[:FILINGS_TRIED]:
             got = self._answer_in(query, doc_id)
@@ -233,7 +253,7 @@ class FilingAnswerer:
         for company in query.companies:
             docs = [d for d in scope.doc_ids
                     if company_key(self.info[d].metadata.company) == company]
-            got = self.answer(per_company(query, company), Scope(scope.filter, docs))
+            got = self._of_one_company(per_company(query, company), Scope(scope.filter, docs))
             # the name the question gives it, in full: "IBM" asked is answered "IBM", "Thermo
             # Fisher" not "Thermo"
             name = next((written_name(query.text, n) for n in query.names if n.key == company),

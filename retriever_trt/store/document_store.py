@@ -68,7 +68,7 @@ class DocumentInfo:
     collection: str = DEFAULT_COLLECTION
     # Statements read off a PDF's tables that failed their self-checks, each statement's
     # name ("balance sheet") -> where and why ("page 62: total assets 1 ≠ ..."); their
-    # figures are not among `facts` (pipeline/rag/answers/filings/statement_checks.py).
+    # figures are not among `facts` (pipeline/rag/answers/filings/printed/statement_checks.py).
     unread: dict[str, str] = field(default_factory=dict)
 
     def header(self) -> dict[str, Any]:

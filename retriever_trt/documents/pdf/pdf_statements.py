@@ -7,7 +7,7 @@ the lines only that statement prints ("Total assets" with "Total liabilities ...
 cash provided by operating activities"). A statement's parts (a balance sheet's assets on
 one page and its liabilities on the next, or a "(continued)" part) are the tables of one
 kind that follow each other on the same or the next page: their self-checks
-(`pipeline/rag/answers/filings/statement_checks.py`) read them as one.
+(`pipeline/rag/answers/filings/printed/statement_checks.py`) read them as one.
 """
 
 from __future__ import annotations

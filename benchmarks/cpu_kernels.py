@@ -7,11 +7,11 @@ taking over), in an order that rotates each round. The tokens are the same eithe
 kernels are exact: tests/test_cpu_ops.py, test_int8_weights.py), so only time differs.
 Kernels:
   cpu-ops   layers/cpu_ops.py: rotary, the int8 rows' scaling, the K/V writes, RMSNorm
-  vnni      layers/int8_vnni_cpu.py: every int8 call (else fbgemm)
+  vnni      layers/quantization/int8_vnni_cpu.py: every int8 call (else fbgemm)
   onednn    its oneDNN GEMM for int8 calls of more than 8 rows (else fbgemm for those)
-  prefill   layers/prefill_attention_cpu.py's tasks, or with a bf16 KV cache its bf16 twin's
+  prefill   layers/attention/prefill_attention_cpu.py's tasks, or with a bf16 KV cache its bf16 twin's
             (else its fp32 Python loop of bmm)
-  grouped   layers/paged_attention_cpu.py's grouped heads (else its per-head loop)
+  grouped   layers/attention/paged_attention_cpu.py's grouped heads (else its per-head loop)
 
     python benchmarks/cpu_kernels.py                      # int8 + drafts + bf16 KV: the server's
     python benchmarks/cpu_kernels.py --no-spec --without cpu-ops --rounds 5
@@ -41,10 +41,10 @@ from reproduce import print_command  # noqa: E402
 from throughput import SPEC, figures, timed  # noqa: E402
 from workloads import standard_prompts  # noqa: E402
 
-from llm_engine.layers import int8_vnni_cpu  # noqa: E402
+from llm_engine.layers.attention.paged_attention_cpu import paged_decode  # noqa: E402
+from llm_engine.layers.attention.prefill_attention_cpu import blocked_loop  # noqa: E402
 from llm_engine.layers.backends import bind_backends  # noqa: E402
-from llm_engine.layers.paged_attention_cpu import paged_decode  # noqa: E402
-from llm_engine.layers.prefill_attention_cpu import blocked_loop  # noqa: E402
+from llm_engine.layers.quantization import int8_vnni_cpu  # noqa: E402
 from llm_engine.tokenizer import Tokenizer  # noqa: E402
 from llm_engine.utils.model_path import resolve_model  # noqa: E402
 

@@ -5,7 +5,7 @@ heads (9 query heads over 3 K/V heads of 64), blocks of 16 tokens scattered at r
 the cache as the block manager hands them out; best of --repeats, per layer and for the
 model's 30 layers; through the kernel's grouped path (the engine's) and its per-head loop
 (the same result bit for bit), alternating. kv_cache_dtype="bfloat16" halves the K/V bytes
-read (llm_engine/layers/paged_attention_cpu.py).
+read (llm_engine/layers/attention/paged_attention_cpu.py).
 
     python benchmarks/decode_attention.py
     python benchmarks/decode_attention.py --rows 1 --context 512
@@ -19,7 +19,7 @@ import time
 import torch
 from reproduce import print_command
 
-from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
+from llm_engine.layers.attention.paged_attention_cpu import load_kernel, paged_decode
 
 HEADS, KV_HEADS, HEAD_DIM, BLOCK, LAYERS = 9, 3, 64, 16, 30
 

@@ -4,11 +4,11 @@ For each weight shape of the model (q/k/v, o, gate/up, down, LM head) and each t
 count M, times y = x @ W.T through:
   fp32-onednn   torch.ops.mkldnn._linear_pointwise (the engine's fp32 path)
   fp32-mkl      F.linear
-  int8-fbgemm   the engine's int8 path (layers/quantization.py): int8 weights per output
+  int8-fbgemm   the engine's int8 path (layers/quantization/quantization.py): int8 weights per output
                 channel, each row scaled to max |x| = 1 first so its activations are
                 quantized per token, over the fixed range [-1, 1] (fbgemm's q/dq linear)
   int8-vnni     the same, bit for bit, through the engine's path on AVX-512 VNNI CPUs
-                (layers/int8_vnni_cpu.py): its kernel for calls of at most 8 rows, oneDNN's
+                (layers/quantization/int8_vnni_cpu.py): its kernel for calls of at most 8 rows, oneDNN's
                 int8 GEMM between its quantization and requantization for more
   int8-pinned   the same rows through fbgemm's quantized::linear_dynamic with one extra
                 row of -1 and 1 pinning its range (the engine's path before; bit for bit
@@ -41,7 +41,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reproduce import print_command  # noqa: E402
 
-from llm_engine.layers.quantization import Int8Weight  # noqa: E402
+from llm_engine.layers.quantization.quantization import Int8Weight  # noqa: E402
 from llm_engine.layers.selector import resolve_backends  # noqa: E402
 
 # The kernels an fp32 CPU engine with int8 weights runs (layers/selector.py).

@@ -9,7 +9,7 @@ Flat after the first round = bounded.
 --gemm KERNEL probes one kernel alone, without the engine: the model's four decoder
 weight shapes at every seventh M from 1 to 1,024, twice, printing RSS growth per pass
 (onednn: the fp32 GEMM before buckets; bucketed: layers/linear.py's `linear`; int8:
-layers/quantization.py's Int8Weight; mkl: F.linear).
+layers/quantization/quantization.py's Int8Weight; mkl: F.linear).
 
     python benchmarks/memory_probe.py                        # fp32
     python benchmarks/memory_probe.py --quantization int8
@@ -38,7 +38,7 @@ def probe_gemm(kernel: str) -> None:
     import torch.nn.functional as F
 
     from llm_engine.layers.linear import linear
-    from llm_engine.layers.quantization import Int8Weight
+    from llm_engine.layers.quantization.quantization import Int8Weight
     from llm_engine.layers.selector import resolve_backends
 
     torch.manual_seed(0)

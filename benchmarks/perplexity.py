@@ -30,7 +30,7 @@ from reproduce import print_command  # noqa: E402
 from workloads import english_text  # noqa: E402
 
 from llm_engine import LLM  # noqa: E402
-from llm_engine.layers.attention import AttentionMetadata, PrefillSpan  # noqa: E402
+from llm_engine.layers.attention.attention import AttentionMetadata, PrefillSpan  # noqa: E402
 
 
 def text_windows(tokenizer, windows: int, window: int) -> list[list[int]]:

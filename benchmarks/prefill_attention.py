@@ -1,9 +1,9 @@
 """Time to first token of a 512-token prompt with each CPU prefill attention, side by side.
 
-The CPU prefill attention (layers/prefill_attention_cpu.py: query blocks of GEMMs, run as
+The CPU prefill attention (layers/attention/prefill_attention_cpu.py: query blocks of GEMMs, run as
 balanced tasks on ATen's thread pool) against its Python loop of batched GEMMs (the path
 before, and where no compiler is), torch's causal `scaled_dot_product_attention` (its CPU
-flash kernel) and the bf16 kernel a bf16 KV cache brings (layers/prefill_attention_bf16_cpu.py,
+flash kernel) and the bf16 kernel a bf16 KV cache brings (layers/attention/prefill_attention_bf16_cpu.py,
 on CPUs with AVX-512 BF16), swapped in and out of the same loaded engine, alternately, on
 distinct prompts of random token ids (no prefix cache). Also times the attention alone on
 the model's shapes.
@@ -23,10 +23,10 @@ import torch.nn.functional as F
 from reproduce import print_command
 
 from llm_engine import LLM, SamplingParams
-from llm_engine.layers import prefill_attention_bf16_cpu
-from llm_engine.layers.attention import chunk_causal_mask
-from llm_engine.layers.prefill_attention_bf16_cpu import compiled_bf16_prefill
-from llm_engine.layers.prefill_attention_cpu import blocked_loop, compiled_prefill, load_kernel
+from llm_engine.layers.attention import prefill_attention_bf16_cpu
+from llm_engine.layers.attention.attention import chunk_causal_mask
+from llm_engine.layers.attention.prefill_attention_bf16_cpu import compiled_bf16_prefill
+from llm_engine.layers.attention.prefill_attention_cpu import blocked_loop, compiled_prefill, load_kernel
 
 
 def sdpa_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:

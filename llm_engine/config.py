@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import torch
 
 _GiB = 1 << 30
-# The methods layers/quantization.py implements (EngineConfig.quantization).
+# The methods layers/quantization/quantization.py implements (EngineConfig.quantization).
 QUANTIZATION_METHODS = ("int8",)
 
 
@@ -29,8 +29,8 @@ class AttentionBackend(str, Enum):
 
     AUTO = "auto"  # Triton on CUDA where it compiles, the CPU kernel on fp32 CPU, else torch
     TORCH = "torch"  # gather the blocks, then SDPA
-    CPU_KERNEL = "cpu_kernel"  # layers/paged_attention_cpu.py: fp32 activations on CPU
-    TRITON = "triton"  # layers/paged_attention_triton.py: CUDA
+    CPU_KERNEL = "cpu_kernel"  # layers/attention/paged_attention_cpu.py: fp32 activations on CPU
+    TRITON = "triton"  # layers/attention/paged_attention_triton.py: CUDA
 
 
 def default_engines_dir() -> Path:
@@ -158,7 +158,7 @@ class EngineConfig:
     # token at run time after SmoothQuant smoothing (CPU, fbgemm; every linear layer and
     # the LM head, each tensor-parallel rank its own shard). None: weights in `dtype`.
     # "auto" (like device and dtype; the server's default): "int8" where the engine runs
-    # on CPU with fp32 activations and torch has fbgemm, else None. layers/quantization.py.
+    # on CPU with fp32 activations and torch has fbgemm, else None. layers/quantization/quantization.py.
     quantization: str | None = None
     # vLLM's dict, e.g. {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max":
     # 4, "prompt_lookup_min": 2}; kept as a validated SpeculativeConfig. None: no drafts.
@@ -221,7 +221,7 @@ class EngineConfig:
         _check(self.quantization in (None, "auto", *QUANTIZATION_METHODS), "quantization",
                " or ".join(["None", "'auto'", *map(repr, QUANTIZATION_METHODS)]), self.quantization)
         if self.quantization not in (None, "auto"):
-            from llm_engine.layers.quantization import check_quantization
+            from llm_engine.layers.quantization.quantization import check_quantization
 
             check_quantization(self.quantization, self.torch_device, self.torch_dtype)
 
@@ -229,7 +229,7 @@ class EngineConfig:
     def quantization_method(self) -> str | None:
         """The quantization the engine applies: `quantization` with "auto" resolved."""
         if self.quantization == "auto":
-            from llm_engine.layers.quantization import auto_quantization
+            from llm_engine.layers.quantization.quantization import auto_quantization
 
             return auto_quantization(self.torch_device, self.torch_dtype)
         return self.quantization

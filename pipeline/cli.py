@@ -185,9 +185,9 @@ def _settings(args: argparse.Namespace, **extra: Any):
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pipeline.server.access_log import configure_logging, remove_logging
     from pipeline.server.app import create_app
     from pipeline.server.guards.connection import server_protocol
+    from pipeline.server.observability.access_log import configure_logging, remove_logging
 
     settings = _settings(args)
     if settings.num_replicas > 1 or settings.max_replicas is not None:
@@ -219,7 +219,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from pipeline.server.audit import verify
+    from pipeline.server.observability.audit import verify
 
     result = verify(args.path)
     print(f"finrag audit: {result.message}", file=sys.stdout if result.ok else sys.stderr)

@@ -207,7 +207,7 @@ class Settings(BaseModel):
 
     # operations (README, "Operations"): logs, audit log, tracing, traffic mirroring
     log_format: str = Field("text", pattern="^(text|json)$")
-    # A path: one hash-chained JSON line per /ask and /v1 request (pipeline/server/audit.py);
+    # A path: one hash-chained JSON line per /ask and /v1 request (pipeline/server/observability/audit.py);
     # rotated past audit_log_max_bytes, keeping audit_log_backups older files.
     audit_log: str | None = None
     audit_log_max_bytes: int = Field(100 << 20, ge=4096)

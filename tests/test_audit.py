@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.server.audit import AuditLog, key_id, verify
+from pipeline.server.observability.audit import AuditLog, key_id, verify
 
 
 def _write(path: Path, n: int, **kw) -> AuditLog:
@@ -126,7 +126,7 @@ def test_a_torn_last_line_is_cut_off_at_the_next_start(tmp_path: Path) -> None:
 
 WRITER = textwrap.dedent("""
     import sys
-    from pipeline.server.audit import AuditLog
+    from pipeline.server.observability.audit import AuditLog
     log = AuditLog(sys.argv[1])
     i = 0
     while True:

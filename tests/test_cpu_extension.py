@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from llm_engine.layers import cpu_ops, paged_attention_cpu, prefill_attention_bf16_cpu
+from llm_engine.layers import cpu_ops
+from llm_engine.layers.attention import paged_attention_cpu, prefill_attention_bf16_cpu
 from llm_engine.utils import cpu_extension
 from llm_engine.utils.cpu_extension import CpuKernel, _cached
 from llm_engine.utils.cpu_isa import CpuIsa
@@ -71,8 +72,9 @@ def test_the_kernels_built_side_by_side_are_the_ones_the_start_loads(
     once on 2 cores), then takes them in order: the same kernels, none built for nothing."""
     import threading
 
-    from llm_engine.layers import int8_vnni_cpu, prefill_attention_cpu
+    from llm_engine.layers.attention import prefill_attention_cpu
     from llm_engine.layers.backends import AttentionBackend
+    from llm_engine.layers.quantization import int8_vnni_cpu
     from llm_engine.layers.selector import resolve_backends
 
     calls: dict[str, set[str]] = {"pool": set(), "start": set()}

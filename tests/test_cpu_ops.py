@@ -13,10 +13,10 @@ from prereqs import CXX, missing
 from llm_engine.layers import cpu_ops
 from llm_engine.layers.activation import SiluAndMul, torch_silu_and_mul
 from llm_engine.layers.activation import exact_kernel_lanes as silu_lanes
-from llm_engine.layers.attention import AttentionMetadata, PagedAttention
+from llm_engine.layers.attention.attention import AttentionMetadata, PagedAttention
 from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 from llm_engine.layers.layernorm import RMSNorm, exact_kernel_lanes, torch_rms_norm
-from llm_engine.layers.quantization import Int8Weight
+from llm_engine.layers.quantization.quantization import Int8Weight
 from llm_engine.layers.rotary_embedding import RotaryEmbedding
 from llm_engine.layers.selector import resolve_backends
 

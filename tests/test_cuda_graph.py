@@ -15,8 +15,8 @@ from test_paged_attention import _decode_case
 
 from llm_engine import EngineConfig
 from llm_engine.engine.cuda_graph import StaticDecodeInputs, capture_sizes
-from llm_engine.layers.attention import PagedAttention
-from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
+from llm_engine.layers.attention.attention import PagedAttention
+from llm_engine.layers.attention.paged_attention_cpu import load_kernel, paged_decode
 
 
 def test_padded_rows_write_only_the_scratch_block() -> None:

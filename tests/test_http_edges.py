@@ -29,10 +29,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from pipeline.server.access_log import AccessLog, TextFormatter
 from pipeline.server.guards.body_limit import BodyLimitMiddleware
 from pipeline.server.guards.connection import server_protocol
 from pipeline.server.guards.shutdown import ShutdownMiddleware
+from pipeline.server.observability.access_log import AccessLog, TextFormatter
 
 HANG_GUARD_S = 60  # only keeps a broken server from hanging the test
 

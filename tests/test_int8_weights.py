@@ -14,9 +14,9 @@ from engine_prompts import prompts_of_lengths
 from paths import REPO
 
 from llm_engine import LLM, EngineConfig
-from llm_engine.layers import int8_vnni_cpu
 from llm_engine.layers.linear import bucket_rows, linear
-from llm_engine.layers.quantization import Int8Weight
+from llm_engine.layers.quantization import int8_vnni_cpu
+from llm_engine.layers.quantization.quantization import Int8Weight
 from llm_engine.layers.selector import resolve_backends
 from llm_engine.utils.cpu_isa import CpuIsa, cpu_has, selected_isa
 
@@ -73,7 +73,7 @@ def test_fixed_range_equals_the_dynamic_kernel_on_rows_spanning_minus_one_to_one
 @pytest.mark.parametrize("n, k", [(960, 576), (576, 1536), (100, 70)])
 @pytest.mark.parametrize("smoothed", [False, True])
 def test_the_vnni_kernels_equal_fbgemm_bit_for_bit(n: int, k: int, smoothed: bool) -> None:
-    """Rows go to layers/int8_vnni_cpu.py (the few-row kernel up to MAX_ROWS, oneDNN's GEMM
+    """Rows go to layers/quantization/int8_vnni_cpu.py (the few-row kernel up to MAX_ROWS, oneDNN's GEMM
     beyond) or to fbgemm; they must agree to the bit, or a token would change with the rows
     that share its step."""
     if not cpu_has("avx512_vnni", "avx512bw"):
@@ -167,7 +167,7 @@ def test_every_linear_and_the_lm_head_run_in_int8(engines) -> None:
     # 4 linears a decoder layer (qkv, o, gate_up, down), plus the LM head
     assert len(layers) == 4 * model.config.num_hidden_layers + 1
     assert all(m.int8 is not None for m in layers)
-    # each smoothed by the calibration text's activation ranges (layers/calibration.py)
+    # each smoothed by the calibration text's activation ranges (layers/quantization/calibration.py)
     assert all(m.int8.inv_smooth is not None for m in layers)
     assert all(m.int8.inv_smooth.shape == (m.int8.packed.unpack()[0].shape[1],) for m in layers)
 

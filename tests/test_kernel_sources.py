@@ -9,13 +9,13 @@ from pathlib import Path
 
 from paths import REPO
 
-from llm_engine.layers import (
-    cpu_ops,
-    int8_vnni_cpu,
+from llm_engine.layers import cpu_ops
+from llm_engine.layers.attention import (
     paged_attention_cpu,
     prefill_attention_bf16_cpu,
     prefill_attention_cpu,
 )
+from llm_engine.layers.quantization import int8_vnni_cpu
 from llm_engine.utils.cpu_extension import CSRC
 from llm_engine.utils.cpu_isa import CpuIsa
 

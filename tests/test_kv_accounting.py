@@ -97,7 +97,7 @@ def test_engine_stats_after_a_preempting_run(tiny_engine: LLMEngine) -> None:
 def test_metrics_expose_the_kv_stats(tiny_engine: LLMEngine) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
-    from pipeline.server.metrics import Metrics
+    from pipeline.server.observability.metrics import Metrics
 
     # Metrics reads get_stats(), which LLMEngine and AsyncLLMEngine both have.
     metrics = Metrics(tiny_engine, "tiny")

@@ -25,7 +25,7 @@ from live_server import (
 from prereqs import DEV, require_module
 
 from pipeline.cli import main
-from pipeline.server.access_log import JsonFormatter
+from pipeline.server.observability.access_log import JsonFormatter
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KEY = "ops-test-key-0123456789abcdef"
@@ -82,7 +82,7 @@ def ops(prepared_default, engines_dir, tmp_path_factory, access_lines):
     require_module("opentelemetry.sdk", DEV)
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from pipeline.server.tracing import Tracing
+    from pipeline.server.observability.tracing import Tracing
 
     tmp = tmp_path_factory.mktemp("ops")
     receiver = Receiver()

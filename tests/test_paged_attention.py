@@ -6,8 +6,8 @@ import pytest
 import torch
 from prereqs import CXX, missing
 
-from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PagedAttention
-from llm_engine.layers.paged_attention_cpu import load_kernel, paged_decode
+from llm_engine.layers.attention.attention import AttentionMetadata, DecodeGroup, PagedAttention
+from llm_engine.layers.attention.paged_attention_cpu import load_kernel, paged_decode
 
 
 def _decode_case(rows: int = 12, heads: int = 8, kv_heads: int = 2, dim: int = 64,

@@ -39,8 +39,8 @@ def check_cases(cases: list[tuple], device: str = "cpu") -> None:
     (this file), compiled on CUDA (tests/gpu)."""
     from test_paged_attention import _decode_case, _reference
 
-    from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PagedAttention
-    from llm_engine.layers.paged_attention_triton import paged_decode
+    from llm_engine.layers.attention.attention import AttentionMetadata, DecodeGroup, PagedAttention
+    from llm_engine.layers.attention.paged_attention_triton import paged_decode
 
     for heads, kv_heads, dim, block_size, max_len, num_blocks, dtype, *cache in cases:
         cache_dtype = cache[0] if cache else dtype

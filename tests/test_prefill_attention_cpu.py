@@ -8,10 +8,10 @@ import torch
 import torch.nn.functional as F
 from prereqs import CXX, missing
 
-from llm_engine.layers import prefill_attention_bf16_cpu
-from llm_engine.layers.attention import chunk_causal_mask
-from llm_engine.layers.prefill_attention_bf16_cpu import compiled_bf16_prefill
-from llm_engine.layers.prefill_attention_cpu import (
+from llm_engine.layers.attention import prefill_attention_bf16_cpu
+from llm_engine.layers.attention.attention import chunk_causal_mask
+from llm_engine.layers.attention.prefill_attention_bf16_cpu import compiled_bf16_prefill
+from llm_engine.layers.attention.prefill_attention_cpu import (
     QUERY_BLOCK,
     blocked_loop,
     compiled_prefill,

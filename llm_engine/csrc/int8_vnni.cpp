@@ -1,5 +1,5 @@
 // The int8 linear with AVX-512 VNNI, bit for bit fbgemm's result. Wrapper and rationale:
-// llm_engine/layers/int8_vnni_cpu.py. Compiled without -ffast-math.
+// llm_engine/layers/quantization/int8_vnni_cpu.py. Compiled without -ffast-math.
 
 // ATen's and the Python binding's own headers rather than <torch/extension.h>, which parses the
 // whole C++ frontend: a kernel then compiles in ~8 s instead of ~20 at a machine's first start.
@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-// Built at the avx512_vnni ISA level only (llm_engine/layers/int8_vnni_cpu.py); the engine
+// Built at the avx512_vnni ISA level only (llm_engine/layers/quantization/int8_vnni_cpu.py); the engine
 // loads it where the running CPU has VNNI, so nothing here is chosen at compile time.
 #if !(defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__))
 #error "int8_vnni.cpp needs AVX-512 F, BW and VNNI: build it at the avx512_vnni level"

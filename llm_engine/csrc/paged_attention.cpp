@@ -1,5 +1,5 @@
 // Decode attention that reads the paged K/V cache where it lies. Wrapper and rationale:
-// llm_engine/layers/paged_attention_cpu.py. ISA levels: generic, avx2, avx512.
+// llm_engine/layers/attention/paged_attention_cpu.py. ISA levels: generic, avx2, avx512.
 
 // ATen's and the Python binding's own headers rather than <torch/extension.h>, which parses the
 // whole C++ frontend: a kernel then compiles in ~8 s instead of ~20 at a machine's first start.

@@ -1,5 +1,5 @@
 // Causal prefill attention as paired query blocks of ATen GEMMs on ATen's thread pool. Wrapper
-// and rationale: llm_engine/layers/prefill_attention_cpu.py. One build (generic): its work is in
+// and rationale: llm_engine/layers/attention/prefill_attention_cpu.py. One build (generic): its work is in
 // ATen's own kernels, which pick their ISA at run time.
 
 // ATen's and the Python binding's own headers rather than <torch/extension.h>, which parses the

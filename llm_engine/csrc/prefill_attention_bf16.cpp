@@ -1,5 +1,5 @@
 // Causal prefill attention at bf16 with AVX-512 BF16's vdpbf16ps. Wrapper and rationale:
-// llm_engine/layers/prefill_attention_bf16_cpu.py.
+// llm_engine/layers/attention/prefill_attention_bf16_cpu.py.
 
 // ATen's and the Python binding's own headers rather than <torch/extension.h>, which parses the
 // whole C++ frontend: a kernel then compiles in ~8 s instead of ~20 at a machine's first start.
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-// Built at the avx512_vnni_bf16 ISA level only (llm_engine/layers/prefill_attention_bf16_cpu.py);
+// Built at the avx512_vnni_bf16 ISA level only (llm_engine/layers/attention/prefill_attention_bf16_cpu.py);
 // the engine loads it where the running CPU has AVX-512 BF16.
 #if !(defined(__AVX512F__) && defined(__AVX512BF16__))
 #error "prefill_attention_bf16.cpp needs AVX-512 F and BF16: build it at the avx512_vnni_bf16 level"

@@ -24,7 +24,7 @@ import logging
 import torch
 
 from llm_engine.config import EngineConfig
-from llm_engine.layers.attention import AttentionMetadata, DecodeGroup
+from llm_engine.layers.attention.attention import AttentionMetadata, DecodeGroup
 from llm_engine.layers.backends import AttentionBackend
 
 logger = logging.getLogger(__name__)

@@ -22,9 +22,9 @@ from llm_engine.engine.kv_sizing import plan_kv_cache
 from llm_engine.engine.scheduler import SchedulerOutput
 from llm_engine.engine.step_input import PromptLogprobSpan, StepInput
 from llm_engine.engine.swap_space import HostAllocator, SwapSpace, default_host_allocator
-from llm_engine.layers.attention import AttentionMetadata, DecodeGroup, PrefillSpan
+from llm_engine.layers.attention.attention import AttentionMetadata, DecodeGroup, PrefillSpan
 from llm_engine.layers.backends import AttentionBackend, bind_backends
-from llm_engine.layers.calibration import calibration_windows, record_input_maxima
+from llm_engine.layers.quantization.calibration import calibration_windows, record_input_maxima
 from llm_engine.layers.sampler import Sampler, SampleResult
 from llm_engine.layers.selector import select_backends
 from llm_engine.models.llama import LlamaForCausalLM
@@ -164,7 +164,7 @@ class ModelRunner:
     def _record_maxima(self, windows: list[list[int]], layers: dict[str, torch.nn.Module]
                        ) -> dict[str, torch.Tensor]:
         """The maxima read by the fp32 model over `windows` on a scratch cache
-        (layers/calibration.py); runs before the real cache exists."""
+        (layers/quantization/calibration.py); runs before the real cache exists."""
         with record_input_maxima(layers) as maxima:
             for ids in windows:
                 hidden = self._scratch_prefill(torch.tensor(ids, device=self.device), len(ids))

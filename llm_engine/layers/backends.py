@@ -38,8 +38,8 @@ class Backends:
     fused_ops: ModuleType | None = None
     norm_lanes: int | None = None
     silu_lanes: int | None = None
-    int8_kernel: ModuleType | None = None  # layers/int8_vnni_cpu.py's; None: fbgemm
-    # 7-bit activations into fbgemm (layers/quantization.py): right on every CPU; 8-bit only
+    int8_kernel: ModuleType | None = None  # layers/quantization/int8_vnni_cpu.py's; None: fbgemm
+    # 7-bit activations into fbgemm (layers/quantization/quantization.py): right on every CPU; 8-bit only
     # where the selected ISA level adds int8 products straight into int32 (VNNI).
     int8_reduce_range: bool = True
     # The fp32 linears through oneDNN's GEMM with bucketed rows (layers/linear.py); False:

@@ -15,7 +15,7 @@ from torch import nn
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.layers.backends import TORCH_BACKENDS, BackendLayer, Backends
 from llm_engine.layers.linear import fp32_gemm
-from llm_engine.layers.quantization import Int8Weight
+from llm_engine.layers.quantization.quantization import Int8Weight
 
 
 class VocabParallelEmbedding(nn.Module):

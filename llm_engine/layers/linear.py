@@ -9,7 +9,7 @@ row-parallel, so a decoder layer costs two all-reduces. Each parameter carries a
 
 With one rank every layer is the plain GEMM below and nothing else. With
 `quantization="int8"` each rank quantizes its own shard after loading (layers/
-quantization.py): per-output-channel scales need nothing from the other ranks, and a
+quantization/quantization.py): per-output-channel scales need nothing from the other ranks, and a
 row-parallel rank's partial sums are dequantized before the all-reduce adds them.
 """
 
@@ -23,7 +23,7 @@ from torch import nn
 
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup, divide
 from llm_engine.layers.backends import TORCH_BACKENDS, BackendLayer, Backends
-from llm_engine.layers.quantization import Int8Weight
+from llm_engine.layers.quantization.quantization import Int8Weight
 
 Gemm = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor]
 

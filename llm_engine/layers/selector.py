@@ -18,16 +18,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from llm_engine.layers import (
-    activation,
-    cpu_ops,
-    int8_vnni_cpu,
-    layernorm,
+from llm_engine.layers import activation, cpu_ops, layernorm
+from llm_engine.layers.attention import (
     paged_attention_cpu,
     prefill_attention_bf16_cpu,
     prefill_attention_cpu,
 )
 from llm_engine.layers.backends import AttentionBackend, Backends, PrefillAttention
+from llm_engine.layers.quantization import int8_vnni_cpu
 from llm_engine.utils.cpu_isa import CpuIsa, cpu_has, host_isa, selected_isa
 
 logger = logging.getLogger(__name__)
@@ -154,7 +152,7 @@ def _triton_kernel(device: torch.device) -> Callable[..., torch.Tensor] | None:
     if device.type != "cuda":
         return None
     try:
-        from llm_engine.layers.paged_attention_triton import load_kernel
+        from llm_engine.layers.attention.paged_attention_triton import load_kernel
     except ImportError as exc:
         logger.warning("Triton unavailable (%s); using the torch attention path", exc)
         return None

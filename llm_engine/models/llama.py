@@ -19,7 +19,7 @@ from torch import nn
 from llm_engine.config import ModelConfig
 from llm_engine.distributed.parallel_state import SINGLE, TensorParallelGroup
 from llm_engine.layers.activation import SiluAndMul
-from llm_engine.layers.attention import AttentionMetadata, PagedAttention
+from llm_engine.layers.attention.attention import AttentionMetadata, PagedAttention
 from llm_engine.layers.backends import TORCH_BACKENDS, Backends
 from llm_engine.layers.embed_head import ParallelLMHead, VocabParallelEmbedding
 from llm_engine.layers.layernorm import RMSNorm

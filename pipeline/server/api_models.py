@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from llm_engine.structured_output import StructuredOutputsParams
 from pipeline.server.guards.request_limits import NOT_BLANK, Temperature, bounded, temperature
-from pipeline.server.openai_models import ResponseFormat
+from pipeline.server.openai.openai_models import ResponseFormat
 from retriever_trt.search.filters import FILTER_FIELDS, MetadataFilter, within_tenant
 
 FILTERS_DESCRIPTION = (

@@ -15,9 +15,6 @@ from typing import Any
 from fastapi import FastAPI
 
 from pipeline.rag import RAGPipeline
-from pipeline.server.access_log import AccessLog
-from pipeline.server.audit import AuditLog
-from pipeline.server.audit_trail import content_hashes
 from pipeline.server.errors import install_error_handlers
 from pipeline.server.guards.access import (
     document_security,
@@ -30,10 +27,13 @@ from pipeline.server.guards.head import HeadAsGetMiddleware
 from pipeline.server.guards.readiness import ReadinessMiddleware
 from pipeline.server.guards.request_limits import RequestLimits
 from pipeline.server.guards.shutdown import ShutdownMiddleware
-from pipeline.server.metrics import Metrics, MirrorCollector
 from pipeline.server.mirror import Mirror
+from pipeline.server.observability.access_log import AccessLog
+from pipeline.server.observability.audit import AuditLog
+from pipeline.server.observability.audit_trail import content_hashes
+from pipeline.server.observability.metrics import Metrics, MirrorCollector
+from pipeline.server.observability.tracing import Tracing
 from pipeline.server.routes import ask, documents, openai, ops, tokenize
-from pipeline.server.tracing import Tracing
 from pipeline.settings import Settings
 
 logger = logging.getLogger("finrag")

@@ -56,7 +56,7 @@ _CLIENT_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 
 def request_id(headers: Mapping[str, str]) -> str:
     """The client's X-Request-Id when it sent a sensible one (as vLLM), else a fresh one.
-    The access log (access_log.py) settles each request's id with this at the edge."""
+    The access log (observability/access_log.py) settles each request's id with this at the edge."""
     given = headers.get(REQUEST_ID_HEADER.lower(), "")
     return given if _CLIENT_ID.fullmatch(given) else uuid.uuid4().hex
 

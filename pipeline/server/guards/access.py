@@ -25,8 +25,8 @@ from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.server.audit import key_id
 from pipeline.server.errors import error_response
+from pipeline.server.observability.audit import key_id
 from pipeline.settings import Settings
 
 OPEN_PATHS = {"/health", "/ready", "/ping", "/"}

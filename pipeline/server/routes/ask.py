@@ -10,7 +10,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from pipeline.rag import AskOptions, RAGPipeline, TokenEvent, source_dict
-from pipeline.server.access_log import record_usage
 from pipeline.server.api_models import (
     ASK_STREAM,
     AskAnswer,
@@ -20,7 +19,6 @@ from pipeline.server.api_models import (
     SearchRequest,
 )
 from pipeline.server.ask_format import check_schema, shaped
-from pipeline.server.audit_trail import answer_fields, audit
 from pipeline.server.errors import OUR_ERRORS, request_id
 from pipeline.server.guards.access import caller_collections
 from pipeline.server.guards.admission import admit
@@ -28,6 +26,8 @@ from pipeline.server.guards.connection import draining
 from pipeline.server.guards.disconnect import cancel_on_disconnect
 from pipeline.server.guards.request_limits import RequestLimits, ask_tokens
 from pipeline.server.guards.shutdown import SHUTTING_DOWN
+from pipeline.server.observability.access_log import record_usage
+from pipeline.server.observability.audit_trail import answer_fields, audit
 from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter()

@@ -16,9 +16,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
-from pipeline.server.audit_trail import audit
 from pipeline.server.errors import DOCUMENT_ERRORS, UPLOAD_ERRORS, RequestRejected
 from pipeline.server.guards.access import caller_collections
+from pipeline.server.observability.audit_trail import audit
 from pipeline.settings import COLLECTION_NAME
 from retriever_trt.live.catalog import DocumentRecord, DocumentStatus
 from retriever_trt.live.live_documents import LiveDocuments, UploadError

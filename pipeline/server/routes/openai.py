@@ -16,9 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from llm_engine import RequestOutput
-from pipeline.server.access_log import record_usage
 from pipeline.server.api_models import OPENAI_STREAM
-from pipeline.server.audit_trail import audit
 from pipeline.server.errors import (
     OPENAI_ERRORS,
     OPENAI_GET_ERRORS,
@@ -30,8 +28,10 @@ from pipeline.server.guards.connection import draining
 from pipeline.server.guards.disconnect import cancel_on_disconnect
 from pipeline.server.guards.request_limits import RequestLimits
 from pipeline.server.guards.shutdown import SHUTTING_DOWN
-from pipeline.server.openai_formats import CHAT, COMPLETION, CompletionFormat
-from pipeline.server.openai_models import (
+from pipeline.server.observability.access_log import record_usage
+from pipeline.server.observability.audit_trail import audit
+from pipeline.server.openai.openai_formats import CHAT, COMPLETION, CompletionFormat
+from pipeline.server.openai.openai_models import (
     MAX_EMBED_INPUTS,
     ChatCompletion,
     ChatRequest,
@@ -44,7 +44,7 @@ from pipeline.server.openai_models import (
     chat_prompt_ids,
     check_model,
 )
-from pipeline.server.openai_outputs import prompt_logprobs, usage
+from pipeline.server.openai.openai_outputs import prompt_logprobs, usage
 from pipeline.server.streaming import sse, stream_error
 
 router = APIRouter(prefix="/v1")

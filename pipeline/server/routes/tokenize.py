@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.server.errors import GET_ERRORS, OUR_ERRORS, ErrorDetail, RequestRejected
 from pipeline.server.guards.request_limits import RequestLimits, bounded
-from pipeline.server.openai_models import ChatMessage, ModelName, chat_prompt_ids, check_model
+from pipeline.server.openai.openai_models import ChatMessage, ModelName, chat_prompt_ids, check_model
 
 router = APIRouter()
 # As vLLM's: our error shape, and 404 for a model that is not served.

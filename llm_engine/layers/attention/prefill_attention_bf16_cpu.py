@@ -26,7 +26,7 @@ from functools import cache
 
 import torch
 
-from llm_engine.layers.prefill_attention_cpu import QUERY_BLOCK
+from llm_engine.layers.attention.prefill_attention_cpu import QUERY_BLOCK
 from llm_engine.utils import cpu_extension
 from llm_engine.utils.cpu_isa import CpuIsa
 

@@ -12,12 +12,12 @@ Activations are quantized per token, yet within a token a few channels run far l
 the rest (the RMSNorm gains, the MLP's product), and those set the step for all of them:
 that, not the int8 weights, cost most of the perplexity (+3.1% activations alone, +0.5%
 weights alone). With `act_max` (each input channel's largest |x| over calibration text,
-layers/calibration.py) the weight is quantized as SmoothQuant does (Xiao et al., 2022):
+layers/quantization/calibration.py) the weight is quantized as SmoothQuant does (Xiao et al., 2022):
 input channel j is divided by s_j = act_max_j^0.5 / max|W[:, j]|^0.5 and W's column j
 multiplied by it, which leaves x @ W.T unchanged and moves half of the outliers' range
 into the per-output-channel weight scales. benchmarks/perplexity.py measures the loss.
 
-Where the CPU has AVX-512 VNNI, layers/int8_vnni_cpu.py takes every call instead, with the
+Where the CPU has AVX-512 VNNI, layers/quantization/int8_vnni_cpu.py takes every call instead, with the
 same result bit for bit: calls of at most 8 rows (decode, draft verification) through a
 kernel bound by the weight bytes rather than by fbgemm's per-call work, larger ones through
 oneDNN's int8 GEMM between its own quantization and requantization. It keeps its own copy of
@@ -30,8 +30,9 @@ import warnings
 
 import torch
 
-from llm_engine.layers import cpu_ops, int8_vnni_cpu
+from llm_engine.layers import cpu_ops
 from llm_engine.layers.backends import TORCH_BACKENDS, Backends
+from llm_engine.layers.quantization import int8_vnni_cpu
 
 # SmoothQuant's migration strength: 0 leaves activations as they are, 1 moves all of their
 # range into the weights. 0.5 measured best of 0.3 / 0.5 / 0.7 on TAT-QA prose.
@@ -89,7 +90,7 @@ class Int8Weight:
         # The compiled kernels' smoothing and bias arguments, ready once.
         self.kernel_args = (cpu_ops.NONE if inv_smooth is None else inv_smooth,
                             cpu_ops.NONE if bias is None else bias)
-        # The same weights unpacked for the VNNI kernels (layers/int8_vnni_cpu.py), where
+        # The same weights unpacked for the VNNI kernels (layers/quantization/int8_vnni_cpu.py), where
         # they run: int8 rows, their sums and fbgemm's requantization multipliers.
         self.vnni: tuple[torch.Tensor, ...] | None = None
         if not self.reduce_range and self.int8_kernel is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_engine import RequestOutput
-from pipeline.server.openai_outputs import chat_logprobs, completion_logprobs
+from pipeline.server.openai.openai_outputs import chat_logprobs, completion_logprobs
 
 
 @dataclass(frozen=True)

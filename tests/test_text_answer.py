@@ -429,9 +429,10 @@ def test_documents_incorporated_by_reference_are_no_incorporation() -> None:
 
 def test_the_year_in_a_laws_name_is_no_date_of_the_company() -> None:
     """The cover's "Securities Exchange Act of 1934" had answered when Analog Devices was
-    incorporated."""
+    incorporated, and its fiscal year's end would have next."""
     got = ask("In what year was Analog Devices incorporated?",
               "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF "
-              "1934 Analog Devices, Inc. (incorporated in Massachusetts)",
+              "1934 For the fiscal year ended November 1, 2025 Analog Devices, Inc. "
+              "(incorporated in Massachusetts)",
               "Analog Devices, Inc. was incorporated in Massachusetts in 1965.")
     assert (got.short_answer, got.kind) == ("1965", "date")

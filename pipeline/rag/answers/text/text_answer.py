@@ -52,8 +52,10 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
 # A year a company's history names ("incorporated in Delaware in 1934"): older than the years
 # its statements' columns name (YEAR_DIGITS).
 _HISTORY_YEAR = r"(?:1[89]\d\d|20\d\d)"
-# The year in a law's name ("the Securities Exchange Act of 1934"): no date of the company's.
-_LAW_NAMED = re.compile(r"\bAct\s+of\s+$", re.I)
+# The year in a law's name ("the Securities Exchange Act of 1934") and a period's end ("for
+# the fiscal year ended November 1, 2025"): no date of an event of the company's.
+_LAW_NAMED = re.compile(r"\bAct\s+of\s+$|\b(?:year|quarter|period|months)\s+end(?:ed|ing)\s+$",
+                        re.I)
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
                    rf"\b(?:fiscal\s+|FY\s?)?{_HISTORY_YEAR}\b", re.I)
 # "How much of the purchase price did ... allocate": a part, stated "A of the B".

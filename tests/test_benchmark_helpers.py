@@ -20,14 +20,8 @@ from mirror_files import LFS_POINTER, mirror_blob, write_whole  # noqa: E402
 from reproduce import command_line, print_command  # noqa: E402
 from unseen_shelf import (  # noqa: E402
     OUT2,
-    OUT5,
-    OUT6,
-    OUT7,
     SHELF,
     SHELF2,
-    SHELF5,
-    SHELF6,
-    SHELF7,
     SHELVES,
     filing_problem,
     unwrapped,
@@ -106,51 +100,30 @@ def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> No
     assert OUT2.name == "unseen-shelf2"
 
 
-def test_the_fifth_unseen_shelf_holds_companies_no_other_shelf_holds() -> None:
-    tickers5 = {name.split("_")[0] for name in SHELF5}
-    others = {name.split("_")[0] for n, (shelf, _) in SHELVES.items() if n != 5 for name in shelf}
-    assert len(tickers5) == len(SHELF5) == 8 and not tickers5 & others
-    assert all(len(commit) == 40 for _, commit, _ in SHELF5.values())
-    assert OUT5.name == "unseen-shelf5"
+@pytest.mark.parametrize("number, filings, forms", [
+    (5, 8, {"10-K"}), (6, 5, {"10-K", "10-Q"}),
+    (7, 5, {"10-K"}),  # the development shelf, asked by the fact probes only
+])
+def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filings, forms) -> None:
+    shelf, out = SHELVES[number]
+    tickers = {name.split("_")[0] for name in shelf}
+    others = {name.split("_")[0] for n, (other, _) in SHELVES.items() if n != number
+              for name in other}
+    assert len(tickers) == len(shelf) == filings and not tickers & others
+    assert {name.split("_")[1] for name in shelf} == forms
+    assert all(len(commit) == 40 for _, commit, _ in shelf.values())
+    assert out.name == f"unseen-shelf{number}"
 
 
-def test_the_fifth_held_out_set_is_complete_split_and_on_its_shelf() -> None:
-    """benchmarks/data/filings_heldout5.jsonl (its golds re-checked against the filings by
+@pytest.mark.parametrize("number", [5, 6])
+def test_a_later_held_out_set_is_complete_split_and_on_its_shelf(number) -> None:
+    """benchmarks/data/filings_heldoutN.jsonl (its golds re-checked against the filings by
     benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing
-    of the fifth shelf, golds of the right shape."""
-    path = REPO / "benchmarks" / "data" / "filings_heldout5.jsonl"
+    of its shelf, golds of the right shape."""
+    path = REPO / "benchmarks" / "data" / f"filings_heldout{number}.jsonl"
     records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
     assert_heldout_records(records, 150)
-    shelf = {f"{name}.htm" for name in SHELF5}
-    assert all(set(r.get("doc_ids") or [r["doc_id"]]) <= shelf for r in records)
-
-
-def test_the_sixth_unseen_shelf_holds_companies_no_other_shelf_holds() -> None:
-    tickers6 = {name.split("_")[0] for name in SHELF6}
-    others = {name.split("_")[0] for n, (shelf, _) in SHELVES.items() if n != 6 for name in shelf}
-    assert len(tickers6) == len(SHELF6) == 5 and not tickers6 & others
-    assert {name.split("_")[1] for name in SHELF6} == {"10-K", "10-Q"}
-    assert all(len(commit) == 40 for _, commit, _ in SHELF6.values())
-    assert OUT6.name == "unseen-shelf6"
-
-
-def test_the_development_shelf_holds_companies_no_other_shelf_holds() -> None:
-    """Shelf 7 is asked by the fact probes only: none of its companies is on a held-out
-    set's shelf."""
-    tickers7 = {name.split("_")[0] for name in SHELF7}
-    others = {name.split("_")[0] for n, (shelf, _) in SHELVES.items() if n != 7 for name in shelf}
-    assert len(tickers7) == len(SHELF7) == 5 and not tickers7 & others
-    assert OUT7.name == "unseen-shelf7"
-
-
-def test_the_sixth_held_out_set_is_complete_split_and_on_its_shelf() -> None:
-    """benchmarks/data/filings_heldout6.jsonl (its golds re-checked against the filings by
-    benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing
-    of the sixth shelf, golds of the right shape."""
-    path = REPO / "benchmarks" / "data" / "filings_heldout6.jsonl"
-    records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
-    assert_heldout_records(records, 150)
-    shelf = {f"{name}.htm" for name in SHELF6}
+    shelf = {f"{name}.htm" for name in SHELVES[number][0]}
     assert all(set(r.get("doc_ids") or [r["doc_id"]]) <= shelf for r in records)
 
 

@@ -275,8 +275,9 @@ class FilingAnswerer:
             return ShortAnswer()
         query, asked, parts = what_is_asked(query, info, self.labels_of(info))
         counted = asks_count(query.text)
-        if asks_which_part(query.text) and not compared_parts(query, parts):
-            return self._several_parts(query, info, asked, parts, tagged)
+        compared = compared_parts(query, parts)
+        if asks_which_part(query.text) and not compared:
+            return self._several_parts(query, info, asked, parts, compared, tagged)
         # "how many segments" names no part: a count. A printed filing's parts are its
         # tables' rows, read below (`_part_words`).
         if parts.unknown and not counted and tagged:
@@ -284,8 +285,8 @@ class FilingAnswerer:
         if asked.unmatched and tagged:
             return ShortAnswer(missing=self._unknown_name(query, info) or
                                no_narrower(query, info, asked.unmatched))
-        if compared_parts(query, parts):
-            return self._several_parts(query, info, asked, parts, tagged)
+        if compared:
+            return self._several_parts(query, info, asked, parts, compared, tagged)
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
             formula = stated_formula(stated_definitions(query.text)) \
@@ -326,13 +327,13 @@ class FilingAnswerer:
         return cited_answer(result, info, computed, tagged, self._chunks)
 
     def _several_parts(self, query: Query, info: Any, asked: Asked, parts: Parts,
-                       tagged: bool) -> ShortAnswer:
+                       compared: list[frozenset[tuple[str, str]]], tagged: bool) -> ShortAnswer:
         """The parts the question compares (`part_compare`): those it names, else every one
         of the axis it asks "which" of."""
         def figure(option: frozenset[tuple[str, str]]) -> ShortAnswer:
             return self._part_figure(query, info, replace(asked, options=(option,)), tagged)
 
-        if compared := compared_parts(query, parts):
+        if compared:
             return compare_parts(query, parts, compared, figure)
         labels = self.labels_of(info)
         return pick_part(query, ranged_parts(query.text, labels), labels, figure)

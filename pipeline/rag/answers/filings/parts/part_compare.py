@@ -76,6 +76,9 @@ def pick_part(query: Query, options: list[Option], labels: FactLabels,
     figures = [CompanyFigure(" and ".join(labels.name_of(m) for m in sorted(o)), answer_part(o))
                for o in options]
     given = [f for f in figures if f.answer.short_answer is not None]
+    if len(given) > MAX_SUMMED:  # too many to tell the sums among them: no pick
+        return ShortAnswer(missing="the question asks which part of the company a figure is "
+                                   "of, among more parts than the rules compare")
     values = [_value(f.answer) for f in given]
     peers = [f for f, v in zip(given, values, strict=True)
              if not _sum_of_others(v, [o for o in values if o is not v])]
@@ -95,7 +98,7 @@ def _value(answer: ShortAnswer) -> Decimal | None:
 def _sum_of_others(value: Decimal | None, others: list[Decimal | None]) -> bool:
     """Whether `value` is the sum of two or more of `others`."""
     known = [o for o in others if o is not None]
-    return value is not None and len(known) <= MAX_SUMMED and any(
+    return value is not None and any(
         sum(c) == value for n in range(2, len(known) + 1) for c in combinations(known, n))
 
 

@@ -31,7 +31,7 @@ def _fact(n: int, *dims: tuple[str, str], concept: str = "us-gaap:Revenues") -> 
 def _options(labels: FactLabels, question: str, measure: frozenset[str] = frozenset(),
              company: str = "") -> list[set[str]]:
     words = set(tokens(question)) - set(tokens(company))
-    parts = asked_parts(words, words - {"revenue"}, question, labels, measure)
+    parts = asked_parts(words, words - {"revenue"}, question, labels, lambda: measure)
     return [{m for _, m in option} for option in parts.options]
 
 
@@ -105,7 +105,7 @@ def test_the_measures_own_label_names_no_part():
     words = set(tokens(question)) - {"abbott"}
     assert asked_parts(words, words, question, labels).unknown
     label = labels.concept_words["dei:EntityPublicFloat"]
-    assert not asked_parts(words, words, question, labels, label).unknown
+    assert not asked_parts(words, words, question, labels, lambda: label).unknown
 
 
 def test_a_part_is_named_as_the_filing_prints_it():

@@ -70,7 +70,8 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     parts = asked_parts(set(query.words) - own - quoted - defining,
                         set(query.measure_words) - own - quoted - defining -
                         phrase_words(query.measure), text, labels,
-                        _label_words(query.measure_words - own - quoted, labels, info, prefer))
+                        lambda: _label_words(query.measure_words - own - quoted, labels, info,
+                                             prefer))
     # a letter alone names a class ("Class C"), no word of a label ("s" of "S&M"); parts set
     # against each other are all named, none of them the measure
     naming = parts.naming_words(every=bool(compared_parts(query, parts)))

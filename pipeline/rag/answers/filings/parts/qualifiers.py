@@ -12,6 +12,7 @@ it does report, instead of answering with the company's total.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
@@ -250,14 +251,14 @@ def _ranked(got: _Scores, text: str, runs: set[str],
                                        -len(labels.members[m]), m))
 
 
-def asked_parts(words: set[str], distinctive: set[str], text: str,
-                labels: FactLabels, measure_label: frozenset[str] = frozenset()) -> Parts:
+def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactLabels,
+                measure_label: Callable[[], frozenset[str]] = frozenset) -> Parts:
     """The members of `labels` the question (`text`) names. `words`: its content words
     (less the company's name); `distinctive`: those that may name a part (less the
     measure's and the statements' words). A member's name run together also matches the
     question's words run together ("iPhone" of aapl:IPhoneMember, split "I Phone").
-    `measure_label`: the words of the label naming the measure best, which say no part is
-    asked when they are all a part's name holds of the question."""
+    `measure_label`: the words of the label naming the measure best (read only when needed),
+    which say no part is asked when they are all a part's name holds of the question."""
     runs = word_runs(text)
     got = _scores(words, distinctive, text, runs, labels)
     ranked = _ranked(got, text, runs, labels)
@@ -288,9 +289,9 @@ def asked_parts(words: set[str], distinctive: set[str], text: str,
     # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
     # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
     # any word.
-    partial = not options and any(
-        member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER - measure_label
-        for _, m in labels.members)
+    named = [member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER
+             for _, m in labels.members] if not options else []
+    partial = any(named) and bool(frozenset().union(*named) - measure_label())
     return Parts(tuple(options), (cue or partial) and not options,
                  {m: got.named.get(m, frozenset()) for o in options for m in o})
 

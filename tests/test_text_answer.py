@@ -436,3 +436,17 @@ def test_the_year_in_a_laws_name_is_no_date_of_the_company() -> None:
               "(incorporated in Massachusetts)",
               "Analog Devices, Inc. was incorporated in Massachusetts in 1965.")
     assert (got.short_answer, got.kind) == ("1965", "date")
+
+
+def test_a_date_of_an_event_comes_from_a_sentence_naming_it() -> None:
+    """The auditor's report names Analog Devices and a date ("as of November 1, 2025"), and
+    no incorporation: it had answered when the company was incorporated."""
+    got = ask("In what year was Analog Devices incorporated?",
+              "We have audited the consolidated balance sheets of Analog Devices, Inc. (the "
+              "Company) as of November 1, 2025 and November 2, 2024.",
+              "Analog Devices, Inc. was incorporated in Massachusetts in 1965.")
+    assert (got.short_answer, got.kind) == ("1965", "date")
+    got = ask("On what date did Workiva acquire ParsePort?",
+              "Revenue grew 20% in the six months ended June 30, 2022.",
+              "On April 1, 2022, we acquired all of the equity interests in ParsePort ApS.")
+    assert (got.short_answer, got.kind) == ("April 1, 2022", "date")

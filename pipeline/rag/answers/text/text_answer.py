@@ -52,6 +52,10 @@ _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|ei
 # A year a company's history names ("incorporated in Delaware in 1934"): older than the years
 # its statements' columns name (YEAR_DIGITS).
 _HISTORY_YEAR = r"(?:1[89]\d\d|20\d\d)"
+# The event a date question asks of ("When did Thermo Fisher acquire Olink?"), by the stem a
+# sentence giving its date must hold.
+_EVENT = re.compile(r"\b(incorporat|found|acqui[rs]|establish|organiz|merg|spun|spin|launch|"
+                    r"complet|sign|announc|approv)\w*", re.I)
 # The year in a law's name ("the Securities Exchange Act of 1934") and a period's end ("for
 # the fiscal year ended November 1, 2025"): no date of an event of the company's.
 _LAW_NAMED = re.compile(r"\bAct\s+of\s+$|\b(?:year|quarter|period|months)\s+end(?:ed|ing)\s+$",
@@ -67,8 +71,8 @@ _ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
                             r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
-_ASKS_DATE = re.compile(r"^\s*(?:when|in (?:which|what) (?:year|period|month)|what (?:is|was) the (?:\w+ )?"
-                        r"(?:date|maturity))\b", re.I)
+_ASKS_DATE = re.compile(r"^\s*(?:when|(?:in|on) (?:which|what) (?:year|period|month|date|day)|"
+                        r"what (?:is|was) the (?:\w+ )?(?:date|maturity))\b", re.I)
 # "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
 # a leading phrase.
 _LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?"
@@ -305,6 +309,9 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
     if kind == "date":
+        event = _EVENT.search(question)
+        if event and not re.search(rf"\b{event.group(1)}", sentence, re.I):
+            return None  # "When was it incorporated?": a date of no incorporation is no answer
         found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)
                  and not _LAW_NAMED.search(sentence, 0, m.start())]
         if not found:

@@ -8,7 +8,6 @@ measure and year asked.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
@@ -22,7 +21,6 @@ from pipeline.rag.answers.short_answer import (
 )
 from pipeline.rag.answers.text.asked_spans import PEOPLE, asks_headcount
 
-_NUMBER = re.compile(r"-?[\d,]*\.?\d+")
 UNMATCHED = ("no tagged figure of the filing matches every qualifier the question states "
              "(its measure, period and part of the company)")
 
@@ -53,9 +51,9 @@ def coarser_than_asked(answer: ShortAnswer, query: Query) -> bool:
     asks: Broadcom's printed 58% operating margin is no answer to "one decimal" (57.6)."""
     shown = answer.short_answer
     if query.decimals is None or answer.scale != "percent" or answer.answer_type != "span" or \
-            not isinstance(shown, str) or not _NUMBER.fullmatch(shown):
+            not answer.is_number():
         return False
-    return len(shown.partition(".")[2]) < query.decimals
+    return len(str(shown).partition(".")[2]) < query.decimals
 
 
 def is_about(answer: ShortAnswer, query: Query) -> bool:
@@ -66,7 +64,7 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     sentence = answer.quote or ""
     if not all(str(p.year) in sentence for p in query.periods if p.year is not None):
         return False
-    number = isinstance(answer.short_answer, str) and _NUMBER.fullmatch(answer.short_answer)
+    number = answer.is_number()
     # a head count is told by the words a filing counts its people by ("36,000 employees")
     words = query.measure_words | (PEOPLE if asks_headcount(query.text) else frozenset())
     return not number or not query.measure_words or bool(words & set(tokens(sentence)))

@@ -162,6 +162,9 @@ def answer_question(question: str | Question, tables: Sequence[Table],
     return best
 
 
+# One plain number, signed, maybe with thousands separators and decimals.
+_PLAIN_NUMBER = re.compile(r"-?[\d,]*\.?\d+")
+
 @dataclass
 class ShortAnswer:
     """The fields of the /ask contract that come from the tables."""
@@ -181,6 +184,11 @@ class ShortAnswer:
     cited_from: str = "the table"  # what the citations' rows and columns are of
     # (document title, answer) of other reports that fit the question as well as this one
     also: list[tuple[str, str]] = field(default_factory=list)
+
+    def is_number(self) -> bool:
+        """Whether the short answer is one plain number ("-3259", "57.6", "1,234")."""
+        return isinstance(self.short_answer, str) and \
+            _PLAIN_NUMBER.fullmatch(self.short_answer) is not None
 
     def prose(self) -> str:
         """A sentence stating the answer and how it was computed, or that nothing was found;

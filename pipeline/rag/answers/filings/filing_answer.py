@@ -8,7 +8,6 @@ of incorporation, address, exchange, ...) from its metadata (`cover_answer.py`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -82,7 +81,6 @@ PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
 # "Which year had higher net sales, fiscal 2023 or 2024?": a choice of what the question names
 # (companies and parts are compared apart), never one figure of it.
 _CHOOSES = "the question asks which of what it names is the higher or lower, not one figure"
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # The filings of the company in scope tried, best first, for a measure the first lacks.
 FILINGS_TRIED = 3
 
@@ -230,8 +228,7 @@ class FilingAnswerer:
         if len(query.companies) > 1:
             return self._several(query, scope)
         got = self._of_one_company(query, scope)
-        if chooses(query.text) and got.answer_type == "span" and \
-                _NUMBER.fullmatch(str(got.short_answer)):
+        if chooses(query.text) and got.answer_type == "span" and got.is_number():
             return ShortAnswer(missing=_CHOOSES, citations=got.citations)
         return got
 

@@ -177,20 +177,23 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0,
                 not _one_half(key, item) and \
                 not (item.kind is Kind.BALANCE and _PAID.match(key)) and \
                 not measure_modifiers(_YEAR_WORDS.sub(" ", key), item, _OPERATIONS):
-            words = _YEAR_WORDS.sub(" ", key).split()
-            if _extra_words(key, item) and len(words) <= MAX_PHRASE_WORDS and \
-                    _PHRASE.match(" ".join(words)):
-                # more words than the item's name: the filing's label holding them all first
-                return ItemTerm(PHRASE + " ".join(words), fallback=item.name)
-            return ItemTerm(item.name)
+            # more words than the item's name: the filing's label holding them all first
+            return (_extra_words(key, item) and _phrase_term(key, item.name)) or \
+                ItemTerm(item.name)
         metric = next((m for m in ALL_METRICS if key in m.phrases), None)
         if metric is not None and not (operands and metric.scale is not Scale.AMOUNT):
             return metric.scaled()
-        words = _YEAR_WORDS.sub(" ", key).split()
-        if words and len(words) <= MAX_PHRASE_WORDS and _PHRASE.match(" ".join(words)):
-            return ItemTerm(PHRASE + " ".join(words))
-        return ItemTerm(item.name) if item is not None else None
+        return _phrase_term(key) or (ItemTerm(item.name) if item is not None else None)
     return resolve
+
+
+def _phrase_term(key: str, fallback: str = "") -> ItemTerm | None:
+    """The operand as the question's words, for the filing's labels to resolve (`fallback`:
+    the vocabulary item read where none does), when it is a short phrase of words."""
+    words = _YEAR_WORDS.sub(" ", key).split()
+    if words and len(words) <= MAX_PHRASE_WORDS and _PHRASE.match(" ".join(words)):
+        return ItemTerm(PHRASE + " ".join(words), fallback=fallback)
+    return None
 
 
 def _one_half(operand: str, item: LineItem) -> bool:
@@ -218,19 +221,24 @@ def _extra_words(operand: str, item: LineItem) -> frozenset[str]:
     the statement it names, its operation ("average", "change in") and the words that leave
     a figure whole ("total", "unadjusted"): "common stock" of "net income attributable to
     common stock"."""
-    words = set(tokens(STATEMENT_NAMES.sub(" ", _YEAR_WORDS.sub(" ", operand))))
-    named = max((set(tokens(p)) for p in item.phrases if _phrase_at(operand, p)),
-                key=len, default=set())
+    words, named = _operand_words(operand, item)
     return frozenset(words - named - _OPERATIONS - NOT_NARROWING - _MODE_WORDS)
+
+
+def _operand_words(operand: str, item: LineItem) -> tuple[set[str], set[str]]:
+    """The operand's words less its years and the statement it names, and those of them the
+    longest of the item's phrases it holds names."""
+    words = set(tokens(STATEMENT_NAMES.sub(" ", _YEAR_WORDS.sub(" ", operand))))
+    named = max((set(tokens(p)) & words for p in item.phrases if _phrase_at(operand, p)),
+                key=len, default=set())
+    return words, named
 
 
 def _named_share(operand: str, item: LineItem) -> float:
     """The share of the operand's words (less its years and the statement it names) that
     the longest of the item's phrases it holds names."""
-    words = set(tokens(STATEMENT_NAMES.sub(" ", _YEAR_WORDS.sub(" ", operand))))
-    named = max((len(set(tokens(p)) & words) for p in item.phrases if _phrase_at(operand, p)),
-                default=0)
-    return named / len(words) if words else 1.0
+    words, named = _operand_words(operand, item)
+    return len(named) / len(words) if words else 1.0
 
 
 def _names(d: Definition) -> list[str]:

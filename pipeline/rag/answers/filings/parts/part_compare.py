@@ -80,8 +80,8 @@ def pick_part(query: Query, options: list[Option], labels: FactLabels,
         return ShortAnswer(missing="the question asks which part of the company a figure is "
                                    "of, among more parts than the rules compare")
     values = [_value(f.answer) for f in given]
-    peers = [f for f, v in zip(given, values, strict=True)
-             if not _sum_of_others(v, [o for o in values if o is not v])]
+    peers = [f for i, (f, v) in enumerate(zip(given, values, strict=True))
+             if not _sum_of_others(v, values[:i] + values[i + 1:])]
     if len(peers) < 2:
         return ShortAnswer(missing="the question asks which part of the company a figure is "
                                    "of, and fewer than two parts' figures could be compared")

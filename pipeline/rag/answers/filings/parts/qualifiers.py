@@ -69,7 +69,7 @@ _NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|govern
 _PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
 # The countries a question names in full whose code it may name instead (`_COUNTRY_CODE`).
 _COUNTRY_CODES = {COUNTRIES[code].lower(): code for code in ("US", "GB")}
-_COUNTRY_NAME = re.compile(r"\bunited (?:states|kingdom)\b", re.I)
+_COUNTRY_NAME = re.compile(rf"\b(?:{'|'.join(map(re.escape, _COUNTRY_CODES))})\b", re.I)
 # A place joined to the country's name: "United States and Canada" is a region of its own.
 _AND_PLACE = re.compile(r"\s*(?:and|&)\s+[A-Z]")
 # What before a country's code makes it the rest of the world.

@@ -49,7 +49,18 @@ def test_paid_and_payments_are_one_stem():
     assert label_stems(tokens("common dividends paid")) <= \
         label_stems(tokens("Payments Of Dividends Common Stock"))
     # "common" is the concept's own word: it narrows nothing
-    assert not _narrower("common dividends paid", "us-gaap:PaymentsOfDividendsCommonStock")
+    assert not _narrower("common dividends paid", "us-gaap:PaymentsOfDividendsCommonStock",
+                         frozenset())
+
+
+def test_the_company_s_name_narrows_no_operand():
+    """"Total Danaher stockholders' equity" is Danaher's stockholders' equity; another word
+    beside the name still narrows it."""
+    equity = "us-gaap:StockholdersEquity"
+    danaher = frozenset({"danaher"})
+    assert not _narrower("total danaher stockholders' equity", equity, danaher)
+    assert _narrower("total danaher stockholders' equity", equity, frozenset())
+    assert _narrower("total european stockholders' equity", equity, danaher)
 
 
 def test_the_vocabulary_reads_the_companys_own_figures_first():

@@ -17,8 +17,9 @@ from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.answer_checks import asks_count
 from pipeline.rag.answers.company_names import owned_names
-from pipeline.rag.answers.filings.fact_labels import FactLabels, qualifiers
+from pipeline.rag.answers.filings.fact_labels import FactLabels, qualifiers, split_name
 from pipeline.rag.answers.filings.measure_match import (
+    Preference,
     labelled_items,
     printed_as_named,
     quoted_rows,
@@ -109,6 +110,56 @@ def test_an_expense_a_statement_prints_without_the_word():
     found = labelled_items(frozenset({"fuel", "expense"}), labels, facts)
     assert [i.concepts for i in found] == [("us-gaap:FuelCosts",)]
     assert labelled_items(frozenset({"digital", "asset", "expense"}), labels, facts) == []
+
+
+def test_a_count_of_people_is_no_amount_of_money_shares_or_age():
+    """Stryker tags "Employee related liabilities" in dollars, Home Depot its employees' age
+    in "yearOld" and an employee stock purchase plan's shares, AT&T its cover's number of
+    employees: "how many employees" is the count, in a unit of people, never the others."""
+    count = "dei:EntityNumberOfEmployees"
+    others = {"us-gaap:EmployeeRelatedLiabilitiesCurrent": "USD",
+              "us-gaap:StockIssuedDuringPeriodSharesEmployeeStockPurchasePlans": "shares",
+              "hd:AgeOfEmployeeAwardMayBecomeNonForfeitable": "yearOld"}
+    facts = [Fact(c, c, Decimal("55"), unit, date(2024, 12, 31)) for c, unit in others.items()]
+    facts.append(Fact(count, count, Decimal("140990"), "employee", date(2024, 12, 31)))
+    labels = FactLabels.of(facts, lambda f: (split_name(f.concept), "2024"))
+    people = frozenset({"employe"})
+    found = labelled_items(frozenset({"employee"}), labels, facts, counted=people)
+    assert [i.concepts for i in found] == [(count,)]
+    alone = FactLabels.of(facts[:-1], lambda f: (split_name(f.concept), "2024"))
+    assert labelled_items(frozenset({"employee"}), alone, facts[:-1], counted=people) == []
+    # a count of anything: not the dollars nor the shares, the age as it may be
+    assert [i.concepts[0] for i in labelled_items(frozenset({"employee"}), alone, facts[:-1],
+                                                  counted=frozenset())] == \
+        ["hd:AgeOfEmployeeAwardMayBecomeNonForfeitable"]
+    assert len(labelled_items(frozenset({"employee"}), alone, facts[:-1])) == 3
+
+
+def test_a_count_of_shares_is_tagged_in_shares_not_a_price_per_share():
+    """Mondelez tags an investee's share price in euros per share: "how many shares were
+    outstanding" is its cover's count."""
+    price, count = "us-gaap:SharePrice", "dei:EntityCommonStockSharesOutstanding"
+    facts = [Fact(price, price, Decimal("14"), "EUR/shares", date(2024, 12, 31)),
+             Fact(count, count, Decimal("1293525167"), "shares", date(2025, 1, 31))]
+    rows = {price: "Price per share of the investee's shares outstanding",
+            count: "Shares outstanding"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2024"))
+    words = frozenset({"share", "outstanding"})
+    assert (price,) in [i.concepts for i in labelled_items(words, labels, facts)]
+    found = labelled_items(words, labels, facts, counted=frozenset({"shar"}))
+    assert [i.concepts for i in found] == [(count,)]
+
+
+def test_a_cash_flow_s_payments_are_cash_though_the_label_says_not():
+    """"Cash dividends" paid are Mondelez's "Dividends paid" (PaymentsOfDividends), not the
+    equity statement's "Cash dividends declared"."""
+    paid, declared = "us-gaap:PaymentsOfDividends", "us-gaap:DividendsCommonStockCash"
+    facts = [_flow(paid, "2349e6"), _flow(declared, "2397e6")]
+    rows = {paid: "Dividends paid", declared: "Cash dividends declared"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2024"))
+    assert "cash" in labels.concept_stems()[paid]
+    found = labelled_items(frozenset({"cash", "dividend"}), labels, facts, Preference.PAID)
+    assert found[0].concepts == (paid,)
 
 
 def test_a_weighted_average_is_no_count_at_a_date():

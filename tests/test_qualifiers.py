@@ -202,6 +202,20 @@ def test_names_and_words():
     assert combination("What was revenue at A and B?") is Combine.EACH
 
 
+def test_a_staff_count_in_any_words_asks_the_number_of_employees():
+    """"How many people did Verizon employ", "workforce", "how many people work at": each asks
+    the count a filing labels its employees; "how many of its employees ..." asks a part."""
+    from pipeline.rag.answers.query import parse_query
+
+    aliases = {"verizon": "verizon", "stryker": "stryker"}
+    for text in ("How many people did Verizon employ at December 31, 2024?",
+                 "What was Verizon's workforce at the end of 2024?",
+                 "How many people work at Stryker?", "Stryker's headcount at year-end 2024?"):
+        assert parse_query(text, aliases).measure_words == {"employee"}, text
+    part = parse_query("How many of Stryker's employees are union represented?", aliases)
+    assert part.measure_words == {"employee", "represented", "union"}
+
+
 def test_a_sentence_answers_only_about_the_measure_and_year_asked():
     from pipeline.rag.answers.compose import is_about as _is_about
     from pipeline.rag.answers.query import parse_query
@@ -516,10 +530,29 @@ def test_a_filings_only_class_of_stock_is_the_companys():
         return list(asked_parts(words, words - {"share", "outstanding"}, question,
                                 labels).options)
 
-    one = options([fact(1, "dei:Security12bTitle", common), fact(2, shares, ())])
-    assert one == [frozenset(common), frozenset()]
-    two = options([fact(1, shares, common), fact(2, shares, class_b)])
+    # the plain "Common Stock" member is the company's common stock, no part of it
+    assert options([fact(1, "dei:Security12bTitle", common), fact(2, shares, ())]) == []
+    two = options([fact(1, shares, class_b), fact(2, shares, (
+        ("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonClassAMember"),))])
     assert frozenset() not in two
+
+
+def test_a_class_listed_beside_notes_and_the_plain_common_stock_is_the_only_class():
+    """Mondelez's cover lists its Class A common stock, seven notes and the plain "Common
+    Stock" member on one axis, and tags its shares outstanding with no member: "Class A
+    common stock outstanding" is that count."""
+    axis = "us-gaap:StatementClassOfStockAxis"
+    members = ["us-gaap:CommonClassAMember", "mdlz:ZeroPointTwoFiftyPercentNotesDue2028Member",
+               "us-gaap:CommonStockMember"]
+    facts = [Fact(f"f{n}", "dei:Security12bTitle", Decimal(n), "", date(2024, 12, 31), None,
+                  ((axis, m),)) for n, m in enumerate(members)]
+    facts.append(Fact("f9", "dei:EntityCommonStockSharesOutstanding", Decimal(9), "shares",
+                      date(2025, 1, 31)))
+    labels = FactLabels.of(facts, lambda f: ("", ""))
+    question = "How many shares of Class A common stock did Mondelez have outstanding?"
+    words = set(tokens(question)) - {"mondelez"}
+    parts = asked_parts(words, words - {"share", "outstanding"}, question, labels)
+    assert list(parts.options) == [frozenset({(axis, members[0])}), frozenset()]
 
 
 @pytest.mark.parametrize("question, value", [

@@ -100,3 +100,14 @@ def test_a_change_marked_percent_is_a_percentage_change() -> None:
 ])
 def test_the_years_a_table_covers(question) -> None:
     assert operation(question).operation == Operation.YEARS_LIST
+
+
+@pytest.mark.parametrize("question, counts_years", [
+    ("How many years did revenue exceed $5?", True),
+    ("How many of the years had a gross margin above 40%?", True),
+    # a count of people "at the end of fiscal year 2025" counts no years
+    ("How many employees did NVIDIA have at the end of fiscal year 2025?", False),
+    ("How many antidilutive shares were excluded for the year ended September 30, 2019?", False),
+])
+def test_a_count_of_years_is_asked_only_of_years(question, counts_years) -> None:
+    assert (operation(question).operation == Operation.COUNT) is counts_years

@@ -12,11 +12,13 @@ from paths import REPO
 
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import ShortAnswer, choose
+from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_answer import (
     Paragraph,
     answer_from_text,
     document_paragraphs,
     merge_windows,
+    sentence_scores,
     split_sentences,
 )
 from retriever_trt.indexing.chunking import split_words
@@ -100,6 +102,20 @@ def test_the_sentence_sharing_most_rare_question_words_is_chosen() -> None:
     got = ask("How many PSUs were granted in April 2019?", PSU, RSU)
     assert got.sentence.startswith("In April 2019") and got.short_answer == "346453"
     assert got.score > ask("How many PSUs were granted?", RSU).score
+
+
+def test_the_company_s_own_name_makes_no_sentence_more_about_the_question() -> None:
+    """Any sentence of Stryker's filing may name Stryker: the one stating the count asked
+    is chosen over one that shares only the company's name and the place."""
+    about = ("Stryker Corporation is one of the world's leading medical technology companies "
+             "with operations in the United States.")
+    count = "As of December 31, 2024, we had approximately 27,000 employees in the United States."
+    query = parse_query("How many employees did Stryker have in the United States?",
+                        {"stryker": "stryker"})
+    got = answer_from_text(query, [para(about, pid="p0"), para(count, pid="p1")])
+    assert got.sentence == count and got.short_answer == "27000"
+    scores = sentence_scores(Asked.of(query), [about, count])
+    assert scores[1] > scores[0]
 
 
 def test_sentences_do_not_end_at_abbreviations() -> None:

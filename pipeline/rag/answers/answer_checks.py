@@ -26,6 +26,11 @@ _ASKS_COUNT = re.compile(r"\bhow many\b(?!\s+(?:(?:thousands|millions|billions|t
                          r"us dollars|percent|percentage points|basis points|times)\b))|"
                          r"\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
 _SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
+# "How many shares of Class A stock were outstanding", "how many millions of shares did it
+# buy back", "the number of diluted shares": a count of shares.
+_ASKS_SHARE_COUNT = re.compile(r"\bhow many (?:(?:thousands|millions|billions) of )?"
+                               r"(?:[\w&'’-]+ ){0,5}?shares\b|\bnumber of (?:[\w-]+ ){0,3}?shares\b|"
+                               r"\bshare count\b", re.I)
 # A question asking for an amount of money ("gross margin in dollars", "in millions"), not
 # a percent.
 _ASKS_AMOUNT = re.compile(r"^(?!.*(?:percent|%)).*(?:\bin (?:us )?dollars\b|\bin (?:usd|\$)|"
@@ -62,6 +67,11 @@ def asks_count(text: str) -> bool:
     """A count of people, stores or other things (not of shares): prose states those more
     often than a fact does, so the text may answer where no fact does."""
     return _ASKS_COUNT.search(text) is not None and not _SHARES.search(text)
+
+
+def asks_share_count(text: str) -> bool:
+    """A count of shares ("how many shares were outstanding")."""
+    return _ASKS_SHARE_COUNT.search(text) is not None
 
 
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:

@@ -19,7 +19,7 @@ from pipeline.rag.answers.short_answer import (
     short_answer_for,
     text_short_answer,
 )
-from pipeline.rag.answers.text.asked_spans import PEOPLE, asks_headcount
+from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 
 UNMATCHED = ("no tagged figure of the filing matches every qualifier the question states "
              "(its measure, period and part of the company)")
@@ -66,5 +66,5 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
         return False
     number = answer.is_number()
     # a head count is told by the words a filing counts its people by ("36,000 employees")
-    words = query.measure_words | (PEOPLE if asks_headcount(query.text) else frozenset())
+    words = query.measure_words | (STAFF_TERMS if asks_staff(query.text) else frozenset())
     return not number or not query.measure_words or bool(words & set(tokens(sentence)))

@@ -26,6 +26,7 @@ from pipeline.rag.answers.question_words import (
     tokens,
     without_dates,
 )
+from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.vocabulary.definitions import (
     Definition,
     defined_metric,
@@ -289,8 +290,14 @@ def _measure_words(text: str, words: frozenset[str],
     # named by its first word alone).
     named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
     rest = joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text))).lower()
-    return frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w) and w in rest
-                     and w not in named and w not in _NOT_MEASURE and w not in OPERATION_WORDS)
+    measure = frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w)
+                        and w in rest and w not in named and w not in _NOT_MEASURE
+                        and w not in OPERATION_WORDS)
+    if asks_staff(text):
+        # "how many people did AT&T employ", "workforce": the count a filing tags and prints
+        # as its number of employees
+        return measure - STAFF_TERMS - _STAFF_VERBS | {STAFF_NOUN}
+    return measure
 
 
 def _modifiers(text: str, measure: LineItem | Metric | None,
@@ -391,3 +398,9 @@ four according disclosed more less higher lower larger smaller greater bigger fe
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus
 decline allocated assigned deliver delivered delivers produce produced achieve achieved""".split())
+# A staff count's verbs ("how many people worked at", "employ", "head count", "the size
+# of its workforce"): with its nouns, all ask the number of employees, the word a filing
+# labels it by.
+_STAFF_VERBS = frozenset({"employ", "employed", "employs", "work", "worked", "works", "count",
+                          "size"})
+STAFF_NOUN = "employee"

@@ -61,6 +61,9 @@ _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s*\$?\s*(-?[
                         r"\s*(thousand|million|billion|%)?", re.I)
 # A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
 # how many of the years was R&D more than 5 million?".
+# "How many years did revenue exceed $1 billion?": a count of the years, not of employees
+# "at the end of fiscal year 2025".
+_COUNTS_YEARS = re.compile(r"\bhow many (?:of the )?(?:\w+ )?years?\b", re.I)
 _LED_COUNT = re.compile(r"(?:from|between|in|for|during|over) [^,?]*, how many\b(?! percent| %)")
 # A year the question names in words a table would not parse as one ("in 1850"): no
 # table's column can hold it, so nothing may be looked up for it.
@@ -280,7 +283,7 @@ def _operation(text: str) -> Question:
     # revenue") says what a figure holds; it does not make the question a descriptive one.
     if _DESCRIPTIVE.search(_ASIDES.sub(" ", q)) and not _YEARS_LIST.search(q):
         return Question(q, Operation.TEXT, years)
-    per_year = thr or _YEARS_LIST.search(q) or "year" in low
+    per_year = thr or _YEARS_LIST.search(q) or _COUNTS_YEARS.search(q)
     counted = (low.startswith("how many") and not re.match(r"how many (?:percent|%)", low)
                and per_year) or (thr and _LED_COUNT.match(low))
     if counted:

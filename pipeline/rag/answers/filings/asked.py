@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from pipeline.rag.answers.answer_checks import asks_count, asks_share_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_answer import Asked
 from pipeline.rag.answers.filings.fact_labels import FactLabels
@@ -27,7 +28,8 @@ from pipeline.rag.answers.filings.measure_match import (
 from pipeline.rag.answers.filings.parts.part_compare import compared_parts
 from pipeline.rag.answers.filings.parts.qualifiers import CUE_WORDS, Parts, asked_parts
 from pipeline.rag.answers.query import Query
-from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.question_words import label_stems, tokens
+from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.vocabulary.definitions import stated_definitions
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric
@@ -76,7 +78,8 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     # against each other are all named, none of them the measure
     naming = parts.naming_words(every=bool(compared_parts(query, parts)))
     words = {w for w in query.measure_words - naming - CUE_WORDS if len(w) > 1}
-    labelled = labelled_items(frozenset(words), labels, info.facts, prefer)
+    labelled = labelled_items(frozenset(words), labels, info.facts, prefer,
+                              counted=_counted(query.text))
     measure = query.measure
     if isinstance(measure, LineItem) and not any(f.concept in measure.concepts
                                                   for f in info.facts):
@@ -84,7 +87,7 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
         # but the filing tags it otherwise: its name meets the filing's labels.
         labelled += [i for i in labelled_items(frozenset(tokens(measure.name)), labels,
                                                info.facts, prefer) if i not in labelled]
-    phrases = phrase_items(query.measure, labels, info.facts)
+    phrases = phrase_items(query.measure, labels, info.facts, frozenset(own))
     # a word naming any part the question may mean ("product" of "Prolia product sales",
     # ProductMember's) qualifies the part, not the measure
     narrowing = query.modifiers - parts.naming_words(every=True) - own
@@ -104,6 +107,20 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
         labelled = rows_named_as(measure, labels, labelled)
     return Asked(parts.options, tuple(held or labelled), phrases, not held,
                  narrowing if not held else frozenset()), parts
+
+
+# The unit a count of shares is tagged in ("shares").
+_SHARE_UNITS = label_stems(["shares"])
+
+
+def _counted(text: str) -> frozenset[str] | None:
+    """The units a count the question asks is tagged in: people for a staff count, shares
+    for a count of shares, any count's for another; None when it asks no count."""
+    if asks_staff(text):
+        return label_stems(STAFF_TERMS)
+    if asks_share_count(text):
+        return _SHARE_UNITS
+    return frozenset() if asks_count(text) else None
 
 
 def _outside_definition(query: Query) -> tuple[str, frozenset[str]]:

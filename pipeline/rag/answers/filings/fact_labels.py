@@ -43,7 +43,11 @@ MAX_LISTED = 12
 # a segment's revenue is tagged with its member and OperatingSegmentsMember alike. Alone,
 # the member tags the segments' total, which is not the company's figure (TJX's "Segment
 # profit" is no operating income).
-NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")})
+# So is the plain "Common Stock" member of the class-of-stock axis: the company's common
+# stock, no class of it (Mondelez tags its cover's trading symbol with it, its shares
+# outstanding with no member).
+NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember"),
+                             ("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonStockMember")})
 # Words a member's name carries that name no part of the company.
 _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})
 _PERIOD_LABEL = re.compile(rf"\b{YEAR_DIGITS}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
@@ -86,6 +90,16 @@ def member_label(member: str) -> str:
 
 
 # A footnote's mark after a label ("United States and Canada (1)"): no word of its name.
+# The cash flow statement's own concepts ("PaymentsOfDividends", "ProceedsFromIssuance..."):
+# what they pay or take in is cash, whether or not the label says so.
+_CASH_FLOW_PREFIXES = ("Payments", "Proceeds", "Repayments")
+_CASH = label_stems(["cash"])
+
+
+def _is_cash_flow(concept: str) -> bool:
+    return concept.partition(":")[2].startswith(_CASH_FLOW_PREFIXES)
+
+
 _FOOTNOTE = re.compile(r"\(\d{1,2}\)|\(\w\)$")
 # A header's note of its scale ("Compute & Networking (In millions)"): no word of its name.
 _SCALE_NOTE = re.compile(r"\(\s*in (?:thousands|millions|billions)\b[^)]*\)", re.I)
@@ -176,7 +190,8 @@ class FactLabels:
                 words[f.concept].update(tokens(split_name(f.concept)),
                                         tokens(COVER_LABELS.get(f.concept, "")))
             shown = shown_at(f) if shown_at is not None else None
-            parts = [d for d in f.dimensions if QUALIFIER_AXES.search(d[0])]
+            parts = [d for d in f.dimensions
+                     if QUALIFIER_AXES.search(d[0]) and d not in NEUTRAL_MEMBERS]
             for d in parts:
                 members[d].update(member_words(d[1]))
             if shown and not f.dimensions:
@@ -212,9 +227,13 @@ class FactLabels:
                           if d in kept and found in printed[d]})
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
-        """Each concept's words as `label_stems` gives them, computed once per filing."""
+        """Each concept's words as `label_stems` gives them, and those its kind implies: a
+        cash flow's payments and proceeds are cash ("cash dividends" paid are Payments Of
+        Dividends, not the equity statement's "Cash dividends declared"). Computed once
+        per filing."""
         if self._stems is None:
-            self._stems = {c: label_stems(w) for c, w in self.concept_words.items()}
+            self._stems = {c: label_stems(w) | (_CASH if _is_cash_flow(c) else frozenset())
+                           for c, w in self.concept_words.items()}
         return self._stems
 
     def all_words(self) -> frozenset[str]:

@@ -50,6 +50,10 @@ _PAID_ASKED = re.compile(r"\b(?:spen[dt]|spending|paid|pay|outlays?)\b", re.I)
 # ("Total revenues", "Research and development expense").
 _ROW_GENERIC = label_stems(["total", "expense", "expenditure"])
 PURE = "pure"  # a ratio's unit
+# An amount of money, or of money per something: an ISO 4217 code ("USD", "EUR/shares").
+_CURRENCY = re.compile(r"[A-Z]{3}(?:/|$)")
+# Units of facts that count no people or things (besides money).
+_NOT_COUNT_UNITS = frozenset({"shares", PURE})
 # Words a row label must have for a question holding it whole to quote it.
 MIN_QUOTED_WORDS = 3
 # A period's average ("Weighted Average Number Of Diluted Shares Outstanding"): the answer
@@ -101,12 +105,18 @@ def _weight(weights: dict[str, float], word: str, rarest: float) -> float:
 
 def labelled_items(measure_words: frozenset[str], labels: FactLabels,
                    facts: list[Fact], prefer: Preference = Preference.NONE,
-                   stated_first: bool = False) -> list[LineItem]:
+                   stated_first: bool = False,
+                   counted: frozenset[str] | None = None) -> list[LineItem]:
     """The filing's concepts whose labels name the measure, best first, as line items; the
     cover's own (`dei:`) first when the question asks for what the cover states, the cash
-    paid (`Payments...`) first when it asks what was spent."""
+    paid (`Payments...`) first when it asks what was spent. `counted`: the question asks
+    for a count (None: it does not), of things in those units when any are given: only a
+    concept with a fact in such a unit answers ("how many employees" is neither
+    EmployeeRelatedLiabilitiesCurrent nor the shares of an employee stock purchase plan,
+    nor Home Depot's employees' age in "yearOld")."""
     if not measure_words:
         return []
+    uncounted = _not_counts(facts, counted) if counted is not None else frozenset()
     concept_stems = labels.concept_stems()
     asked = label_stems(measure_words)
     weight = _weights(concept_stems)
@@ -114,7 +124,7 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
     total = sum(_weight(weight, w, rarest) for w in asked)
     scored = []
     for concept, words in concept_stems.items():
-        if concept.startswith(_NOT_FIGURES):
+        if concept.startswith(_NOT_FIGURES) or concept in uncounted:
             continue
         recall = sum(weight.get(w, 0.0) for w in asked & words) / total
         # the fewest other words of the concept's own name: "Goodwill" before "Goodwill
@@ -132,13 +142,28 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
         # "fuel expense" of a statement that prints "Fuel" under its operating expenses:
         # the label need not say "expense", but must name a flow, and no income
         return [i for i in labelled_items(measure_words - {"expense"}, labels, facts, prefer,
-                                          stated_first)
+                                          stated_first, counted)
                 if i.kind is Kind.FLOW and
                 not concept_stems.get(i.concepts[0], frozenset()) & _INCOME]
     scored.sort()
     # a label printed in two statements ("Electric" of revenues and of plant) is a flow first
     flows = {f.concept for f in facts if f.start is not None}
     return [_item(c, flows) for *_, c in scored[:MAX_CANDIDATES]]
+
+
+def _not_counts(facts: list[Fact], units: frozenset[str]) -> frozenset[str]:
+    """The concepts no fact of which counts what is asked: a count is tagged in one of
+    `units` ("employee", "shares"), or when none is given, in any unit but money, shares and
+    pure numbers (a share of compensation)."""
+    def counts(unit: str) -> bool:
+        if _CURRENCY.match(unit):  # dollars, euros per share
+            return False
+        if units:
+            return bool(label_stems(tokens(split_name(unit))) & units)
+        return unit not in _NOT_COUNT_UNITS
+
+    counted = {f.concept for f in facts if counts(f.unit)}
+    return frozenset(f.concept for f in facts if f.concept not in counted)
 
 
 def _item(concept: str, flows: set[str]) -> LineItem:
@@ -170,9 +195,11 @@ def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:
 
 
 def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
-                 facts: list[Fact]) -> dict[str, LineItem]:
+                 facts: list[Fact], company: frozenset[str] = frozenset()) -> dict[str, LineItem]:
     """A defined metric's operands the vocabulary lacks ("interest expense"), each resolved
-    against the filing's labels; an operand no label names is left out (then missing)."""
+    against the filing's labels; an operand no label names is left out (then missing).
+    `company`: the company's name's words, which narrow no operand ("total Danaher
+    stockholders' equity" is its stockholders' equity)."""
     if not isinstance(measure, Metric):
         return {}
     out = {}
@@ -182,19 +209,19 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
             phrase = name.removeprefix(PHRASE)
             found = [i for i in labelled_items(frozenset(tokens(phrase)), labels, facts,
                                                stated_first=True)
-                     if not _narrower(phrase, i.concepts[0])]
+                     if not _narrower(phrase, i.concepts[0], company)]
             if found or term.fallback:
                 out[name] = found[0] if found else BY_NAME[term.fallback]
     return out
 
 
-def _narrower(phrase: str, concept: str) -> bool:
+def _narrower(phrase: str, concept: str, company: frozenset[str]) -> bool:
     """Whether the phrase narrows the vocabulary item whose concept the labels gave: a
     printed filing reads "Total automotive revenues" as a row of revenue, whose figure is
     the company's total revenues, so "total automotive revenues" is not that concept. A word
     the concept's own name holds narrows nothing ("common" of "common dividends paid",
     PaymentsOfDividendsCommonStock)."""
-    own = label_stems(tokens(split_name(concept)))
+    own = label_stems(tokens(split_name(concept))) | label_stems(company)
     return any(concept in item.concepts and label_stems(measure_modifiers(phrase, item)) - own
                for item in LINE_ITEMS)
 

@@ -43,10 +43,13 @@ _STAFF_TOTAL = re.compile(r"\b(?:had|has|have|employ(?:s|ed)?|total(?:ed|ing)?|w
 # "How many employees did Meta have", "how many associates did Home Depot employ": the whole
 # staff, which only a sentence stating it answers.
 _ASKS_STAFF = re.compile(r"\bhow many (?:full[- ]time (?:equivalent )?)?(?:employees|people|"
-                         r"associates|workers|staff)\b[^?]*\b(?:have|had|employ)\b", re.I)
+                         r"associates|workers|staff)\b[^?]*\b(?:have|had|employ|work(?:ed|s)?)\b",
+                         re.I)
 # The words a filing counts its people by: any of them answers a question counting another.
 PEOPLE = frozenset({"employee", "people", "person", "associate", "worker", "staff",
                     "teammate", "colleague"})
+# The words a sentence may state the whole staff by ("our headcount was 36,000").
+STAFF_TERMS = PEOPLE | frozenset({"headcount", "head", "workforce"})
 # Counted nouns that are amounts of something else, or periods: "how many shares" is a count,
 # "how many dollars" or "how many years" is not.
 _NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
@@ -84,6 +87,12 @@ STEM_PREFIX = 6
 def asks_headcount(text: str) -> bool:
     """A count of the company's people in other words ("headcount", "workforce")."""
     return _ASKS_HEADCOUNT.search(text) is not None
+
+
+def asks_staff(text: str) -> bool:
+    """A count of the company's whole staff, in any words: "headcount", "how many people did
+    AT&T employ", "how many employees did Meta have"."""
+    return asks_headcount(text) or _ASKS_STAFF.search(text) is not None
 
 
 def counted_noun(asked: Asked) -> tuple[str, ...]:

@@ -219,10 +219,12 @@ def split_sentences(text: str) -> list[str]:
 
 def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words, a word weighing more the fewer
-    candidate sentences have it; plus 0.1 for naming the question's years."""
+    candidate sentences have it; plus 0.1 for naming the question's years. The companies'
+    names weigh nothing: the filing is the company's, and a sentence naming it ("Stryker
+    Corporation is one of ...") is no more about what was asked than one saying "we"."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
-    words = sorted(asked.words)
+    words = sorted(asked.words - asked.named or asked.words)
     years = asked.years
     bags = [set(tokens(_BY_REFERENCE.sub(" ", s))) for s in sentences]
     n = len(bags)

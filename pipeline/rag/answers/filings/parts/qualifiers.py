@@ -81,6 +81,9 @@ _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
 _CAMEL_NAME = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
 # The axis of a filing's classes of stock (its cover's common stock, notes, ...).
 _CLASS_AXIS = re.compile(r"ClassOfStock", re.I)
+# Members of the class-of-stock axis that are no other class of the company's stock: debt
+# securities listed on the cover, and the generic common stock member.
+_NOT_ANOTHER_CLASS = re.compile(r"Notes?|Debentures?|Bonds?|Due\d{4}|:CommonStockMember$")
 # "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
 _THAN_NAME = re.compile(r"\bthan\s+(?:(?i:the)\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
 # Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
@@ -342,9 +345,12 @@ def _initials(member: str) -> str:
 def _sole_class(option: frozenset[tuple[str, str]], labels: FactLabels) -> bool:
     """Whether `option` is a class of stock that is the filing's only one: its figure is
     the company's too ("shares of common stock" of a company with one class, whose cover
-    tags the count without a member)."""
+    tags the count without a member). The notes a cover lists beside its stock on the same
+    axis are no class of stock, and the equity statement's plain "Common Stock" column is
+    that one class (Mondelez: Class A, its notes due 2027-2045, CommonStockMember)."""
     return bool(option) and all(
-        _CLASS_AXIS.search(axis) and sum(a == axis for a, _ in labels.members) == 1
+        _CLASS_AXIS.search(axis) and
+        sum(a == axis and not _NOT_ANOTHER_CLASS.search(m) for a, m in labels.members) == 1
         for axis, _ in option)
 
 

@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -70,6 +70,26 @@ no question file: five 10-Ks for 2024 of the second shelf's repository at the sa
 (Abbott, AMD, Intuitive Surgical, Texas Instruments, Uber), none on another shelf, asked by
 `fact_probes.py` only. The answer rules were developed on its probes, so its figures measure
 nothing unseen.
+
+`--set 8` copies an eighth shelf into engines/unseen-shelf8/ (SHELF8; questions in
+benchmarks/data/filings_heldout8.jsonl, analyst-style): five filings of four more companies,
+none on another shelf. Intel's 2024 10-K (year ended December 28, 2024) from the second
+shelf's repository at the same commit; from edgartools, NVIDIA's fiscal 2023 10-K (year ended
+January 29, 2023 -- an older NVIDIA filing, as its dei:DocumentPeriodEndDate says) and two
+Apple 10-Qs: fiscal 2025's second quarter (ended March 29, 2025; three- and six-month columns)
+and fiscal 2024's third quarter (ended June 29, 2024; three- and nine-month columns). The
+Apple 10-Qs are at the first shelf's commit; NVIDIA's is at f203c96 (2025-08-23) as
+data/Nvidia.10-K.html, because the next commit moved it to data/html/ and lost 159 bytes of it
+(an ix:nonNumeric start tag became a line break): the HEAD copy is no well-formed XML, the
+earlier blob is whole. And Clorox's fiscal 2022 10-K (year ended June 30, 2022) from an XBRL
+viewer's example (Arelle/ixbrl-viewer at ee19180): Clorox filed it as a multi-document
+inline-XBRL submission, and the example keeps only its second document, Exhibit 99.1 (MD&A
+and the financial statements, clx-20220630_d2.htm). The primary document -- the cover and the
+ix:header with every xbrli:context -- is in none of the repository's commits (its viewer file,
+which would hold it, is absent from the mirror), so the copy has tagged facts whose contexts
+it does not define and no dei:DocumentType: it is taken as a filing of its form without one
+(EXHIBIT_DOCUMENTS), its period end is its statements' ("Years ended June 30"), and questions
+ask only its prose. Two Apple filings: the shelf holds four companies in five filings.
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -187,8 +207,30 @@ OUT7 = ROOT / "engines" / "unseen-shelf7"
 # The seventh shelf, for development: (ticker, the period end its cover states).
 SHELF7 = _sumit_shelf({"ABT": "2024-12-31", "AMD": "2024-12-28", "ISRG": "2024-12-31",
                        "TXN": "2024-12-31", "UBER": "2024-12-31"})
+OUT8 = ROOT / "engines" / "unseen-shelf8"
+_NVDA_COMMIT = "f203c96aa0acc7c6a03f0adf8def6aa8c84e178f"  # the last whole NVIDIA 10-K copy
+_ARELLE_VIEWER = "Arelle/ixbrl-viewer"
+_ARELLE_VIEWER_HEAD = "ee1918086513b48c63be3be24f214ad4cf0e5e2d"  # its HEAD, 2026-08-20
+# The eighth shelf: (the period end its cover's dei:DocumentPeriodEndDate states; Clorox's,
+# a cover-less exhibit, its statements' year end). Two Apple 10-Qs: four companies.
+SHELF8 = {
+    "INTC_10-K_2024-12-28": (_SUMIT, _SUMIT_HEAD, "output/INTC_10K_HTML.html"),
+    # Exhibit 99.1 of Clorox's multi-document 10-K submission: MD&A and the statements.
+    "CLX_10-K_2022-06-30": (_ARELLE_VIEWER, _ARELLE_VIEWER_HEAD,
+                            "examples/clorox-2022-10-K-ixbrl-viewer/clx-20220630_d2.htm"),
+    # The HEAD copy (data/html/) lost an ix:nonNumeric start tag (159 bytes became a line
+    # break) and parses as no XML; the copy before that commit's move is whole.
+    "NVDA_10-K_2023-01-29": (_EDGARTOOLS, _NVDA_COMMIT, "data/Nvidia.10-K.html"),
+    "AAPL_10-Q_2025-03-29": (_EDGARTOOLS, _HEAD_2026_08,
+                             "tests/fixtures/attachments/aapl/20250329/aapl-20250329.htm"),
+    "AAPL_10-Q_2024-06-29": (_EDGARTOOLS, _HEAD_2026_08, "data/html/Apple.10-Q.html"),
+}
+# Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
+# so no dei:DocumentType to check (one of another form is still refused).
+EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
-           5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7)}
+           5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
+           8: (SHELF8, OUT8)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')
@@ -204,11 +246,14 @@ def unwrapped(data: bytes) -> bytes:
     return m.group(1) if m else data
 
 
-def filing_problem(data: bytes, form: str) -> str | None:
-    """Why the bytes are not a primary inline-XBRL document of `form`; None when they are."""
+def filing_problem(data: bytes, form: str, exhibit: bool = False) -> str | None:
+    """Why the bytes are not a primary inline-XBRL document of `form` (with `exhibit`, a
+    document of such a submission without a cover); None when they are."""
     if FACT_TAG not in data:
         return "no ix:nonFraction fact (not inline XBRL)"
     m = _DOCUMENT_TYPE.search(data)
+    if exhibit and m is None:
+        return None
     if m is None or m.group(1).decode() != form:
         return f"dei:DocumentType {m.group(1).decode() if m else 'missing'}, not {form}"
     return None
@@ -236,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             write_whole(target, unwrapped(data))
             print(f"copied {name}: {len(data) / 1e6:.1f} MB from {repo}:{path}")
-        problem = filing_problem(target.read_bytes(), name.split("_")[1])
+        problem = filing_problem(target.read_bytes(), name.split("_")[1],
+                                 exhibit=name in EXHIBIT_DOCUMENTS)
         if problem:
             bad.append(name)
             print(f"not a filing of its form: {target}: {problem}")

@@ -127,3 +127,31 @@ def test_which_part_is_asked_only_of_a_comparison():
     # a place the text states, no part's figure
     assert not asks_which_part("In which country is ParsePort, the company Workiva bought in "
                                "2022, based?")
+
+
+def test_a_quarter_named_by_its_last_month():
+    """"The March 2025 quarter" is the quarter ending that month (Apple's ended March 29)."""
+    (period,) = parse_periods("Apple's top line for the March 2025 quarter")
+    assert (period.kind, period.months, period.end) == (PeriodKind.QUARTER, 3, date(2025, 3, 31))
+    (period,) = parse_periods("Revenue for the quarter ended in June 2024")
+    assert period.end == date(2024, 6, 30)
+
+
+def test_where_a_figure_is_printed_names_no_measure():
+    """"Additions to property, plant, and equipment in investing activities" is capital
+    expenditures, printed among the investing activities; "cash used in investing
+    activities" is that section's total."""
+    capex = parse_query("Intel capex in 2024, i.e. additions to property, plant, and equipment "
+                        "in investing activities?")
+    assert capex.measure.name == "capital expenditures" and "ie" not in capex.measure_words
+    assert parse_query("Net cash used in investing activities in 2024?").measure.name == \
+        "investing cash flow"
+
+
+def test_a_label_s_spellings_name_one_measure():
+    """NVIDIA's "Sales, general and administrative" is SG&A, not sales; an Oxford comma and
+    "non-current" are the labels' words too."""
+    for text in ("NVIDIA SG&A (sales, general and administrative) for fiscal 2022?",
+                 "NVIDIA sales, general, and administrative expense for fiscal 2022?"):
+        assert parse_query(text).measure.name == "selling, general and administrative expense"
+    assert tokens("Non-current term debt") == ["noncurrent", "term", "debt"]

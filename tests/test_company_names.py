@@ -200,3 +200,23 @@ def test_a_first_word_inside_a_longer_capitalized_name_names_no_company():
     assert find_companies("Oracle's total revenues from the Asia Pacific region?", aliases) == {}
     assert list(find_companies("In FY2023 Apple and Best Buy earned what?", aliases)) == \
         ["apple", "best buy"]
+
+
+def test_the_quarterly_report_named_is_the_one_read() -> None:
+    """Apple's six months ended March 30, 2024 is a column of its Q2 FY25 10-Q, not of the
+    Q3 FY24 10-Q the question names: that one is read, and says it does not hold it."""
+    def quarterly(doc_id: str, year: int, quarter: int, end: date) -> DocumentInfo:
+        meta = DocumentMetadata("Apple Inc.", "", Form.TEN_Q, year, f"Q{quarter}", end)
+        return DocumentInfo(doc_id, doc_id, meta)
+
+    shelf = {d.doc_id: d for d in [quarterly("aapl-q3-fy24", 2024, 3, date(2024, 6, 29)),
+                                   quarterly("aapl-q2-fy25", 2025, 2, date(2025, 3, 29))]}
+    aliases = company_aliases([("Apple Inc.", "")])
+    six_months = "Apple's net sales for the six months ended March 30, 2024"
+    assert choose_filings(parse_query(f"{six_months}?", aliases), shelf) == ["aapl-q2-fy25"]
+    for named in ("taken from its Q3 FY24 10-Q", "per its 10-Q for the third quarter of "
+                  "fiscal 2024", "in the third-quarter fiscal 2024 10-Q"):
+        query = parse_query(f"{six_months}, {named}?", aliases)
+        assert (query.filing_year, query.filing_quarter) == (2024, 3), named
+        assert [p.months for p in query.periods] == [6], named
+        assert choose_filings(query, shelf) == ["aapl-q3-fy24"], named

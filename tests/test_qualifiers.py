@@ -120,6 +120,8 @@ def test_a_measure_outside_the_vocabulary_is_matched_by_the_filings_labels(answe
      "Corporation?", "Apple", ""),
     ("How much more revenue did Apple Inc. report than The NVIDIA Corporation in their "
      "latest fiscal years?", "260538", "million"),
+    ("Add Apple's R&D in fiscal 2024 and NVIDIA's R&D in fiscal 2025: total in $ millions?",
+     "44284", "million"),
 ])
 def test_several_companies_are_answered_each_from_its_own_filing(answerer, question, value,
                                                                  scale):
@@ -141,6 +143,7 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
     # the cover's count (dei:EntityCommonStockSharesOutstanding), not the balance sheet's
     ("How many shares of Apple's common stock were outstanding per the cover of its 10-K?",
      "15115823000"),
+    ("ZIP code of Apple's principal executive offices, per its 10-K cover?", "95014"),
 ])
 def test_cover_facts_answer(answerer, question, value):
     assert ask(answerer, question).short_answer == value
@@ -724,3 +727,26 @@ def test_a_choice_between_what_the_question_names_is_never_one_figure(answerer, 
     """Apple's fiscal 2024 net sales (391,035) had answered which year's were higher."""
     got = ask(answerer, question)
     assert got.short_answer is None and "which of what it names" in got.missing
+
+
+@pytest.mark.parametrize("question, value", [
+    # each company's own kind of period: Apple's nine months (25,684) of its 10-Q,
+    # NVIDIA's year (12,914)
+    ("Which spent more on R&D: Apple in the first nine months of fiscal 2025, or NVIDIA in "
+     "fiscal 2025?", "Apple"),
+    # "showed" is how the cover gives it, no word of the measure
+    ("Which company showed more shares outstanding on its cover: Apple or NVIDIA?", "NVIDIA"),
+])
+def test_several_companies_each_at_its_own_period(answerer, question, value):
+    assert ask(answerer, question).short_answer == value
+
+
+@pytest.mark.parametrize("question, value", [
+    # the part as the question writes it, "of" and all, not its first word
+    ("Was Rest of Asia Pacific or Japan the bigger segment by net sales in Apple's fiscal "
+     "2024?", "Rest of Asia Pacific"),
+    # what a part sold is its net sales: Mac 29,984, iPad 26,694
+    ("Which product line sold more in Apple's fiscal 2024: Mac or iPad?", "Mac"),
+])
+def test_two_parts_compared_are_named_as_written(answerer, question, value):
+    assert ask(answerer, question).short_answer == value

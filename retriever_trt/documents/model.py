@@ -60,6 +60,7 @@ class CoverField(str, Enum):
     TAX_ID = "tax_id"                  # I.R.S. employer identification number
     CITY = "city"                      # of the principal executive offices
     STATE = "state"                    # of the principal executive offices
+    POSTAL_CODE = "postal_code"        # the ZIP or postal code of the principal executive offices
     EXCHANGE = "exchange"              # where the first class of securities is registered
     FILE_NUMBER = "file_number"        # Commission file number
     PHONE = "phone"                    # the registrant's telephone number
@@ -92,6 +93,7 @@ _DEI_CONCEPTS = {
     CoverField.TAX_ID: ("dei:EntityTaxIdentificationNumber",),
     CoverField.CITY: ("dei:EntityAddressCityOrTown",),
     CoverField.STATE: ("dei:EntityAddressStateOrProvince",),
+    CoverField.POSTAL_CODE: ("dei:EntityAddressPostalZipCode",),
     CoverField.EXCHANGE: ("dei:SecurityExchangeName",),
     CoverField.FILE_NUMBER: ("dei:EntityFileNumber",),
     CoverField.PHONE: ("dei:CityAreaCode", "dei:LocalPhoneNumber"),

@@ -5,6 +5,7 @@ and the answer rules all read this `Query`; none parses the question again.
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass, replace
 from datetime import date
@@ -40,7 +41,7 @@ from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compoun
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
 from retriever_trt.documents.model import Form
-from retriever_trt.documents.years import YEAR_DIGITS
+from retriever_trt.documents.years import CENTURY, YEAR_DIGITS
 
 _QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
                   "3rd": 3, "4th": 4}
@@ -67,6 +68,13 @@ _YEAR_EARLIER = re.compile(r"\b(?:a|one) year (?:earlier|before|prior)\b|\byear[
                            r"(?:prior|previous|preceding|last) year\b|"
                            r"\bprior[- ]year (?:quarter|period)\b", re.I)
 _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
+# "the March 2025 quarter", "the quarter ended in June 2024": the quarter ending that month
+# (a 52-53 week calendar ends it within days of the month's end).
+_MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_MONTH_QUARTER = re.compile(rf"\b{_MONTH_NAME} (\d{{4}})[- ]quarter\b|"
+                            rf"\bquarter end(?:ed|ing) (?:in )?{_MONTH_NAME},? (\d{{4}})\b", re.I)
+_MONTH_NUMBER = {m: i for i, m in enumerate(
+    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
 # "By what percentage did X change", "X growth ... in percent", "X growth in 2022 versus
 # 2021? Percent, one decimal.": a percent change.
 _PERCENT_CHANGE = re.compile(
@@ -136,6 +144,7 @@ class Query:
     # revenue"): the filing must match them, or no number (measure_modifiers.py).
     modifiers: frozenset[str] = frozenset()
     names: tuple[NameSpan, ...] = ()   # where the text names each company
+    filing_quarter: int | None = None  # the fiscal quarter of the 10-Q named ("its Q3 FY24 10-Q")
 
     @property
     def operation(self) -> str:
@@ -191,6 +200,9 @@ def parse_periods(text: str) -> tuple[Period, ...]:
             (Period(PeriodKind.MONTHS),)
     if _QUARTER_ENDED.search(text) and dates:
         return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
+    if in_month := _MONTH_QUARTER.findall(text):  # "the March 2025 quarter"
+        ends = [_month_end(*[g for g in found if g]) for found in in_month]
+        return tuple(Period(PeriodKind.QUARTER, end.year, None, end, 3) for end in ends)
     if months and dates:
         n = _MONTHS[months.group(1).lower()]
         kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
@@ -212,6 +224,11 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     if not years and _SOME_YEAR.search(text):
         return (Period(PeriodKind.YEAR, months=12),)
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
+
+
+def _month_end(month: str, year: str) -> date:
+    number = _MONTH_NUMBER[month.lower()]
+    return date(int(year), number, calendar.monthrange(int(year), number)[1])
 
 
 def _years_beside_a_date(periods: tuple[Period, ...], text: str,
@@ -332,10 +349,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     question = operation(asked)
     if _PERCENT_CHANGE.search(asked) and question.operation != Operation.PERCENT_CHANGE:
         question = replace(question, operation=Operation.PERCENT_CHANGE)
-    filing_year, text_dated = _filing_year(text)
+    filing_year, filing_quarter, text_dated = _named_filing(text)
     periods = parse_periods(text_dated)
     latest = max((p.year for p in periods if p.year is not None), default=None)
-    asked_periods = parse_periods(_filing_year(asked)[1]) if span else periods
+    asked_periods = parse_periods(_named_filing(asked)[2]) if span else periods
     companies = find_companies(text, aliases or {})
     company = find_company(text, aliases or {})
     # The question's one tokenization: the Question's own words when it is the whole
@@ -362,22 +379,38 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
                  _measure_words(text, words, companies), filing_year,
-                 _modifiers(text, measure, companies, names), names)
+                 _modifiers(text, measure, companies, names), names, filing_quarter)
 
 
-def _filing_year(text: str) -> tuple[int | None, str]:
-    """The fiscal year of the filing the question names, and its text for the periods asked:
-    without that year where it names another period, else whole (the filing's own year is
-    the period asked: "Apple's net income in its 2024 10-K")."""
+def _named_filing(text: str) -> tuple[int | None, int | None, str]:
+    """The fiscal year and quarter of the filing the question names, and its text for the
+    periods asked: without that filing's period where it names another, else whole (the
+    filing's own period is the one asked: "Apple's net income in its 2024 10-K")."""
+    quarterly = _FILING_QUARTER.search(text)
+    if quarterly is not None:
+        named, year = [g for g in quarterly.groups() if g is not None]
+        quarter = _QUARTER_WORDS.get(named.lower()) or int(named[1])
+        rest = text[:quarterly.start()] + text[quarterly.end():]
+        return int(year) + (CENTURY if len(year) == 2 else 0), quarter, \
+            rest if parse_periods(rest) else text
     found = _FILING_YEAR.search(text)
     if found is None:
-        return None, text
+        return None, None, text
     if found.group(1):
         year, rest = found.group(1), text[:found.start()] + text[found.end(1):]
     else:
         year, rest = found.group(3), text[:found.start(2)] + text[found.end(2):]
-    return int(year), rest if parse_periods(rest) else text
+    return int(year), None, rest if parse_periods(rest) else text
 
+
+# "its Q3 FY24 10-Q", "the second-quarter fiscal 2025 10-Q", "its 10-Q for the third quarter
+# of fiscal 2024": the quarterly report to read, by its fiscal quarter and year.
+_QUARTER_NAME = r"(q[1-4]|first|second|third|fourth)"
+_FILING_QUARTER = re.compile(
+    rf"\b{_QUARTER_NAME}(?:[- ](?:fiscal[- ])?quarter)?,?\s+(?:of\s+)?(?:fiscal(?:\s+year)?\s*|"
+    r"fy\s*)['’]?(\d{4}|\d{2})\s+(?:form\s+)?(?:10-?q|quarterly report)\b|"
+    rf"\b(?:10-?q|quarterly report)\s+(?:for|of)\s+(?:the\s+)?{_QUARTER_NAME}(?:[- ](?:fiscal\s+)?"
+    r"quarter)?\s+(?:of\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?(\d{4}|\d{2})\b", re.I)
 
 # A fiscal year written as one word ("FY2021", "FY21"): a period, no measure word.
 _FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
@@ -391,13 +424,14 @@ _NOT_MEASURE = frozenset("""january february march april may june july august se
 october november december jan feb mar apr jun jul aug sep sept oct nov dec quarter month
 three six nine twelve first second third fourth half full q1 q2 q3 q4 alone ytd date thousand million
 billion m mm bn dollar usd answer round rounded decimal place nearest whole number report reported
-show shown state stated give tell much many total latest most recent percent percentage
+show shown showed shows state stated states give tell much many total latest most recent percent percentage
 us$ per cent cover filing form k q annual quarterly carry spend spent pay generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where
-when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus
-decline allocated assigned deliver delivered delivers produce produced achieve achieved""".split())
+when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus ie eg
+decline allocated assigned deliver delivered delivers produce produced achieve achieved sell sold
+sells""".split())
 # A staff count's verbs ("how many people worked at", "employ", "head count", "the size
 # of its workforce"): with its nouns, all ask the number of employees, the word a filing
 # labels it by.

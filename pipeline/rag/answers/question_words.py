@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from datetime import date
 
+from pipeline.rag.answers.vocabulary.phrasing import noncurrent_joined
 from retriever_trt.documents.filing.metadata import parse_date
 from retriever_trt.documents.years import CENTURY, YEAR, YEAR_DIGITS, years_in
 
@@ -40,12 +41,15 @@ _NOUN_ENDINGS = (("isition", "ir"), ("uance", "u"))
 # "December 31, 2024", "Jun. 30 2025": a date a question names.
 _DATE = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4})\b",
                    re.I)
-# "on its balance sheet", "in the cash flow statement": where a figure is printed, not what
-# it is.
+# "on its balance sheet", "in the cash flow statement", "additions to property, plant and
+# equipment in investing activities": where a figure is printed, not what it is (but "cash
+# used in investing activities" is that figure).
 STATEMENT_NAMES = re.compile(
     r"\b(?:balance sheets?|income statements?|cash[- ]flows? statements?|statements? of "
     r"(?:cash flows|operations|(?:comprehensive )?income|earnings|financial (?:position|"
-    r"condition)|(?:stockholders|shareholders)['’]? equity))\b", re.I)
+    r"condition)|(?:stockholders|shareholders)['’]? equity)|"
+    r"(?<!used )(?<!provided )(?<!generated )(?:in|under|within) (?:the |its )?(?:investing|"
+    r"financing|operating) activities(?: section)?)\b", re.I)
 # "fiscal 2024", "fiscal year 2024", "FY2024", "FY '24": a fiscal year, two digits of CENTURY.
 _FISCAL_YEAR = re.compile(rf"\b(?:fiscal(?: year)?|fy)\s*['’]?({YEAR_DIGITS}|\d{{2}})\b", re.I)
 
@@ -64,7 +68,7 @@ def joined_initials(text: str) -> str:
 def tokens(text: str) -> list[str]:
     """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
     out = []
-    text = joined_initials(text)
+    text = noncurrent_joined(joined_initials(text))
     for w in _WORD.findall(_ABBREVIATED_POSSESSIVE.sub("'s", text.lower().replace("’", "'"))):
         w = w.removesuffix("'s")
         if w in _STOP or years_in(w) or (w.isdigit() and len(w) > MAX_WORD_DIGITS):

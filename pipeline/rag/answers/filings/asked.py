@@ -42,6 +42,10 @@ _EARNED_FROM = re.compile(r"\b(?:earn(?:ed|s)?|make|made|generated?|bring in|bro
                           r"(?=\s+(?:in|for|during|over|between|as of|at|through|on)\b|"
                           r"[,?;(]|\.(?!\d)|$)", re.I)
 _REVENUE_WORDS = frozenset(tokens("revenues sales"))
+# "Which product line sold more: Mac or iPad?": what was sold of a part is its sales, when
+# nothing else the question says names a measure.
+_SOLD = re.compile(r"\b(?:sold|sells?)\b", re.I)
+_RANGE_WORDS = frozenset(tokens("product line category business unit"))
 
 
 def what_is_asked(query: Query, info: Any,
@@ -56,6 +60,10 @@ def what_is_asked(query: Query, info: Any,
     # NVIDIA's Automotive platform
     if earned and parts.options and \
             set(tokens(earned.group(1))) - _REVENUE_WORDS - CUE_WORDS <= parts.naming_words():
+        query = replace(query, measure=BY_NAME["revenue"])
+        return query, *_asked_of(query, info, labels)
+    said = set(query.measure_words) - parts.naming_words(every=True) - CUE_WORDS - _RANGE_WORDS
+    if query.measure is None and parts.options and _SOLD.search(query.text) and not said:
         query = replace(query, measure=BY_NAME["revenue"])
         return query, *_asked_of(query, info, labels)
     return query, asked, parts

@@ -15,7 +15,7 @@ from enum import Enum
 
 from pipeline.rag.answers.arithmetic import plain, rounded
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import Query
+from pipeline.rag.answers.query import Period, Query, parse_periods
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer, with_unit
 
@@ -41,7 +41,7 @@ _DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|l
 _OR = re.compile(r"\bor\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)
 _SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b|"
-                  r"\badd(?:ed)? up\b|\bplus\b", re.I)
+                  r"\badd(?:ed)? up\b|\bplus\b|^\s*add\b", re.I)
 
 
 def combination(text: str) -> Combine:
@@ -68,7 +68,7 @@ def per_company(query: Query, company: str) -> Query:
     """The question asked of one company: a lookup of its figure for the periods named;
     with as many periods as companies, each company's own ("Nvidia in fiscal 2025 than Meta
     in 2024"), in the order both are named."""
-    periods = query.periods
+    periods = _own_periods(query, company) or query.periods
     if len(query.companies) > 1 and len(periods) == len(query.companies):
         periods = (periods[query.companies.index(company)],)
     # a sum or difference is rounded as asked once, not each of its operands before it
@@ -80,6 +80,19 @@ def per_company(query: Query, company: str) -> Query:
                    companies=(company,), periods=periods, decimals=decimals,
                    words=query.words - others, measure_words=query.measure_words - others,
                    question=replace(query.question, operation=Operation.LOOKUP))
+
+
+def _own_periods(query: Query, company: str) -> tuple[Period, ...]:
+    """The periods written after the company's name and before the next company's: "Intel
+    (2024) or NVIDIA (fiscal 2023, ended January 29, 2023)", "Apple in the first six months
+    of fiscal 2025, or Intel in all of 2024"; () when none is."""
+    spans = sorted(query.names, key=lambda n: n.start)
+    own = next((n for n in spans if n.key == company), None)
+    if own is None or len({n.key for n in spans}) < 2:
+        return ()
+    after = next((n.start for n in spans if n.start > own.start and n.key != company),
+                 len(query.text))
+    return parse_periods(query.text[own.end:after])
 
 
 @dataclass(frozen=True)
@@ -127,7 +140,8 @@ def combine(query: Query, figures: list[CompanyFigure],
         shown = plain(total if query.decimals is None else rounded(total, query.decimals))
         return ShortAnswer(shown, scale, "arithmetic", f"{how.value}: {each}", citations,
                            figures[0].answer.cited, wanted_arithmetic=True)
-    return ShortAnswer(missing=f"the question asks for several {whole}s' figures, not one: "
+    wholes = "companies" if whole == "company" else f"{whole}s"
+    return ShortAnswer(missing=f"the question asks for several {wholes}' figures, not one: "
                                f"{each}", citations=citations)
 
 

@@ -108,6 +108,9 @@ def choose_filings(query: Query, documents: dict[str, DocumentInfo]) -> list[str
     # "per its FY2018 10-K": that year's filing, where the company has it
     mine = [d for d in mine if query.filing_year is None
             or documents[d].metadata.fiscal_year == query.filing_year] or mine
+    # "per its Q3 FY24 10-Q": that quarter's report
+    mine = [d for d in mine if query.filing_quarter is None
+            or documents[d].metadata.fiscal_period == f"Q{query.filing_quarter}"] or mine
     latest = sorted(mine, key=lambda d: documents[d].metadata.period_end or date.min, reverse=True)
     if not query.periods:
         return latest

@@ -58,7 +58,9 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              outflow=True),
     LineItem("selling, general and administrative expense",
              _g("SellingGeneralAndAdministrativeExpense"), F,
-             ("sg&a", "selling general and administrative", "selling, general and administrative"),
+             # NVIDIA's own label reads "Sales, general and administrative"
+             ("sg&a", "selling general and administrative", "selling, general and administrative",
+              "sales, general and administrative"),
              outflow=True),
     LineItem("operating expenses", _g("OperatingExpenses", "CostsAndExpenses"), F,
              ("total operating expenses", "opex", "total costs and expenses"), outflow=True),

@@ -21,11 +21,24 @@ _PER_COMMON_SHARE = re.compile(r"\bper (?:common|ordinary) share\b|\bper share o
                                re.I)
 
 
+# "property, plant, and equipment" names what "property, plant and equipment" does.
+_OXFORD_COMMA = re.compile(r",\s+(and|or)\b", re.I)
+
+
+# "Non-current" as the taxonomy's labels write it ("Long Term Debt Noncurrent"): one word, so
+# "non-current liabilities" names no "current liabilities".
+_NONCURRENT = re.compile(r"\bnon[- ]current\b", re.I)
+
+
+def noncurrent_joined(text: str) -> str:
+    return _NONCURRENT.sub("noncurrent", text)
+
+
 def normalized(text: str) -> str:
     """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
     asides such as "(as shown in the cash flow statement)" left out."""
     text = _PER_COMMON_SHARE.sub("per share", _MARGIN.sub(" margin", ASIDE.sub("", text)))
-    text = _CASH_IN_OR_OUT.sub(r"cash \1", text)
+    text = _OXFORD_COMMA.sub(r" \1", _CASH_IN_OR_OUT.sub(r"cash \1", noncurrent_joined(text)))
     return " ".join(text.lower().replace("’", "'").split())
 
 

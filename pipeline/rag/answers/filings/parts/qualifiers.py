@@ -302,6 +302,9 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
 # A run of capitalized words: a name as the question writes it ("Financial Service").
 _CAPITALIZED_RUN = re.compile(r"\b[A-Z][\w'’]*(?:[ &-]+[A-Z][\w'’]*)*")
 _POSSESSIVE = re.compile(r"['’]s\b")
+# A name as written, its lower-case "of" and "the" included ("Rest of Asia Pacific", "Rest
+# of the World"); "and" and "or" join two names.
+_WRITTEN_NAME = re.compile(r"\b[A-Z][\w'’]*(?:(?:[ &-]+|\s+(?:of|the|of the)\s+)[A-Z][\w'’]*)*")
 
 
 def written_part(text: str, named: frozenset[str]) -> tuple[int, str] | None:
@@ -309,10 +312,17 @@ def written_part(text: str, named: frozenset[str]) -> tuple[int, str] | None:
     written ("Compute & Networking", "iPhone"): the first capitalized run or camel-case name
     holding one of them; None where it writes none ("product line")."""
     text = _POSSESSIVE.sub(",", text)
-    runs = sorted((*_CAPITALIZED_RUN.finditer(text), *_CAMEL_NAME.finditer(text)),
+    runs = sorted((*_WRITTEN_NAME.finditer(text), *_CAMEL_NAME.finditer(text)),
                   key=lambda m: m.start())
-    return next(((m.start(), m.group(0).strip(" &-")) for m in runs
-                 if set(tokens(m.group(0))) & named), None)
+    found = next((m for m in runs if set(tokens(m.group(0))) & named), None)
+    if found is None:
+        return None
+    # a question's first word ("Was Rest of Asia Pacific ...") is no word of the name
+    words = found.group(0).split(" ")
+    while len(words) > 1 and not tokens(words[0]):
+        words.pop(0)
+    name = " ".join(words)
+    return found.end() - len(name), name.strip(" &-")
 
 
 def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],

@@ -135,6 +135,10 @@ def test_a_quarter_named_by_its_last_month():
     assert (period.kind, period.months, period.end) == (PeriodKind.QUARTER, 3, date(2025, 3, 31))
     (period,) = parse_periods("Revenue for the quarter ended in June 2024")
     assert period.end == date(2024, 6, 30)
+    # a date named is the period asked: the quarter's opening balance, not its close
+    (period,) = parse_periods("Total shareholders' equity as of December 28, 2024, the "
+                              "opening balance of the March 2025 quarter?")
+    assert (period.kind, period.end) == (PeriodKind.INSTANT, date(2024, 12, 28))
 
 
 def test_where_a_figure_is_printed_names_no_measure():
@@ -155,3 +159,15 @@ def test_a_label_s_spellings_name_one_measure():
                  "NVIDIA sales, general, and administrative expense for fiscal 2022?"):
         assert parse_query(text).measure.name == "selling, general and administrative expense"
     assert tokens("Non-current term debt") == ["noncurrent", "term", "debt"]
+    assert parse_query("Intel MG&A (marketing, general, and administrative) for 2024?"
+                       ).measure.name == "selling, general and administrative expense"
+
+
+def test_share_based_compensation_and_its_shorthands():
+    for text in ("SBC at Apple (share-based compensation expense added back in the cash flow "
+                 "statement), nine months ended June 29, 2024", "Apple's stock-based "
+                 "compensation in fiscal 2024"):
+        assert parse_query(text).measure.name == "share-based compensation", text
+    # "through" a date is no word of the measure
+    assert "through" not in parse_query("Cash dividends Apple paid year to date through June "
+                                        "29, 2024?").measure_words

@@ -200,9 +200,6 @@ def parse_periods(text: str) -> tuple[Period, ...]:
             (Period(PeriodKind.MONTHS),)
     if _QUARTER_ENDED.search(text) and dates:
         return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
-    if in_month := _MONTH_QUARTER.findall(text):  # "the March 2025 quarter"
-        ends = [_month_end(*[g for g in found if g]) for found in in_month]
-        return tuple(Period(PeriodKind.QUARTER, end.year, None, end, 3) for end in ends)
     if months and dates:
         n = _MONTHS[months.group(1).lower()]
         kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
@@ -220,6 +217,9 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
         return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
                      for d in dates)
+    if in_month := _MONTH_QUARTER.findall(text):  # "the March 2025 quarter", no date named
+        ends = [_month_end(*[g for g in found if g]) for found in in_month]
+        return tuple(Period(PeriodKind.QUARTER, end.year, None, end, 3) for end in ends)
     years = named_years(text)
     if not years and _SOME_YEAR.search(text):
         return (Period(PeriodKind.YEAR, months=12),)
@@ -431,7 +431,7 @@ four according disclosed more less higher lower larger smaller greater bigger fe
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus ie eg
 decline allocated assigned deliver delivered delivers produce produced achieve achieved sell sold
-sells""".split())
+sells through""".split())
 # A staff count's verbs ("how many people worked at", "employ", "head count", "the size
 # of its workforce"): with its nouns, all ask the number of employees, the word a filing
 # labels it by.

@@ -58,9 +58,11 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              outflow=True),
     LineItem("selling, general and administrative expense",
              _g("SellingGeneralAndAdministrativeExpense"), F,
-             # NVIDIA's own label reads "Sales, general and administrative"
+             # NVIDIA's own label reads "Sales, general and administrative", Intel's
+             # "Marketing, general, and administrative"
              ("sg&a", "selling general and administrative", "selling, general and administrative",
-              "sales, general and administrative"),
+              "sales, general and administrative", "marketing, general and administrative",
+              "mg&a"),
              outflow=True),
     LineItem("operating expenses", _g("OperatingExpenses", "CostsAndExpenses"), F,
              ("total operating expenses", "opex", "total costs and expenses"), outflow=True),
@@ -140,6 +142,13 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              F,
              ("net cash used in financing activities", "cash from financing activities",
               "net cash provided by (used in) financing activities", "financing activities")),
+    # the expense the cash flow statement adds back (ShareBasedCompensation), else the
+    # expense the notes allocate
+    LineItem("share-based compensation", _g("ShareBasedCompensation",
+                                            "AllocatedShareBasedCompensationExpense"), F,
+             ("stock-based compensation", "share based compensation", "stock based compensation",
+              "sbc", "stock compensation", "share-based compensation expense",
+              "stock-based compensation expense"), outflow=True),
     LineItem("dividends paid", _g("PaymentsOfDividends", "PaymentsOfDividendsCommonStock"), F,
              ("dividends", "cash dividends paid", "payments for dividends"), outflow=True),
     LineItem("share repurchases", _g("PaymentsForRepurchaseOfCommonStock"), F,

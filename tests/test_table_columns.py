@@ -111,3 +111,13 @@ def test_the_years_a_table_covers(question) -> None:
 ])
 def test_a_count_of_years_is_asked_only_of_years(question, counts_years) -> None:
     assert (operation(question).operation == Operation.COUNT) is counts_years
+
+
+def test_a_percentage_going_to_the_largest_names_no_row_and_a_deal_falling_through_no_change():
+    assert operation("What percentage of Clorox's net sales went to its largest customer in "
+                     "fiscal 2022?").operation == Operation.PROPORTION
+    assert operation("Which segment had the largest revenue in 2019?").operation == \
+        Operation.WHICH_ROW
+    assert operation("What termination cost did NVIDIA record after the Arm deal fell "
+                     "through?").operation == Operation.LOOKUP
+    assert operation("By how much did revenue fall in 2024?").operation == Operation.CHANGE

@@ -466,3 +466,34 @@ def test_a_date_of_an_event_comes_from_a_sentence_naming_it() -> None:
               "Revenue grew 20% in the six months ended June 30, 2022.",
               "On April 1, 2022, we acquired all of the equity interests in ParsePort ApS.")
     assert (got.short_answer, got.kind) == ("April 1, 2022", "date")
+
+
+@pytest.mark.parametrize("question, sentence, short, scale", [
+    # "which quarter": the quarter as the sentence names it, nearest the question's words
+    ("Starting with which quarter did Intel suspend the declaration of its quarterly dividend?",
+     "Our most recent stock repurchase was in the first quarter of 2021 and we suspended the "
+     "declaration of quarterly dividends starting with the fourth quarter of 2024.",
+     "fourth quarter of 2024", ""),
+    ("How large an additional share repurchase program did Apple announce on May 1, 2025? "
+     "$ billions.", "On May 1, 2025, the Company announced the Board of Directors had "
+     "authorized an additional program to repurchase up to $100 billion of the Company's "
+     "common stock.", "100", "billion"),
+    # a scale asked makes it an amount, though no "how much" says so
+    ("What acquisition termination cost did NVIDIA record in fiscal 2023 after the Arm deal "
+     "fell through? $ billions, two decimals.", "We recorded an acquisition termination cost "
+     "related to the Arm transaction of $1.35 billion in fiscal year 2023.", "1.35", "billion"),
+    # a percentage of the workforce is no head count
+    ("Intel's 2024 Restructuring Plan headcount actions were expected to cut its core "
+     "workforce by roughly what percentage by early 2025?", "We took headcount actions in "
+     "connection with our 2024 Restructuring Plan that are expected to result in an "
+     "approximate 15% decrease in our core Intel workforce by early 2025.", "15", "percent"),
+    ("Across how many countries were NVIDIA's employees spread at fiscal 2023 year end?",
+     "As of the end of fiscal year 2023, we had 26,196 employees in 35 countries.", "35", ""),
+    # "worldwide" states the whole staff
+    ("Roughly how many employees did Clorox have worldwide as of June 30, 2022?",
+     "Clorox is a leading multinational manufacturer with fiscal year 2022 net sales of $7,107 "
+     "and approximately 9,000 employees worldwide, as of June 30, 2022.", "9000", ""),
+])
+def test_the_span_a_question_in_other_words_asks_for(question, sentence, short, scale) -> None:
+    got = ask(question, sentence)
+    assert (got.short_answer, got.scale) == (short, scale)

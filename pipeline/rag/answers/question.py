@@ -35,7 +35,9 @@ _PROPORTION = re.compile(
     r"\bpercentage (?:of|did|does|is|was|were)\b|\b(?:%|percent) of\b", re.I)
 # "By how much did sales rise", "how much did operating income grow from 2024 to 2025": a
 # change told by its verb.
-_CHANGE_VERBS = r"\b(?:rise|rose|risen|grow|grew|grown|fall|fell|fallen|drop|dropped)\b"
+# ("the deal fell through", "the bid fell apart": it failed, no figure changed)
+_CHANGE_VERBS = (r"\b(?:rise|rose|risen|grow|grew|grown|(?:fall|fell|fallen)(?! through\b| apart\b)|"
+                 r"drop|dropped)\b")
 _CHANGE = re.compile(
     r"\bchange[sd]?\b|\bdifference\b|\bincrease[sd]?\b|\bdecrease[sd]?\b|\bvariance\b|"
     r"\bgrowth\b|\bdecline[sd]?\b|\bhow much (?:more|less|higher|lower|bigger|smaller)\b|"
@@ -92,8 +94,9 @@ _ROW_COUNT = re.compile(
     r"elements|kinds|classes|countries|sources|line items)\b", re.I)
 # "Which segment had the highest revenue in 2019?": a superlative over rows, not years
 # (comparatives are the years': "In which year was X larger?"). "What was the highest X?"
-# asks a figure, not a row.
-_WHICH_ROW = re.compile(r"^(?:(?:in|for|from) )?(?:which|what (?!(?:is|was|were|are|did|does|do)\b))"
+# asks a figure, not a row; so does "What percentage of sales went to its largest customer?".
+_WHICH_ROW = re.compile(r"^(?:(?:in|for|from) )?(?:which|what (?!(?:is|was|were|are|did|does|do|"
+                        r"percent|percentage|share|portion|proportion|amount)\b))"
                         r".*\b(?:largest|highest|"
                         r"greatest|biggest|most|lowest|smallest|least)\b", re.I)
 # Questions about reasons, definitions and contents: answered from the text, not a cell.

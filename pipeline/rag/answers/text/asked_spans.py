@@ -22,13 +22,14 @@ from retriever_trt.documents.years import years_in
 # "How many new stores did Home Depot open", "In how many countries are its products sold":
 # the counted noun phrase, before the verb.
 _ASKS_COUNT = re.compile(
-    r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:in )?"
+    r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:(?:in|across|among|over) )?"
     r"(?:(?:about|approximately|roughly|around|nearly|some|over|more than|fewer than) )?how many "
     r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would)\b", re.I)
 # "Tesla's headcount at year-end", "how big was Visa's workforce": a count of employees.
 _ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|employee count)\b",
                              re.I)
 HEADCOUNT_NOUN = ("employee",)
+_ASKS_PERCENTAGE = re.compile(r"\bwhat (?:percent(?:age)?|share|portion|proportion)\b", re.I)
 # "N of our employees": a part of what is counted, which answers only a question asking for
 # a part ("how many of its employees ...").
 _PART_OF = re.compile(r"\s*of (?:our|its|their|the)\b", re.I)
@@ -37,8 +38,10 @@ _ASKS_PART = re.compile(r"\bhow many of\b", re.I)
 _SHARE_OF_STAFF = re.compile(r"%\s+of\s+(?:our|its|their|the)\s+(?:total\s+)?"
                              r"(?:workforce|employees|head ?count)\b", re.I)
 # A sentence stating the company's whole staff: "we had approximately 36,000 employees",
-# "employed 470,100 associates", "our headcount was 125,665", "a total of 74,067 employees".
+# "employed 470,100 associates", "our headcount was 125,665", "a total of 74,067 employees",
+# "approximately 9,000 employees worldwide".
 _STAFF_TOTAL = re.compile(r"\b(?:had|has|have|employ(?:s|ed)?|total(?:ed|ing)?|workforce|"
+                          r"worldwide|globally|"
                           r"head ?count|consist(?:s|ed)? of)\b", re.I)
 # "How many employees did Meta have", "how many associates did Home Depot employ": the whole
 # staff, which only a sentence stating it answers.
@@ -99,8 +102,9 @@ def counted_noun(asked: Asked) -> tuple[str, ...]:
     """The words of what a "how many" question counts ("full time equivalent employee"),
     its companies left out; () when it asks no count."""
     m = _ASKS_COUNT.search(asked.text)
-    if m is None:
-        return HEADCOUNT_NOUN if _ASKS_HEADCOUNT.search(asked.text) else ()
+    if m is None:  # "cut its workforce by what percentage" asks a percentage, no count
+        return HEADCOUNT_NOUN if _ASKS_HEADCOUNT.search(asked.text) and \
+            not _ASKS_PERCENTAGE.search(asked.text) else ()
     noun = tuple(w for w in tokens(m.group(1)) if w not in asked.named)
     return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in _SCALES else ()
 

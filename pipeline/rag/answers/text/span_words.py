@@ -65,6 +65,7 @@ class Asked:
     # Its words that may name what it asks about (Query.measure_words): not its companies,
     # periods, units or the asking itself ("many", "total").
     measure: frozenset[str] = frozenset()
+    unit: str | None = None  # the scale a figure is asked in ("billion" of "$ billions")
 
     @classmethod
     def of(cls, query: Query) -> Asked:
@@ -75,7 +76,7 @@ class Asked:
         years = tuple(years_in(text))
         companies = frozenset(w for key in query.companies for w in key.split())
         return cls(text, query.words, years, frozenset(years), frozenset(figures), said,
-                   companies, query.measure_words)
+                   companies, query.measure_words, query.unit)
 
     def restates(self, word: str) -> bool | None:
         """True when `word` is one of the question's (or a year or figure it names), False

@@ -36,7 +36,7 @@ from pipeline.rag.answers.text.text_amounts import (
     scale_of,
     values,
 )
-from retriever_trt.documents.years import years_in
+from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 if TYPE_CHECKING:
     from pipeline.rag.answers.query import Query
@@ -67,6 +67,11 @@ _ASKS_PART_OF = re.compile(r"\bhow much of (?:the|its|their|this|that)\b", re.I)
 _OF_WHOLE = re.compile(r"\s+of\s+(?:the\s+|its\s+|their\s+|our\s+)?(?:total\s+)?", re.I)
 # "In what year was Intuit incorporated?": the year alone, not "March 1984".
 _ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
+# "Starting with which quarter did Intel suspend its dividend?": a fiscal quarter, as the
+# sentence names it ("the fourth quarter of 2024", "Q4 2024").
+_ASKS_QUARTER = re.compile(r"\b(?:which|what) (?:fiscal )?quarter\b", re.I)
+_QUARTER_NAMED = re.compile(r"\b(?:(?:first|second|third|fourth) (?:fiscal )?quarter of (?:fiscal )?"
+                            rf"(?:year )?{YEAR_DIGITS}|Q[1-4] (?:fiscal )?(?:FY)?{YEAR_DIGITS})\b", re.I)
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
@@ -77,7 +82,9 @@ _ASKS_DATE = re.compile(r"^\s*(?:when|(?:in|on) (?:which|what) (?:year|period|mo
 # a leading phrase.
 _LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?"
 _ASKS_AMOUNT = re.compile(
-    _LEAD + r"(?:(?:by )?how much|how many|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
+    _LEAD + r"(?:(?:by )?how much|how many|how (?:large|big)\b|"
+    r"(?:what|which)(?: [\w-]+){0,3}? (?:cost|charge|amount|payment|expense|fee|loss|gain)s? "
+    r"(?:did|does|do)\b|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
     r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"
     r"revenue|income|loss|gain|liabilit\w+|asset|cash|debt|obligation|guarantee|charge))", re.I)
 # "What was the increase in X?": the amount of the change (checked after a reason: "What
@@ -89,6 +96,7 @@ _ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(
 # asks for that preposition's object, a phrase: not for an amount the sentence states.
 _ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
 # "What was the percentage decrease": a percent, not the amount beside it.
+_WHAT_PERCENT = re.compile(r"\bwhat percent(?:age)?\b", re.I)
 _ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
 _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
                           r"drivers?|attributable|due to|result of)\b", re.I)
@@ -248,11 +256,14 @@ def kind_of(asked: Asked) -> str:
         return "place"
     if _ASKS_DURATION.search(question):
         return "duration"
+    if _ASKS_QUARTER.search(question):
+        return "quarter"
     if _ASKS_DATE.search(question):
         return "date"
     if counted_noun(asked):
         return "count"
-    if _ASKS_AMOUNT.search(question):
+    # "cut its workforce by roughly what percentage", "... in $ billions": a figure asked
+    if _ASKS_AMOUNT.search(question) or _WHAT_PERCENT.search(question) or asked.unit:
         return "amount"
     if _ASKS_REASON.search(question):
         return "reason"
@@ -310,6 +321,10 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
+    if kind == "quarter":  # the quarter nearest the question's words but "quarter" itself
+        found = list(_QUARTER_NAMED.finditer(sentence))
+        anchors = {w for w in words if not w.startswith("quarter")}
+        return (near(sentence, found, anchors, ())[0].group(0), "") if found else None
     if kind == "date":
         event = _EVENT.search(question)
         if event and not re.search(rf"\b{event.group(1)}", sentence, re.I):

@@ -30,25 +30,17 @@ from pipeline.rag.answers.filings.companies import (
     stated,
 )
 from pipeline.rag.answers.filings.cover.cover_answer import answer_from_cover
-from pipeline.rag.answers.filings.fact_answer import Asked, FactResult, answer_from_facts
+from pipeline.rag.answers.filings.fact_answer import FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_citations import cited_answer
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
 )
 from pipeline.rag.answers.filings.parts.business_names import businesses, company_of_business
-from pipeline.rag.answers.filings.parts.part_compare import (
-    asks_which_part,
-    compare_parts,
-    compared_parts,
-    pick_part,
-    ranged_parts,
-)
-from pipeline.rag.answers.filings.parts.part_rows import part_facts
-from pipeline.rag.answers.filings.parts.part_share import as_lookup, asks_share_of_part, share
+from pipeline.rag.answers.filings.parts.part_answer import PartAnswers
+from pipeline.rag.answers.filings.parts.part_compare import asks_which_part, compared_parts
+from pipeline.rag.answers.filings.parts.part_share import asks_share_of_part
 from pipeline.rag.answers.filings.parts.qualifiers import (
-    SEGMENT_CUE,
-    Parts,
     compared_name,
     country_name_words,
     unknown_names,
@@ -66,15 +58,6 @@ from retriever_trt.documents.pdf.pdf_statements import StatementKind, statement_
 from retriever_trt.documents.tables import parse_table
 from retriever_trt.search.filters import MetadataFilter, company_key
 
-# Words of row labels that name no part of a figure ("total", "net", "consolidated"): a
-# "Worldwide" row is the whole of the rows above it, so "worldwide sales of DARZALEX" asks
-# for the product, not a region of it.
-GENERIC_ROW_WORDS = frozenset("""total net consolidated worldwide global other income expense
-revenue sale cost operating operation gross amount balance cash share stock common per
-shareholder stockholder shareowner owner""".split())
-# Generic among a row's words, but asked before a measure ("other products revenue") it
-# names the rest of a whole, which no total is.
-_OTHER = "other"
 # The statements whose rows are a filing's canonical figures (not its equity statement's).
 PRIMARY_STATEMENTS = frozenset({StatementKind.BALANCE, StatementKind.INCOME,
                                 StatementKind.CASH_FLOWS})
@@ -85,10 +68,23 @@ _CHOOSES = "the question asks which of what it names is the higher or lower, not
 FILINGS_TRIED = 3
 
 
-def _agrees(result: FactResult, shown: Any) -> bool:
-    """Whether the printed rows show one figure for each period the answer reads."""
-    periods = {(f.start, f.end) for f in result.facts}
-    return len({f.value for f in shown.facts if (f.start, f.end) in periods}) <= len(periods)
+def _undefined(query: Query, info: Any) -> ShortAnswer:
+    """No number: no measure the vocabulary or the filing's labels know; where the question
+    defines its figure, why (a term of its formula the filing has no figure for)."""
+    formula = stated_formula(stated_definitions(query.text)) if query.measure is None else None
+    return ShortAnswer(missing=formula and (
+        f"the question defines its figure as \u201c{formula}\u201d, and not every term "
+        f"of that could be read as one of {info.title}'s figures"))
+
+
+def _no_fact(result: FactResult, info: Any, tagged: bool, computed: bool) -> ShortAnswer:
+    """No number: the measure is known but the filing has no figure for an operand (and
+    which of its tables could not be read, if any)."""
+    where = "tagged figure" if tagged else "figure in its statement tables"
+    unread = "".join(f"; its {name} could not be read ({why})"
+                     for name, why in getattr(info, "unread", {}).items())
+    return ShortAnswer(wanted_arithmetic=computed, missing=result.missing and
+                       f"{info.title} has no {where} for {result.missing}{unread}")
 
 
 @dataclass
@@ -118,7 +114,7 @@ class FilingAnswerer:
         # doc_id -> its facts read from its tables; a changed store may have replaced them
         self._read: dict[str, Any] = {}
         self._labels: dict[str, FactLabels] = {}
-        self._row_words: dict[str, set[str]] = {}  # doc_id -> its tables' row-label words
+        self._parts = PartAnswers(self.store, self._chunks, self.labels_of, self._shown_at)
         self._businesses: dict[str, frozenset[frozenset[str]]] = {}  # doc_id -> its segments
         # company key -> the businesses of every document, once a question needs them
         self._known: dict[str, frozenset[frozenset[str]]] | None = None
@@ -274,44 +270,36 @@ class FilingAnswerer:
         counted = asks_count(query.text)
         compared = compared_parts(query, parts)
         if asks_which_part(query.text) and not compared:
-            return self._several_parts(query, info, asked, parts, compared, tagged)
+            return self._parts.several(query, info, asked, parts, compared, tagged)
         # "how many segments" names no part: a count. A printed filing's parts are its
-        # tables' rows, read below (`_part_words`).
+        # tables' rows, read below (`PartAnswers.words`).
         if parts.unknown and not counted and tagged:
             return ShortAnswer(missing=self._no_part(info))
         if asked.unmatched and tagged:
             return ShortAnswer(missing=self._unknown_name(query, info) or
                                no_narrower(query, info, asked.unmatched))
         if compared:
-            return self._several_parts(query, info, asked, parts, compared, tagged)
+            return self._parts.several(query, info, asked, parts, compared, tagged)
         result = answer_from_facts(query, info, asked)
         if result is None:  # no measure the vocabulary or the filing's labels know
-            formula = stated_formula(stated_definitions(query.text)) \
-                if query.measure is None else None
-            return ShortAnswer(missing=formula and (
-                f"the question defines its figure as \u201c{formula}\u201d, and not every term "
-                f"of that could be read as one of {info.title}'s figures"))
+            return _undefined(query, info)
         computed = isinstance(query.measure, Metric) or query.operation in (
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
         if result.value is None:
-            where = "tagged figure" if tagged else "figure in its statement tables"
-            unread = "".join(f"; its {name} could not be read ({why})"
-                             for name, why in getattr(info, "unread", {}).items())
-            return ShortAnswer(wanted_arithmetic=computed, missing=result.missing and
-                               f"{info.title} has no {where} for {result.missing}{unread}")
+            return _no_fact(result, info, tagged, computed)
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         if asks_share_of_part(query):
-            got = self._share(query, info, asked, tagged)
+            got = self._parts.share(query, info, asked, tagged)
             if got is not None:
                 return got
         why = unfit = withheld(query.text, result.scale, result.facts, ratio)
         part = [] if why is not None or tagged or not isinstance(query.measure, LineItem) \
-            else self._part_words(query, info, result)
+            else self._parts.words(query, info, result)
         if parts.unknown and not counted and not tagged and not part:
             return ShortAnswer(missing=self._no_part(info))
         if part:
-            read = self._part_answer(query, info, part, computed, ratio)
+            read = self._parts.answer(query, info, part, computed, ratio)
             if read is not None:
                 return read
             why = (f"the question names {', '.join(part)}, a part of the figure that "
@@ -325,82 +313,6 @@ class FilingAnswerer:
             return ShortAnswer() if counted or (tagged and why == unfit) else \
                 ShortAnswer(wanted_arithmetic=computed, missing=why)
         return cited_answer(result, info, computed, tagged, self._chunks)
-
-    def _several_parts(self, query: Query, info: Any, asked: Asked, parts: Parts,
-                       compared: list[frozenset[tuple[str, str]]], tagged: bool) -> ShortAnswer:
-        """The parts the question compares (`part_compare`): those it names, else every one
-        of the axis it asks "which" of."""
-        def figure(option: frozenset[tuple[str, str]]) -> ShortAnswer:
-            return self._part_figure(query, info, replace(asked, options=(option,)), tagged)
-
-        if compared:
-            return compare_parts(query, parts, compared, figure)
-        labels = self.labels_of(info)
-        return pick_part(query, ranged_parts(query.text, labels), labels, figure)
-
-    def _part_figure(self, query: Query, info: Any, asked: Asked, tagged: bool) -> ShortAnswer:
-        """One compared part's own figure, looked up as a question naming it alone."""
-        alone = replace(query, question=replace(query.question, operation=Operation.LOOKUP),
-                        decimals=None)
-        result = answer_from_facts(alone, info, asked)
-        if result is None or result.value is None:
-            return ShortAnswer(missing=result.missing if result else "no measure named")
-        return cited_answer(result, info, False, tagged, self._chunks)
-
-    def _part_words(self, query: Query, info: Any, result: FactResult) -> list[str]:
-        """A printed filing has no dimensions: a line item asked with words that name
-        another row of its tables ("iPhone" of Apple's net sales by product) asks for a part
-        of the figure its statements give whole, so that figure is no answer. Those words."""
-        if info.doc_id not in self._row_words:
-            self._row_words[info.doc_id] = {
-                w for c in self.store.document(info.doc_id) if c.table
-                for row in c.table for w in tokens(row[0] if row else "")}
-        cited = {w for f in result.facts for w in tokens(self._cited_row(info, f))}
-        named = set(query.measure_words) - phrase_words(query.measure) - cited - \
-            set(company_key(info.metadata.company).split()) - GENERIC_ROW_WORDS
-        cues = {w for m in SEGMENT_CUE.finditer(query.text) for w in tokens(m.group(0))}
-        # "other products revenue": the rest of a whole, which the cited row is not
-        rest = {_OTHER} & set(query.measure_words) - phrase_words(query.measure) - cited
-        return sorted((named - cues | rest) & self._row_words[info.doc_id])
-
-    def _part_answer(self, query: Query, info: Any, part: list[str], computed: bool,
-                     ratio: bool) -> ShortAnswer | None:
-        """The part's figure from the table rows that show it (`part_rows.py`), or None:
-        also where two rows show different figures for a period the answer reads."""
-        assert isinstance(query.measure, LineItem)
-        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(part),
-                           query.words)
-        result = answer_from_facts(query, shown, Asked()) if shown.facts else None
-        if result is None or result.value is None or \
-                withheld(query.text, result.scale, result.facts, ratio):
-            return None
-        if not _agrees(result, shown):
-            return None
-        return cited_answer(result, shown, computed, False, self._chunks)
-
-    def _share(self, query: Query, info: Any, asked: Asked, tagged: bool) -> ShortAnswer | None:
-        """A part's share of the whole (`part_share.py`): its member's fact, or the printed
-        rows naming it, over the company's figure of the same period."""
-        assert isinstance(query.measure, LineItem)
-        lookup = as_lookup(query)
-        whole = answer_from_facts(lookup, info, Asked())
-        if whole is None or whole.value is None:
-            return None
-        if tagged:
-            got = share(query, answer_from_facts(lookup, info, Asked(asked.options)), whole) \
-                if asked.options else None
-            return None if got is None else cited_answer(got, info, True, True, self._chunks)
-        words = self._part_words(query, info, whole)
-        if not words:
-            return None
-        shown = part_facts(info, self.store.document(info.doc_id), query.measure, set(words),
-                           query.words)
-        part = answer_from_facts(lookup, shown, Asked()) if shown.facts else None
-        got = share(query, part, whole) if part is not None and _agrees(part, shown) else None
-        if got is None:
-            return None
-        return cited_answer(got, replace(shown, fact_cells={**info.fact_cells, **shown.fact_cells}),
-                            True, False, self._chunks)
 
     def _unknown_name(self, query: Query, info: Any) -> str | None:
         """Why no number: the question names something ("WhatsApp") that no label of the
@@ -420,10 +332,6 @@ class FilingAnswerer:
         if not names:
             return None
         return f"the question names {', '.join(names)}: " + self._no_part(info)
-
-    def _cited_row(self, info: Any, fact: Any) -> str:
-        shown = self._shown_at(info, fact, {})
-        return shown[0] if shown else ""
 
     def _no_part(self, info: Any) -> str:
         """Why no number: the part asked is not one the filing reports."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from ixbrl_sample import write_filing
 from paths import FILINGS
 from test_question_words import _rules_only_pipeline
+from ixbrl_sample import write_filing
 from test_text_answer import ask
 
 from pipeline.rag.answers.query import parse_query

@@ -34,8 +34,8 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
         return short
     table = short_answer_for(query.question, retrieved[:table_top_k], tables)
     store = tables.store
-    text = text_short_answer(query, passages, store)
-    table = choose(query.question, table, text, retrieved, store)
+    table = choose(query.question, table, text_short_answer(query, passages, store),
+                   retrieved, store)
     if coarser_than_asked(table, query):
         return ShortAnswer(missing=f"the table prints it as {table.short_answer}%, rounded to "
                                    f"fewer decimals than the {query.decimals} asked")
@@ -43,14 +43,6 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
         return table
     if table.quote is not None and is_about(table, query):
         return table
-    # a table's number the facts did not give is withheld; a sentence about the measure
-    # and year asked may still state it ("an acquisition termination cost ... of $1.35
-    # billion in fiscal year 2023")
-    said = choose(query.question, ShortAnswer(), text, retrieved, store) \
-        if text is not None and table.quote is None else ShortAnswer()
-    if said.short_answer is not None and said.quote is not None and is_about(said, query) \
-            and not coarser_than_asked(said, query):
-        return said
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
 
 

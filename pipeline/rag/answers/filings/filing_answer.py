@@ -293,7 +293,7 @@ class FilingAnswerer:
             got = self._parts.share(query, info, asked, tagged)
             if got is not None:
                 return got
-        why = unfit = withheld(query.text, result.scale, result.facts, ratio)
+        why = withheld(query.text, result.scale, result.facts, ratio)
         part = [] if why is not None or tagged or not isinstance(query.measure, LineItem) \
             else self._parts.words(query, info, result)
         if parts.unknown and not counted and not tagged and not part:
@@ -306,12 +306,9 @@ class FilingAnswerer:
                    f"{info.title}'s statements give only whole")
         why = why or self._unknown_name(query, info) or \
             (no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
-        if why is not None:
-            # a count no fact gives, or a figure of another kind than the facts found (a
-            # share of the workforce, not R&D dollars), may still be stated in the prose; a
-            # tagged filing's sentence answers only about the measure and year (compose)
-            return ShortAnswer() if counted or (tagged and why == unfit) else \
-                ShortAnswer(wanted_arithmetic=computed, missing=why)
+        if why is not None:  # a count no fact gives may still be stated in the prose
+            return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
+                                                              missing=why)
         return cited_answer(result, info, computed, tagged, self._chunks)
 
     def _unknown_name(self, query: Query, info: Any) -> str | None:

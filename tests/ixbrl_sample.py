@@ -43,7 +43,7 @@ _HEAD = """<?xml version="1.0" encoding="utf-8"?>
 {rd_row}<tr><td>Operating income (loss)</td><td></td><td><ix:nonFraction name="us-gaap:OperatingIncomeLoss" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="oi-1">{oi:,}</ix:nonFraction></td><td></td>
 <td>(</td><td><ix:nonFraction name="us-gaap:OperatingIncomeLoss" contextRef="c-0" unitRef="usd" decimals="-6" scale="6" sign="-" format="ixt:num-dot-decimal" id="oi-0">{loss0:,}</ix:nonFraction></td><td>)</td></tr>
 </table>
-{extra}</body></html>
+</body></html>
 """
 
 
@@ -56,15 +56,13 @@ _COST_ROW = """<tr><td>Cost of revenue</td><td></td><td><ix:nonFraction name="us
 
 def write_filing(folder: Path, name: str, ticker: str, year: int, rev: int, rev0: int,
                  oi: int, loss0: int, cloud: int = 7, rd: int | None = None,
-                 cost: int | None = None, extra: str = "") -> Path:
+                 cost: int | None = None) -> Path:
     """`rd`: a research and development row, tagged with a concept outside the answer
-    vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row);
-    `extra`: HTML after the statement (an untagged table, the notes' prose)."""
+    vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row)."""
     path = folder / f"{ticker.lower()}-10-k-{year + 1}-02-01.htm"
     rows = ("" if rd is None else _RD_ROW.format(rd=rd)) + \
         ("" if cost is None else _COST_ROW.format(cost=cost))
     path.write_text(_HEAD.format(name=name, ticker=ticker, year=year, prior=year - 1, rev=rev,
-                                 rev0=rev0, oi=oi, loss0=loss0, cloud=cloud, rd_row=rows,
-                                 extra=extra),
+                                 rev0=rev0, oi=oi, loss0=loss0, cloud=cloud, rd_row=rows),
                     encoding="utf-8")
     return path

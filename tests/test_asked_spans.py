@@ -9,7 +9,6 @@ from types import SimpleNamespace
 import pytest
 from paths import FILINGS
 from test_question_words import _rules_only_pipeline
-from ixbrl_sample import write_filing
 from test_text_answer import ask
 
 from pipeline.rag.answers.query import parse_query
@@ -147,18 +146,3 @@ def test_the_pipeline_gives_the_place_from_the_filing_text(shelf) -> None:
     short = _pipeline_answer(shelf, "Where is Apple headquartered?")
     assert short.short_answer == "Cupertino, California"
     assert "headquarters is located in Cupertino, California" in short.quote
-
-
-def test_a_sentence_states_what_a_tagged_filing_s_untagged_table_shows(tmp_path) -> None:
-    """A tagged filing's table number that no fact gives is withheld; the notes' sentence
-    about the measure and year asked states it, and answers."""
-    note = ("<table><tr><td></td><td>2024</td></tr><tr><td>Acquisition termination cost</td>"
-            "<td>1,350</td></tr></table><div><span>We recorded an acquisition termination cost "
-            "related to the Arm transaction of $1.35 billion in fiscal year 2024, reflecting the "
-            "write-off of the prepayment provided at signing.</span></div>")
-    write_filing(tmp_path, "Widget Corp", "WID", 2024, 900, 800, 120, 30, extra=note)
-    store = ingest(tmp_path)
-    short = _pipeline_answer(store, "What acquisition termination cost did Widget Corp record in "
-                                    "fiscal 2024? $ billions, two decimals.")
-    assert (short.short_answer, short.scale) == ("1.35", "billion")
-    assert "write-off of the prepayment" in short.quote

@@ -176,9 +176,13 @@ def parse_filing(path: Path) -> Filing:
     # lstrip: some stored filings start with a blank line before their XML declaration
     root = etree.fromstring(path.read_bytes().lstrip(), etree.XMLParser(huge_tree=True))
     contexts, units = _contexts(root), _units(root)
-    facts = [_numeric(el, contexts, units) for el in root.iterfind(".//ix:nonFraction", NS)]
+    # an exhibit's facts may refer to contexts its main document defines (Clorox's annual
+    # report exhibit): with no period or dimensions known, they are no facts to ask of
+    facts = [_numeric(el, contexts, units) for el in root.iterfind(".//ix:nonFraction", NS)
+             if el.get("contextRef") in contexts]
     texts = [TextFact(el.get("name"), contexts[el.get("contextRef")], _text(el), el.get("format"),
-                      el) for el in root.iterfind(".//ix:nonNumeric", NS)]
+                      el) for el in root.iterfind(".//ix:nonNumeric", NS)
+             if el.get("contextRef") in contexts]
     return Filing(path, contexts, facts, texts)
 
 

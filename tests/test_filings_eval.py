@@ -109,6 +109,16 @@ def filing(tmp_path_factory):
     return parse_filing(path)
 
 
+def test_a_fact_of_a_context_the_document_lacks_is_left_out(tmp_path):
+    """An exhibit's facts may refer to contexts its main document defines (Clorox's annual
+    report exhibit): they are read as no facts, not a crash."""
+    path = tmp_path / "exhibit.htm"
+    path.write_text(SNIPPET.replace('contextRef="end"', 'contextRef="elsewhere"'),
+                    encoding="utf-8")
+    read = parse_filing(path)
+    assert read.numeric("us-gaap:Assets") == [] and read.numeric("us-gaap:Revenues")
+
+
 def _one(filing, concept, dims=False):
     found = [f for f in filing.numeric(concept) if bool(f.context.dims) == dims]
     assert len(found) >= 1

@@ -180,7 +180,7 @@ def test_half_of_a_compound_name_is_no_measure(question, measure):
 @pytest.mark.parametrize(("question", "modifiers"), [
     ("X's deferred revenue at the end of 2024?", {"deferred"}),
     ("X's accounts payable and accrued liabilities at the end of 2024?", {"accrued"}),
-    ("X's other non-current liabilities at the end of 2024?", {"non"}),
+    ("X's other non-current liabilities at the end of 2024?", {"noncurrent"}),
     ("X's non-GAAP net income in 2024?", {"non"}),
     # Words that leave the figure whole: a year, "total", "annual", the company, a segment cue.
     ("X's total net sales in fiscal 2024?", set()),

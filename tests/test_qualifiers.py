@@ -144,6 +144,13 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
     ("How many shares of Apple's common stock were outstanding per the cover of its 10-K?",
      "15115823000"),
     ("ZIP code of Apple's principal executive offices, per its 10-K cover?", "95014"),
+    # every title of a kind registered, a span each
+    ("List every note series Apple registered under Section 12(b), per its 10-K cover.",
+     ["0.000% Notes due 2025", "0.875% Notes due 2025", "1.625% Notes due 2026",
+      "2.000% Notes due 2027", "1.375% Notes due 2029", "3.050% Notes due 2029",
+      "0.500% Notes due 2031", "3.600% Notes due 2042"]),
+    ("Which classes of common stock has Apple registered?",
+     "Common Stock, $0.00001 par value per share"),
 ])
 def test_cover_facts_answer(answerer, question, value):
     assert ask(answerer, question).short_answer == value

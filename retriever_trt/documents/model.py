@@ -68,6 +68,7 @@ class CoverField(str, Enum):
     AUDITOR_LOCATION = "auditor_location"  # where the auditor signed its report
     FISCAL_YEAR_END = "fiscal_year_end"    # the month and day the fiscal year ends
     SYMBOLS = "symbols"                # every trading symbol registered, ", "-joined
+    SECURITIES = "securities"          # every class of securities registered, "; "-joined
     FORMER_NAME = "former_name"        # the registrant's name before a change ("Square, Inc.")
     # the other registrants of a combined report, "; "-joined ("PACIFIC GAS AND ELECTRIC
     # COMPANY" under PG&E Corporation): read off printed covers only
@@ -101,6 +102,7 @@ _DEI_CONCEPTS = {
     CoverField.AUDITOR_LOCATION: ("dei:AuditorLocation",),
     CoverField.FISCAL_YEAR_END: ("dei:CurrentFiscalYearEndDate",),
     CoverField.SYMBOLS: ("dei:TradingSymbol",),
+    CoverField.SECURITIES: ("dei:Security12bTitle",),
     CoverField.FORMER_NAME: ("dei:EntityInformationFormerLegalOrRegisteredName",),
     # inline XBRL tags each registrant's name in its own context; one fact a concept is read
     CoverField.CO_REGISTRANTS: (),

@@ -156,24 +156,30 @@ def cover_facts(root: Any) -> dict[str, CoverFact]:
             shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id], tagged=_text(el)))
         else:
             hidden.setdefault(name[4:], CoverFact(fact_id, _text(el), shown=False))
-    symbols = _symbols(root)
-    if symbols is not None:
-        shown["TradingSymbol"] = symbols
+    # a filing with several classes of securities lists a symbol and a title for each
+    for name, joiner in _LISTED.items():
+        listed = _every_shown(root, name, joiner)
+        if listed is not None:
+            shown[name] = listed
     return {**hidden, **shown}
 
 
-def _symbols(root: Any) -> CoverFact | None:
-    """Every `dei:TradingSymbol` the cover shows, in order, as one ", "-joined fact (a
-    filing with several classes of securities lists one a class)."""
+# The cover facts a filing gives once a class of securities, read as one list: the symbols
+# ", "-joined, the titles "; "-joined (a title may hold a comma: "Common Stock, $0.01 par").
+_LISTED = {"TradingSymbol": ", ", "Security12bTitle": "; "}
+
+
+def _every_shown(root: Any, name: str, joiner: str) -> CoverFact | None:
+    """Every `dei:` fact of `name` the cover shows, in order, as one joined fact."""
     found: dict[str, str] = {}
     for el in root.iter(_NONNUMERIC):
-        if el.get("name") == "dei:TradingSymbol" and not any(
+        if el.get("name") == f"dei:{name}" and not any(
                 local_name(a.tag) == "hidden" for a in el.iterancestors()):
             found.setdefault(_text(el).strip(_EDGE_PUNCTUATION), el.get("id", ""))
     found.pop("", None)
     if not found:
         return None
-    return CoverFact(next(iter(found.values())), ", ".join(found))
+    return CoverFact(next(iter(found.values())), joiner.join(found))
 
 
 def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:

@@ -36,6 +36,10 @@ _OFFICES = r"(?:principal\s+(?:executive\s+)?offices?|headquarter(?:s|ed))"
 # In order: the first that matches is what the question asks ("In which state is it
 # incorporated" asks the incorporation, "the state of its principal executive offices" not).
 _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
+    (CoverField.SECURITIES, re.compile(
+        r"\btitles? of (?:each|every|all|the) class|\b(?:note|debt) series\b|"
+        r"\b(?:every|all|each|list|which)\b.*\b(?:securities|notes|classes)\b.*"
+        r"\bregistered\b", re.I)),
     (CoverField.SYMBOLS, re.compile(r"\b(?:trading|ticker) symbols\b|\btickers\b|"
                                     r"\b(?:every|all|each|list)\b.*\b(?:trading|ticker) symbol\b",
                                     re.I)),
@@ -65,6 +69,9 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
         r"^(?!\s*(?:when|in (?:what|which) year|what year)\b).*?(?:\bincorporat(?:ed|ion)\b|"
         r"\bjurisdiction of (?:incorporation|organization)\b)", re.I)),
 )
+# The kind of registered security a question lists: "note series", "classes of common stock".
+_SECURITY_KIND = re.compile(r"\b(notes?|debentures?|common stock|preferred stock|warrants?)\b",
+                            re.I)
 # The caption the cover prints under (or over) each field: a citation's `row`.
 CAPTIONS = {
     CoverField.INCORPORATION: "State or other jurisdiction of incorporation or organization",
@@ -79,6 +86,7 @@ CAPTIONS = {
     CoverField.AUDITOR_LOCATION: "Auditor Location",
     CoverField.FISCAL_YEAR_END: "Fiscal year end",
     CoverField.SYMBOLS: "Trading Symbol(s)",
+    CoverField.SECURITIES: "Title of each class",
     CoverField.FORMER_NAME: "Former name, former address and former fiscal year, if changed "
                             "since last report",
 }
@@ -101,14 +109,14 @@ def answer_from_cover(query: Query, info: DocumentInfo, chunks: Sequence[Any] = 
         ends = targets(query, info)
         value = f"{ends[-1].end:%B} {ends[-1].end.day}, {ends[-1].end.year}" if ends else None
     elif isinstance(field, CoverField) and field in info.metadata.cover:
-        return _cited(field, info, info.metadata.cover[field], chunks)
+        return _cited(field, info, info.metadata.cover[field], chunks, query.text)
     else:
         return None
     return ShortAnswer(value, "", "span") if value else None
 
 
 def _cited(field: CoverField, info: DocumentInfo, entry: CoverEntry,
-           chunks: Sequence[Any]) -> ShortAnswer:
+           chunks: Sequence[Any], question: str) -> ShortAnswer:
     base = {"doc_id": info.doc_id, "row": CAPTIONS[field]}
     end = info.metadata.period_end.isoformat() if info.metadata.period_end else None
     if entry.facts:  # the column is the fact's concept, as a table cell's is its period
@@ -123,11 +131,24 @@ def _cited(field: CoverField, info: DocumentInfo, entry: CoverEntry,
     if chunk is not None:
         for c in citations:
             c["source_id"] = chunk.chunk_id
-    # Several symbols are several spans, as a list answers "Which trading symbols ...".
-    value: str | list[str] = entry.value.split(", ") if field is CoverField.SYMBOLS \
-        else entry.value
+    # Several symbols or titles are several spans, as a list answers "Which trading symbols
+    # ...", "List every note series registered".
+    value: str | list[str] = entry.value
+    if field is CoverField.SYMBOLS:
+        value = entry.value.split(", ")
+    elif field is CoverField.SECURITIES:
+        value = _of_kind(entry.value.split("; "), question)
     return ShortAnswer(value, "", "span", citations=citations, cited=chunk,
                        cited_from="the cover page")
+
+
+def _of_kind(titles: list[str], question: str) -> list[str] | str:
+    """The titles of the kind of security the question names ("notes", "common stock"),
+    else every one; one title alone is a plain span."""
+    kind = _SECURITY_KIND.search(question)
+    named = [t for t in titles if kind is None or re.search(rf"\b{kind.group(1)}", t, re.I)]
+    kept = named or titles
+    return kept if len(kept) > 1 else kept[0]
 
 
 def _cover_chunk(entry: CoverEntry, chunks: Sequence[Any]) -> Any:

@@ -149,8 +149,10 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
      ["0.000% Notes due 2025", "0.875% Notes due 2025", "1.625% Notes due 2026",
       "2.000% Notes due 2027", "1.375% Notes due 2029", "3.050% Notes due 2029",
       "0.500% Notes due 2031", "3.600% Notes due 2042"]),
-    ("Which classes of common stock has Apple registered?",
+    ("List every class of common stock Apple has registered.",
      "Common Stock, $0.00001 par value per share"),
+    # the exchange a class is registered on is no list of classes
+    ("On which exchange are Apple's notes registered?", "The Nasdaq Stock Market LLC"),
 ])
 def test_cover_facts_answer(answerer, question, value):
     assert ask(answerer, question).short_answer == value

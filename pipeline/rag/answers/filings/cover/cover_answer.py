@@ -36,10 +36,6 @@ _OFFICES = r"(?:principal\s+(?:executive\s+)?offices?|headquarter(?:s|ed))"
 # In order: the first that matches is what the question asks ("In which state is it
 # incorporated" asks the incorporation, "the state of its principal executive offices" not).
 _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
-    (CoverField.SECURITIES, re.compile(
-        r"\btitles? of (?:each|every|all|the) class|\b(?:note|debt) series\b|"
-        r"\b(?:every|all|each|list|which)\b.*\b(?:securities|notes|classes)\b.*"
-        r"\bregistered\b", re.I)),
     (CoverField.SYMBOLS, re.compile(r"\b(?:trading|ticker) symbols\b|\btickers\b|"
                                     r"\b(?:every|all|each|list)\b.*\b(?:trading|ticker) symbol\b",
                                     re.I)),
@@ -57,6 +53,11 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
     (CoverField.EXCHANGE, re.compile(
         r"(?<!foreign )\bexchanges?\b.*\b(?:trade[sd]?|traded|listed|registered)\b|"
         r"\b(?:trade[sd]?|listed|registered)\b.*(?<!foreign )\bexchanges?\b(?! act)", re.I)),
+    # after the symbols and the exchange: "on which exchange are its notes registered?"
+    (CoverField.SECURITIES, re.compile(
+        r"\btitles? of (?:each|every|all|the) class|\b(?:note|debt) series\b|"
+        r"\b(?:every|all|each|list)\b.*\b(?:securities|notes|class(?:es)?)\b.*\bregistered\b",
+        re.I)),
     (CoverField.TAX_ID, re.compile(
         r"\bemployer identification\b|\btax (?:identification|id)\b|\bEIN\b", re.I)),
     (CoverField.FILE_NUMBER, re.compile(r"\bfile number\b", re.I)),

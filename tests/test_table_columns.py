@@ -121,3 +121,16 @@ def test_a_percentage_going_to_the_largest_names_no_row_and_a_deal_falling_throu
     assert operation("What termination cost did NVIDIA record after the Arm deal fell "
                      "through?").operation == Operation.LOOKUP
     assert operation("By how much did revenue fall in 2024?").operation == Operation.CHANGE
+
+
+def test_what_was_paid_is_its_size_though_the_statement_prints_a_deduction() -> None:
+    flows = [["", "2022", "2021"], ["(in millions)", "", ""],
+             ["Cash dividends paid to stockholders", "(571)", "(558)"],
+             ["Net cash used for financing activities", "(1,016)", "(1,329)"]]
+    paid = answer_question("How much did Clorox pay in cash dividends to stockholders in 2022?",
+                           [parse_table(flows)])
+    assert paid is not None and paid.short_answer == "571"
+    # a figure asked as printed keeps its sign
+    net = answer_question("What was the net cash used for financing activities in 2022?",
+                          [parse_table(flows)])
+    assert net is not None and net.short_answer == "-1016"

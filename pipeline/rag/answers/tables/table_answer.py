@@ -8,7 +8,7 @@ missing, or a row matches too weakly, the answer is None and the caller says so.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from pipeline.rag.answers.arithmetic import NoAnswer, compute, plain
@@ -327,6 +327,10 @@ def _about_rows(table: Table, q: Question) -> TableAnswer | None:
     return TableAnswer(row_labels(table, [top.row_index])[0], "", "span", None, cells, score)
 
 
+# A question asking what was paid or spent: a size, whatever sign the statement prints.
+_ASKS_PAID = re.compile(r"\bhow much\b[^?]*\b(?:pay|paid|spend|spent)\b", re.I)
+
+
 def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float) -> TableAnswer:
     check_same_kind(op, cells)
     values = [figure(c) for c in cells]
@@ -346,6 +350,10 @@ def _finish(table: Table, q: Question, op: str, cells: list[Cell], score: float)
     else:
         scale = _scale(table, cells, q)
     kind = "span" if op == Operation.LOOKUP else "arithmetic"
+    if op == Operation.LOOKUP and result.value < 0 and _ASKS_PAID.search(q.text):
+        # "How much did Clorox pay in dividends?": what was paid, which a cash flow
+        # statement prints as a deduction "(571)"
+        result = replace(result, value=-result.value)
     return TableAnswer(plain(result.value), scale, kind,
                        None if op == Operation.LOOKUP else result.derivation, cells, score)
 

@@ -745,17 +745,12 @@ def test_a_choice_between_what_the_question_names_is_never_one_figure(answerer, 
      "fiscal 2025?", "Apple"),
     # "showed" is how the cover gives it, no word of the measure
     ("Which company showed more shares outstanding on its cover: Apple or NVIDIA?", "NVIDIA"),
-])
-def test_several_companies_each_at_its_own_period(answerer, question, value):
-    assert ask(answerer, question).short_answer == value
-
-
-@pytest.mark.parametrize("question, value", [
     # the part as the question writes it, "of" and all, not its first word
     ("Was Rest of Asia Pacific or Japan the bigger segment by net sales in Apple's fiscal "
      "2024?", "Rest of Asia Pacific"),
     # what a part sold is its net sales: Mac 29,984, iPad 26,694
     ("Which product line sold more in Apple's fiscal 2024: Mac or iPad?", "Mac"),
 ])
-def test_two_parts_compared_are_named_as_written(answerer, question, value):
+def test_what_is_compared_is_read_at_its_own_period_and_named_as_written(answerer, question,
+                                                                         value):
     assert ask(answerer, question).short_answer == value

@@ -15,6 +15,7 @@ from pipeline.rag.answers.answer_checks import asks_amount
 from pipeline.rag.answers.company_names import NameSpan, find_companies, find_company, name_spans
 from pipeline.rag.answers.instructions import asked_part
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
+from pipeline.rag.answers.named_filing import QUARTER_WORDS, NamedFiling, named_filing
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
 from pipeline.rag.answers.question_words import (
@@ -41,10 +42,7 @@ from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compoun
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
 from retriever_trt.documents.model import Form
-from retriever_trt.documents.years import CENTURY, YEAR_DIGITS
 
-_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2,
-                  "3rd": 3, "4th": 4}
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
                       re.I)
 # "six months ended June 30", "ending", "to June 30", "through June 30" (a date follows).
@@ -93,19 +91,6 @@ _DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole num
                   "integer": 0, "tenth": 1, "hundredth": 2}
 
 
-# The kind of filing a question names: "per the cover of its 2024 10-K", "the latest 10-Q".
-_FORMS = ((Form.TEN_K, re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
-          (Form.TEN_Q, re.compile(r"\b10-?q\b|\bquarterly report\b", re.I)))
-
-# "per its FY2018 10-K", "in Apple's fiscal 2018 Form 10-K", "the 2020 annual report", "its
-# 10-K for fiscal 2021": a year that says which filing to read. Where the question names
-# another period ("fiscal 2016, per its FY2018 10-K") that other period is the one asked,
-# and the filing's year scopes.
-_FILING_YEAR = re.compile(
-    rf"\b(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?({YEAR_DIGITS})\s+(?:form\s+)?"
-    r"(?:10-?k|10-?q|annual report|quarterly report)\b|"
-    rf"\b(?:10-?k|annual report)\s+(?:for|of)\s+((?:the\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)?"
-    rf"['’]?({YEAR_DIGITS}))\b", re.I)
 
 
 class PeriodKind(Enum):
@@ -161,7 +146,7 @@ class Query:
 
 
 def _quarter_number(m: re.Match) -> int:
-    return int(m.group(1)) if m.group(1) else _QUARTER_WORDS[m.group(2).lower()]
+    return int(m.group(1)) if m.group(1) else QUARTER_WORDS[m.group(2).lower()]
 
 
 def _quarters_with_years(text: str) -> tuple[Period, ...]:
@@ -349,10 +334,11 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     question = operation(asked)
     if _PERCENT_CHANGE.search(asked) and question.operation != Operation.PERCENT_CHANGE:
         question = replace(question, operation=Operation.PERCENT_CHANGE)
-    filing_year, filing_quarter, text_dated = _named_filing(text)
+    filing = named_filing(text)
+    text_dated = _periods_text(text, filing)
     periods = parse_periods(text_dated)
     latest = max((p.year for p in periods if p.year is not None), default=None)
-    asked_periods = parse_periods(_named_filing(asked)[2]) if span else periods
+    asked_periods = parse_periods(_periods_text(asked, named_filing(asked))) if span else periods
     companies = find_companies(text, aliases or {})
     company = find_company(text, aliases or {})
     # The question's one tokenization: the Question's own words when it is the whole
@@ -377,40 +363,17 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
         asked_periods = tuple(p for p in asked_periods if p.year == last)[:1]
     return Query(text, question, company, asked_periods, measure,
                  (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
-                 tuple(companies), next((f for f, p in _FORMS if p.search(text)), None), words,
-                 _measure_words(text, words, companies), filing_year,
-                 _modifiers(text, measure, companies, names), names, filing_quarter)
+                 tuple(companies), filing.form, words,
+                 _measure_words(text, words, companies), filing.year,
+                 _modifiers(text, measure, companies, names), names, filing.quarter)
 
 
-def _named_filing(text: str) -> tuple[int | None, int | None, str]:
-    """The fiscal year and quarter of the filing the question names, and its text for the
-    periods asked: without that filing's period where it names another, else whole (the
-    filing's own period is the one asked: "Apple's net income in its 2024 10-K")."""
-    quarterly = _FILING_QUARTER.search(text)
-    if quarterly is not None:
-        named, year = [g for g in quarterly.groups() if g is not None]
-        quarter = _QUARTER_WORDS.get(named.lower()) or int(named[1])
-        rest = text[:quarterly.start()] + text[quarterly.end():]
-        return int(year) + (CENTURY if len(year) == 2 else 0), quarter, \
-            rest if parse_periods(rest) else text
-    found = _FILING_YEAR.search(text)
-    if found is None:
-        return None, None, text
-    if found.group(1):
-        year, rest = found.group(1), text[:found.start()] + text[found.end(1):]
-    else:
-        year, rest = found.group(3), text[:found.start(2)] + text[found.end(2):]
-    return int(year), None, rest if parse_periods(rest) else text
+def _periods_text(text: str, filing: NamedFiling) -> str:
+    """The question's text for the periods asked: without the named filing's period where it
+    names another ("fiscal 2016, per its FY2018 10-K"), else whole (the filing's own period
+    is the one asked: "Apple's net income in its 2024 10-K")."""
+    return filing.rest if filing.rest != text and parse_periods(filing.rest) else text
 
-
-# "its Q3 FY24 10-Q", "the second-quarter fiscal 2025 10-Q", "its 10-Q for the third quarter
-# of fiscal 2024": the quarterly report to read, by its fiscal quarter and year.
-_QUARTER_NAME = r"(q[1-4]|first|second|third|fourth)"
-_FILING_QUARTER = re.compile(
-    rf"\b{_QUARTER_NAME}(?:[- ](?:fiscal[- ])?quarter)?,?\s+(?:of\s+)?(?:fiscal(?:\s+year)?\s*|"
-    r"fy\s*)['’]?(\d{4}|\d{2})\s+(?:form\s+)?(?:10-?q|quarterly report)\b|"
-    rf"\b(?:10-?q|quarterly report)\s+(?:for|of)\s+(?:the\s+)?{_QUARTER_NAME}(?:[- ](?:fiscal\s+)?"
-    r"quarter)?\s+(?:of\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?(\d{4}|\d{2})\b", re.I)
 
 # A fiscal year written as one word ("FY2021", "FY21"): a period, no measure word.
 _FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")

@@ -16,8 +16,8 @@ import re
 
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.span_words import Asked, same_word
-from pipeline.rag.answers.text.text_amounts import as_value, figures, respective, scale_of
-from retriever_trt.documents.years import years_in
+from pipeline.rag.answers.text.text_amounts import as_value, figures, near, respective, scale_of
+from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 # "How many new stores did Home Depot open", "In how many countries are its products sold":
 # the counted noun phrase, before the verb.
@@ -30,6 +30,12 @@ _ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|em
                              re.I)
 HEADCOUNT_NOUN = ("employee",)
 _ASKS_PERCENTAGE = re.compile(r"\bwhat (?:percent(?:age)?|share|portion|proportion)\b", re.I)
+# "Starting with which quarter did Intel suspend its dividend?": a fiscal quarter, as the
+# sentence names it ("the fourth quarter of 2024", "Q4 2024").
+_ASKS_QUARTER = re.compile(r"\b(?:which|what) (?:fiscal )?quarter\b", re.I)
+_QUARTER_NAMED = re.compile(r"\b(?:(?:first|second|third|fourth) (?:fiscal )?quarter of (?:fiscal )?"
+                            rf"(?:year )?{YEAR_DIGITS}|Q[1-4] (?:fiscal )?(?:FY)?{YEAR_DIGITS})\b",
+                            re.I)
 # "N of our employees": a part of what is counted, which answers only a question asking for
 # a part ("how many of its employees ...").
 _PART_OF = re.compile(r"\s*of (?:our|its|their|the)\b", re.I)
@@ -107,6 +113,19 @@ def counted_noun(asked: Asked) -> tuple[str, ...]:
             not _ASKS_PERCENTAGE.search(asked.text) else ()
     noun = tuple(w for w in tokens(m.group(1)) if w not in asked.named)
     return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in _SCALES else ()
+
+
+def asks_quarter(asked: Asked) -> bool:
+    return _ASKS_QUARTER.search(asked.text) is not None
+
+
+def quarter_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
+    """(the quarter, "") a "which quarter" question asks for in `sentence`: the one nearest
+    the question's words, "quarter" itself aside ("we suspended ... dividends starting with
+    the fourth quarter of 2024", not the "first quarter of 2021" of the repurchase before)."""
+    found = list(_QUARTER_NAMED.finditer(sentence))
+    anchors = {w for w in asked.words if not w.startswith("quarter")}
+    return (near(sentence, found, anchors, ())[0].group(0), "") if found else None
 
 
 def asks_place(asked: Asked) -> bool:

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.text.asked_spans import asks_place, count_in, counted_noun, place_in
+from pipeline.rag.answers.text.asked_spans import (
+    asks_place,
+    asks_quarter,
+    count_in,
+    counted_noun,
+    place_in,
+    quarter_in,
+)
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
 from pipeline.rag.answers.text.span_words import Asked, same_word
 from pipeline.rag.answers.text.text_amounts import (
@@ -36,7 +43,7 @@ from pipeline.rag.answers.text.text_amounts import (
     scale_of,
     values,
 )
-from retriever_trt.documents.years import YEAR_DIGITS, years_in
+from retriever_trt.documents.years import years_in
 
 if TYPE_CHECKING:
     from pipeline.rag.answers.query import Query
@@ -67,11 +74,6 @@ _ASKS_PART_OF = re.compile(r"\bhow much of (?:the|its|their|this|that)\b", re.I)
 _OF_WHOLE = re.compile(r"\s+of\s+(?:the\s+|its\s+|their\s+|our\s+)?(?:total\s+)?", re.I)
 # "In what year was Intuit incorporated?": the year alone, not "March 1984".
 _ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
-# "Starting with which quarter did Intel suspend its dividend?": a fiscal quarter, as the
-# sentence names it ("the fourth quarter of 2024", "Q4 2024").
-_ASKS_QUARTER = re.compile(r"\b(?:which|what) (?:fiscal )?quarter\b", re.I)
-_QUARTER_NAMED = re.compile(r"\b(?:(?:first|second|third|fourth) (?:fiscal )?quarter of (?:fiscal )?"
-                            rf"(?:year )?{YEAR_DIGITS}|Q[1-4] (?:fiscal )?(?:FY)?{YEAR_DIGITS})\b", re.I)
 # What the question asks for.
 _ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
                             r"(?:years|months|days)|in how many years|what (?:is|was) the "
@@ -256,7 +258,7 @@ def kind_of(asked: Asked) -> str:
         return "place"
     if _ASKS_DURATION.search(question):
         return "duration"
-    if _ASKS_QUARTER.search(question):
+    if asks_quarter(asked):
         return "quarter"
     if _ASKS_DATE.search(question):
         return "date"
@@ -321,10 +323,8 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
     if kind == "duration":
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
-    if kind == "quarter":  # the quarter nearest the question's words but "quarter" itself
-        found = list(_QUARTER_NAMED.finditer(sentence))
-        anchors = {w for w in words if not w.startswith("quarter")}
-        return (near(sentence, found, anchors, ())[0].group(0), "") if found else None
+    if kind == "quarter":
+        return quarter_in(asked, sentence)
     if kind == "date":
         event = _EVENT.search(question)
         if event and not re.search(rf"\b{event.group(1)}", sentence, re.I):

@@ -41,6 +41,7 @@ from pipeline.rag.answers.vocabulary.definitions import (
 from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compound_growth
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
+from retriever_trt.documents.filing.metadata import parse_date
 from retriever_trt.documents.model import Form
 
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
@@ -71,8 +72,6 @@ _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 _MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _MONTH_QUARTER = re.compile(rf"\b{_MONTH_NAME} (\d{{4}})[- ]quarter\b|"
                             rf"\bquarter end(?:ed|ing) (?:in )?{_MONTH_NAME},? (\d{{4}})\b", re.I)
-_MONTH_NUMBER = {m: i for i, m in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
 # "By what percentage did X change", "X growth ... in percent", "X growth in 2022 versus
 # 2021? Percent, one decimal.": a percent change.
 _PERCENT_CHANGE = re.compile(
@@ -212,8 +211,8 @@ def parse_periods(text: str) -> tuple[Period, ...]:
 
 
 def _month_end(month: str, year: str) -> date:
-    number = _MONTH_NUMBER[month.lower()]
-    return date(int(year), number, calendar.monthrange(int(year), number)[1])
+    first = parse_date(f"{month} 1, {year}")  # the one date reader: "mar", "sept"
+    return first.replace(day=calendar.monthrange(first.year, first.month)[1])
 
 
 def _years_beside_a_date(periods: tuple[Period, ...], text: str,

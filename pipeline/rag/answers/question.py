@@ -61,11 +61,11 @@ _LOWER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|least|fewer|"
 # "less than -3,000 thousands", "less than15,000" (the space lost in typing).
 _THRESHOLD = re.compile(r"(?:than|above|below|under|over|exceed\w*)\s*\$?\s*(-?[\d,]+(?:\.\d+)?)"
                         r"\s*(thousand|million|billion|%)?", re.I)
-# A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
-# how many of the years was R&D more than 5 million?".
 # "How many years did revenue exceed $1 billion?": a count of the years, not of employees
 # "at the end of fiscal year 2025".
 _COUNTS_YEARS = re.compile(r"\bhow many (?:of the )?(?:\w+ )?years?\b", re.I)
+# A count of the years past a threshold asked after a leading period: "From 2017 to 2019,
+# how many of the years was R&D more than 5 million?".
 _LED_COUNT = re.compile(r"(?:from|between|in|for|during|over) [^,?]*, how many\b(?! percent| %)")
 # A year the question names in words a table would not parse as one ("in 1850"): no
 # table's column can hold it, so nothing may be looked up for it.

@@ -146,40 +146,32 @@ def cover_facts(root: Any) -> dict[str, CoverFact]:
             displayed.setdefault(fact_id, _text(el))
     shown: dict[str, CoverFact] = {}
     hidden: dict[str, CoverFact] = {}
+    # a filing with several classes of securities shows a symbol and a title for each:
+    # local name -> {text: fact id}, in order
+    listed: dict[str, dict[str, str]] = {name: {} for name in _LISTED}
     for el in root.iter(_NONNUMERIC):
         name, fact_id = el.get("name", ""), el.get("id", "")
         if not name.startswith("dei:"):
             continue
         if not any(local_name(a.tag) == "hidden" for a in el.iterancestors()):
-            shown.setdefault(name[4:], CoverFact(fact_id, _text(el)))
+            text = _text(el)
+            shown.setdefault(name[4:], CoverFact(fact_id, text))
+            if name[4:] in listed:
+                listed[name[4:]].setdefault(text.strip(_EDGE_PUNCTUATION), fact_id)
         elif fact_id in displayed:
             shown.setdefault(name[4:], CoverFact(fact_id, displayed[fact_id], tagged=_text(el)))
         else:
             hidden.setdefault(name[4:], CoverFact(fact_id, _text(el), shown=False))
-    # a filing with several classes of securities lists a symbol and a title for each
-    for name, joiner in _LISTED.items():
-        listed = _every_shown(root, name, joiner)
-        if listed is not None:
-            shown[name] = listed
+    for name, found in listed.items():
+        found.pop("", None)
+        if found:
+            shown[name] = CoverFact(next(iter(found.values())), _LISTED[name].join(found))
     return {**hidden, **shown}
 
 
 # The cover facts a filing gives once a class of securities, read as one list: the symbols
 # ", "-joined, the titles "; "-joined (a title may hold a comma: "Common Stock, $0.01 par").
 _LISTED = {"TradingSymbol": ", ", "Security12bTitle": "; "}
-
-
-def _every_shown(root: Any, name: str, joiner: str) -> CoverFact | None:
-    """Every `dei:` fact of `name` the cover shows, in order, as one joined fact."""
-    found: dict[str, str] = {}
-    for el in root.iter(_NONNUMERIC):
-        if el.get("name") == f"dei:{name}" and not any(
-                local_name(a.tag) == "hidden" for a in el.iterancestors()):
-            found.setdefault(_text(el).strip(_EDGE_PUNCTUATION), el.get("id", ""))
-    found.pop("", None)
-    if not found:
-        return None
-    return CoverFact(next(iter(found.values())), joiner.join(found))
 
 
 def cover_fields(cover: dict[str, CoverFact]) -> dict[CoverField, CoverEntry]:

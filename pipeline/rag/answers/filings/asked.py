@@ -117,15 +117,16 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
                  narrowing if not held else frozenset()), parts
 
 
-# The unit a count of shares is tagged in ("shares").
+# The units a count of shares is tagged in ("shares"), and a count of people ("employee").
 _SHARE_UNITS = label_stems(["shares"])
+_STAFF_UNITS = label_stems(STAFF_TERMS)
 
 
 def _counted(text: str) -> frozenset[str] | None:
     """The units a count the question asks is tagged in: people for a staff count, shares
     for a count of shares, any count's for another; None when it asks no count."""
     if asks_staff(text):
-        return label_stems(STAFF_TERMS)
+        return _STAFF_UNITS
     if asks_share_count(text):
         return _SHARE_UNITS
     return frozenset() if asks_count(text) else None

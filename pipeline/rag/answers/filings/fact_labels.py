@@ -89,7 +89,6 @@ def member_label(member: str) -> str:
     return " ".join(words) or member
 
 
-# A footnote's mark after a label ("United States and Canada (1)"): no word of its name.
 # The cash flow statement's own concepts ("PaymentsOfDividends", "ProceedsFromIssuance..."):
 # what they pay or take in is cash, whether or not the label says so.
 _CASH_FLOW_PREFIXES = ("Payments", "Proceeds", "Repayments")
@@ -100,6 +99,7 @@ def _is_cash_flow(concept: str) -> bool:
     return concept.partition(":")[2].startswith(_CASH_FLOW_PREFIXES)
 
 
+# A footnote's mark after a label ("United States and Canada (1)"): no word of its name.
 _FOOTNOTE = re.compile(r"\(\d{1,2}\)|\(\w\)$")
 # A header's note of its scale ("Compute & Networking (In millions)"): no word of its name.
 _SCALE_NOTE = re.compile(r"\(\s*in (?:thousands|millions|billions)\b[^)]*\)", re.I)

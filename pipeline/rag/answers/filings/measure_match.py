@@ -162,7 +162,8 @@ def _not_counts(facts: list[Fact], units: frozenset[str]) -> frozenset[str]:
             return bool(label_stems(tokens(split_name(unit))) & units)
         return unit not in _NOT_COUNT_UNITS
 
-    counted = {f.concept for f in facts if counts(f.unit)}
+    counting = {unit for unit in {f.unit for f in facts} if counts(unit)}  # a filing has few
+    counted = {f.concept for f in facts if f.unit in counting}
     return frozenset(f.concept for f in facts if f.concept not in counted)
 
 

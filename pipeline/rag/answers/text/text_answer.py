@@ -97,8 +97,9 @@ _ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(
 # A question ending on its preposition ("What were the investments mainly engaged in?")
 # asks for that preposition's object, a phrase: not for an amount the sentence states.
 _ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
-# "What was the percentage decrease": a percent, not the amount beside it.
+# "Cut its workforce by roughly what percentage": a figure asked, wherever the words stand.
 _WHAT_PERCENT = re.compile(r"\bwhat percent(?:age)?\b", re.I)
+# "What was the percentage decrease": a percent, not the amount beside it.
 _ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
 _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
                           r"drivers?|attributable|due to|result of)\b", re.I)

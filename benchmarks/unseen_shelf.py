@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -90,6 +90,18 @@ which would hold it, is absent from the mirror), so the copy has tagged facts wh
 it does not define and no dei:DocumentType: it is taken as a filing of its form without one
 (EXHIBIT_DOCUMENTS), its period end is its statements' ("Years ended June 30"), and questions
 ask only its prose. Two Apple filings: the shelf holds four companies in five filings.
+
+`--set 9` copies a ninth shelf into engines/unseen-shelf9/ (SHELF9; questions in
+benchmarks/data/filings_heldout9.jsonl, analyst-style): five filings of five more companies,
+none among the 25 development filings, shelves 1-8 nor the PDF shelves, from a parser's test
+data (alphanome-ai/sec-parser-test-data at 3ebd96c, 2025-01-07), each kept there as
+10-K|10-Q/TICKER/ACCESSION/primary-document.html: three 10-Qs -- Travelers' (an insurer) for
+the quarter ended September 30, 2023 (three- and nine-month columns), Caterpillar's for the
+quarter ended June 30, 2023 (three- and six-month columns) and Walt Disney's fiscal 2023 third
+quarter (ended July 1, 2023; three- and nine-month columns) -- and the 2023 10-Ks of General
+Dynamics and Colgate-Palmolive. The repository lists more companies (Bank of America,
+JPMorgan, Goldman Sachs, Morgan Stanley, Schwab, Microsoft...), but the mirror holds none of
+their documents.
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -225,12 +237,26 @@ SHELF8 = {
                              "tests/fixtures/attachments/aapl/20250329/aapl-20250329.htm"),
     "AAPL_10-Q_2024-06-29": (_EDGARTOOLS, _HEAD_2026_08, "data/html/Apple.10-Q.html"),
 }
+OUT9 = ROOT / "engines" / "unseen-shelf9"
+_SEC_PARSER_DATA = "alphanome-ai/sec-parser-test-data"
+_SEC_PARSER_DATA_HEAD = "3ebd96ca3ed1be529929d8bb4e1ad313dc59d0ce"  # its HEAD, 2025-01-07
+# The ninth shelf: (the period end its cover's dei:DocumentPeriodEndDate states) -> the
+# repository's FORM/TICKER/ACCESSION folder.
+_SHELF9_FOLDERS = {
+    "TRV_10-Q_2023-09-30": "10-Q/TRV/0000086312-23-000063",
+    "CAT_10-Q_2023-06-30": "10-Q/CAT/0000018230-23-000047",
+    "DIS_10-Q_2023-07-01": "10-Q/DIS/0001744489-23-000171",
+    "GD_10-K_2023-12-31": "10-K/GD/0000040533-24-000007",
+    "CL_10-K_2023-12-31": "10-K/CL/0000021665-24-000003",
+}
+SHELF9 = {name: (_SEC_PARSER_DATA, _SEC_PARSER_DATA_HEAD, f"{folder}/primary-document.html")
+          for name, folder in _SHELF9_FOLDERS.items()}
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
-           8: (SHELF8, OUT8)}
+           8: (SHELF8, OUT8), 9: (SHELF9, OUT9)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

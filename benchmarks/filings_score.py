@@ -70,8 +70,13 @@ def _single(short: Any) -> str | None:
     return short if isinstance(short, str) and short.strip() else None
 
 
+# Other writings of two units: set 9's golds give "%", "percentage points" and "x".
+UNIT_NAMES = {"%": PERCENT, "percentage points": PERCENT, "x": "ratio"}
+
+
 def in_gold_unit(value: Decimal, scale: str, unit: str) -> Decimal | None:
     """`value` at `scale` expressed in the gold's `unit`; None when they cannot meet."""
+    unit = UNIT_NAMES.get(unit, unit)
     if unit == PERCENT:
         return value if scale in (PERCENT, "") else None
     if scale == PERCENT:
@@ -147,8 +152,10 @@ def is_right(record: dict, response: dict) -> bool:
         if record["type"] == "compare":
             return names_company(short, gold)
         return text_right(short, gold)
+    # a gold given without its rounding (a count read from prose) is as precise as written
+    decimals = record["decimals"]
     return numeric_right(short, response.get("scale") or "", gold, record["unit"],
-                         record["decimals"])
+                         len(gold.partition(".")[2]) if decimals is None else decimals)
 
 
 def gives_number(short: Any) -> bool:

@@ -95,6 +95,9 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
     ("What was Acme's employee headcount at year-end 2024?",
      "In 2024, over 13,000 of our employees took advantage of training, and as of December "
      "31, 2024, we employed 125,665 people full-time.", "125665"),
+    # the figure stated after what it counts, as its value (Tesla's 10-K)
+    ("Acme's worldwide employee headcount at year-end 2024?",
+     "As of December 31, 2024, our employee headcount worldwide was 125,665.", "125665"),
 ])
 def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
     got = ask(question, sentence)

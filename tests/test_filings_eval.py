@@ -268,6 +268,26 @@ def test_count_gold_is_numeric():
     assert not is_right(COUNT, {"short_answer": "164", "scale": ""})
 
 
+def test_a_gold_without_its_rounding_is_as_precise_as_written():
+    """Set 9's prose counts and amounts give no decimals: the scorer had raised TypeError."""
+    record = {**COUNT, "unit": "employees", "decimals": None, "answer": "111600"}
+    assert is_right(record, {"short_answer": "111,600", "scale": ""})
+    assert not is_right(record, {"short_answer": "111,000", "scale": ""})
+    amount = {**record, "unit": "USD billions", "answer": "6.10"}
+    assert is_right(amount, {"short_answer": "6.1", "scale": "billion"})
+    assert not is_right(amount, {"short_answer": "6.2", "scale": "billion"})
+
+
+
+@pytest.mark.parametrize("unit, short, scale", [
+    ("%", "14.4", "percent"), ("percentage points", "-10.8", "percent"), ("x", "4.34", ""),
+])
+def test_units_written_otherwise_are_the_same_units(unit, short, scale):
+    record = {"type": "ratio", "answer": short, "unit": unit, "decimals": 1}
+    assert is_right(record, {"short_answer": short, "scale": scale})
+    assert not is_right({**record, "answer": "1.5"}, {"short_answer": short, "scale": scale})
+
+
 @pytest.mark.parametrize("record, short, scale, wrong", [
     (NUMBER, "201183", "million", False),       # right
     (NUMBER, "201184", "million", True),        # a different number

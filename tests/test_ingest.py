@@ -35,6 +35,18 @@ def test_split_words_sizes_and_overlap():
         split_words(text, 10, 10)
 
 
+def test_a_window_ends_at_its_last_sentence_when_one_ends_late_in_it():
+    """Tesla's "As of December 31, 2024, our employee headcount worldwide was" | "125,665."
+    had been cut between two chunks, the 20-token overlap too short to hold it whole."""
+    first = " ".join(f"w{i}" for i in range(14)) + " end."
+    text = f"{first} As of December 31, 2024, our headcount was 125,665. More words follow here."
+    chunks = split_words(text, 24, 5)
+    assert chunks[0] == first
+    assert chunks[1].endswith("As of December 31, 2024, our headcount was 125,665.")
+    # no sentence end late enough: the window is cut where it fills, as before
+    assert split_words("a. b c d e f g h", 4, 0)[0] == "a. b c"
+
+
 def test_a_filings_prose_is_cut_with_the_measured_overlap(tmp_path):
     """At the server's 120-token chunks consecutive prose chunks share 20 tokens, not the
     40 that encoded each prose token 1.5 times (issue 49: 9.6% fewer filing chunks, recall@5

@@ -120,3 +120,16 @@ def test_a_part_is_named_as_the_filing_prints_it():
     assert labels.name_of(iphone) == "iPhone"
     assert labels.name_of(cnet) == "Compute & Networking"
     assert labels.name_of((SEGMENTS, "nvda:GraphicsMember")) == "Graphics"
+
+
+def test_a_part_named_by_its_initials_beats_one_a_row_printed_so_holds():
+    """Disney prints a row "DPEP" whose fact is tagged with its DMED member (what DMED earns
+    from DPEP): "DPEP segment revenue" had been answered with DMED's 14,004."""
+    dmed = (SEGMENTS, "dis:DisneyMediaAndEntertainmentDistributionMember")
+    dpep = (SEGMENTS, "dis:DisneyParksExperiencesAndProductsMember")
+    facts = [_fact(1, dmed), _fact(2, dpep), _fact(3, dmed)]
+    shown = {"f1": ("Disney Media and Entertainment Distribution", ""),
+             "f2": ("Disney Parks, Experiences and Products", ""), "f3": ("DPEP", "")}
+    labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
+    assert _options(labels, "DPEP segment revenue for Disney in the quarter?",
+                    company="Disney")[0] == {dpep[1]}

@@ -12,7 +12,11 @@ import pytest
 from filing_shelf import ask, shelf_answerer
 
 from pipeline.rag.answers.answer_checks import withheld
-from pipeline.rag.answers.company_names import company_aliases, find_company
+from pipeline.rag.answers.company_names import (
+    company_aliases,
+    find_company,
+    written_short_names,
+)
 from pipeline.rag.answers.filings.companies import Combine, combination, per_company
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
 from pipeline.rag.answers.filings.parts.business_names import company_of_business
@@ -131,6 +135,71 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
         assert "not every company's figure" in got.missing
     else:
         assert {c["doc_id"] for c in got.citations} == {SHELF[0], SHELF[2]}
+
+
+@pytest.mark.parametrize("question, value, scale", [
+    # each side of the operator its own measure, part and period: 123,216 / 82,875
+    ("Apple's operating income for fiscal 2024 divided by the operating income of NVIDIA's "
+     "Compute & Networking segment for fiscal 2025? Multiple, two decimals.", "1.49", ""),
+    # each side its own definition: 46.21% - 74.99%, in percentage points
+    ("Apple's gross margin % for fiscal 2024 (gross margin / total net sales) minus NVIDIA's "
+     "fiscal 2025 gross margin % (gross profit / revenue), in percentage points to one "
+     "decimal.", "-28.8", "percent"),
+    # the operands inside the parenthesis, the year theirs; "nearest million" rounds
+    ("Add Apple's and NVIDIA's R&D (Apple's research and development in fiscal 2024 plus "
+     "NVIDIA's research and development in fiscal 2025), to the nearest million.", "44284",
+     "million"),
+    # "the ratio of A's X to B's Y": 6.08 / 2.94
+    ("Ratio of Apple's fiscal 2024 diluted EPS to NVIDIA's fiscal 2025 diluted EPS (x, two "
+     "decimals).", "2.07", ""),
+])
+def test_each_company_operand_is_read_from_its_own_side_of_the_operator(answerer, question,
+                                                                       value, scale):
+    """Both companies had read the whole question, the other's definition and part too, and
+    got no number."""
+    got = ask(answerer, question)
+    assert (got.short_answer, got.scale) == (value, scale), got.prose()
+    assert {c["doc_id"] for c in got.citations} == {SHELF[0], SHELF[2]}
+
+
+@pytest.mark.parametrize("text, months, year, end", [
+    # analysts' shorthand for the first nine or six months
+    ("Travelers top line for 9M 2023, $bn?", 9, 2023, None),
+    ("revenue in H1 2023", 6, 2023, None),
+    ("revenue in 1H 2023", 6, 2023, None),
+    # "the prior-year quarter" set off by a comma describes the quarter named, moves no year
+    ("Caterpillar operating profit in Q2 2022 (the prior-year quarter, three months ended "
+     "June 30, 2022), in millions.", 3, 2022, date(2022, 6, 30)),
+    ("What was Tesla's revenue in the year-ago quarter of Q2 2025?", 3, 2024, None),
+])
+def test_shorthand_periods_and_a_described_prior_year(text, months, year, end):
+    (period,) = parse_query(text).periods
+    assert (period.months, period.year, period.end) == (months, year, end)
+
+
+def test_growth_asked_in_percent_after_a_comma_is_a_percent_change():
+    query = parse_query("Growth in Marine Systems revenue at GD from 2022 to 2023, %, one decimal.")
+    assert query.operation == "percent_change"
+
+
+def test_a_later_word_of_the_name_the_filing_writes_alone_is_the_companys_name():
+    """Disney's 10-Q (registrant WALT DISNEY CO/) had answered no question naming Disney."""
+    alone = ["Disney+ grew and Disney reported results."] * 5
+    assert written_short_names("walt disney", alone) == ["Disney"]
+    # after a capitalized word it is part of another name; in lower case, a common word
+    assert written_short_names("union pacific", ["Asia Pacific and Union Pacific."] * 10) == []
+    assert written_short_names("general dynamics", ["Dynamics and market dynamics."] * 10) == []
+
+
+@pytest.mark.parametrize("text, unit, decimals", [
+    ("Total in $ millions, rounded to the nearest million.", "million", 0),
+    ("What was revenue, to the nearest billion?", "billion", 0),
+    ("rounded to the nearest $ million", "million", 0),
+    ("in millions, one decimal", "million", 1),
+])
+def test_the_nearest_million_is_the_unit_and_its_rounding(text, unit, decimals):
+    query = parse_query(text)
+    assert (query.unit, query.decimals) == (unit, decimals)
 
 
 @pytest.mark.parametrize("question, value", [

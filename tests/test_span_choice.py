@@ -66,6 +66,20 @@ def test_a_sentence_stating_the_change_asked_replaces_a_computed_one() -> None:
     assert choose(q2, computed, text2, passages, store) is computed
 
 
+def test_a_sentence_stating_the_percentage_asked_answers_without_its_operands() -> None:
+    """Clorox's "were 25% of consolidated net sales" had been passed over for the table's
+    "could not find the figures" of a proportion it could not compute."""
+    store = Store(Chunk("p0/0", "d1", "", "Net sales to the Company's largest customer, "
+                                          "Walmart, were 25% of consolidated net sales in "
+                                          "fiscal 2022."))
+    passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
+    q = "What percentage of consolidated net sales went to its largest customer in fiscal 2022?"
+    text = answer_from_text(parse_query(q), document_paragraphs(store.document("d1")))
+    unfound = ShortAnswer(wanted_arithmetic=True)
+    got = choose(q, unfound, text, passages, store)
+    assert (got.short_answer, got.scale) == ("25", "percent")
+
+
 @pytest.mark.parametrize("question, short", [
     ("What was the unrecognized compensation expense related to restricted stock units?",
      "8.2"),

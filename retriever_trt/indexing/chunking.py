@@ -57,6 +57,24 @@ def tokenizer_counter(tokenizer: Any) -> TokenCounter:
     return count
 
 
+# A word that ends a sentence: its full stop, question or exclamation mark, then any closing
+# quotes or brackets.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+# A window is cut at its last sentence end when that keeps at least this share of its words:
+# a sentence cut in two loses its figure or its subject in both windows ("... our employee
+# headcount worldwide was" | "125,665."), which a 20-token overlap does not make whole.
+SENTENCE_CUT_KEEP = 0.5
+
+
+def _sentence_end(text: str, spans: list[tuple[int, int]], start: int, end: int) -> int:
+    """`end`, or the end of the window's last sentence when one ends late enough in it."""
+    least = start + max(1, int((end - start) * SENTENCE_CUT_KEEP))
+    for k in range(end - 1, least - 1, -1):
+        if _SENTENCE_END.search(text[spans[k][0]:spans[k][1]]):
+            return k + 1
+    return end
+
+
 def split_words(
     text: str, max_tokens: int, overlap: int, count: TokenCounter = approx_token_counts
 ) -> list[str]:
@@ -76,6 +94,8 @@ def split_words(
         while end < len(spans) and (used + costs[end] <= max_tokens or end == start):
             used += costs[end]
             end += 1
+        if end < len(spans):
+            end = _sentence_end(text, spans, start, end)
         chunks.append(text[spans[start][0] : spans[end - 1][1]])
         if end == len(spans):
             break

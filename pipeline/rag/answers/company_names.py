@@ -79,6 +79,37 @@ def shelf_aliases(filings: Iterable[DocumentMetadata]) -> dict[str, str]:
     return out
 
 
+# A later word of a registrant's name that its own filing writes alone and capitalized this
+# many times at least is a name of the company ("Disney" of "Walt Disney", "Lilly" of "Eli
+# Lilly"); "Pacific" of "Union Pacific" is written after a capitalized word ("Asia Pacific"),
+# "Dynamics" of "General Dynamics" in lower case half as often at least ("market dynamics").
+MIN_WRITTEN_ALONE = 10
+_WORD_BEFORE = re.compile(r"([\w'’&-]+)\W*$")
+
+
+def written_short_names(key: str, texts: Iterable[str]) -> list[str]:
+    """The later words of the company's name (`key`) its filing's `texts` write alone as a
+    name, capitalized ("Disney")."""
+    words = key.split()
+    candidates = [(prev, w) for prev, w in zip(words, words[1:], strict=False)
+                  if w.isalpha() and len(w) >= MIN_FIRST_WORD and w not in _COMMON_FIRST_WORDS]
+    if not candidates:
+        return []
+    text = "\n".join(texts)
+    out = []
+    for prev, word in candidates:
+        alone = 0
+        for m in re.finditer(rf"\b{word.capitalize()}\b", text):
+            before = _WORD_BEFORE.search(text[max(0, m.start() - 40):m.start()])
+            said = before.group(1) if before else ""
+            if said.lower() != prev and not said[:1].isupper():
+                alone += 1
+        lower = len(re.findall(rf"\b{word}\b", text))
+        if alone >= MIN_WRITTEN_ALONE and 2 * lower <= alone:
+            out.append(word.capitalize())
+    return out
+
+
 def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
     """alias -> company key, from (registrant name, ticker) pairs (see the module's list)."""
     out: dict[str, str] = {}

@@ -16,6 +16,7 @@ from pipeline.rag.answers.company_names import NameSpan, find_companies, find_co
 from pipeline.rag.answers.instructions import asked_part
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.named_filing import QUARTER_WORDS, NamedFiling, named_filing
+from pipeline.rag.answers.operand_clauses import operand_clauses
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
 from pipeline.rag.answers.question_words import (
@@ -51,8 +52,12 @@ _MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:pe
                            r"(?:ended|ending|(?:to|through)(?=\s+[A-Z][a-z]+\.?\s+\d))\b", re.I)
 _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
 # "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
-_YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b", re.I)
-_YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9}
+# Analysts' shorthand "9M 2023", "6M", "1H23", "H1 2023" is the first nine or six months too
+# ("3M" is no period: it is a company).
+_YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b|"
+                           r"\b(9M|6M|1H|H1)(?=\b|\d{2}\b)", re.I)
+_YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9, "9m": 9,
+               "6m": 6, "1h": 6, "h1": 6}
 # "year-to-date revenue through March 31, 2025", "YTD": the months from the fiscal year's start
 # to the date, as many as the filing's calendar makes them (Period.months None).
 _TO_DATE = re.compile(r"\b(?:fiscal[- ])?year[- ]to[- ]date\b|\bytd\b", re.I)
@@ -77,17 +82,21 @@ _MONTH_QUARTER = re.compile(rf"\b{_MONTH_NAME} (\d{{4}})[- ]quarter\b|"
 _PERCENT_CHANGE = re.compile(
     r"\bwhat percent(?:age)?\b.*\b(?:chang|increas|decreas|gr[eo]w|declin|ris|f[ae]ll)|"
     r"\b(?:growth|change|increase|decrease|gr[eo]w|rise|rose|declined?|f[ae]ll)\b.*"
-    r"(?:\b(?:in|as a)\s+(?:units?\s+of\s+)?|[?.;]\s*|\(\s*)(?:percent|%)",
+    r"(?:\b(?:in|as a)\s+(?:units?\s+of\s+)?|[?.;,]\s*|\(\s*)(?:percent|%)",
     re.I)
 _INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
 # "in millions", "in $ billions", "USD billions", "$ millions", "(US$ thousands)".
+# "to the nearest million" asks whole millions: the unit and its rounding at once
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
-                   r"(?:\busd|\bus\$|\$) ?(thousands|millions|billions)\b", re.I)
+                   r"(?:\busd|\bus\$|\$) ?(thousands|millions|billions)\b|"
+                   r"\bnearest (?:whole )?(?:(?:usd|us\$|\$) ?)?(thousand|million|billion)\b", re.I)
 _DECIMALS = re.compile(r"\b(one|two|three|zero|no|\d) decimals?(?: places?)?\b|"
-                       r"\bnearest (whole number|tenth|hundredth|million|billion)\b|\bround(?:ed)? to (?:a )?"
+                       r"\bnearest (?:whole )?(?:(?:usd|us\$|\$) ?)?(whole number|tenth|hundredth|"
+                       r"thousand|million|billion)\b|\bround(?:ed)? to (?:a )?"
                        r"(whole number|integer)\b", re.I)
 _DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole number": 0,
-                  "integer": 0, "tenth": 1, "hundredth": 2}
+                  "integer": 0, "tenth": 1, "hundredth": 2, "thousand": 0, "million": 0,
+                  "billion": 0}
 
 
 
@@ -129,6 +138,8 @@ class Query:
     modifiers: frozenset[str] = frozenset()
     names: tuple[NameSpan, ...] = ()   # where the text names each company
     filing_quarter: int | None = None  # the fiscal quarter of the 10-Q named ("its Q3 FY24 10-Q")
+    # each company's own side of "A's X minus B's Y" (`operand_clauses`), parsed as a question
+    operands: tuple[Query, ...] = ()
 
     @property
     def operation(self) -> str:
@@ -172,7 +183,7 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     quarter = _QUARTER.search(text)
     ytd = _YEAR_TO_DATE.search(text)
     if ytd:
-        n = _YTD_MONTHS[ytd.group(1).lower()]
+        n = _YTD_MONTHS[(ytd.group(1) or ytd.group(2)).lower()]
         years = named_years(text)
         if dates:
             return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
@@ -350,7 +361,7 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                           question)
     asked_periods = _years_beside_a_date(_over_years(asked_periods or periods, question),
                                          asked, question)
-    if _YEAR_EARLIER.search(asked) and len(asked_periods) == 1 and \
+    if _shifts_a_year(asked) and len(asked_periods) == 1 and \
             question.operation == Operation.LOOKUP:
         asked_periods = (_year_back(asked_periods[0]),)
     years = [p.year for p in asked_periods if p.year is not None]
@@ -361,10 +372,20 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
         last = max(years)
         asked_periods = tuple(p for p in asked_periods if p.year == last)[:1]
     return Query(text, question, company, asked_periods, measure,
-                 (unit.group(1) or unit.group(2)).lower().rstrip("s") if unit else None, decimals,
+                 next(g for g in unit.groups() if g).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), filing.form, words,
                  _measure_words(text, words, companies), filing.year,
-                 _modifiers(text, measure, companies, names), names, filing.quarter)
+                 _modifiers(text, measure, companies, names), names, filing.quarter,
+                 tuple(replace(parse_query(side, aliases), company=key, companies=(key,))
+                       for key, side in operand_clauses(text, names)))
+
+
+def _shifts_a_year(text: str) -> bool:
+    """Whether "a year earlier" moves the period named a year back ("the year-ago quarter of
+    Q2 2025"); set off by a comma or a bracket it only describes the period the question
+    names ("in Q2 2022 (the prior-year quarter, three months ended June 30, 2022)")."""
+    m = _YEAR_EARLIER.search(text)
+    return m is not None and not re.match(r"\s*[,)]", text[m.end():])
 
 
 def _periods_text(text: str, filing: NamedFiling) -> str:

@@ -340,6 +340,10 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
     # increase in X" a question names no year of (two years: TAT-QA's signed difference).
     stated = op in (Operation.CHANGE, Operation.PERCENT_CHANGE) and (
         len(q.years) == 1 or not q.years and _states_change(q.text, text))
+    # "What percentage of net sales went to its largest customer?" is answered by a sentence
+    # stating the percentage ("were 25% of consolidated net sales"), not only computed
+    stated = stated or (op is Operation.PROPORTION and text.kind == "amount"
+                        and text.scale == "percent")
     if op in TEXT_OPERATIONS and text.score >= TEXT_MIN and table.match < TABLE_SURE:
         computed = _computed_from_text(op, text, passages, store)
         if computed is not None:
@@ -358,7 +362,7 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
             # A sentence restating a cell ("Net sales were $93,662") names no scale; the
             # table's header does ("in 000's"), and its citation is the cell.
             return table
-    elif table.wanted_arithmetic and text.score < TEXT_MIN:
+    elif table.wanted_arithmetic and text.score < TEXT_MIN and not stated:
         return table  # "could not find the figures" rather than a loosely related sentence
     elif text.score < TEXT_FLOOR and text.kind not in _ABOUT_IT:
         # No sentence is about the question: the model answers in prose. The sentence

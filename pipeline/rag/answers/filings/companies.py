@@ -28,6 +28,7 @@ class Combine(Enum):
     HIGHER = "higher"           # which company's figure is the larger
     LOWER = "lower"             # which company's figure is the smaller
     DIFFERENCE = "difference"   # the first named less the second
+    RATIO = "ratio"             # the first named divided by the second
     SUM = "sum"                 # all of them together
     EACH = "each"               # each one's figure, nothing computed
 
@@ -38,6 +39,7 @@ _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|grea
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
 _DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
+_RATIO = re.compile(r"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b", re.I)
 _OR = re.compile(r"\bor\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)
 _SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b|"
@@ -52,6 +54,8 @@ def combination(text: str) -> Combine:
             return Combine.LOWER
         if _HIGHER.search(text):
             return Combine.HIGHER
+    if _RATIO.search(text):
+        return Combine.RATIO
     if _DIFFERENCE.search(text):
         return Combine.DIFFERENCE
     if _SUM.search(text):
@@ -64,6 +68,10 @@ def chooses(text: str) -> bool:
     return combination(text) in (Combine.HIGHER, Combine.LOWER)
 
 
+# What is computed of the companies' figures, not chosen among them.
+_COMPUTED = (Combine.SUM, Combine.DIFFERENCE, Combine.RATIO)
+
+
 def per_company(query: Query, company: str) -> Query:
     """The question asked of one company: a lookup of its figure for the periods named;
     with as many periods as companies, each company's own ("Nvidia in fiscal 2025 than Meta
@@ -71,9 +79,13 @@ def per_company(query: Query, company: str) -> Query:
     periods = _own_periods(query, company) or query.periods
     if len(query.companies) > 1 and len(periods) == len(query.companies):
         periods = (periods[query.companies.index(company)],)
-    # a sum or difference is rounded as asked once, not each of its operands before it
-    decimals = None if combination(query.text) in (Combine.SUM, Combine.DIFFERENCE) \
-        else query.decimals
+    # a sum, difference or ratio is rounded as asked once, not each of its operands before it
+    decimals = None if combination(query.text) in _COMPUTED else query.decimals
+    own = next((o for o in query.operands if o.company == company), None)
+    if own is not None and own.measure_words:
+        # its own side of the operator: its measure, definition and part; the question's
+        # period where its side names none
+        return replace(own, periods=own.periods or periods, decimals=None)
     # the other companies' names ("Wholesale" of "Costco Wholesale") name no part of this one
     others = {w for c in query.companies if c != company for w in tokens(c)}
     return replace(query, text=query.unnamed_text(keep=company), company=company,
@@ -116,6 +128,8 @@ def combine(query: Query, figures: list[CompanyFigure],
     """The comparison or combination the question asks of the companies' figures (or of
     one company's parts': `whole` "part")."""
     how = combination(query.text)
+    if how is Combine.RATIO and not query.operands:
+        how = Combine.EACH  # "the ratio of debt to equity of A and B" is each one's ratio
     each = "; ".join(describe(f) for f in figures)
     citations = [c for f in figures for c in f.answer.citations]
     lacking = [f for f in figures if f.answer.short_answer is None]
@@ -124,7 +138,7 @@ def combine(query: Query, figures: list[CompanyFigure],
         return ShortAnswer(missing=f"not every {whole}'s figure is in the filings ({why})",
                            citations=citations, wanted_arithmetic=how is not Combine.EACH)
     values = [_base(f.answer) for f in figures]
-    if how in (Combine.HIGHER, Combine.LOWER) and None in values:
+    if None in values:
         values = _alike(figures)  # percentages and ratios compare as they are
     if how in (Combine.HIGHER, Combine.LOWER):
         if any(v is None for v in values):
@@ -133,10 +147,15 @@ def combine(query: Query, figures: list[CompanyFigure],
         best = pick(range(len(figures)), key=lambda i: values[i])
         return ShortAnswer(figures[best].name, "", "arithmetic", f"the {how.value} of {each}",
                            citations, figures[best].answer.cited)
+    if how is Combine.RATIO and len(values) == 2 and None not in values and values[1]:
+        ratio = values[0] / values[1]
+        shown = plain(ratio if query.decimals is None else rounded(ratio, query.decimals))
+        return ShortAnswer(shown, "", "arithmetic", f"ratio, the first over the second: {each}",
+                           citations, figures[0].answer.cited, wanted_arithmetic=True)
     if how in (Combine.DIFFERENCE, Combine.SUM) and None not in values:
         scale = figures[0].answer.scale
         total = values[0] - sum(values[1:]) if how is Combine.DIFFERENCE else sum(values)
-        total = total.scaleb(-SCALE_POWERS[scale])
+        total = total.scaleb(-SCALE_POWERS.get(scale, 0))
         shown = plain(total if query.decimals is None else rounded(total, query.decimals))
         return ShortAnswer(shown, scale, "arithmetic", f"{how.value}: {each}", citations,
                            figures[0].answer.cited, wanted_arithmetic=True)

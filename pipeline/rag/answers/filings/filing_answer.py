@@ -20,6 +20,7 @@ from pipeline.rag.answers.company_names import (
     owned_names,
     shelf_aliases,
     written_name,
+    written_short_names,
 )
 from pipeline.rag.answers.filings.asked import no_narrower, what_is_asked
 from pipeline.rag.answers.filings.companies import (
@@ -110,7 +111,11 @@ class FilingAnswerer:
             self.info = dict(getattr(self.store, "info", {}) or {})
             self._chunks = {c.chunk_id: c for d in self.info for c in self.store.document(d)}
             self._generation = getattr(self.store, "generation", 0)
-        self.aliases = shelf_aliases(d.metadata for d in self.info.values())
+        # the names each filing writes its company by ("Disney"), read once a generation
+        self._written = {d: written_short_names(company_key(i.metadata.company),
+                                                (c.text for c in self.store.document(d)))
+                         for d, i in self.info.items()} if hasattr(self.store, "document") else {}
+        self.aliases = self._aliases(self.info)
         # doc_id -> its facts read from its tables; a changed store may have replaced them
         self._read: dict[str, Any] = {}
         self._labels: dict[str, FactLabels] = {}
@@ -159,6 +164,15 @@ class FilingAnswerer:
         cell = tables[chunk.chunk_id].cell(where[1], where[2])
         return (cell.row, cell.column) if cell is not None else None
 
+    def _aliases(self, info: dict[str, Any]) -> dict[str, str]:
+        """alias -> company key of the documents in `info`: their registrants' names (and
+        former and co-registrants') and the names their own text writes them by."""
+        out = shelf_aliases(i.metadata for i in info.values())
+        for d, i in info.items():
+            for name in self._written.get(d, ()):
+                out.setdefault(name, company_key(i.metadata.company))
+        return out
+
     def tagged(self, doc_ids: Sequence[str]) -> bool:
         """Whether the first filing in scope has tagged facts (inline XBRL)."""
         return bool(doc_ids) and doc_ids[0] in self.info and bool(self.info[doc_ids[0]].facts)
@@ -169,8 +183,7 @@ class FilingAnswerer:
         question naming no company may name one by its business ("Optum")."""
         self._refresh()
         allowed = {d: i for d, i in self.info.items() if caller is None or caller.matches(d, i)}
-        aliases = self.aliases if caller is None else shelf_aliases(
-            i.metadata for i in allowed.values())
+        aliases = self.aliases if caller is None else self._aliases(allowed)
         query = parse_query(question, aliases)
         if query.company is not None:
             return query

@@ -73,13 +73,22 @@ _NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|el
 _OWN_END = re.compile(r",(?!\s*\d{4}\b)|[;:()]|\s-\s|\.\s|\.$")
 # Of the words after a figure, this many at most are its own.
 OWN_WORDS = 8
+# A figure stated after what it counts: "our employee headcount worldwide was | 125,665",
+# "the number of stores totaled | 2,347": the clause before it ends in a verb of being.
+_STATED_AS = re.compile(r"\b(?:was|were|is|are|stood at|totall?ed|reached|numbered)\s+"
+                        r"(?:(?:approximately|about|roughly|around|nearly|over|more than)\s+)?$",
+                        re.I)
+# The clause before a figure begins after its last break (not the comma of a date).
+_CLAUSE_BREAK = re.compile(r",(?!\s*\d{4}\b)|[;:()]|\s-\s|\.\s")
 # A figure whose own words miss the counted noun answers when they restate this many of the
 # question's words ("27,100 | were engaged in research and development").
 MIN_RESTATED = 2
-# "Where is X headquartered?", "In which city are its principal executive offices?"; not
-# "Where are personnel expenses included?" (a line of a statement, a note).
+# "Where is X headquartered?", "In which city are its principal executive offices?", "Near
+# which city is its headquarters?"; not "Where are personnel expenses included?" (a line
+# of a statement, a note).
 _ASKS_PLACE = re.compile(r"^\s*(?:where\b.*\b(?<!-)(?:headquarter\w*|located|based|situated|"
-                         r"offices?)\b|in (?:which|what) (?:city|town|state|country)\b)", re.I)
+                         r"offices?)\b|(?:(?:in|near|at) )?(?:which|what) "
+                         r"(?:city|town|state|country)\b)", re.I)
 _WH_WORDS = frozenset({"where", "which", "what", "city", "town", "state", "country", "location"})
 # A place: "City, State" or "City, ST" after a preposition ("located in | Santa Clara,
 # California", "near | Beaverton, Oregon").
@@ -164,6 +173,14 @@ def _value(m: re.Match) -> tuple[str, str] | None:
     return as_value(m) if m.re is not _NUMBER_WORD else (m.group(0), "")
 
 
+def _stated_after(before: str, heads: set[str] | frozenset[str]) -> bool:
+    """Whether the clause before a figure names what is counted and states the figure as
+    its value ("our employee headcount worldwide was")."""
+    clause = _CLAUSE_BREAK.split(before)[-1]
+    return _STATED_AS.search(clause) is not None and \
+        any(_restates(w, h) for w in tokens(clause) for h in heads)
+
+
 def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     """(the count, its scale) the question asks for in `sentence`; None when the sentence
     names no count of it (or not every year the question names)."""
@@ -193,7 +210,8 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
         if _PART_OF.match(text) and not _ASKS_PART.search(asked.text):
             continue  # "13,000 of our employees ... advanced their careers": some, not all
         own = tokens(text)
-        head = any(_restates(w, h) for w in own for h in heads)
+        head = any(_restates(w, h) for w in own for h in heads) or \
+            _stated_after(sentence[:m.start()], heads)
         restated = sum(any(_restates(w, c) for w in own) for c in content)
         score = restated + head + _year_fit(asked, text, sentence[:m.start()])
         if (head or restated >= MIN_RESTATED) and score > best_score:

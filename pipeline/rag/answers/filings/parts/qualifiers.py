@@ -150,11 +150,13 @@ class Parts:
 class _Scores:
     """How well the question names each member: `scored`, the share of its name covered;
     `named`, the question's words naming it; `overall`, the share of its own name, else of
-    all its words, the question names."""
+    all its words, the question names; `initialed`, the members the question names by their
+    own name's initials ("DPEP")."""
 
     scored: dict[tuple[str, str], float] = field(default_factory=dict)
     named: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     overall: dict[tuple[str, str], float] = field(default_factory=dict)
+    initialed: set[tuple[str, str]] = field(default_factory=set)
 
 
 def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
@@ -187,7 +189,10 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs and \
                 not measures_own or _initials(member[1]) in initials:
             out.scored[member] = out.overall[member] = 1.0
-            out.named[member] = coded.get(member[1]) or mwords & words
+            spelled = {i.lower() for i in initials if i == _initials(member[1])}
+            out.named[member] = coded.get(member[1]) or frozenset(mwords & words | spelled)
+            if spelled:
+                out.initialed.add(member)
             continue
         if own_words & _DIRECTIONS - words:
             continue
@@ -249,7 +254,10 @@ def _ranked(got: _Scores, text: str, runs: set[str],
         joined = labels.compact.get(m, "")
         return len(joined) if joined in runs else 0
 
-    return sorted(kept, key=lambda m: (-kept[m], not got.named[m] & proper, -len(got.named[m]),
+    # "DPEP" names Disney's Parks, Experiences and Products by its initials, not the DMED
+    # member a row printed "DPEP" holds a fact of
+    return sorted(kept, key=lambda m: (-kept[m], m not in got.initialed,
+                                       not got.named[m] & proper, -len(got.named[m]),
                                        -got.overall[m], -said_whole(m),
                                        -len(labels.members[m]), m))
 

@@ -14,6 +14,7 @@ from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import parse_query
+from pipeline.rag.answers.vocabulary.definitions import stated_definitions
 from pipeline.rag.answers.vocabulary.formula import PHRASE, BinOp, Const, ItemMode, ItemTerm, Op
 from retriever_trt.documents.model import Fact
 from retriever_trt.indexing.ingest import ingest
@@ -262,3 +263,23 @@ def test_a_sum_of_a_balance_and_a_flow_is_no_figure():
     assert withheld("X's D&A?", "million", [flow, flow], False) is not None  # one figure twice
     # a ratio of a flow to a balance is a return on it: no objection
     assert withheld("X's return on assets?", "", [flow, balance], True) is None
+
+
+@pytest.mark.parametrize("question, formula", [
+    # a colon or a dash before a quotient introduces it; the unit and rounding after it, or
+    # the bracket it sits in closing, end it
+    ("Disney's effective income tax rate for the nine months ended July 1, 2023 — income "
+     "taxes on continuing operations / pre-tax income from continuing operations, %, one "
+     "decimal.", "income taxes on continuing operations / pre-tax income from continuing "
+                 "operations"),
+    ("Segment margin at Caterpillar, Q2 2023: segment profit / the segment's total sales "
+     "(including inter-segment). %, 1 dp.", "segment profit / the segment's total sales"),
+    ("General Dynamics' rate (each = income tax provision / pre-tax income), in percentage "
+     "points, one decimal.", "income tax provision / pre-tax income"),
+    ("Debt-to-equity for Travelers at September 30, 2023, defined as debt / total "
+     "shareholders' equity (x, two decimals).", "debt / total shareholders' equity"),
+])
+def test_a_formula_introduced_by_a_colon_or_a_dash_ends_where_it_does(question, formula):
+    assert [d.text for d in stated_definitions(question)] == [formula]
+    # a colon before no quotient defines nothing
+    assert stated_definitions("Net income for Q2 2023: in $ millions") == []

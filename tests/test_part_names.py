@@ -133,3 +133,12 @@ def test_a_part_named_by_its_initials_beats_one_a_row_printed_so_holds():
     labels = FactLabels.of(facts, lambda f: shown[f.fact_id])
     assert _options(labels, "DPEP segment revenue for Disney in the quarter?",
                     company="Disney")[0] == {dpep[1]}
+
+
+def test_two_words_joined_by_and_are_named_by_their_ampersand_initials():
+    """"E&T" is Energy and Transportation; "ET" alone, two capitals, names nothing."""
+    et = (SEGMENTS, "acme:EnergyAndTransportationMember")
+    ci = (SEGMENTS, "acme:ConstructionIndustriesMember")
+    labels = FactLabels.of([_fact(1, et), _fact(2, ci)], lambda f: ("", ""))
+    assert _options(labels, "Acme E&T revenue in 2024?", company="Acme") == [{et[1]}]
+    assert _options(labels, "Acme ET revenue in 2024?", company="Acme") == []

@@ -112,6 +112,21 @@ def test_an_expense_a_statement_prints_without_the_word():
     assert labelled_items(frozenset({"digital", "asset", "expense"}), labels, facts) == []
 
 
+def test_a_statement_row_saying_only_the_measure_comes_first():
+    """Travelers' balance sheet prints "Debt" (8,031) and "Fixed maturities, available for
+    sale" (72,584), whose concept's name says "debt" too: "debt" had been the latter."""
+    def balance(concept: str, value: str) -> Fact:
+        return Fact(concept, concept, Decimal(value), "USD", date(2023, 9, 30))
+
+    facts = [balance("us-gaap:AvailableForSaleSecuritiesDebtSecurities", "72584e6"),
+             balance("us-gaap:DebtLongtermAndShorttermCombinedAmount", "8031e6")]
+    rows = {facts[0].concept: "Fixed maturities, available for sale, at fair value",
+            facts[1].concept: "Debt"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2023"), lambda f: True)
+    found = labelled_items(frozenset({"debt"}), labels, facts)
+    assert found[0].concepts == ("us-gaap:DebtLongtermAndShorttermCombinedAmount",)
+
+
 def test_a_count_of_people_is_no_amount_of_money_shares_or_age():
     """Stryker tags "Employee related liabilities" in dollars, Home Depot its employees' age
     in "yearOld" and an employee stock purchase plan's shares, AT&T its cover's number of

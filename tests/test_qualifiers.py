@@ -177,6 +177,15 @@ def test_shorthand_periods_and_a_described_prior_year(text, months, year, end):
     assert (period.months, period.year, period.end) == (months, year, end)
 
 
+def test_ampersand_shorthand_is_the_measure_in_words_a_name_word_too():
+    """"G&A" had been the letter "g", "general" the company's ("General Dynamics"): any
+    expense answered it (38,027 of costs and expenses, not 2,427)."""
+    query = parse_query("General Dynamics G&A expense for 2023 — $ millions.",
+                        {"general dynamics": "general dynamics", "GD": "general dynamics"})
+    assert {"general", "administrative", "expense"} <= query.measure_words
+    assert "dynamic" not in query.measure_words
+
+
 def test_growth_asked_in_percent_after_a_comma_is_a_percent_change():
     query = parse_query("Growth in Marine Systems revenue at GD from 2022 to 2023, %, one decimal.")
     assert query.operation == "percent_change"

@@ -66,6 +66,17 @@ def test_a_sentence_stating_the_change_asked_replaces_a_computed_one() -> None:
     assert choose(q2, computed, text2, passages, store) is computed
 
 
+@pytest.mark.parametrize("question", [
+    "What share of Acme's employees are based in the United States (approx. %)?",
+    "What combined ratio did Acme report for Q3 2023? (%)",
+])
+def test_a_percent_sign_or_what_share_asks_the_figure_not_the_sentence(question) -> None:
+    got = ask(question, "Approximately 84% of our employees are based in the United States. "
+                        "The combined ratio of 101.0% in Q3 2023 rose on catastrophe losses.")
+    assert (got.kind, got.scale) == ("amount", "percent")
+    assert got.short_answer == ("84" if "share" in question else "101")
+
+
 def test_a_sentence_stating_the_percentage_asked_answers_without_its_operands() -> None:
     """Clorox's "were 25% of consolidated net sales" had been passed over for the table's
     "could not find the figures" of a proportion it could not compute."""

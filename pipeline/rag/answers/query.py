@@ -26,6 +26,7 @@ from pipeline.rag.answers.question_words import (
     joined_initials,
     named_dates,
     named_years,
+    spelled_out,
     tokens,
     without_dates,
 )
@@ -301,7 +302,13 @@ def _measure_words(text: str, words: frozenset[str],
     # The companies' names as written and in full ("Properties" of "Boston Properties'",
     # named by its first word alone).
     named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
-    rest = joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text))).lower()
+    # a word of a name said outside it too is the question's ("general" of "General
+    # Dynamics G&A expense")
+    unnamed = text
+    for n in name_spans(text, companies):
+        unnamed = unnamed[:n.start] + " " * (n.end - n.start) + unnamed[n.end:]
+    named -= set(tokens(unnamed))
+    rest = spelled_out(joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text)))).lower()
     measure = frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w)
                         and w in rest and w not in named and w not in _NOT_MEASURE
                         and w not in OPERATION_WORDS)

@@ -23,6 +23,14 @@ which how much many do does did has have had as its it their our this that these
 between during over than year years fiscal fy ended ending end period value amount
 respectively respective company company's group's group""".split())
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
+# Finance's ampersand shorthand, spelled out: "G&A" had been the letter "g" (and a stop word),
+# and "G&A expense" any expense (General Dynamics' 38,027 of costs and expenses, not its 2,427).
+SPELLED_OUT = {"sg&a": "selling general and administrative", "g&a": "general and administrative",
+               "r&d": "research and development", "d&a": "depreciation and amortization",
+               "s&m": "sales and marketing", "m&a": "mergers and acquisitions",
+               "pp&e": "property plant and equipment", "e&p": "exploration and production"}
+_SHORTHAND = re.compile(r"(?<![\w&])(" + "|".join(re.escape(k) for k in SPELLED_OUT) +
+                        r")(?![\w&])", re.I)
 # "Spire Inc.'s": the possessive of "Inc.", not a word "s".
 _ABBREVIATED_POSSESSIVE = re.compile(r"\.'s\b")
 # Initials written with stops ("U.S.", "U.K."): one word, as "US", not two letters.
@@ -65,10 +73,17 @@ def joined_initials(text: str) -> str:
     return _INITIALS.sub(lambda m: m.group(0).replace(".", ""), text)
 
 
+def spelled_out(text: str) -> str:
+    """The text with finance's ampersand shorthand in words ("G&A": "general and
+    administrative")."""
+    return _SHORTHAND.sub(lambda m: SPELLED_OUT[m.group(1).lower()], text)
+
+
 def tokens(text: str) -> list[str]:
     """Content words, lower-cased and crudely singular ("costs" and "cost" match)."""
     out = []
     text = noncurrent_joined(joined_initials(text))
+    text = spelled_out(text)
     for w in _WORD.findall(_ABBREVIATED_POSSESSIVE.sub("'s", text.lower().replace("’", "'"))):
         w = w.removesuffix("'s")
         if w in _STOP or years_in(w) or (w.isdigit() and len(w) > MAX_WORD_DIGITS):

@@ -136,8 +136,9 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
             continue  # a period's weighted average is no count at a date ("outstanding")
         if recall >= MIN_RECALL:
             scored.append((not prefer.holds(concept), -recall,
-                           stated_first and concept not in labels.stated, len(own - asked),
-                           concept))
+                           stated_first and concept not in labels.stated,
+                           not _row_says_only(labels.stated_rows.get(concept, ()), asked),
+                           len(own - asked), concept))
     if not scored and _EXPENSE <= asked and asked - _EXPENSE:
         # "fuel expense" of a statement that prints "Fuel" under its operating expenses:
         # the label need not say "expense", but must name a flow, and no income
@@ -149,6 +150,13 @@ def labelled_items(measure_words: frozenset[str], labels: FactLabels,
     # a label printed in two statements ("Electric" of revenues and of plant) is a flow first
     flows = {f.concept for f in facts if f.start is not None}
     return [_item(c, flows) for *_, c in scored[:MAX_CANDIDATES]]
+
+
+def _row_says_only(rows: frozenset[str] | tuple[()], asked: frozenset[str]) -> bool:
+    """Whether a statement prints the concept on a row saying nothing but what is asked:
+    Travelers' "Debt" before its "Fixed maturities, available for sale", whose concept's
+    name (AvailableForSaleSecuritiesDebtSecurities) says "debt" as well."""
+    return any(label_stems(tokens(r)) <= asked for r in rows)
 
 
 def _not_counts(facts: list[Fact], units: frozenset[str]) -> frozenset[str]:

@@ -99,6 +99,9 @@ _ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(
 _ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
 # "Cut its workforce by roughly what percentage": a figure asked, wherever the words stand.
 _WHAT_PERCENT = re.compile(r"\bwhat percent(?:age)?\b", re.I)
+# "What share of its employees are based in the US (approx. %)?", "What portion ... (%)": a
+# percentage asked (after a reason: "Why did margin fall 2%?" asks why).
+_ASKS_A_SHARE = re.compile(r"%|\bwhat (?:share|portion|proportion|fraction)\b", re.I)
 # "What was the percentage decrease": a percent, not the amount beside it.
 _ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
 _ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
@@ -270,7 +273,7 @@ def kind_of(asked: Asked) -> str:
         return "amount"
     if _ASKS_REASON.search(question):
         return "reason"
-    if _ASKS_CHANGE.search(question):
+    if _ASKS_CHANGE.search(question) or _ASKS_A_SHARE.search(question):
         return "amount"
     if _ASKS_STATED.search(question) and (asked.named_years or RESPECTIVELY.search(question)) \
             and not _ENDS_ON_PREPOSITION.search(question):

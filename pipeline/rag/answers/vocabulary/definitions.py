@@ -36,11 +36,20 @@ MAX_DEPTH = 4
 _NAME = r"[A-Za-z][\w&'’%(),. -]{0,60}?"
 # A period that ends a company's abbreviation ("Foot Locker, Inc."), not the definition.
 _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\.)"
+# A colon or a dash before a quotient written with its sign introduces its definition:
+# "segment margin, Q2 2023: segment profit / total sales", "effective tax rate — income taxes
+# / pre-tax income" ("... Q2 2025: A divided by B" is the ask itself, `_DIVIDED`).
+_INTRODUCED = r"\s*[:—–](?=[^?.;:—–]*[/÷])"
+# Where a stated formula ends before its sentence does: the bracket it sits in closing ("(each
+# = A / B), in percentage points"), or the unit and rounding asked after it (", %, one
+# decimal", "(x, two decimals)").
+_FORMULA_END = re.compile(r"[,(]\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|(?:one|two|three|\d) "
+                          r"(?:decimal|dp)\w*)", re.I)
 # "X is defined as: ...", "X, calculated as ...", "X, taken as ...", "X, i.e. ...", "Define X
-# as ...", "X = ...": the name, the formula.
+# as ...", "X = ...", "X: A / B", "X — A / B": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.
 _STATED = re.compile(rf"(?:\b({_NAME})\s*(?:,\s*)?(?:(?:is |are )?(?:defined|calculated|computed|"
-                     rf"taken|measured) as\b|=|(?<![(\w])i\.\s?e\.,?(?=\s))|"
+                     rf"taken|measured) as\b|=|(?<![(\w])i\.\s?e\.,?(?=\s)|{_INTRODUCED})|"
                      rf"\bdefine ({_NAME}) as\b|\b(?:compute|calculate)(?=\s*\())"
                      rf":?\s*(.+?)(?=[?;]|\.(?!\d){_NOT_ABBREVIATION}|$)", re.I)
 # What makes a stated definition a formula: an operator between its terms (a hyphen only
@@ -141,8 +150,20 @@ def longest_named(text: str, candidates: tuple[LineItem, ...] | tuple[Metric, ..
 
 def stated_definitions(question: str) -> list[Definition]:
     return [Definition(normalized(m.group(1) or m.group(2) or ""),
-                       ASIDE.sub("", m.group(3)).strip(), m.span())
+                       ASIDE.sub("", _formula_part(m.group(3))).strip(), m.span())
             for m in _STATED.finditer(question)]
+
+
+def _formula_part(text: str) -> str:
+    """A stated formula up to its end (`_FORMULA_END`, an unbalanced closing bracket)."""
+    end = _FORMULA_END.search(text)
+    text = text[:end.start()] if end else text
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return text[:i]
+    return text
 
 
 def stated_formula(found: list[Definition]) -> str | None:

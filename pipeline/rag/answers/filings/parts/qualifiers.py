@@ -56,6 +56,8 @@ _NEGATED = re.compile(r"\bnon[- ]?([a-z]+)", re.I)
 # A name's initials in capitals ("FLNA" of pep:FritoLayNorthAmericaMember, "EMEA"): three
 # letters at least, and not the measure's own ("EPS" names no "Energy Production Services").
 _INITIALS = re.compile(r"\b[A-Z]{3,6}\b")
+# Two words' initials joined by their ampersand ("E&T" of cat:EnergyAndTransportationMember).
+_AMPERSAND_INITIALS = re.compile(r"(?<![\w&])[A-Z]&[A-Z](?![\w&])")
 _NO_INITIAL = frozenset({"and", "of", "the", "segment", "member", "total"})
 # Question words that are a country's code only when written in capitals.
 _PRONOUNS = frozenset({"us"})
@@ -171,6 +173,7 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
     said = runs | _REMAINDER if rest_cue else runs
     negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
     initials = {m.group(0) for m in _INITIALS.finditer(text) if m.group(0).lower() in distinctive}
+    initials |= {m.group(0).replace("&", "") for m in _AMPERSAND_INITIALS.finditer(text)}
     rests = []
     for member, mwords in labels.members.items():
         rest = _rest_word(member[1])
@@ -189,9 +192,8 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs and \
                 not measures_own or _initials(member[1]) in initials:
             out.scored[member] = out.overall[member] = 1.0
-            spelled = {i.lower() for i in initials if i == _initials(member[1])}
-            out.named[member] = coded.get(member[1]) or frozenset(mwords & words | spelled)
-            if spelled:
+            out.named[member] = coded.get(member[1]) or mwords & words
+            if _initials(member[1]) in initials:
                 out.initialed.add(member)
             continue
         if own_words & _DIRECTIONS - words:
@@ -355,9 +357,12 @@ def _proper_words(text: str) -> frozenset[str]:
 
 
 def _initials(member: str) -> str:
-    """The initials of a member's name, in capitals ("FritoLayNorthAmerica": "FLNA")."""
-    words = [w for w in split_name(member).split() if w.lower() not in _NO_INITIAL]
-    return "".join(w[0] for w in words).upper() if len(words) >= 3 else ""
+    """The initials of a member's name, in capitals ("FritoLayNorthAmerica": "FLNA"; two
+    words joined by "and": "EnergyAndTransportation", "ET", which only "E&T" writes)."""
+    said = [w for w in split_name(member).split() if w.lower() not in _NO_INITIAL - {"and"}]
+    words = [w for w in said if w.lower() != "and"]
+    joined = len(words) == 2 and len(said) == 3 and said[1].lower() == "and"
+    return "".join(w[0] for w in words).upper() if len(words) >= 3 or joined else ""
 
 
 def _sole_class(option: frozenset[tuple[str, str]], labels: FactLabels) -> bool:

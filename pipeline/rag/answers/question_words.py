@@ -25,9 +25,10 @@ respectively respective company company's group's group""".split())
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 # Finance's ampersand shorthand, spelled out: "G&A" had been the letter "g" (and a stop word),
 # and "G&A expense" any expense (General Dynamics' 38,027 of costs and expenses, not its 2,427).
+# "S&M" stays letters: it names no one line (a question has written it for a receivable).
 SPELLED_OUT = {"sg&a": "selling general and administrative", "g&a": "general and administrative",
                "r&d": "research and development", "d&a": "depreciation and amortization",
-               "s&m": "sales and marketing", "m&a": "mergers and acquisitions",
+               "m&a": "mergers and acquisitions",
                "pp&e": "property plant and equipment", "e&p": "exploration and production"}
 _SHORTHAND = re.compile(r"(?<![\w&])(" + "|".join(re.escape(k) for k in SPELLED_OUT) +
                         r")(?![\w&])", re.I)

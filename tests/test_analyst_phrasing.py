@@ -15,7 +15,8 @@ from pipeline.rag.answers.filings.asked import _outside_definition
 from pipeline.rag.answers.filings.fact_answer import _names_a_loss
 from pipeline.rag.answers.filings.measure_match import _narrower
 from pipeline.rag.answers.filings.parts.part_compare import asks_which_part
-from pipeline.rag.answers.query import PeriodKind, parse_periods, parse_query
+from pipeline.rag.answers.periods import PeriodKind, parse_periods
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import label_stems, tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME

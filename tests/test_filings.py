@@ -14,7 +14,8 @@ from pipeline.rag.answers.answer_checks import withheld
 from pipeline.rag.answers.filings.fact_answer import Asked, answer_from_facts
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import PeriodKind, parse_query
+from pipeline.rag.answers.periods import PeriodKind
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.vocabulary.formula import BinOp, ItemTerm, Op
 from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from retriever_trt.documents import DocumentError, Form, load_document

@@ -12,7 +12,8 @@ from paths import FILINGS
 
 from pipeline.rag.answers import question_words
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.query import PeriodKind, parse_query
+from pipeline.rag.answers.periods import PeriodKind
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import TableSource
 from pipeline.rag.pipeline import RAGPipeline
 from pipeline.settings_sources import load_settings

@@ -5,10 +5,10 @@ batcher, the prompts) orchestrates; this package decides what number, if any, is
 The order the rules run in, for one question (`RAGPipeline._short_answer`):
 
 1. **Parse once** (`query.py`, `question.py`): the question becomes a `Query`: companies,
-   periods (quarter, months to date, fiscal year, a balance date), the kind of filing, the
-   measure (a line item or metric of `vocabulary/`, or the question's own definition), the
-   operation (`operation.py`), unit and rounding, and its content words. Every rule below
-   reads the `Query`; none parses the question again.
+   periods (`periods.py`: quarter, months to date, fiscal year, a balance date), the kind
+   of filing, the measure (a line item or metric of `vocabulary/`, or the question's own
+   definition), the operation (`operation.py`), unit and rounding, and its content words.
+   Every rule below reads the `Query`; none parses the question again.
 2. **Filings** (`filings/`): the question is scoped to its company's filing for its period
    (`scope.py`; several companies, each its own: `companies.py`; a company named by its
    business: `business_names.py`) and answered from that

@@ -5,26 +5,21 @@ and the answer rules all read this `Query`; none parses the question again.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass, replace
-from datetime import date
-from enum import Enum
 
 from pipeline.rag.answers.answer_checks import asks_amount
 from pipeline.rag.answers.company_names import NameSpan, find_companies, find_company, name_spans
 from pipeline.rag.answers.instructions import asked_part
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
-from pipeline.rag.answers.named_filing import QUARTER_WORDS, NamedFiling, named_filing
+from pipeline.rag.answers.named_filing import NamedFiling, named_filing
 from pipeline.rag.answers.operand_clauses import operand_clauses
 from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.periods import Period, PeriodKind, parse_periods
 from pipeline.rag.answers.question import OPERATION_WORDS, Question, operation
 from pipeline.rag.answers.question_words import (
     STATEMENT_NAMES,
-    calendar_years,
-    fiscal_years,
     joined_initials,
-    named_dates,
     named_years,
     spelled_out,
     tokens,
@@ -43,41 +38,14 @@ from pipeline.rag.answers.vocabulary.definitions import (
 from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compound_growth
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
-from retriever_trt.documents.filing.metadata import parse_date
 from retriever_trt.documents.model import Form
 
-_QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
-                      re.I)
-# "six months ended June 30", "ending", "to June 30", "through June 30" (a date follows).
-_MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?"
-                           r"(?:ended|ending|(?:to|through)(?=\s+[A-Z][a-z]+\.?\s+\d))\b", re.I)
-_MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
-# "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
-# Analysts' shorthand "9M 2023", "6M", "1H23", "H1 2023" is the first nine or six months too
-# ("3M" is no period: it is a company).
-_YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b|"
-                           r"\b(9M|6M|1H|H1)(?=\b|\d{2}\b)", re.I)
-_YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9, "9m": 9,
-               "6m": 6, "1h": 6, "h1": 6}
-# "year-to-date revenue through March 31, 2025", "YTD": the months from the fiscal year's start
-# to the date, as many as the filing's calendar makes them (Period.months None).
-_TO_DATE = re.compile(r"\b(?:fiscal[- ])?year[- ]to[- ]date\b|\bytd\b", re.I)
-# "its latest fiscal year", "the most recent full year", "annual revenue", "full-year": a fiscal
-# year without its number, the latest one a filing reports (never a 10-Q's quarter).
-_SOME_YEAR = re.compile(r"\b(?:latest|most recent|last|past) (?:full[- ])?(?:fiscal )?years?\b|"
-                        r"\bfull[- ]year\b|\bannual\b(?! (?:report|meeting))", re.I)
 # "The same quarter a year earlier than the quarter ended June 30, 2025", "the year-ago
 # quarter", "the prior-year period": the period named, a year back.
 _YEAR_EARLIER = re.compile(r"\b(?:a|one) year (?:earlier|before|prior)\b|\byear[- ]ago\b|"
                            r"\bsame (?:quarter|period|months) (?:of |in )?(?:the )?"
                            r"(?:prior|previous|preceding|last) year\b|"
                            r"\bprior[- ]year (?:quarter|period)\b", re.I)
-_QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
-# "the March 2025 quarter", "the quarter ended in June 2024": the quarter ending that month
-# (a 52-53 week calendar ends it within days of the month's end).
-_MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_MONTH_QUARTER = re.compile(rf"\b{_MONTH_NAME} (\d{{4}})[- ]quarter\b|"
-                            rf"\bquarter end(?:ed|ing) (?:in )?{_MONTH_NAME},? (\d{{4}})\b", re.I)
 # "By what percentage did X change", "X growth ... in percent", "X growth in 2022 versus
 # 2021? Percent, one decimal.": a percent change.
 _PERCENT_CHANGE = re.compile(
@@ -85,7 +53,6 @@ _PERCENT_CHANGE = re.compile(
     r"\b(?:growth|change|increase|decrease|gr[eo]w|rise|rose|declined?|f[ae]ll)\b.*"
     r"(?:\b(?:in|as a)\s+(?:units?\s+of\s+)?|[?.;,]\s*|\(\s*)(?:percent|%)",
     re.I)
-_INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
 # "in millions", "in $ billions", "USD billions", "$ millions", "(US$ thousands)".
 # "to the nearest million" asks whole millions: the unit and its rounding at once
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b|"
@@ -98,24 +65,6 @@ _DECIMALS = re.compile(r"\b(one|two|three|zero|no|\d) decimals?(?: places?)?\b|"
 _DECIMAL_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "whole number": 0,
                   "integer": 0, "tenth": 1, "hundredth": 2, "thousand": 0, "million": 0,
                   "billion": 0}
-
-
-
-
-class PeriodKind(Enum):
-    YEAR = "year"          # a fiscal year: "fiscal 2024", "FY2024", "in 2024"
-    QUARTER = "quarter"    # "Q2 2025", "the quarter ended June 30, 2025"
-    MONTHS = "months"      # "the six months ended June 30, 2025"
-    INSTANT = "instant"    # "as of December 31, 2024"
-
-
-@dataclass(frozen=True)
-class Period:
-    kind: PeriodKind
-    year: int | None = None
-    quarter: int | None = None
-    end: date | None = None
-    months: int | None = None
 
 
 @dataclass(frozen=True)
@@ -154,77 +103,6 @@ class Query:
             if n.key != keep:
                 text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
         return text
-
-
-def _quarter_number(m: re.Match) -> int:
-    return int(m.group(1)) if m.group(1) else QUARTER_WORDS[m.group(2).lower()]
-
-
-def _quarters_with_years(text: str) -> tuple[Period, ...]:
-    """Several quarters, each with its own year, in the order named ("NVIDIA's Q2 FY26
-    ... Apple's fiscal Q3 2025": one to each company); () unless there are several and
-    each names a year before the next."""
-    found = list(_QUARTER.finditer(text))
-    if len(found) < 2:
-        return ()
-    out = []
-    for m, nxt in zip(found, [*found[1:], None], strict=True):
-        years = named_years(text[m.start():nxt.start() if nxt else len(text)])
-        if not years:
-            return ()
-        out.append(Period(PeriodKind.QUARTER, years[0], _quarter_number(m), None, 3))
-    return tuple(out)
-
-
-def parse_periods(text: str) -> tuple[Period, ...]:
-    """The periods a question names, in order; a date with "months ended" or a quarter
-    makes a period of months, "as of" a date a balance date."""
-    dates = named_dates(text)
-    months = _MONTHS_ENDED.search(text)
-    quarter = _QUARTER.search(text)
-    ytd = _YEAR_TO_DATE.search(text)
-    if ytd:
-        n = _YTD_MONTHS[(ytd.group(1) or ytd.group(2)).lower()]
-        years = named_years(text)
-        if dates:
-            return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
-        return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in years)
-    if _TO_DATE.search(text):
-        if dates:
-            return tuple(Period(PeriodKind.MONTHS, d.year, None, d) for d in dates)
-        return tuple(Period(PeriodKind.MONTHS, y) for y in named_years(text)) or \
-            (Period(PeriodKind.MONTHS),)
-    if _QUARTER_ENDED.search(text) and dates:
-        return tuple(Period(PeriodKind.QUARTER, d.year, None, d, 3) for d in dates)
-    if months and dates:
-        n = _MONTHS[months.group(1).lower()]
-        kind = PeriodKind.QUARTER if n == 3 else PeriodKind.YEAR if n == 12 else PeriodKind.MONTHS
-        return tuple(Period(kind, d.year, None, d, n) for d in dates)
-    if quarter and (each := _quarters_with_years(text)):
-        return each
-    if quarter:
-        q = _quarter_number(quarter)
-        years = fiscal_years(text) or calendar_years(text)
-        if dates:
-            return tuple(Period(PeriodKind.QUARTER, d.year, q, d, 3) for d in dates)
-        return tuple(Period(PeriodKind.QUARTER, y, q, None, 3) for y in dict.fromkeys(years)) or \
-            (Period(PeriodKind.QUARTER, None, q, None, 3),)
-    if dates:
-        kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
-        return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
-                     for d in dates)
-    if in_month := _MONTH_QUARTER.findall(text):  # "the March 2025 quarter", no date named
-        ends = [_month_end(*[g for g in found if g]) for found in in_month]
-        return tuple(Period(PeriodKind.QUARTER, end.year, None, end, 3) for end in ends)
-    years = named_years(text)
-    if not years and _SOME_YEAR.search(text):
-        return (Period(PeriodKind.YEAR, months=12),)
-    return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
-
-
-def _month_end(month: str, year: str) -> date:
-    first = parse_date(f"{month} 1, {year}")  # the one date reader: "mar", "sept"
-    return first.replace(day=calendar.monthrange(first.year, first.month)[1])
 
 
 def _years_beside_a_date(periods: tuple[Period, ...], text: str,

@@ -15,7 +15,8 @@ from enum import Enum
 
 from pipeline.rag.answers.arithmetic import plain, rounded
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import Period, Query, parse_periods
+from pipeline.rag.answers.periods import Period, parse_periods
+from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import ShortAnswer, with_unit
 

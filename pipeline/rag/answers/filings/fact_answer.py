@@ -16,7 +16,8 @@ from pipeline.rag.answers.arithmetic import NoAnswer, operand, percent_change, r
 from pipeline.rag.answers.filings.fact_labels import describe_members, qualifiers
 from pipeline.rag.answers.filings.scope import END_SLACK
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.query import Period, PeriodKind, Query
+from pipeline.rag.answers.periods import Period, PeriodKind
+from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.vocabulary.formula import PHRASE, evaluate
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import DAYS_IN_YEAR, Metric, Scale

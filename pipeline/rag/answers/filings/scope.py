@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from pipeline.rag.answers.query import Period, PeriodKind, Query
+from pipeline.rag.answers.periods import Period, PeriodKind
+from pipeline.rag.answers.query import Query
 from retriever_trt.documents.model import CoverField
 from retriever_trt.search.filters import company_key
 from retriever_trt.store.document_store import DocumentInfo

@@ -222,6 +222,8 @@ def test_the_nearest_million_is_the_unit_and_its_rounding(text, unit, decimals):
     ("How many shares of Apple's common stock were outstanding per the cover of its 10-K?",
      "15115823000"),
     ("ZIP code of Apple's principal executive offices, per its 10-K cover?", "95014"),
+    # dei:EntityAddressAddressLine1 (Disney's had been answered with the cover's whole text)
+    ("Street address of Apple's principal executive offices?", "One Apple Park Way"),
     # every title of a kind registered, a span each
     ("List every note series Apple registered under Section 12(b), per its 10-K cover.",
      ["0.000% Notes due 2025", "0.875% Notes due 2025", "1.625% Notes due 2026",

@@ -61,6 +61,7 @@ class CoverField(str, Enum):
     CITY = "city"                      # of the principal executive offices
     STATE = "state"                    # of the principal executive offices
     POSTAL_CODE = "postal_code"        # the ZIP or postal code of the principal executive offices
+    STREET = "street"                  # the street address of the principal executive offices
     EXCHANGE = "exchange"              # where the first class of securities is registered
     FILE_NUMBER = "file_number"        # Commission file number
     PHONE = "phone"                    # the registrant's telephone number
@@ -95,6 +96,7 @@ _DEI_CONCEPTS = {
     CoverField.CITY: ("dei:EntityAddressCityOrTown",),
     CoverField.STATE: ("dei:EntityAddressStateOrProvince",),
     CoverField.POSTAL_CODE: ("dei:EntityAddressPostalZipCode",),
+    CoverField.STREET: ("dei:EntityAddressAddressLine1",),
     CoverField.EXCHANGE: ("dei:SecurityExchangeName",),
     CoverField.FILE_NUMBER: ("dei:EntityFileNumber",),
     CoverField.PHONE: ("dei:CityAreaCode", "dei:LocalPhoneNumber"),

@@ -63,6 +63,7 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
     (CoverField.FILE_NUMBER, re.compile(r"\bfile number\b", re.I)),
     (CoverField.PHONE, re.compile(r"\b(?:tele)?phone number\b", re.I)),
     (CoverField.POSTAL_CODE, re.compile(r"\b(?:zip|postal)(?: ?code)?\b", re.I)),
+    (CoverField.STREET, re.compile(r"\bstreet(?: address)?\b", re.I)),
     (CoverField.CITY, re.compile(rf"\bcity\b.*\b{_OFFICES}|\b{_OFFICES}.*\bcity\b", re.I)),
     (CoverField.STATE, re.compile(rf"\bstate\b.*\b{_OFFICES}|\b{_OFFICES}.*\bstate\b", re.I)),
     # "When was X incorporated?", "In what year ...": a date the prose gives, not the state.
@@ -80,6 +81,7 @@ CAPTIONS = {
     CoverField.CITY: "Address of principal executive offices",
     CoverField.STATE: "Address of principal executive offices",
     CoverField.POSTAL_CODE: "Zip Code",
+    CoverField.STREET: "Address of principal executive offices",
     CoverField.EXCHANGE: "Name of each exchange on which registered",
     CoverField.FILE_NUMBER: "Commission File Number",
     CoverField.PHONE: "Registrant's telephone number, including area code",

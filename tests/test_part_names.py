@@ -142,3 +142,14 @@ def test_two_words_joined_by_and_are_named_by_their_ampersand_initials():
     labels = FactLabels.of([_fact(1, et), _fact(2, ci)], lambda f: ("", ""))
     assert _options(labels, "Acme E&T revenue in 2024?", company="Acme") == [{et[1]}]
     assert _options(labels, "Acme ET revenue in 2024?", company="Acme") == []
+
+
+def test_initials_read_off_the_printed_name_where_the_members_runs_words_together():
+    """Caterpillar's member is EnergyandTransportationMember, printed "Energy &
+    Transportation": "E&T" had named no part."""
+    et = (SEGMENTS, "cat:EnergyandTransportationMember")
+    ci = (SEGMENTS, "cat:ConstructionIndustriesMember")
+    shown = {"f1": ("Energy & Transportation", ""), "f2": ("Construction Industries", "")}
+    labels = FactLabels.of([_fact(1, et), _fact(2, ci)], lambda f: shown[f.fact_id])
+    assert _options(labels, "Caterpillar E&T revenue in 2024?", company="Caterpillar") == \
+        [{et[1]}]

@@ -189,11 +189,15 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         # a name all of whose words are the measure's ("repurchases of common stock") is
         # the measure's, not Linde's CommonStockMember among its registered classes
         measures_own = bool(own_words) and own_words <= words - distinctive
+        # its initials as named or as printed ("Energy & Transportation" of Caterpillar's
+        # EnergyandTransportationMember, whose name runs two words together)
+        initialed = bool(initials & {_initials(split_name(member[1])),
+                                     _initials(labels.names.get(member, ""))} - {""})
         if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs and \
-                not measures_own or _initials(member[1]) in initials:
+                not measures_own or initialed:
             out.scored[member] = out.overall[member] = 1.0
             out.named[member] = coded.get(member[1]) or mwords & words
-            if _initials(member[1]) in initials:
+            if initialed:
                 out.initialed.add(member)
             continue
         if own_words & _DIRECTIONS - words:
@@ -356,10 +360,11 @@ def _proper_words(text: str) -> frozenset[str]:
     return frozenset(w for m in (*found, *_CAMEL_NAME.finditer(text)) for w in tokens(m.group(0)))
 
 
-def _initials(member: str) -> str:
-    """The initials of a member's name, in capitals ("FritoLayNorthAmerica": "FLNA"; two
-    words joined by "and": "EnergyAndTransportation", "ET", which only "E&T" writes)."""
-    said = [w for w in split_name(member).split() if w.lower() not in _NO_INITIAL - {"and"}]
+def _initials(name: str) -> str:
+    """The initials of a name, in capitals ("Frito Lay North America": "FLNA"; two words
+    joined by "and": "Energy & Transportation", "ET", which only "E&T" writes)."""
+    said = [w for w in re.findall(r"[A-Za-z]+", name.replace("&", " and "))
+            if w.lower() not in _NO_INITIAL - {"and"}]
     words = [w for w in said if w.lower() != "and"]
     joined = len(words) == 2 and len(said) == 3 and said[1].lower() == "and"
     return "".join(w[0] for w in words).upper() if len(words) >= 3 or joined else ""

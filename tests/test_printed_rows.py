@@ -21,11 +21,13 @@ from pipeline.rag.answers.filings.fact_labels import FactLabels, qualifiers, spl
 from pipeline.rag.answers.filings.measure_match import (
     Preference,
     labelled_items,
+    phrase_items,
     printed_as_named,
     quoted_rows,
     rows_named_as,
 )
 from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question import operation
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from retriever_trt.documents.model import Fact
@@ -125,6 +127,19 @@ def test_a_statement_row_saying_only_the_measure_comes_first():
     labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2023"), lambda f: True)
     found = labelled_items(frozenset({"debt"}), labels, facts)
     assert found[0].concepts == ("us-gaap:DebtLongtermAndShorttermCombinedAmount",)
+
+
+def test_an_operand_the_filing_tags_otherwise_is_read_by_its_label():
+    """Colgate tags its "Dividends paid" with no concept of the vocabulary's: its payout
+    ratio, "dividends paid (cash flow) as a % of net income", had read no operand."""
+    facts = [_flow("x:CashDividendsPaid", "1749e6"), _flow("us-gaap:NetIncomeLoss", "2300e6")]
+    rows = {"x:CashDividendsPaid": "Dividends paid", "us-gaap:NetIncomeLoss": "Net income"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2025"), lambda f: True)
+    query = parse_query("Dividend payout for Acme in 2025: dividends paid (cash flow) as a % of "
+                        "net income. One decimal.")
+    found = phrase_items(query.measure, labels, facts)
+    assert found["dividends paid"].concepts == ("x:CashDividendsPaid",)
+    assert "net income" not in found  # the vocabulary's own concept is tagged
 
 
 def test_a_count_of_people_is_no_amount_of_money_shares_or_age():

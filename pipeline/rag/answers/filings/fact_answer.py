@@ -200,8 +200,9 @@ class _Reader:
         self.missing_item: LineItem | None = None
 
     def item(self, name: str) -> LineItem | None:
-        """A formula's operand: a vocabulary item, or one the filing's labels resolved."""
-        found = BY_NAME.get(name) or self.phrases.get(name)
+        """A formula's operand: the item the filing's labels resolved it to (a phrase, or a
+        vocabulary item the filing tags otherwise), else the vocabulary's."""
+        found = self.phrases.get(name) or BY_NAME.get(name)
         if found is None and self.missing is None:
             self.missing = f"a figure labelled \"{name.removeprefix(PHRASE)}\""
         return found

@@ -212,6 +212,7 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     if not isinstance(measure, Metric):
         return {}
     out = {}
+    tagged = {f.concept for f in facts}
     for term in formula_terms(measure.expression()):
         name = term.item
         if name.startswith(PHRASE) and name not in out:
@@ -221,6 +222,12 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
                      if not _narrower(phrase, i.concepts[0], company)]
             if found or term.fallback:
                 out[name] = found[0] if found else BY_NAME[term.fallback]
+        elif name in BY_NAME and name not in out and not tagged & set(BY_NAME[name].concepts):
+            # the vocabulary names the operand but the filing tags it otherwise (Colgate's
+            # "Dividends paid"): its name meets the filing's labels, as a measure's does
+            found = labelled_items(frozenset(tokens(name)), labels, facts, stated_first=True)
+            if found:
+                out[name] = found[0]
     return out
 
 

@@ -72,7 +72,8 @@ _MODE_WORDS = frozenset(tokens("average change increase decrease between beginni
 MIN_NAMED_SHARE = 0.5
 # A bare "(A / B)" or "A as a percentage of B": the ask itself, not a definition.
 _BARE = re.compile(r"\(([^()]+/[^()]+)\)|"
-                   r"\b((?:[\w&'’,-]+ ){1,8}?as a (?:percentage|percent|%|share) of [\w&'’ -]+?)"
+                   r"\b((?:[\w&'’,-]+ |\([^()]*\) ){1,8}?as a (?:percentage|percent|%|share) of "
+                   r"[\w&'’ -]+?)"
                    r"(?:\bfor\b|\bin\b|\bat\b|[,.?;]|$)", re.I)
 # "operating income divided by interest expense", unbracketed or in a closing aside: the ask,
 # where the question names no metric of the vocabulary (its own definition reads its operands).

@@ -10,7 +10,7 @@ _HEAD = """<?xml version="1.0" encoding="utf-8"?>
 <html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL"
  xmlns:xbrli="http://www.xbrl.org/2003/instance" xmlns:xbrldi="http://xbrl.org/2006/xbrldi"
  xmlns:iso4217="http://www.xbrl.org/2003/iso4217" xmlns:dei="http://xbrl.sec.gov/dei/2024"
- xmlns:us-gaap="http://fasb.org/us-gaap/2024">
+ xmlns:us-gaap="http://fasb.org/us-gaap/2024" xmlns:x="http://example.com/x">
 <head><title>{ticker}-20241231</title></head><body>
 <div style="display:none"><ix:header><ix:hidden>
 <ix:nonNumeric contextRef="c-1" name="dei:DocumentType">10-K</ix:nonNumeric>
@@ -25,6 +25,7 @@ _HEAD = """<?xml version="1.0" encoding="utf-8"?>
 <xbrli:segment><xbrldi:explicitMember dimension="us-gaap:StatementBusinessSegmentsAxis">x:CloudMember</xbrldi:explicitMember></xbrli:segment></xbrli:entity>
 <xbrli:period><xbrli:startDate>{year}-01-01</xbrli:startDate><xbrli:endDate>{year}-12-31</xbrli:endDate></xbrli:period></xbrli:context>
 <xbrli:unit id="usd"><xbrli:measure>iso4217:USD</xbrli:measure></xbrli:unit>
+<xbrli:unit id="employee"><xbrli:measure>employee</xbrli:measure></xbrli:unit>
 </ix:resources></ix:header></div>
 <div><span>{name}</span></div>
 <div><span>For the fiscal year ended December 31, {year}</span></div>
@@ -43,7 +44,12 @@ _HEAD = """<?xml version="1.0" encoding="utf-8"?>
 {rd_row}<tr><td>Operating income (loss)</td><td></td><td><ix:nonFraction name="us-gaap:OperatingIncomeLoss" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="oi-1">{oi:,}</ix:nonFraction></td><td></td>
 <td>(</td><td><ix:nonFraction name="us-gaap:OperatingIncomeLoss" contextRef="c-0" unitRef="usd" decimals="-6" scale="6" sign="-" format="ixt:num-dot-decimal" id="oi-0">{loss0:,}</ix:nonFraction></td><td>)</td></tr>
 </table>
-</body></html>
+{staff_text}</body></html>
+"""
+
+# A head count tagged for the prior year only, and the current year's stated in the prose.
+_STAFF = """<div><span>At December 31, {prior} we had <ix:nonFraction name="x:NumberOfEmployees" contextRef="c-0" unitRef="employee" decimals="INF" format="ixt:num-dot-decimal" id="staff-0">{staff0:,}</ix:nonFraction> employees.</span></div>
+<div><span>As of December 31, {year}, our employee headcount worldwide was {staff:,}.</span></div>
 """
 
 
@@ -56,13 +62,17 @@ _COST_ROW = """<tr><td>Cost of revenue</td><td></td><td><ix:nonFraction name="us
 
 def write_filing(folder: Path, name: str, ticker: str, year: int, rev: int, rev0: int,
                  oi: int, loss0: int, cloud: int = 7, rd: int | None = None,
-                 cost: int | None = None) -> Path:
+                 cost: int | None = None, staff: tuple[int, int] | None = None) -> Path:
     """`rd`: a research and development row, tagged with a concept outside the answer
-    vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row)."""
+    vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row);
+    `staff`: (the year's head count, stated in prose only; the prior year's, tagged)."""
     path = folder / f"{ticker.lower()}-10-k-{year + 1}-02-01.htm"
     rows = ("" if rd is None else _RD_ROW.format(rd=rd)) + \
         ("" if cost is None else _COST_ROW.format(cost=cost))
+    staff_text = "" if staff is None else \
+        _STAFF.format(prior=year - 1, year=year, staff=staff[0], staff0=staff[1])
     path.write_text(_HEAD.format(name=name, ticker=ticker, year=year, prior=year - 1, rev=rev,
-                                 rev0=rev0, oi=oi, loss0=loss0, cloud=cloud, rd_row=rows),
+                                 rev0=rev0, oi=oi, loss0=loss0, cloud=cloud, rd_row=rows,
+                                 staff_text=staff_text),
                     encoding="utf-8")
     return path

@@ -95,6 +95,11 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
     ("What was Acme's employee headcount at year-end 2024?",
      "In 2024, over 13,000 of our employees took advantage of training, and as of December "
      "31, 2024, we employed 125,665 people full-time.", "125665"),
+    # "how many ... worked": the counted noun before a verb of working, the part asked
+    ("About how many of Acme's staff members worked outside the United States at the end of "
+     "2024?", "As of December 31, 2024, Acme had approximately 28,000 staff members in over "
+     "50 countries, including approximately 11,000 staff members outside the United States.",
+     "11000"),
     # the figure stated after what it counts, as its value (Tesla's 10-K)
     ("Acme's worldwide employee headcount at year-end 2024?",
      "As of December 31, 2024, our employee headcount worldwide was 125,665.", "125665"),

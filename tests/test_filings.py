@@ -368,3 +368,21 @@ def test_several_quarters_each_with_its_year_in_order():
     assert [(p.quarter, p.year) for p in q.periods] == [(2, 2026), (3, 2025)]
     q = parse_query("How much did X's revenue change from Q2 2024 to the first quarter of 2025?")
     assert [(p.quarter, p.year) for p in q.periods] == [(2, 2024), (1, 2025)]
+
+
+def test_a_count_no_fact_gives_is_left_to_the_prose(tmp_path):
+    """A head count tagged for the prior year only: the year asked is refused by the facts
+    with no reason that stops the text (Netflix's 302 million paid memberships, stated in its
+    prose only, had been refused so), and the tagged year is the fact's."""
+    write_filing(tmp_path, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35,
+                 staff=(125665, 120000))
+    answerer = FilingAnswerer(ingest(tmp_path)[0])
+
+    def ask(question: str):
+        query = answerer.parse(question)
+        return answerer.answer(query, answerer.scope(query, None))
+
+    got = ask("How many employees did Widget Corp have at the end of 2024?")
+    assert (got.short_answer, got.missing) == (None, None)
+    assert ask("How many employees did Widget Corp have at the end of 2023?").short_answer == \
+        "120000"

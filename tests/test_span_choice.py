@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 from test_text_answer import Store, ask
 
+from pipeline.rag.answers.compose import is_about
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import ShortAnswer, choose
 from pipeline.rag.answers.text.span_bounds import span_of
@@ -75,6 +76,18 @@ def test_a_percent_sign_or_what_share_asks_the_figure_not_the_sentence(question)
                         "The combined ratio of 101.0% in Q3 2023 rose on catastrophe losses.")
     assert (got.kind, got.scale) == ("amount", "percent")
     assert got.short_answer == ("84" if "share" in question else "101")
+
+
+def test_the_year_of_the_filing_asked_of_dates_no_sentence() -> None:
+    """"About how many paid memberships did Netflix have as of its 2024 10-K?": its prose's
+    "approximately 302 million paid memberships" names no year."""
+    q = parse_query("About how many paid memberships did Acme have as of its 2024 10-K (in "
+                    "millions)?")
+    assert Asked.of(q).years == frozenset()
+    answer = ShortAnswer("302", "million", quote="Acme is a leading service with approximately "
+                                                 "302 million paid memberships.")
+    assert is_about(answer, q)
+    assert not is_about(answer, parse_query("How many paid memberships did Acme have in 2024?"))
 
 
 def test_a_sentence_stating_the_percentage_asked_answers_without_its_operands() -> None:

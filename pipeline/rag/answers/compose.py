@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
+from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import (
@@ -62,7 +63,10 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     measure too ("headcount" is not answered from a sentence about depreciation in the same
     fiscal year; a place or a name needs no such word)."""
     sentence = answer.quote or ""
-    if not all(str(p.year) in sentence for p in query.periods if p.year is not None):
+    # the year of the filing asked of ("as of its 2024 10-K") dates no sentence
+    asked = named_filing(query.text).rest
+    if not all(str(p.year) in sentence for p in query.periods
+               if p.year is not None and str(p.year) in asked):
         return False
     number = answer.is_number()
     # a head count is told by the words a filing counts its people by ("36,000 employees")

@@ -298,8 +298,8 @@ class FilingAnswerer:
             return _undefined(query, info)
         computed = isinstance(query.measure, Metric) or query.operation in (
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
-        if result.value is None:
-            return _no_fact(result, info, tagged, computed)
+        if result.value is None:  # a count no fact gives may still be stated in the prose
+            return ShortAnswer() if counted else _no_fact(result, info, tagged, computed)
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         if asks_share_of_part(query):

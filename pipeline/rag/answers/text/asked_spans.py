@@ -19,12 +19,14 @@ from pipeline.rag.answers.text.span_words import Asked, same_word
 from pipeline.rag.answers.text.text_amounts import as_value, figures, near, respective, scale_of
 from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
-# "How many new stores did Home Depot open", "In how many countries are its products sold":
-# the counted noun phrase, before the verb.
+# "How many new stores did Home Depot open", "In how many countries are its products sold",
+# "how many of Amgen's staff members worked outside the United States": the counted noun
+# phrase, before the verb.
 _ASKS_COUNT = re.compile(
     r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:(?:in|across|among|over) )?"
     r"(?:(?:about|approximately|roughly|around|nearly|some|over|more than|fewer than) )?how many "
-    r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would)\b", re.I)
+    r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would|"
+    r"work(?:ed|s)?|serve[sd]?|operate[sd]?)\b", re.I)
 # "Tesla's headcount at year-end", "how big was Visa's workforce": a count of employees.
 _ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|employee count)\b",
                              re.I)

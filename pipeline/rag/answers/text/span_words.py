@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.years import years_in
 
@@ -73,7 +74,8 @@ class Asked:
         figures = {m.group(1).replace(",", "") for w in text.split()
                    if (m := _FIGURE.fullmatch(w))}
         said = tuple(w.strip("?,.\"“”").lower() for w in text.split())
-        years = tuple(years_in(text))
+        # the year of the filing asked of ("as of its 2024 10-K") dates no sentence
+        years = tuple(years_in(named_filing(text).rest))
         companies = frozenset(w for key in query.companies for w in key.split())
         return cls(text, query.words, years, frozenset(years), frozenset(figures), said,
                    companies, query.measure_words, query.unit)

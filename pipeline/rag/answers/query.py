@@ -98,11 +98,14 @@ class Query:
     def unnamed_text(self, keep: str | None = None) -> str:
         """The text with the companies' names blanked (but `keep`'s): a word of a name says
         nothing of what is asked ("Incorporated" of "UnitedHealth Group Incorporated")."""
-        text = self.text
-        for n in self.names:
-            if n.key != keep:
-                text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
-        return text
+        return _blanked(self.text, self.names, keep)
+
+
+def _blanked(text: str, names: tuple[NameSpan, ...], keep: str | None = None) -> str:
+    for n in names:
+        if n.key != keep:
+            text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
+    return text
 
 
 def _years_beside_a_date(periods: tuple[Period, ...], text: str,
@@ -175,17 +178,13 @@ def parse_measure(text: str, latest_year: int | None = None,
             or named_metric(named) or longest_named(named, LINE_ITEMS))
 
 
-def _measure_words(text: str, words: frozenset[str],
-                   companies: dict[str, list[str]]) -> frozenset[str]:
+def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[str]],
+                   names: tuple[NameSpan, ...]) -> frozenset[str]:
     # The companies' names as written and in full ("Properties" of "Boston Properties'",
-    # named by its first word alone).
+    # named by its first word alone); a word of a name said outside it too is the
+    # question's ("general" of "General Dynamics G&A expense").
     named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
-    # a word of a name said outside it too is the question's ("general" of "General
-    # Dynamics G&A expense")
-    unnamed = text
-    for n in name_spans(text, companies):
-        unnamed = unnamed[:n.start] + " " * (n.end - n.start) + unnamed[n.end:]
-    named -= set(tokens(unnamed))
+    named -= set(tokens(_blanked(text, names)))
     rest = spelled_out(joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text)))).lower()
     measure = frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w)
                         and w in rest and w not in named and w not in _NOT_MEASURE
@@ -259,7 +258,7 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     return Query(text, question, company, asked_periods, measure,
                  next(g for g in unit.groups() if g).lower().rstrip("s") if unit else None, decimals,
                  tuple(companies), filing.form, words,
-                 _measure_words(text, words, companies), filing.year,
+                 _measure_words(text, words, companies, names), filing.year,
                  _modifiers(text, measure, companies, names), names, filing.quarter,
                  tuple(replace(parse_query(side, aliases), company=key, companies=(key,))
                        for key, side in operand_clauses(text, names)))

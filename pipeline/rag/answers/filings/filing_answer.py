@@ -111,9 +111,11 @@ class FilingAnswerer:
             self.info = dict(getattr(self.store, "info", {}) or {})
             self._chunks = {c.chunk_id: c for d in self.info for c in self.store.document(d)}
             self._generation = getattr(self.store, "generation", 0)
-        # the names each filing writes its company by ("Disney"), read once a generation
-        self._written = {d: written_short_names(company_key(i.metadata.company),
-                                                (c.text for c in self.store.document(d)))
+        # the names each filing writes its company by ("Disney"), read once a document
+        known = getattr(self, "_written", {})
+        self._written = {d: known[d] if d in known else written_short_names(
+                             company_key(i.metadata.company),
+                             (c.text for c in self.store.document(d)))
                          for d, i in self.info.items()} if hasattr(self.store, "document") else {}
         self.aliases = self._aliases(self.info)
         # doc_id -> its facts read from its tables; a changed store may have replaced them

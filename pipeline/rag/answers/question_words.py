@@ -77,6 +77,8 @@ def joined_initials(text: str) -> str:
 def spelled_out(text: str) -> str:
     """The text with finance's ampersand shorthand in words ("G&A": "general and
     administrative")."""
+    if "&" not in text:  # tokens() runs on every label: most have none
+        return text
     return _SHORTHAND.sub(lambda m: SPELLED_OUT[m.group(1).lower()], text)
 
 

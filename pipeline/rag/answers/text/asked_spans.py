@@ -71,7 +71,7 @@ _SCALES = frozenset({"thousand", "million", "billion"})
 _NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                           re.I)
 # A figure's own words end at the next figure, a bracket or a clause break (not at the
-# comma of a date: "at June 30, 2019").
+# comma of a date: "at June 30, 2019"); the clause before it begins after the last one.
 _OWN_END = re.compile(r",(?!\s*\d{4}\b)|[;:()]|\s-\s|\.\s|\.$")
 # Of the words after a figure, this many at most are its own.
 OWN_WORDS = 8
@@ -80,8 +80,6 @@ OWN_WORDS = 8
 _STATED_AS = re.compile(r"\b(?:was|were|is|are|stood at|totall?ed|reached|numbered)\s+"
                         r"(?:(?:approximately|about|roughly|around|nearly|over|more than)\s+)?$",
                         re.I)
-# The clause before a figure begins after its last break (not the comma of a date).
-_CLAUSE_BREAK = re.compile(r",(?!\s*\d{4}\b)|[;:()]|\s-\s|\.\s")
 # A figure whose own words miss the counted noun answers when they restate this many of the
 # question's words ("27,100 | were engaged in research and development").
 MIN_RESTATED = 2
@@ -178,7 +176,7 @@ def _value(m: re.Match) -> tuple[str, str] | None:
 def _stated_after(before: str, heads: set[str] | frozenset[str]) -> bool:
     """Whether the clause before a figure names what is counted and states the figure as
     its value ("our employee headcount worldwide was")."""
-    clause = _CLAUSE_BREAK.split(before)[-1]
+    clause = _OWN_END.split(before)[-1]
     return _STATED_AS.search(clause) is not None and \
         any(_restates(w, h) for w in tokens(clause) for h in heads)
 

@@ -191,8 +191,8 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
         measures_own = bool(own_words) and own_words <= words - distinctive
         # its initials as named or as printed ("Energy & Transportation" of Caterpillar's
         # EnergyandTransportationMember, whose name runs two words together)
-        initialed = bool(initials & {_initials(split_name(member[1])),
-                                     _initials(labels.names.get(member, ""))} - {""})
+        initialed = bool(initials) and bool(initials & {
+            _initials(split_name(member[1])), _initials(labels.names.get(member, ""))})
         if member[1] in coded or len(joined) >= MIN_COMPACT and joined in runs and \
                 not measures_own or initialed:
             out.scored[member] = out.overall[member] = 1.0

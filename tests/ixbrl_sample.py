@@ -52,6 +52,10 @@ _STAFF = """<div><span>At December 31, {prior} we had <ix:nonFraction name="x:Nu
 <div><span>As of December 31, {year}, our employee headcount worldwide was {staff:,}.</span></div>
 """
 
+# A charge tagged in the prose as written, to the hundred million ($2.4 billion: decimals -8).
+_CHARGE = """<div><span>In {year} we recorded impairment charges of $<ix:nonFraction name="us-gaap:AssetImpairmentCharges" contextRef="c-1" unitRef="usd" decimals="-8" scale="9" format="ixt:num-dot-decimal" id="imp-1">2.4</ix:nonFraction> billion.</span></div>
+"""
+
 
 _RD_ROW = """<tr><td>Research and development</td><td></td><td><ix:nonFraction name="us-gaap:ResearchAndDevelopmentExpenseSoftwareExcludingAcquiredInProcessCost" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="rd-1">{rd:,}</ix:nonFraction></td><td></td><td></td><td>—</td></tr>
 """
@@ -62,15 +66,20 @@ _COST_ROW = """<tr><td>Cost of revenue</td><td></td><td><ix:nonFraction name="us
 
 def write_filing(folder: Path, name: str, ticker: str, year: int, rev: int, rev0: int,
                  oi: int, loss0: int, cloud: int = 7, rd: int | None = None,
-                 cost: int | None = None, staff: tuple[int, int] | None = None) -> Path:
+                 cost: int | None = None, staff: tuple[int, int] | None = None,
+                 charge: tuple[str, ...] | None = None) -> Path:
     """`rd`: a research and development row, tagged with a concept outside the answer
     vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row);
-    `staff`: (the year's head count, stated in prose only; the prior year's, tagged)."""
+    `staff`: (the year's head count, stated in prose only; the prior year's, tagged);
+    `charge`: a $2.4 billion impairment charge tagged in a sentence, and these sentences."""
     path = folder / f"{ticker.lower()}-10-k-{year + 1}-02-01.htm"
     rows = ("" if rd is None else _RD_ROW.format(rd=rd)) + \
         ("" if cost is None else _COST_ROW.format(cost=cost))
     staff_text = "" if staff is None else \
         _STAFF.format(prior=year - 1, year=year, staff=staff[0], staff0=staff[1])
+    if charge is not None:
+        staff_text += _CHARGE.format(year=year) + \
+            "".join(f"<div><span>{sentence}</span></div>\n" for sentence in charge)
     path.write_text(_HEAD.format(name=name, ticker=ticker, year=year, prior=year - 1, rev=rev,
                                  rev0=rev0, oi=oi, loss0=loss0, cloud=cloud, rd_row=rows,
                                  staff_text=staff_text),

@@ -34,6 +34,7 @@ from pipeline.rag.answers.filings.cover.cover_answer import answer_from_cover
 from pipeline.rag.answers.filings.fact_answer import FactResult, answer_from_facts
 from pipeline.rag.answers.filings.fact_citations import cited_answer
 from pipeline.rag.answers.filings.fact_labels import FactLabels
+from pipeline.rag.answers.filings.finer_figure import as_stated_finer, prose_sentences
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
 )
@@ -120,6 +121,7 @@ class FilingAnswerer:
         self.aliases = self._aliases(self.info)
         # doc_id -> its facts read from its tables; a changed store may have replaced them
         self._read: dict[str, Any] = {}
+        self._sentences: dict[str, list[str]] = {}
         self._labels: dict[str, FactLabels] = {}
         self._parts = PartAnswers(self.store, self._chunks, self.labels_of, self._shown_at)
         self._businesses: dict[str, frozenset[frozenset[str]]] = {}  # doc_id -> its segments
@@ -324,7 +326,15 @@ class FilingAnswerer:
         if why is not None:  # a count no fact gives may still be stated in the prose
             return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
                                                               missing=why)
-        return cited_answer(result, info, computed, tagged, self._chunks)
+        return as_stated_finer(cited_answer(result, info, computed, tagged, self._chunks),
+                               result, query, lambda: self._sentences_of(info.doc_id))
+
+    def _sentences_of(self, doc_id: str) -> list[str]:
+        """The sentences of a document's prose (split once, on the first question needing
+        them)."""
+        if doc_id not in self._sentences:
+            self._sentences[doc_id] = prose_sentences(self.store.document(doc_id))
+        return self._sentences[doc_id]
 
     def _unknown_name(self, query: Query, info: Any) -> str | None:
         """Why no number: the question names something ("WhatsApp") that no label of the

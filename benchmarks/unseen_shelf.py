@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -102,6 +102,18 @@ quarter (ended July 1, 2023; three- and nine-month columns) -- and the 2023 10-K
 Dynamics and Colgate-Palmolive. The repository lists more companies (Bank of America,
 JPMorgan, Goldman Sachs, Morgan Stanley, Schwab, Microsoft...), but the mirror holds none of
 their documents.
+
+`--set 10` copies a tenth shelf into engines/unseen-shelf10/ (SHELF10; questions in
+benchmarks/data/filings_heldout10.jsonl, analyst-style): five filings of five more companies,
+none among the 25 development filings, shelves 1-9 nor the PDF shelves (FinanceBench's
+companies included: the same snapshot's American Express, Kraft Heinz, 3M, Pfizer and Ford
+filings are left out for that), from the ninth shelf's repository at the same commit
+(3ebd96c), named by FORM/TICKER/ACCESSION as there: three 10-Qs -- Chevron's (an oil and gas
+company) and UPS's for the quarter ended June 30, 2023 (three- and six-month columns) and
+Walgreens Boots Alliance's fiscal 2023 third quarter (ended May 31, 2023; three- and
+nine-month columns) -- and two 10-Ks of fiscal years not ending in December: Johnson
+Controls International's fiscal 2024 (year ended September 30, 2024) and J. M. Smucker's
+fiscal 2024 (April 30, 2024).
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -249,14 +261,30 @@ _SHELF9_FOLDERS = {
     "GD_10-K_2023-12-31": "10-K/GD/0000040533-24-000007",
     "CL_10-K_2023-12-31": "10-K/CL/0000021665-24-000003",
 }
-SHELF9 = {name: (_SEC_PARSER_DATA, _SEC_PARSER_DATA_HEAD, f"{folder}/primary-document.html")
-          for name, folder in _SHELF9_FOLDERS.items()}
+
+
+def _sec_parser_shelf(folders: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+    """A shelf of the parser test data's primary documents, by name and folder."""
+    return {name: (_SEC_PARSER_DATA, _SEC_PARSER_DATA_HEAD, f"{folder}/primary-document.html")
+            for name, folder in folders.items()}
+
+
+SHELF9 = _sec_parser_shelf(_SHELF9_FOLDERS)
+OUT10 = ROOT / "engines" / "unseen-shelf10"
+# The tenth shelf: the same repository and commit, the same naming.
+SHELF10 = _sec_parser_shelf({
+    "CVX_10-Q_2023-06-30": "10-Q/CVX/0000093410-23-000079",
+    "UPS_10-Q_2023-06-30": "10-Q/UPS/0001090727-23-000038",
+    "WBA_10-Q_2023-05-31": "10-Q/WBA/0001618921-23-000043",
+    "JCI_10-K_2024-09-30": "10-K/JCI/0000833444-24-000064",
+    "SJM_10-K_2024-04-30": "10-K/SJM/0000091419-24-000054",
+})
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
-           8: (SHELF8, OUT8), 9: (SHELF9, OUT9)}
+           8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

@@ -28,7 +28,8 @@ COVERS = [("3M COMPANY", "MMM"), ("THE COCA-COLA COMPANY", "KO"),
           ("PG&E CORPORATION", "PCG"), ("Block, Inc.", "SQ"), ("Best Buy Co., Inc.", "BBY"),
           ("Costco Wholesale Corporation", "COST"), ("eBay Inc.", "EBAY"),
           ("Ford Motor Company", "F"), ("T-MOBILE US, INC.", "TMUS"),
-          ("Mondelēz International, Inc.", "MDLZ"), ("LAM RESEARCH CORPORATION", "LRCX")]
+          ("Mondelēz International, Inc.", "MDLZ"), ("LAM RESEARCH CORPORATION", "LRCX"),
+          ("JOHNSON CONTROLS INTERNATIONAL PLC", "JCI")]
 ALIASES = company_aliases(COVERS)
 
 
@@ -47,6 +48,8 @@ ALIASES = company_aliases(COVERS)
     ("Mondelez", "mondelez international"), ("Mondelēz", "mondelez international"),
     ("Mondelēz International", "mondelez international"),  # accents as typed or not
     ("Lam", "lam research"),  # three letters, as a possessive
+    # without the last word people leave out ("Johnson" alone is too common a first word)
+    ("Johnson Controls", "johnson controls international"),
 ])
 def test_a_name_as_people_write_it(name: str, key: str) -> None:
     assert find_company(f"What was {name}'s total revenue in FY 2021?", ALIASES) == key

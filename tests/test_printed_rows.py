@@ -250,6 +250,13 @@ def test_the_segments_total_is_not_the_companys_figure():
                                ("us-gaap:StatementBusinessSegmentsAxis", "x:MarmaxxMember")))
     assert qualifiers(total) == frozenset(total.dimensions)
     assert qualifiers(segment) == {("us-gaap:StatementBusinessSegmentsAxis", "x:MarmaxxMember")}
+    # so does the reportable subsegments' member the taxonomy pairs with it (Caterpillar's
+    # segment profit had answered no question naming its segment)
+    profit = Fact("c", "us-gaap:OperatingIncomeLoss", Decimal("1803e6"), "USD",
+                  date(2023, 6, 30), date(2023, 4, 1),
+                  dimensions=(*segment.dimensions, ("us-gaap:SubsegmentsConsolidationItemsAxis",
+                                                    "us-gaap:ReportableSubsegmentsMember")))
+    assert qualifiers(profit) == qualifiers(segment)
 
 
 def test_the_row_named_as_asked_only_beside_the_vocabularys_own_row():

@@ -4,7 +4,8 @@ the filings' companies (`filters.company_key`: no legal words, punctuation or "T
 The aliases of a registrant (`company_aliases`), from its name on the cover and its symbol:
 
 - its key, when of two words or more ("coca cola" of "The Coca-Cola Company") or led by a
-  digit ("3m" of "3M COMPANY"), its words run together ("footlocker", "cocacola"), a
+  digit ("3m" of "3M COMPANY"), without a last word people leave out ("johnson controls" of
+  "Johnson Controls International plc"), its words run together ("footlocker", "cocacola"), a
   one-letter first word with the next ("t mobile" of "T-Mobile US, Inc."), its
   possessive without the apostrophe ("mcdonalds" of "McDonald's Corporation") and "J&J" of
   "Johnson & Johnson": in any case;
@@ -49,6 +50,9 @@ _POSSESSIVE = "'s"
 # Words an initialism leaves out ("Bank of America" is "BA" no more than "BOA").
 _NOT_INITIALS = frozenset({"and", "of", "the", "for"})
 MIN_INITIALS = 3
+# A name's last word people leave out when they write it ("Johnson Controls International
+# plc", "Philip Morris International", "Hilton Worldwide Holdings").
+_DROPPED_LAST = frozenset({"international", "holdings", "holding", "group", "worldwide"})
 # Where a one-letter capital is a symbol: "ticker F", "symbol: F", "(NYSE: F)".
 _SYMBOL_BEFORE = re.compile(r"\b(?i:ticker|symbol|nyse|nasdaq)\s*:?\s*\(?([A-Z])\b")
 # Names people write that no cover prints, by the company key they name.
@@ -129,6 +133,8 @@ def company_aliases(names: Iterable[tuple[str, str]]) -> dict[str, str]:
             if len(words) > 2 and len(words[0]) == 1 and second.isalpha() and len(second) > 1 \
                     and second != "and":
                 out.setdefault(" ".join(words[:2]), key)  # "T-Mobile" of "T-Mobile US"
+        if len(words) > 2 and words[-1] in _DROPPED_LAST:
+            out.setdefault(" ".join(words[:-1]), key)  # "Johnson Controls" of "... International"
         unquoted = company_key(re.sub(r"['’]", "", name))
         if unquoted != key:  # "McDonald's" written "McDonalds"
             out.setdefault(unquoted if " " in unquoted else unquoted.capitalize(), key)

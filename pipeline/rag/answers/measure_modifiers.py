@@ -30,6 +30,9 @@ last prior previous prior-year current-year same full-year ytd yoy year-over-yea
 what which how much segment segmental reportable division worldwide global operating
 trade before after into under over up through via use using calculate calculating closing new final
 revised main basic diluted""".split())
+# "dividends paid on preferred shares", "dividends JCI paid to preference shareholders".
+_CLASS_AFTER = re.compile(r"(?:\s+[\w&'’.]+){0,3}?\s+(?:on|to)\s+(?:the\s+|its\s+|their\s+)?"
+                          r"(preferred|preference)\s+(?:stock|shares?|stockholders|shareholders)\b")
 _BEFORE = re.compile(r"([\w&'’]+(?:-[\w&'’]+)*)(?:\s+|-)$")
 
 
@@ -46,11 +49,18 @@ def measure_modifiers(text: str, item: LineItem, ignore: frozenset[str] = frozen
             if _inside_longer(low, m, item):
                 continue
             words = [w for w in _words_before(low, m.start())
-                     if w not in ignore and w not in NOT_NARROWING]
+                     if w not in ignore and w not in NOT_NARROWING] + _class_after(low, m.end())
             if not words:
                 return frozenset()
             found.update(words)
     return frozenset(found)
+
+
+def _class_after(low: str, at: int) -> list[str]:
+    """The class of stock a measure is narrowed to after its name ("dividends paid on
+    preferred shares"): the company's preferred, never its common, the figure's whole."""
+    after = _CLASS_AFTER.match(low, at)
+    return tokens(after.group(1)) if after else []
 
 
 def _words_before(low: str, at: int) -> list[str]:

@@ -26,12 +26,13 @@ _FILING_YEAR = re.compile(
     rf"\b(?:10-?k|annual report)\s+(?:for|of)\s+((?:the\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)?"
     rf"['’]?({YEAR_DIGITS}))\b", re.I)
 
-# "its Q3 FY24 10-Q", "the second-quarter fiscal 2025 10-Q", "its 10-Q for the third quarter
-# of fiscal 2024": the quarterly report to read, by its fiscal quarter and year.
+# "its Q3 FY24 10-Q", "the second-quarter fiscal 2025 10-Q", "the Q2 2023 10-Q", "its 10-Q for
+# the third quarter of fiscal 2024": the quarterly report to read, by its fiscal quarter and
+# year (a year of two digits only after "fiscal" or "FY").
 _QUARTER_NAME = r"(q[1-4]|first|second|third|fourth)"
 _FILING_QUARTER = re.compile(
-    rf"\b{_QUARTER_NAME}(?:[- ](?:fiscal[- ])?quarter)?,?\s+(?:of\s+)?(?:fiscal(?:\s+year)?\s*|"
-    r"fy\s*)['’]?(\d{4}|\d{2})\s+(?:form\s+)?(?:10-?q|quarterly report)\b|"
+    rf"\b{_QUARTER_NAME}(?:[- ](?:fiscal[- ])?quarter)?,?\s+(?:of\s+)?(?:(?:fiscal(?:\s+year)?\s*|"
+    r"fy\s*)['’]?(\d{4}|\d{2})|(\d{4}))\s+(?:form\s+)?(?:10-?q|quarterly report)\b|"
     rf"\b(?:10-?q|quarterly report)\s+(?:for|of)\s+(?:the\s+)?{_QUARTER_NAME}(?:[- ](?:fiscal\s+)?"
     r"quarter)?\s+(?:of\s+)?(?:fiscal(?:\s+year)?\s*|fy\s*)?['’]?(\d{4}|\d{2})\b", re.I)
 

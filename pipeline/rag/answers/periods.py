@@ -18,6 +18,7 @@ from enum import Enum
 from pipeline.rag.answers.named_filing import QUARTER_WORDS
 from pipeline.rag.answers.question_words import calendar_years, fiscal_years, named_dates, named_years
 from retriever_trt.documents.filing.metadata import parse_date
+from retriever_trt.documents.years import CENTURY
 
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) (?:fiscal )?quarter\b",
                       re.I)
@@ -29,7 +30,7 @@ _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9
 # Analysts' shorthand "9M 2023", "6M", "1H23", "H1 2023" is the first nine or six months too
 # ("3M" is no period: it is a company).
 _YEAR_TO_DATE = re.compile(r"\bfirst (half|six months|nine months|three quarters)\b|"
-                           r"\b(9M|6M|1H|H1)(?=\b|\d{2}\b)", re.I)
+                           r"\b(9M|6M|1H|H1)(?:\b|(\d{2})\b)", re.I)
 _YTD_MONTHS = {"half": 6, "six months": 6, "nine months": 9, "three quarters": 9, "9m": 9,
                "6m": 6, "1h": 6, "h1": 6}
 # "year-to-date revenue through March 31, 2025", "YTD": the months from the fiscal year's start
@@ -45,7 +46,11 @@ _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 _MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _MONTH_QUARTER = re.compile(rf"\b{_MONTH_NAME} (\d{{4}})[- ]quarter\b|"
                             rf"\bquarter end(?:ed|ing) (?:in )?{_MONTH_NAME},? (\d{{4}})\b", re.I)
-_INSTANT = re.compile(r"\b(?:as of|at the end of|at year[- ]end|as at|at)\b", re.I)
+# "at" only before a date or a number ("at June 30, 2024"), not "net sales at J.M. Smucker".
+_INSTANT = re.compile(rf"\b(?:as of|at the end of|at year[- ]end|as at)\b|\bat (?={_MONTH_NAME} \d|\d)",
+                      re.I)
+# "fiscal 2023 (year ended April 30, 2023)": a year to the date, never a balance at it.
+_YEAR_ENDED = re.compile(r"\b(?:fiscal )?years? end(?:ed|ing)\b", re.I)
 
 
 class PeriodKind(Enum):
@@ -94,7 +99,8 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     ytd = _YEAR_TO_DATE.search(text)
     if ytd:
         n = _YTD_MONTHS[(ytd.group(1) or ytd.group(2)).lower()]
-        years = named_years(text)
+        # "1H23": the year's last two digits written onto the shorthand
+        years = [CENTURY + int(ytd.group(3))] if ytd.group(3) else named_years(text)
         if dates:
             return tuple(Period(PeriodKind.MONTHS, d.year, None, d, n) for d in dates)
         return tuple(Period(PeriodKind.MONTHS, y, None, None, n) for y in years)
@@ -119,7 +125,8 @@ def parse_periods(text: str) -> tuple[Period, ...]:
         return tuple(Period(PeriodKind.QUARTER, y, q, None, 3) for y in dict.fromkeys(years)) or \
             (Period(PeriodKind.QUARTER, None, q, None, 3),)
     if dates:
-        kind = PeriodKind.INSTANT if _INSTANT.search(text) else PeriodKind.YEAR
+        kind = PeriodKind.INSTANT if _INSTANT.search(text) and not _YEAR_ENDED.search(text) \
+            else PeriodKind.YEAR
         return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
                      for d in dates)
     if in_month := _MONTH_QUARTER.findall(text):  # "the March 2025 quarter", no date named

@@ -64,9 +64,10 @@ _FISCAL_YEAR = re.compile(rf"\b(?:fiscal(?: year)?|fy)\s*['’]?({YEAR_DIGITS}|\
 
 
 # Stems that name the same thing in a filing's labels (`label_stems`): "dividends paid" are
-# us-gaap:PaymentsOfDividendsCommonStock.
+# us-gaap:PaymentsOfDividendsCommonStock; an Irish or British company's "ordinary shares" are
+# its common stock.
 SAME_STEMS = {"stock": "shar", "stockholder": "shareholder", "comp": "compensat",
-              "paid": "payment", "pay": "payment"}
+              "paid": "payment", "pay": "payment", "ordinary": "common"}
 
 
 def joined_initials(text: str) -> str:

@@ -43,10 +43,14 @@ MAX_LISTED = 12
 # a segment's revenue is tagged with its member and OperatingSegmentsMember alike. Alone,
 # the member tags the segments' total, which is not the company's figure (TJX's "Segment
 # profit" is no operating income).
+# So is the reportable subsegments' member of the subsegments axis, which the taxonomy pairs
+# with it (Caterpillar tags each segment's profit with its segment's member and both).
 # So is the plain "Common Stock" member of the class-of-stock axis: the company's common
 # stock, no class of it (Mondelez tags its cover's trading symbol with it, its shares
 # outstanding with no member).
 NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember"),
+                             ("us-gaap:SubsegmentsConsolidationItemsAxis",
+                              "us-gaap:ReportableSubsegmentsMember"),
                              ("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonStockMember")})
 # Words a member's name carries that name no part of the company.
 _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})

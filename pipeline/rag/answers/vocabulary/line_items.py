@@ -67,13 +67,18 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("operating expenses", _g("OperatingExpenses", "CostsAndExpenses"), F,
              ("total operating expenses", "opex", "total costs and expenses"), outflow=True),
     LineItem("operating income", _g("OperatingIncomeLoss"), F,
-             ("operating profit", "income from operations", "operating loss",
+             ("operating profit", "operating earnings", "income from operations", "operating loss",
               "operating income (loss)", "income (loss) from operations", "loss from operations")),
     LineItem("pretax income", _g(
         "IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
         "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments"),
         F, ("income before income taxes", "income before provision for income taxes",
-            "pre-tax income", "earnings before income taxes", "income before taxes")),
+            "pre-tax income", "earnings before income taxes", "income before taxes",
+            # the continuing operations' own, as most statements print it; and the operand
+            # of an effective tax rate a question defines
+            "income from continuing operations before income taxes",
+            "earnings from continuing operations before income taxes",
+            "income before income tax expense", "income before income tax")),
     LineItem("income tax expense", _g("IncomeTaxExpenseBenefit"), F,
              ("provision for income taxes", "income taxes", "tax expense", "income tax provision")),
     # the company's own share first: Thermo Fisher tags its "Net income attributable to
@@ -82,6 +87,7 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("net income", _g("NetIncomeLoss", "NetIncomeLossAvailableToCommonStockholdersBasic",
                               "ProfitLoss"), F,
              ("net earnings", "net profit", "net loss", "net income attributable", "profit",
+              "earnings",
               "bottom line", "net income (loss)", "net income (loss) attributable")),
     # ASC 810's consolidated net income: before the noncontrolling interests' share (a company
     # with none tags NetIncomeLoss alone, the same figure); and that share on its own
@@ -98,10 +104,10 @@ LINE_ITEMS: tuple[LineItem, ...] = (
               "noncontrolling interests' share of net income")),
     LineItem("diluted eps", _g("EarningsPerShareDiluted"), F,
              ("diluted earnings per share", "earnings per diluted share", "diluted net income per share",
-              "eps diluted", "diluted loss per share"), per_share=True),
+              "eps diluted", "diluted loss per share", "diluted earnings"), per_share=True),
     LineItem("basic eps", _g("EarningsPerShareBasic"), F,
              ("basic earnings per share", "earnings per share", "eps", "basic net income per share",
-              "basic loss per share"),
+              "basic loss per share", "basic earnings"),
              per_share=True),
     # Share counts: flows (a period's weighted average), in shares, not dollars.
     LineItem("diluted weighted-average shares", _g("WeightedAverageNumberOfDilutedSharesOutstanding"),

@@ -11,8 +11,10 @@ after normalization (case, punctuation, articles, whitespace); a list gold (ever
 symbol on a cover) when the short answer's spans (a list, or one string split at commas,
 semicolons and "and") equal it as a set after that normalization; a compare gold that
 names a company when the short answer names that company, legal suffixes and the like
-dropped ("Meta Platforms, Inc." names "Meta"). An absent gold (null: the filing does not
-hold the figure) is right only when the short answer is empty.
+dropped ("Meta Platforms, Inc." names "Meta"), or gives the trading symbol a shelf names its
+filing by ("JCI" of JCI_10-K_2024-09-30.htm, where the question wrote "JCI"). An absent
+gold (null: the filing does not hold the figure) is right only when the short answer is
+empty.
 
 A wrong number shown: the response gives a number where the gold is null or a different
 number (`wrong_number`); what the eval counts as the worst answer there is.
@@ -136,9 +138,19 @@ def company_key(name: str) -> str:
     return " ".join(words)
 
 
-def names_company(short: Any, gold: str) -> bool:
+def names_company(short: Any, gold: str, record: dict | None = None) -> bool:
+    """Whether the short answer names the gold's company: by its name, or by the trading
+    symbol its filing is named with on a shelf (TICKER_FORM_PERIODEND.htm), as a question
+    naming "JCI" is answered "JCI"."""
     text = _single(short)
-    return text is not None and company_key(text) == company_key(gold)
+    if text is None:
+        return False
+    if company_key(text) == company_key(gold):
+        return True
+    record = record or {}
+    return any(company_key(name) == company_key(gold) and text == doc.split("_")[0]
+               for name, doc in zip(record.get("operands", ()), record.get("doc_ids", ()),
+                                    strict=False))
 
 
 def is_right(record: dict, response: dict) -> bool:
@@ -150,7 +162,7 @@ def is_right(record: dict, response: dict) -> bool:
         return spans_right(short, gold)
     if record.get("unit", "") in TEXT_UNITS:
         if record["type"] == "compare":
-            return names_company(short, gold)
+            return names_company(short, gold, record)
         return text_right(short, gold)
     # a gold given without its rounding (a count read from prose) is as precise as written
     decimals = record["decimals"]

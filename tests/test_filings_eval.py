@@ -253,6 +253,14 @@ def test_compare_gold_names_the_company(short, right):
     assert is_right(PICK, {"short_answer": short, "scale": ""}) is right
 
 
+@pytest.mark.parametrize("short, right", [("JCI", True), ("SJM", False), ("jci", False)])
+def test_compare_gold_named_by_its_filings_symbol(short, right):
+    """"JCI (September 30, 2024) or Smucker: which held more cash?" answered "JCI"."""
+    record = {**PICK, "answer": "Johnson Controls", "operands": ["Johnson Controls", "Smucker"],
+              "doc_ids": ["JCI_10-K_2024-09-30.htm", "SJM_10-K_2024-04-30.htm"]}
+    assert is_right(record, {"short_answer": short, "scale": ""}) is right
+
+
 def test_company_key_drops_legal_suffixes_not_names():
     assert company_key("The Coca-Cola Company") == company_key("Coca-Cola") == \
         company_key("COCA COLA CO") == "coca cola"  # the registrant's conformed name

@@ -142,6 +142,28 @@ def test_an_operand_the_filing_tags_otherwise_is_read_by_its_label():
     assert "net income" not in found  # the vocabulary's own concept is tagged
 
 
+def test_an_operand_tagged_only_in_a_note_is_read_by_its_statements_label():
+    """Chevron tags us-gaap:LongTermDebt only with a fair-value note's dimension and prints
+    its balance sheet's "Long-term debt" otherwise; JCI prints its dividends paid as "Payment
+    of cash dividends", whose "cash" narrows nothing: both operands had read no figure."""
+    def balance(concept: str, value: str, *dimensions: tuple[str, str]) -> Fact:
+        return Fact(concept + str(len(dimensions)), concept, Decimal(value), "USD",
+                    date(2023, 6, 30), dimensions=dimensions)
+
+    note = ("us-gaap:FairValueByMeasurementBasisAxis", "us-gaap:CarryingReportedAmountMember")
+    facts = [balance("us-gaap:LongTermDebt", "15300e6", note),
+             balance("x:LongTermDebtIncludingCurrent", "20245e6"),
+             _flow("us-gaap:PaymentsOfDividendsCommonStock", "1000e6")]
+    rows = {"x:LongTermDebtIncludingCurrent": "Long-term debt", "us-gaap:LongTermDebt": "Debt",
+            "us-gaap:PaymentsOfDividendsCommonStock": "Payment of cash dividends"}
+    labels = FactLabels.of(facts, lambda f: (rows[f.concept], "2023"), lambda f: True)
+    query = parse_query("Acme leverage: long-term debt / payment of cash dividends, x")
+    found = phrase_items(query.measure, labels, facts)
+    assert found["long-term debt"].concepts == ("x:LongTermDebtIncludingCurrent",)
+    assert found["phrase:payment of cash dividends"].concepts == \
+        ("us-gaap:PaymentsOfDividendsCommonStock",)
+
+
 def test_a_count_of_people_is_no_amount_of_money_shares_or_age():
     """Stryker tags "Employee related liabilities" in dollars, Home Depot its employees' age
     in "yearOld" and an employee stock purchase plan's shares, AT&T its cover's number of

@@ -152,6 +152,11 @@ def test_several_companies_are_answered_each_from_its_own_filing(answerer, quest
     # "the ratio of A's X to B's Y": 6.08 / 2.94
     ("Ratio of Apple's fiscal 2024 diluted EPS to NVIDIA's fiscal 2025 diluted EPS (x, two "
      "decimals).", "2.07", ""),
+    # "A as a fraction / percentage of B": 391,035 / 130,497
+    ("Apple's fiscal 2024 net sales as a fraction of NVIDIA's fiscal 2025 revenue (x, two "
+     "decimals).", "3", ""),
+    ("Apple's fiscal 2024 net sales as a percentage of NVIDIA's fiscal 2025 revenue, one "
+     "decimal.", "299.7", "percent"),
 ])
 def test_each_company_operand_is_read_from_its_own_side_of_the_operator(answerer, question,
                                                                        value, scale):

@@ -11,6 +11,7 @@ from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.periods import PeriodKind
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import label_stems, tokens
+from pipeline.rag.answers.vocabulary.formula import terms
 
 
 @pytest.mark.parametrize("text, kind, months, year, end", [
@@ -70,3 +71,27 @@ def test_ordinary_shares_are_common_stock_in_a_filings_labels():
     """Johnson Controls' "ordinary shares outstanding" had read no cover fact."""
     assert label_stems(tokens("ordinary shares outstanding")) == \
         label_stems(tokens("common stock outstanding"))
+
+
+_JCI = {"JCI": "johnson controls international",
+        "johnson controls": "johnson controls international", "j m smucker": "j m smucker"}
+
+
+def test_a_name_written_with_initials_and_a_verb_of_carrying_are_no_measure_words():
+    """"J.M. Smucker" had left "jm" (and "carried" stayed) among the measure words: no label
+    held them, and neither company's goodwill was read."""
+    query = parse_query("Which carried more goodwill: Johnson Controls or J.M. Smucker?", _JCI)
+    assert query.measure_words == {"goodwill"}
+
+
+@pytest.mark.parametrize("text, operands", [
+    # the company a definition names is the question's; the unit after a dash ends it
+    ("JCI dividend payout ratio for fiscal 2024: payment of cash dividends / net income "
+     "attributable to Johnson Controls, in %, one decimal.",
+     ["phrase:payment of cash dividends", "net income"]),
+    ("JCI debt-to-equity, defined as (short-term debt + long-term debt) / total Johnson "
+     "Controls shareholders' equity — x, two decimals.",
+     ["phrase:short-term debt", "long-term debt", "total shareholders' equity"]),
+])
+def test_a_definitions_operands(text, operands):
+    assert [t.item for t in terms(parse_query(text, _JCI).measure.expression())] == operands

@@ -3,9 +3,10 @@ period: "Apple's gross margin % for the nine months ended June 29, 2024 (gross m
 net sales) minus NVIDIA's fiscal 2023 gross margin % (gross profit / revenue)", "Apple's
 operating income for the March 2025 quarter divided by the operating income of Intel's Client
 Computing Group for 2024", "(RTX capital expenditures plus Netflix purchases of property and
-equipment)", "the ratio of General Dynamics' 2023 diluted EPS to Colgate-Palmolive's". Each
-side of the operator is one company's own question, read apart from the other's; a side that
-names no company, or both, leaves the question whole.
+equipment)", "UPS's Q2 2023 revenue as a fraction of Walgreens' sales", "the ratio of General
+Dynamics' 2023 diluted EPS to Colgate-Palmolive's". Each side of the operator is one company's
+own question, read apart from the other's; a side that names no company, or both, leaves the
+question whole.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import re
 from pipeline.rag.answers.company_names import NameSpan
 
 # The operators that set one company's figure against another's, written between them.
-OPERATOR = re.compile(r"\bminus\b|\bdivided by\b|\bplus\b|÷", re.I)
+OPERATOR = re.compile(r"\bminus\b|\bdivided by\b|\bplus\b|÷|"
+                      r"\bas an? (?:percentage|percent|%|fraction|proportion|share) of\b", re.I)
 # "The ratio of General Dynamics' diluted EPS to Colgate-Palmolive's": its "to" divides.
 _RATIO_OF = re.compile(r"\bratio of\b", re.I)
 _TO = re.compile(r"\bto\b", re.I)

@@ -184,6 +184,7 @@ def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[s
     # named by its first word alone); a word of a name said outside it too is the
     # question's ("general" of "General Dynamics G&A expense").
     named = {w for key, aliases in companies.items() for a in (key, *aliases) for w in tokens(a)}
+    named |= {w for n in names for w in tokens(text[n.start:n.end])}  # "jm" of "J.M. Smucker"
     named -= set(tokens(_blanked(text, names)))
     rest = spelled_out(joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text)))).lower()
     measure = frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w)
@@ -221,8 +222,11 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     if dec:
         word = (dec.group(1) or dec.group(2) or dec.group(3) or "").lower()
         decimals = int(word) if word.isdigit() else _DECIMAL_WORDS.get(word)
-    # A definition's words ("average", "change in", its years) are the metric's, not the ask.
-    definitions = stated_definitions(text)
+    companies = find_companies(text, aliases or {})
+    names = tuple(name_spans(text, companies))
+    # A definition's words ("average", "change in", its years) are the metric's, not the ask;
+    # a company it names is the question's ("net income attributable to Johnson Controls").
+    definitions = stated_definitions(_blanked(text, names))
     span = definition_span(definitions)
     asked = f"{text[:span[0]]} {text[span[1]:]}" if span else text
     question = operation(asked)
@@ -233,12 +237,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
     periods = parse_periods(text_dated)
     latest = max((p.year for p in periods if p.year is not None), default=None)
     asked_periods = parse_periods(_periods_text(asked, named_filing(asked))) if span else periods
-    companies = find_companies(text, aliases or {})
     company = find_company(text, aliases or {})
     # The question's one tokenization: the Question's own words when it is the whole
     # question (the table rules read them), else the whole question's.
     words = frozenset(question.words if span is None else tokens(text))
-    names = tuple(name_spans(text, companies))
     # the rest of a name written after its alias ("Companies" of "Marsh & McLennan Companies")
     words -= {w for n in names for w in tokens(text[n.said:n.end])}
     measure = _in_percent(text, _margin_in_dollars(text, parse_measure(text, latest, definitions)),
@@ -292,7 +294,7 @@ october november december jan feb mar apr jun jul aug sep sept oct nov dec quart
 three six nine twelve first second third fourth half full q1 q2 q3 q4 alone ytd date thousand million
 billion m mm bn dollar usd answer round rounded decimal place nearest whole number report reported
 show shown showed shows state stated states give tell much many total latest most recent percent percentage
-us$ per cent cover filing form k q annual quarterly carry spend spent pay generate generated
+us$ per cent cover filing form k q annual quarterly carry carried carrie spend spent pay generate generated
 earn earned post posted record recorded book booked have hold held list zero one two three
 four according disclosed more less higher lower larger smaller greater bigger fewer balance
 amount size large big figure roughly approximately about around nearly who whom whose where

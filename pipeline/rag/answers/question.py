@@ -31,6 +31,7 @@ _RATIO = re.compile(r"\bratio\b", re.I)
 _PROPORTION = re.compile(
     r"\bproportion\b|\bas a (?:percentage|percent|%)\b|\bwhat percent(?:age)? of\b|"
     r"\bwhat (?:share|portion|fraction) of\b|['’]s (?:share|portion|fraction) of\b|"
+    r"\bas a fraction of\b|"
     r"\bpercentage (?:of )?constitution\b|"
     r"\bpercentage (?:of|did|does|is|was|were)\b|\b(?:%|percent) of\b", re.I)
 # "By how much did sales rise", "how much did operating income grow from 2024 to 2025": a
@@ -191,6 +192,7 @@ _DIVISION_LEAD = re.compile(
 # fees" divides by the row "Total fees", not by a row "Fees".
 _DIVISION_SEPARATORS = (
     " out of ", " as a percentage of ", " as a percent of ", " as a % of ", " as a proportion of ",
+    " as a fraction of ",
     " as a ratio of ", " in relation to ", " among ", " in the total ", " of the total ",
     " in total ", " of total ", " compared to ", " to ", " over ", " against ", " versus ",
     " vs ", " divided by ")

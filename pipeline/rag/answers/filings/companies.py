@@ -30,6 +30,7 @@ class Combine(Enum):
     LOWER = "lower"             # which company's figure is the smaller
     DIFFERENCE = "difference"   # the first named less the second
     RATIO = "ratio"             # the first named divided by the second
+    PERCENT_OF = "percent of"   # the first named as a percentage of the second
     SUM = "sum"                 # all of them together
     EACH = "each"               # each one's figure, nothing computed
 
@@ -40,7 +41,8 @@ _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|grea
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
 _DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
-_RATIO = re.compile(r"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b", re.I)
+_RATIO = re.compile(r"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b|\bas an? fraction of\b", re.I)
+_PERCENT_OF = re.compile(r"\bas an? (?:percentage|percent|%|proportion|share) of\b", re.I)
 _OR = re.compile(r"\bor\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)
 _SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b|"
@@ -57,6 +59,8 @@ def combination(text: str) -> Combine:
             return Combine.HIGHER
     if _RATIO.search(text):
         return Combine.RATIO
+    if _PERCENT_OF.search(text):
+        return Combine.PERCENT_OF
     if _DIFFERENCE.search(text):
         return Combine.DIFFERENCE
     if _SUM.search(text):
@@ -70,7 +74,8 @@ def chooses(text: str) -> bool:
 
 
 # What is computed of the companies' figures, not chosen among them.
-_COMPUTED = (Combine.SUM, Combine.DIFFERENCE, Combine.RATIO)
+_COMPUTED = (Combine.SUM, Combine.DIFFERENCE, Combine.RATIO, Combine.PERCENT_OF)
+_QUOTIENTS = (Combine.RATIO, Combine.PERCENT_OF)
 
 
 def per_company(query: Query, company: str) -> Query:
@@ -129,7 +134,7 @@ def combine(query: Query, figures: list[CompanyFigure],
     """The comparison or combination the question asks of the companies' figures (or of
     one company's parts': `whole` "part")."""
     how = combination(query.text)
-    if how is Combine.RATIO and not query.operands:
+    if how in _QUOTIENTS and not query.operands:
         how = Combine.EACH  # "the ratio of debt to equity of A and B" is each one's ratio
     each = "; ".join(describe(f) for f in figures)
     citations = [c for f in figures for c in f.answer.citations]
@@ -148,10 +153,13 @@ def combine(query: Query, figures: list[CompanyFigure],
         best = pick(range(len(figures)), key=lambda i: values[i])
         return ShortAnswer(figures[best].name, "", "arithmetic", f"the {how.value} of {each}",
                            citations, figures[best].answer.cited)
-    if how is Combine.RATIO and len(values) == 2 and None not in values and values[1]:
-        ratio = values[0] / values[1]
+    if how in _QUOTIENTS and len(values) == 2 and None not in values and values[1]:
+        percent = how is Combine.PERCENT_OF
+        ratio = values[0] / values[1] * (100 if percent else 1)
         shown = plain(ratio if query.decimals is None else rounded(ratio, query.decimals))
-        return ShortAnswer(shown, "", "arithmetic", f"ratio, the first over the second: {each}",
+        said = "the first as a percentage of the second" if percent else \
+            "ratio, the first over the second"
+        return ShortAnswer(shown, "percent" if percent else "", "arithmetic", f"{said}: {each}",
                            citations, figures[0].answer.cited, wanted_arithmetic=True)
     if how in (Combine.DIFFERENCE, Combine.SUM) and None not in values:
         scale = figures[0].answer.scale

@@ -212,14 +212,17 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     if not isinstance(measure, Metric):
         return {}
     out = {}
-    tagged = {f.concept for f in facts}
+    # the concepts of the company's own figures: Chevron tags LongTermDebt only in its fair
+    # value note (a dimension's), its balance sheet's "Long-term debt" otherwise
+    tagged = {f.concept for f in facts if not f.dimensions}
     for term in formula_terms(measure.expression()):
         name = term.item
         if name.startswith(PHRASE) and name not in out:
             phrase = name.removeprefix(PHRASE)
             found = [i for i in labelled_items(frozenset(tokens(phrase)), labels, facts,
                                                stated_first=True)
-                     if not _narrower(phrase, i.concepts[0], company)]
+                     if not _narrower(phrase, i.concepts[0], company | labels.concept_words.get(
+                         i.concepts[0], frozenset()))]
             if found or term.fallback:
                 out[name] = found[0] if found else BY_NAME[term.fallback]
         elif name in BY_NAME and name not in out and not tagged & set(BY_NAME[name].concepts):
@@ -231,13 +234,14 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     return out
 
 
-def _narrower(phrase: str, concept: str, company: frozenset[str]) -> bool:
+def _narrower(phrase: str, concept: str, known: frozenset[str]) -> bool:
     """Whether the phrase narrows the vocabulary item whose concept the labels gave: a
     printed filing reads "Total automotive revenues" as a row of revenue, whose figure is
     the company's total revenues, so "total automotive revenues" is not that concept. A word
     the concept's own name holds narrows nothing ("common" of "common dividends paid",
-    PaymentsOfDividendsCommonStock)."""
-    own = label_stems(tokens(split_name(concept))) | label_stems(company)
+    PaymentsOfDividendsCommonStock), nor one of `known`: the company's name and the words of
+    the row it is printed on ("cash" of JCI's "Payment of cash dividends")."""
+    own = label_stems(tokens(split_name(concept))) | label_stems(known)
     return any(concept in item.concepts and label_stems(measure_modifiers(phrase, item)) - own
                for item in LINE_ITEMS)
 

@@ -42,9 +42,9 @@ _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\
 _INTRODUCED = r"\s*[:—–](?=[^?.;:—–]*[/÷])"
 # Where a stated formula ends before its sentence does: the bracket it sits in closing ("(each
 # = A / B), in percentage points"), or the unit and rounding asked after it (", %, one
-# decimal", "(x, two decimals)").
-_FORMULA_END = re.compile(r"[,(]\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|(?:one|two|three|\d) "
-                          r"(?:decimal|dp)\w*)", re.I)
+# decimal", "(x, two decimals)", " — x").
+_FORMULA_END = re.compile(r"(?:[,(]|\s[—–-])\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|"
+                          r"(?:one|two|three|\d) (?:decimal|dp)\w*)", re.I)
 # "X is defined as: ...", "X, calculated as ...", "X, taken as ...", "X, i.e. ...", "Define X
 # as ...", "X = ...", "X: A / B", "X — A / B": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.
@@ -234,8 +234,16 @@ def _names_another(operand: str, item: LineItem) -> bool:
     operand = STATEMENT_NAMES.sub(" ", operand)  # "from the cash flow statement" is no item
     taken = [m.span() for p in item.phrases for m in mentions(operand, p)]
     return any(o is not item and _named_alone(operand, p) and any(
-        not any(a <= m.start() and m.end() <= b for a, b in taken)
+        not any(a <= m.start() and m.end() <= b or _joined(operand, m.span(), (a, b))
+                for a, b in taken)
         for m in mentions(operand, p)) for o in LINE_ITEMS for p in o.phrases)
+
+
+def _joined(operand: str, one: tuple[int, int], other: tuple[int, int]) -> bool:
+    """Whether two mentions are written one right before the other, one name of one figure
+    ("cash" of "cash dividends"), not two operands an unread sign stood between."""
+    first, second = sorted((one, other))
+    return first[1] <= second[0] and not operand[first[1]:second[0]].strip()
 
 
 def _extra_words(operand: str, item: LineItem) -> frozenset[str]:

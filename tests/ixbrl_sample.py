@@ -60,6 +60,10 @@ _CHARGE = """<div><span>In {year} we recorded impairment charges of $<ix:nonFrac
 _RD_ROW = """<tr><td>Research and development</td><td></td><td><ix:nonFraction name="us-gaap:ResearchAndDevelopmentExpenseSoftwareExcludingAcquiredInProcessCost" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="rd-1">{rd:,}</ix:nonFraction></td><td></td><td></td><td>—</td></tr>
 """
 
+# A segment's profit tagged with a concept of the company's own, as Smucker's and JCI's are.
+_SEGMENT_PROFIT_ROW = """<tr><td>Cloud</td><td></td><td><ix:nonFraction name="x:SegmentReportingSegmentProfit" contextRef="c-2" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="sp-1">{profit:,}</ix:nonFraction></td><td></td><td></td><td>—</td></tr>
+"""
+
 _COST_ROW = """<tr><td>Cost of revenue</td><td></td><td><ix:nonFraction name="us-gaap:CostOfRevenue" contextRef="c-1" unitRef="usd" decimals="-6" scale="6" format="ixt:num-dot-decimal" id="cost-1">{cost:,}</ix:nonFraction></td><td></td><td></td><td>—</td></tr>
 """
 
@@ -67,14 +71,17 @@ _COST_ROW = """<tr><td>Cost of revenue</td><td></td><td><ix:nonFraction name="us
 def write_filing(folder: Path, name: str, ticker: str, year: int, rev: int, rev0: int,
                  oi: int, loss0: int, cloud: int = 7, rd: int | None = None,
                  cost: int | None = None, staff: tuple[int, int] | None = None,
-                 charge: tuple[str, ...] | None = None) -> Path:
+                 charge: tuple[str, ...] | None = None,
+                 segment_profit: int | None = None) -> Path:
     """`rd`: a research and development row, tagged with a concept outside the answer
     vocabulary's list for it; `cost`: a cost of revenue row (and no gross profit row);
     `staff`: (the year's head count, stated in prose only; the prior year's, tagged);
-    `charge`: a $2.4 billion impairment charge tagged in a sentence, and these sentences."""
+    `charge`: a $2.4 billion impairment charge tagged in a sentence, and these sentences;
+    `segment_profit`: the Cloud segment's profit, tagged with the company's own concept."""
     path = folder / f"{ticker.lower()}-10-k-{year + 1}-02-01.htm"
     rows = ("" if rd is None else _RD_ROW.format(rd=rd)) + \
-        ("" if cost is None else _COST_ROW.format(cost=cost))
+        ("" if cost is None else _COST_ROW.format(cost=cost)) + \
+        ("" if segment_profit is None else _SEGMENT_PROFIT_ROW.format(profit=segment_profit))
     staff_text = "" if staff is None else \
         _STAFF.format(prior=year - 1, year=year, staff=staff[0], staff0=staff[1])
     if charge is not None:

@@ -15,9 +15,11 @@ from retriever_trt.documents.model import Fact
 # A question asking for a ratio or rate, whatever its words define it by.
 _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcoverage\b|"
                          r"\bdivided by\b|\bas a percent(?:age)?\b|\bin percent\b|"
-                         r"\bpercentage\b|\bpercent\b|\brate\b|%|"
+                         r"\bpercentage\b|\bpercent\b|\brate\b|(?<![\d.])%|"
                          r"(?<!\bper )\b(?:share|portion|fraction) of\b(?!\s+(?:\w+\s+)?stock\b)",
                          re.I)
+_ASKS_DATE = re.compile(r"^\s*(?:when\b|on what (?:date|day)\b|what (?:is|was) the (?:\w+ )?date\b)",
+                        re.I)
 # A margin is a ratio, unless asked as an amount ("gross margin in dollars").
 _MARGIN = re.compile(r"\bmargin\b", re.I)
 # A question asking for a count of people, stores or other things, not of shares.
@@ -63,6 +65,12 @@ def asks_ratio(text: str) -> bool:
         (_MARGIN.search(text) is not None and not asks_amount(text))
 
 
+def asks_date(text: str) -> bool:
+    """A date ("When did Walgreens acquire the remaining 45% of CareCentrix?"): the prose's
+    or the cover's to give, never a figure's."""
+    return _ASKS_DATE.search(text) is not None
+
+
 def asks_count(text: str) -> bool:
     """A count of people, stores or other things (not of shares): prose states those more
     often than a fact does, so the text may answer where no fact does."""
@@ -74,6 +82,11 @@ def asks_share_count(text: str) -> bool:
     return _ASKS_SHARE_COUNT.search(text) is not None
 
 
+# Why an amount does not answer a share or rate asked: the prose may state that share
+# ("accounted for approximately 60 percent of consolidated net sales").
+RATIO_NOT_READ = "the question asks for a ratio or rate, and its definition was not read as one"
+
+
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
     """Why a figure of `scale` ("percent", "" for a ratio or plain number, or an amount's
     "million"...) computed from `facts` does not answer the question `text`; None if it
@@ -81,7 +94,7 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
     monetary = bool(facts) and all(f.unit.startswith(MONETARY) and "/" not in f.unit
                                    for f in facts)
     if asks_ratio(text) and not ratio and monetary:
-        return "the question asks for a ratio or rate, and its definition was not read as one"
+        return RATIO_NOT_READ
     if _ASKS_FLOW.search(_CASH_FLOW_STATEMENT.sub(" ", text)) and facts and \
             all(f.start is None for f in facts):
         return "the question asks for what flowed or was earned over a period, and the figure found is " \

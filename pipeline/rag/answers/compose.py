@@ -35,8 +35,8 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
         return short
     table = short_answer_for(query.question, retrieved[:table_top_k], tables)
     store = tables.store
-    table = choose(query.question, table, text_short_answer(query, passages, store),
-                   retrieved, store)
+    text = text_short_answer(query, passages, store)
+    table = choose(query.question, table, text, retrieved, store)
     if coarser_than_asked(table, query):
         return ShortAnswer(missing=f"the table prints it as {table.short_answer}%, rounded to "
                                    f"fewer decimals than the {query.decimals} asked")
@@ -44,6 +44,12 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
         return table
     if table.quote is not None and is_about(table, query):
         return table
+    # a table's figure no fact gave is withheld; a sentence about the measure asked may
+    # still state it ("our top 10 customers ... accounted for approximately 60 percent")
+    prose = choose(query.question, ShortAnswer(), text, retrieved, store) if text else None
+    if prose is not None and prose.short_answer is not None and prose.quote is not None and \
+            is_about(prose, query) and not coarser_than_asked(prose, query):
+        return prose
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
 
 

@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipeline.rag.answers.answer_checks import asks_count, withheld
+from pipeline.rag.answers.answer_checks import RATIO_NOT_READ, asks_count, asks_date, withheld
 from pipeline.rag.answers.company_names import (
     as_named,
     find_companies,
@@ -35,6 +35,7 @@ from pipeline.rag.answers.filings.fact_answer import FactResult, answer_from_fac
 from pipeline.rag.answers.filings.fact_citations import cited_answer
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.finer_figure import as_stated_finer, prose_sentences
+from pipeline.rag.answers.filings.grouping_members import without_groupings
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
 )
@@ -129,13 +130,15 @@ class FilingAnswerer:
         self._known: dict[str, frozenset[frozenset[str]]] | None = None
 
     def facts_of(self, doc_id: str) -> Any:
-        """The document's info with its tagged facts, else with those its tables show
-        (read once, on the first question about it)."""
+        """The document's info with its tagged facts, each dimension that only groups its
+        part left out (`grouping_members.py`), else with the facts its tables show (read
+        once, on the first question about it)."""
         info = self.info[doc_id]
-        if info.facts or not hasattr(self.store, "document"):
+        if not info.facts and not hasattr(self.store, "document"):
             return info
         if doc_id not in self._read:
-            self._read[doc_id] = facts_from_tables(info, self.store.document(doc_id))
+            self._read[doc_id] = replace(info, facts=without_groupings(info.facts)) \
+                if info.facts else facts_from_tables(info, self.store.document(doc_id))
         return self._read[doc_id]
 
     def labels_of(self, info: Any) -> FactLabels:
@@ -279,6 +282,8 @@ class FilingAnswerer:
             cover = answer_from_cover(query, self.info[doc_id], self.store.document(doc_id))
             if cover is not None:
                 return cover
+        if asks_date(query.text):  # a date is the prose's (or the cover's, read above)
+            return ShortAnswer()
         tagged = bool(self.info[doc_id].facts)
         info = self.facts_of(doc_id)
         if not info.facts:
@@ -302,8 +307,9 @@ class FilingAnswerer:
             return _undefined(query, info)
         computed = isinstance(query.measure, Metric) or query.operation in (
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
-        if result.value is None:  # a count no fact gives may still be stated in the prose
-            return ShortAnswer() if counted else _no_fact(result, info, tagged, computed)
+        in_prose = counted or query.operation is Operation.PROPORTION
+        if result.value is None:  # a count or a share no fact gives may be stated in the prose
+            return ShortAnswer() if in_prose else _no_fact(result, info, tagged, computed)
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
         if asks_share_of_part(query):
@@ -323,9 +329,9 @@ class FilingAnswerer:
                    f"{info.title}'s statements give only whole")
         why = why or self._unknown_name(query, info) or \
             (no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
-        if why is not None:  # a count no fact gives may still be stated in the prose
-            return ShortAnswer() if counted else ShortAnswer(wanted_arithmetic=computed,
-                                                              missing=why)
+        if why is not None:  # a count or a share no fact gives may be stated in the prose
+            return ShortAnswer() if in_prose or why == RATIO_NOT_READ else \
+                ShortAnswer(wanted_arithmetic=computed, missing=why)
         return as_stated_finer(cited_answer(result, info, computed, tagged, self._chunks),
                                result, query, lambda: self._sentences_of(info.doc_id))
 

@@ -1,0 +1,60 @@
+"""What a tagged filing's facts cannot give, its prose may state: a share of a whole the
+facts hold no part for ("our top 10 customers ... accounted for approximately 60 percent"),
+a date ("When did it acquire the remaining 45% ..."); a sentence about something else gives
+no number."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from ixbrl_sample import write_filing
+
+from pipeline.rag.answers.answer_checks import asks_date, asks_ratio
+from pipeline.rag.answers.compose import compose
+from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
+from pipeline.rag.answers.short_answer import TableSource
+from retriever_trt.indexing.ingest import ingest
+
+_PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 percent of "
+          "revenue in 2024.",
+          "On March 31, 2024, the Company acquired the remaining 45% equity interest in Gizmo "
+          "Labs for $378 million of cash consideration.",
+          "Revenue grew 23 percent in 2024 on strong demand.")
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("prose")
+    write_filing(folder, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35, charge=_PROSE)
+    store = ingest(folder)[0]
+    return store, FilingAnswerer(store), TableSource(store)
+
+
+def _ask(rules, question: str):
+    store, filings, tables = rules
+    query = filings.parse(question)
+    scope = filings.scope(query, None)
+    passages = [SimpleNamespace(doc_id=c.doc_id, chunk_id=c.chunk_id, score=1.0)
+                for d in scope.doc_ids for c in store.document(d)]
+    return compose(query, scope, filings, tables, passages, passages, len(passages))
+
+
+def test_a_share_the_facts_hold_no_part_for_is_read_from_its_sentence(rules):
+    got = _ask(rules, "What share of Widget Corp's 2024 revenue came from its top 10 "
+                      "customers, collectively (%)?")
+    assert (got.short_answer, got.scale) == ("60", "percent")
+    assert got.quote == _PROSE[0]
+
+
+def test_a_date_asked_is_the_proses_though_the_question_states_a_percentage(rules):
+    assert asks_date("When did Walgreens acquire the remaining 45% equity interest?")
+    assert not asks_ratio("When did Walgreens acquire the remaining 45% equity interest?")
+    got = _ask(rules, "When did Widget Corp acquire the remaining 45% equity interest in "
+                      "Gizmo Labs?")
+    assert got.short_answer == "March 31, 2024"
+
+
+def test_a_share_of_a_part_no_sentence_names_gets_no_number(rules):
+    got = _ask(rules, "What share of Widget Corp's 2024 revenue came from Mars (%)?")
+    assert got.short_answer is None

@@ -11,9 +11,10 @@ import pytest
 from ixbrl_sample import write_filing
 
 from pipeline.rag.answers.answer_checks import asks_date, asks_ratio
-from pipeline.rag.answers.compose import compose
+from pipeline.rag.answers.compose import compose, of_the_kind_asked
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
-from pipeline.rag.answers.short_answer import TableSource
+from pipeline.rag.answers.query import parse_query
+from pipeline.rag.answers.short_answer import ShortAnswer, TableSource
 from retriever_trt.indexing.ingest import ingest
 
 _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 percent of "
@@ -58,3 +59,15 @@ def test_a_date_asked_is_the_proses_though_the_question_states_a_percentage(rule
 def test_a_share_of_a_part_no_sentence_names_gets_no_number(rules):
     got = _ask(rules, "What share of Widget Corp's 2024 revenue came from Mars (%)?")
     assert got.short_answer is None
+
+
+def test_a_share_asked_is_never_answered_with_an_amount():
+    """JCI's "What share of net sales came from services? (services revenue / total net
+    sales)" had been answered 22,952 million, from a sentence stating its net sales."""
+    share = parse_query("What share of Widget Corp's 2024 revenue came from services? "
+                        "(services revenue / total revenue, %, one decimal)")
+    assert not of_the_kind_asked(ShortAnswer("22952", "million"), share)
+    assert not of_the_kind_asked(ShortAnswer("22952", ""), share)
+    assert of_the_kind_asked(ShortAnswer("30.4", "percent"), share)
+    amount = parse_query("What was Widget Corp's revenue from services in 2024?")
+    assert of_the_kind_asked(ShortAnswer("22952", "million"), amount)

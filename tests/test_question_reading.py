@@ -95,3 +95,13 @@ def test_a_name_written_with_initials_and_a_verb_of_carrying_are_no_measure_word
 ])
 def test_a_definitions_operands(text, operands):
     assert [t.item for t in terms(parse_query(text, _JCI).measure.expression())] == operands
+
+
+def test_initials_the_question_spells_out_are_no_measure_word():
+    """"SJM SD&A — selling, distribution, and administrative expenses": "sd" had been a
+    measure word no label holds, and Smucker's 1,446.2 got no number."""
+    query = parse_query("SJM SD&A — selling, distribution, and administrative expenses — for "
+                        "FY24, $ millions (one decimal)?", {"SJM": "j m smucker"})
+    assert query.measure_words == {"selling", "distribution", "administrative", "expense"}
+    # initials said alone stay the measure's
+    assert "ebita" in parse_query("JCI segment EBITA for FY24").measure_words

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from test_text_answer import Store, ask
 
-from pipeline.rag.answers.compose import is_about
+from pipeline.rag.answers.compose import is_about, of_the_kind_asked
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import ShortAnswer, choose
 from pipeline.rag.answers.text.span_bounds import span_of
@@ -102,6 +102,22 @@ def test_a_sentence_stating_the_percentage_asked_answers_without_its_operands() 
     unfound = ShortAnswer(wanted_arithmetic=True)
     got = choose(q, unfound, text, passages, store)
     assert (got.short_answer, got.scale) == ("25", "percent")
+
+
+def test_a_date_asked_is_not_answered_by_a_sentence_without_one() -> None:
+    """"When does UPS's agreement with its pilots become amendable?" had been answered with
+    "We have approximately 3,500 pilots who are employed under a collective bargaining
+    agreement", a sentence with no date: a filing's answer is withheld so (`compose`)."""
+    store = Store(Chunk("p0/0", "d1", "", "We have approximately 3,500 pilots who are employed "
+                                          "under a collective bargaining agreement with the "
+                                          "Independent Pilots Association."))
+    passages = [SimpleNamespace(chunk_id="p0/0", doc_id="d1", score=0.5)]
+    q = "When does the collective bargaining agreement with its pilots become amendable?"
+    query = parse_query(q)
+    text = answer_from_text(query, document_paragraphs(store.document("d1")))
+    assert text is not None and (text.asked, text.kind) == ("date", "sentence")
+    prose = choose(q, ShortAnswer(), text, passages, store)
+    assert not of_the_kind_asked(prose, query, text)
 
 
 @pytest.mark.parametrize("question, short", [

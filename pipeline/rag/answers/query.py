@@ -190,11 +190,31 @@ def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[s
     measure = frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w)
                         and w in rest and w not in named and w not in _NOT_MEASURE
                         and w not in OPERATION_WORDS)
+    measure -= _spelled_out_beside(text, measure)
     if asks_staff(text):
         # "how many people did AT&T employ", "workforce": the count a filing tags and prints
         # as its number of employees
         return measure - STAFF_TERMS - _STAFF_VERBS | {STAFF_NOUN}
     return measure
+
+
+# Initials written in capitals, maybe around an ampersand: "SD&A", "EBITA".
+_INITIALISM = re.compile(r"\b[A-Z]{1,5}(?:&[A-Z]{1,3})?\b")
+
+
+def _spelled_out_beside(text: str, measure: frozenset[str]) -> set[str]:
+    """The words of initials the question also writes out ("sd" of "SD&A — selling,
+    distribution, and administrative expenses"): said twice, they are no word of the
+    measure's own, and no label holds them."""
+    words = [w for w in tokens(text) if w in measure]
+    initials = "".join(w[0] for w in words)
+    out = set()
+    for m in _INITIALISM.finditer(text):
+        letters = m.group(0).replace("&", "").lower()
+        said = set(tokens(m.group(0)))
+        if len(letters) >= MIN_SPELLED_INITIALS and letters in initials and said & measure:
+            out |= said
+    return out
 
 
 def _modifiers(text: str, measure: LineItem | Metric | None,
@@ -281,6 +301,8 @@ def _periods_text(text: str, filing: NamedFiling) -> str:
     return filing.rest if filing.rest != text and parse_periods(filing.rest) else text
 
 
+# The fewest letters of initials a question's own words may spell out ("SD&A").
+MIN_SPELLED_INITIALS = 3
 # A fiscal year written as one word ("FY2021", "FY21"): a period, no measure word.
 _FISCAL_YEAR = re.compile(r"^(?:fy|cy)'?\d{2,4}$")
 # Words of a question that name no measure or part of a company: periods, units, rounding,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.rag.answers.answer_checks import asks_ratio
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.operation import Operation
@@ -48,27 +49,29 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     if table.quote is not None and is_about(table, query) and \
             of_the_kind_asked(table, query, text):
         return table
-    # a table's figure no fact gave is withheld; a sentence about the measure asked may
-    # still state it ("our top 10 customers ... accounted for approximately 60 percent")
-    prose = choose(query.question, ShortAnswer(), text, retrieved, store) if text else None
-    if prose is not None and prose.short_answer is not None and prose.quote is not None and \
-            is_about(prose, query) and of_the_kind_asked(prose, query, text) and \
-            not coarser_than_asked(prose, query):
+    # a table's share no fact gave is withheld; a sentence about the measure asked may still
+    # state the share ("our top 10 customers ... accounted for approximately 60 percent").
+    # Only a share: letting a sentence stand in for any table figure no fact gave had shown
+    # more wrong numbers (docs/answer_rules.md, "Tried and removed").
+    prose = choose(query.question, ShortAnswer(), text, retrieved, store) \
+        if text and query.question.operation is Operation.PROPORTION else None
+    if prose is not None and prose.quote is not None and prose.scale == "percent" and \
+            is_about(prose, query) and not coarser_than_asked(prose, query):
         return prose
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
 
 
 def of_the_kind_asked(answer: ShortAnswer, query: Query, text: TextAnswer | None = None) -> bool:
-    """Whether a sentence's answer is of the kind the question asks: a share of a whole is a
-    percentage, never an amount (JCI's "net sales of $22,952 million" is no answer to what
+    """Whether a sentence's answer is of the kind the question asks: a share of a whole or a
+    rate is a percentage, never an amount (JCI's "net sales of $22,952 million" is no answer to what
     share of its net sales came from services); a date asked is a date, never the sentence
     `text` found without one ("When does the pilots' agreement become amendable?" is no "We
     have approximately 3,500 pilots ...")."""
     if text is not None and answer.quote == text.sentence and text.asked == DATE and \
             text.kind != DATE:
         return False
-    return query.question.operation is not Operation.PROPORTION or \
-        answer.scale == "percent" or not answer.is_number()
+    share = query.question.operation is Operation.PROPORTION or asks_ratio(query.text)
+    return not share or answer.scale == "percent" or not answer.is_number()
 
 
 def coarser_than_asked(answer: ShortAnswer, query: Query) -> bool:

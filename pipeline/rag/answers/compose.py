@@ -52,7 +52,7 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     # a table's share no fact gave is withheld; a sentence about the measure asked may still
     # state the share ("our top 10 customers ... accounted for approximately 60 percent").
     # Only a share: letting a sentence stand in for any table figure no fact gave had shown
-    # more wrong numbers (docs/answer_rules.md, "Tried and removed").
+    # more wrong numbers (docs/answer_rules_by_set.md, "Tried and removed").
     prose = choose(query.question, ShortAnswer(), text, retrieved, store) \
         if text and query.question.operation is Operation.PROPORTION else None
     if prose is not None and prose.quote is not None and prose.scale == "percent" and \

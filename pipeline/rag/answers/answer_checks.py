@@ -18,6 +18,8 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcover
                          r"\bpercentage\b|\bpercent\b|\brate\b|(?<![\d.])%|"
                          r"(?<!\bper )\b(?:share|portion|fraction) of\b(?!\s+(?:\w+\s+)?stock\b)",
                          re.I)
+# A question asking for a date. Narrower than the text rules' own (text_answer._ASKS_DATE):
+# "in which year was revenue higher" compares figures the facts hold.
 _ASKS_DATE = re.compile(r"^\s*(?:when\b|on what (?:date|day)\b|what (?:is|was) the (?:\w+ )?date\b)",
                         re.I)
 # A margin is a ratio, unless asked as an amount ("gross margin in dollars").

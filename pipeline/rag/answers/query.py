@@ -206,8 +206,8 @@ def _spelled_out_beside(text: str, measure: frozenset[str]) -> set[str]:
     """The words of initials the question also writes out ("sd" of "SD&A — selling,
     distribution, and administrative expenses"): said twice, they are no word of the
     measure's own, and no label holds them."""
-    words = [w for w in tokens(text) if w in measure]
-    initials = "".join(w[0] for w in words)
+    low = text.lower()  # the words in the order written (the question is tokenized once)
+    initials = "".join(w[0] for w in sorted(measure, key=low.find))
     out = set()
     for m in _INITIALISM.finditer(text):
         letters = m.group(0).replace("&", "").lower()

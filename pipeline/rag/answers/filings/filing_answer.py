@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipeline.rag.answers.answer_checks import RATIO_NOT_READ, asks_count, asks_date, withheld
+from pipeline.rag.answers.answer_checks import asks_count, asks_date, withheld
 from pipeline.rag.answers.company_names import (
     as_named,
     find_companies,
@@ -330,8 +330,8 @@ class FilingAnswerer:
         why = why or self._unknown_name(query, info) or \
             (no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
         if why is not None:  # a count or a share no fact gives may be stated in the prose
-            return ShortAnswer() if in_prose or why == RATIO_NOT_READ else \
-                ShortAnswer(wanted_arithmetic=computed, missing=why)
+            return ShortAnswer() if in_prose else ShortAnswer(wanted_arithmetic=computed,
+                                                               missing=why)
         return as_stated_finer(cited_answer(result, info, computed, tagged, self._chunks),
                                result, query, lambda: self._sentences_of(info.doc_id))
 

@@ -1,5 +1,6 @@
-"""What a question asks, read from its words: the periods apart from the filing it names to
-read them in, and the measure with the words that narrow it."""
+"""What a question asks, read from its words alone (no filing): its periods apart from the
+filing it names to read them in, its companies and their names, and the measure with the
+words that narrow it."""
 
 from __future__ import annotations
 
@@ -7,10 +8,22 @@ from datetime import date
 
 import pytest
 
+from pipeline.rag.answers.company_names import (
+    company_aliases,
+    find_company,
+    written_short_names,
+)
+from pipeline.rag.answers.filings.companies import Combine, combination
+from pipeline.rag.answers.filings.fact_labels import member_words, split_name
+from pipeline.rag.answers.filings.parts.qualifiers import (
+    compared_name,
+    unknown_names,
+    word_runs,
+)
 from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.periods import PeriodKind
 from pipeline.rag.answers.query import parse_query
-from pipeline.rag.answers.question_words import label_stems, tokens
+from pipeline.rag.answers.question_words import label_stems, named_years, tokens
 from pipeline.rag.answers.vocabulary.formula import terms
 
 
@@ -105,3 +118,140 @@ def test_initials_the_question_spells_out_are_no_measure_word():
     assert query.measure_words == {"selling", "distribution", "administrative", "expense"}
     # initials said alone stay the measure's
     assert "ebita" in parse_query("JCI segment EBITA for FY24").measure_words
+
+
+@pytest.mark.parametrize("text, months, year, end", [
+    # analysts' shorthand for the first nine or six months
+    ("Travelers top line for 9M 2023, $bn?", 9, 2023, None),
+    ("revenue in H1 2023", 6, 2023, None),
+    ("revenue in 1H 2023", 6, 2023, None),
+    # "the prior-year quarter" set off by a comma describes the quarter named, moves no year
+    ("Caterpillar operating profit in Q2 2022 (the prior-year quarter, three months ended "
+     "June 30, 2022), in millions.", 3, 2022, date(2022, 6, 30)),
+    ("What was Tesla's revenue in the year-ago quarter of Q2 2025?", 3, 2024, None),
+])
+def test_shorthand_periods_and_a_described_prior_year(text, months, year, end):
+    (period,) = parse_query(text).periods
+    assert (period.months, period.year, period.end) == (months, year, end)
+
+
+def test_ampersand_shorthand_is_the_measure_in_words_a_name_word_too():
+    """"G&A" had been the letter "g", "general" the company's ("General Dynamics"): any
+    expense answered it (38,027 of costs and expenses, not 2,427)."""
+    query = parse_query("General Dynamics G&A expense for 2023 — $ millions.",
+                        {"general dynamics": "general dynamics", "GD": "general dynamics"})
+    assert {"general", "administrative", "expense"} <= query.measure_words
+    assert "dynamic" not in query.measure_words
+
+
+def test_growth_asked_in_percent_after_a_comma_is_a_percent_change():
+    query = parse_query("Growth in Marine Systems revenue at GD from 2022 to 2023, %, one decimal.")
+    assert query.operation == "percent_change"
+
+
+def test_a_later_word_of_the_name_the_filing_writes_alone_is_the_companys_name():
+    """Disney's 10-Q (registrant WALT DISNEY CO/) had answered no question naming Disney."""
+    alone = ["Disney+ grew and Disney reported results."] * 5
+    assert written_short_names("walt disney", alone) == ["Disney"]
+    # after a capitalized word it is part of another name; in lower case, a common word
+    assert written_short_names("union pacific", ["Asia Pacific and Union Pacific."] * 10) == []
+    assert written_short_names("general dynamics", ["Dynamics and market dynamics."] * 10) == []
+
+
+@pytest.mark.parametrize("text, unit, decimals", [
+    ("Total in $ millions, rounded to the nearest million.", "million", 0),
+    ("What was revenue, to the nearest billion?", "billion", 0),
+    ("rounded to the nearest $ million", "million", 0),
+    ("in millions, one decimal", "million", 1),
+])
+def test_the_nearest_million_is_the_unit_and_its_rounding(text, unit, decimals):
+    query = parse_query(text)
+    assert (query.unit, query.decimals) == (unit, decimals)
+
+
+def test_names_and_words():
+    assert split_name("nvda:ComputeAndNetworkingSegmentMember") == \
+        "Compute And Networking Segment Member"
+    assert member_words("nvda:ComputeAndNetworkingSegmentMember") == {"compute", "networking"}
+    assert member_words("country:US") == {"united", "state"}  # its name's, not its code's
+    assert "datacenter" in word_runs("Data Center revenue") and "iphone" in word_runs("iPhone")
+    assert combination("Which had higher revenue, A or B?") is Combine.HIGHER
+    assert combination("Whose assets are smaller, A or B?") is Combine.LOWER
+    assert combination("How much more did A earn than B?") is Combine.DIFFERENCE
+    assert combination("The combined capex of A and B?") is Combine.SUM
+    assert combination("What was revenue at A and B?") is Combine.EACH
+
+
+def test_a_staff_count_in_any_words_asks_the_number_of_employees():
+    """"How many people did Verizon employ", "workforce", "how many people work at": each asks
+    the count a filing labels its employees; "how many of its employees ..." asks a part."""
+    from pipeline.rag.answers.query import parse_query
+
+    aliases = {"verizon": "verizon", "stryker": "stryker"}
+    for text in ("How many people did Verizon employ at December 31, 2024?",
+                 "What was Verizon's workforce at the end of 2024?",
+                 "How many people work at Stryker?", "Stryker's headcount at year-end 2024?"):
+        assert parse_query(text, aliases).measure_words == {"employee"}, text
+    part = parse_query("How many of Stryker's employees are union represented?", aliases)
+    assert part.measure_words == {"employee", "represented", "union"}
+
+
+def test_named_years_keep_the_questions_order():
+    assert named_years("Coca-Cola (2024) or Nike (fiscal 2025)") == [2024, 2025]
+    assert named_years("Nike (FY2025) or Coca-Cola (2024), fiscal 2025 again") == [2025, 2024]
+
+
+def test_names_are_capitalized_words_inside_a_sentence():
+    words = frozenset({"whatsapp", "revenue", "roughly", "ep"})
+    assert unknown_names("Roughly how much WhatsApp revenue? EPS too.", words,
+                         {"revenue"}) == ["WhatsApp"]
+    assert unknown_names("Revenue check: Roughly how much?", words, set()) == []
+
+
+def test_a_choice_between_companies_asks_which():
+    assert combination("Did Home Depot or UnitedHealth spend more on capex?") is Combine.HIGHER
+    assert combination("How much more did Apple earn than NVIDIA?") is Combine.DIFFERENCE
+    assert combination("Apple's revenue plus NVIDIA's, in millions?") is Combine.SUM
+
+
+def test_a_ticker_or_a_names_word_is_a_company_only_as_written():
+    """"COST" is Costco and "Best" Best Buy; "cost of goods sold" and "to the best of your
+    abilities" name no company."""
+    aliases = company_aliases([("Costco Wholesale Corp", "COST"),
+                               ("Best Buy Co., Inc.", "BBY")])
+    assert find_company("What was COST's revenue in 2024?", aliases) == "costco wholesale"
+    assert find_company("What was the cost of goods sold in 2024?", aliases) is None
+    assert find_company("To the best of your abilities: revenue in 2024?", aliases) is None
+    assert find_company("What was Best's revenue in 2024?", aliases) == "best buy"
+
+
+def test_the_year_of_a_filing_named_is_no_period_asked():
+    q = parse_query("Per Apple's FY2024 10-K, what was its R&D expense in fiscal 2022?")
+    assert (q.filing_year, [p.year for p in q.periods]) == (2024, [2022])
+    q = parse_query("What was Apple's net income in its 2024 10-K?")  # the filing's own year
+    assert (q.filing_year, [p.year for p in q.periods]) == (2024, [2024])
+    assert parse_query("What was Apple's net income in fiscal 2024?").filing_year is None
+
+
+def test_compared_names_are_not_periods():
+    assert compared_name("How much more revenue in fiscal 2024 than in 2023?") is None
+    assert compared_name("How much higher was EPS than FY2023's?") is None
+    assert compared_name("How much more did Nvidia earn than Meta did in 2024?") == "Meta"
+
+
+def test_company_and_legal_words_are_no_measure_words():
+    aliases = company_aliases([("BOSTON PROPERTIES LIMITED PARTNERSHIP", "BXP"),
+                               ("PFIZER INC.", "PFE")])
+    q = parse_query("What was Boston Properties' total revenue in 2015?", aliases)
+    assert not {"boston", "propertie", "properties"} & q.measure_words
+    q = parse_query("Who reported more net income in 2020, Pfizer Inc. or BXP?", aliases)
+    assert not {"who", "inc"} & q.measure_words
+
+
+def test_legal_words_after_a_name_narrow_no_measure():
+    """"Companies" of "Marsh & McLennan Companies revenue" is the name's, not a modifier
+    of revenue (which the filing's labels would have to hold, or no number)."""
+    aliases = company_aliases([("Marsh & McLennan Companies, Inc.", "MMC")])
+    query = parse_query("Marsh & McLennan Companies revenue FY23?", aliases)
+    assert query.company == "marsh and mclennan" and not query.modifiers
+    assert "companie" not in query.words | query.measure_words

@@ -15,9 +15,13 @@ import re
 
 from pipeline.rag.answers.company_names import NameSpan
 
+# "A as a fraction of B" and "A as a percentage / share of B": A divided by B, as a ratio or
+# in percent (`filings/companies.combination` reads which).
+AS_FRACTION_OF = r"\bas an? fraction of\b"
+AS_PERCENT_OF = r"\bas an? (?:percentage|percent|%|proportion|share) of\b"
 # The operators that set one company's figure against another's, written between them.
-OPERATOR = re.compile(r"\bminus\b|\bdivided by\b|\bplus\b|÷|"
-                      r"\bas an? (?:percentage|percent|%|fraction|proportion|share) of\b", re.I)
+OPERATOR = re.compile(rf"\bminus\b|\bdivided by\b|\bplus\b|÷|{AS_FRACTION_OF}|{AS_PERCENT_OF}",
+                      re.I)
 # "The ratio of General Dynamics' diluted EPS to Colgate-Palmolive's": its "to" divides.
 _RATIO_OF = re.compile(r"\bratio of\b", re.I)
 _TO = re.compile(r"\bto\b", re.I)

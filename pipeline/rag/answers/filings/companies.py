@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from enum import Enum
 
 from pipeline.rag.answers.arithmetic import plain, rounded
+from pipeline.rag.answers.operand_clauses import AS_FRACTION_OF, AS_PERCENT_OF
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.periods import Period, parse_periods
 from pipeline.rag.answers.query import Query
@@ -41,8 +42,8 @@ _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|grea
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
 _DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
-_RATIO = re.compile(r"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b|\bas an? fraction of\b", re.I)
-_PERCENT_OF = re.compile(r"\bas an? (?:percentage|percent|%|proportion|share) of\b", re.I)
+_RATIO = re.compile(rf"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b|{AS_FRACTION_OF}", re.I)
+_PERCENT_OF = re.compile(AS_PERCENT_OF, re.I)
 _OR = re.compile(r"\bor\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)
 _SUM = re.compile(r"\bcombined\b|\btogether\b|\bsum\b|\btotal of\b|\baltogether\b|\bin total\b|"

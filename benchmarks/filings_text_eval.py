@@ -2,7 +2,8 @@
 /ask (tagged facts, then the retrieved tables and text: `RAGPipeline._short_answer`) over
 the 25 filings, without the encoder or the LLM.
 
-    python3 benchmarks/filings_text_eval.py [--questions FILE] [--type TYPE] [--show]
+    python3 benchmarks/filings_text_eval.py [--questions FILE] [--filings DIR] [--type TYPE]
+        [--half a|b|all] [--show]
 
 Each question is parsed and scoped to its filing as /ask does (`FilingAnswerer`); the
 passages are BM25's top `table_top_k` within that scope (the server fuses BM25 with dense
@@ -13,7 +14,9 @@ The default set, benchmarks/data/filings_prose_dev.jsonl, is the text rules' dev
 set: head counts, headquarters, store counts, dates, amounts and lists asked of the
 filings' prose, each gold checked against its `evidence`, the filing's own words. The
 held-out set (`--questions benchmarks/data/filings_heldout.jsonl --type text`) is scored,
-not shown: --show prints wrong answers of the development set only.
+not shown: --show prints wrong answers of the development set only, and of a held-out set's
+half a (`--half a`; its half b is scored, never shown). `--filings` reads another shelf
+(engines/unseen-shelfN of `unseen_shelf.py`) for its question set.
 """
 
 from __future__ import annotations
@@ -71,16 +74,21 @@ def short_answer(pipe: RAGPipeline, bm25: Any, question: str) -> tuple[ShortAnsw
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", default=str(DEV), help="a question set (jsonl)")
+    ap.add_argument("--filings", default=None, help="a folder of filings (default: the 25)")
     ap.add_argument("--type", default=None, help="only the questions of this type")
+    ap.add_argument("--half", choices=("a", "b", "all"), default="all",
+                    help="only one half of a held-out set")
     ap.add_argument("--show", action="store_true", help="print the wrong answers (not held out)")
     args = ap.parse_args(argv)
     path = Path(args.questions)
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                if line.strip()]
-    records = [r for r in records if args.type in (None, r["type"])]
+    records = [r for r in records if args.type in (None, r["type"])
+               and args.half in ("all", r.get("half"))]
     if not records:
         raise SystemExit(f"{path}: no questions of type {args.type}")
-    store = ingest(corpus_folder(FILINGS, Corpus.HTML))[0]
+    filings = Path(args.filings) if args.filings else corpus_folder(FILINGS, Corpus.HTML)
+    store = ingest(filings)[0]
     pipe, bm25 = rules_pipeline(store), store.build_bm25()
     by_kind: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     t0 = time.perf_counter()
@@ -91,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    "scale": text.scale})
         by_kind[r.get("kind", r["type"])].append((right, alone))
         by_kind["overall"].append((right, alone))
-        if args.show and not right and path.resolve() != HELDOUT.resolve():
+        if args.show and not right and path.resolve() != HELDOUT.resolve() \
+                and r.get("half") != "b":
             print(f"WRONG {r['id']}: {r['question']}\n  gold {r['answer']!r}\n  got  "
                   f"{got.short_answer!r} {got.scale!r}\n  from {got.quote!r}")
     ms = 1000 * (time.perf_counter() - t0) / len(records)

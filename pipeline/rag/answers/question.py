@@ -27,6 +27,10 @@ _PCT_CHANGE = re.compile(
     r"\b(?:change|increase|decrease|growth)\s*\(\s*%\s*\)|"
     r"rate of (?:change|increase|growth)", re.I)
 _AVERAGE = re.compile(r"\baverage\b|\bmean\b", re.I)
+# "What did Brent crude average per barrel": the verb, a figure the text states for one period,
+# not the mean of several ("what did the average price ..." keeps its noun).
+_AVERAGE_VERB = re.compile(r"\b(?:did|does|do)\s+(?!the\b|an?\b|its\b|their\b)(?:[\w&'’.-]+\s+)"
+                           r"{1,5}?average\b(?!\s+(?:of|for)\b)", re.I)
 _RATIO = re.compile(r"\bratio\b", re.I)
 _PROPORTION = re.compile(
     r"\bproportion\b|\bas a (?:percentage|percent|%)\b|\bwhat percent(?:age)? of\b|"
@@ -306,7 +310,8 @@ def _operation(text: str) -> Question:
                  r"percentage|proportion|ratio|percent)\b", low) or \
             re.match(r"how many (?:percent|%)", low):
         return Question(q, Operation.CHANGE, years)  # of a row that is itself an average or a ratio
-    if _AVERAGE.search(q) and not re.search(r"weighted.average", low):
+    if _AVERAGE.search(q) and not re.search(r"weighted.average", low) \
+            and not _AVERAGE_VERB.search(q):
         return Question(q, Operation.AVERAGE, years)
     if _RATIO.search(q) or _PROPORTION.search(q):
         return _division(q, years)

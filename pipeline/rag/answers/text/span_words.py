@@ -33,7 +33,8 @@ you also only then thus so may can will would should could must shall might bein
 _FIGURE = re.compile(r"\(?\$?(\d[\d,]*(?:\.\d+)?)%?\)?[,.;:]?")
 
 
-def _stem(word: str) -> str:
+def word_stem(word: str) -> str:
+    """A word without its inflection ("averag" of "average" and "averaged")."""
     if word.endswith("y"):
         word = word[:-1] + "i"  # "rely" / "relies"
     for suffix in _SUFFIXES:
@@ -45,7 +46,7 @@ def _stem(word: str) -> str:
 def same_word(a: str, b: str, stem_min: int = STEM_MIN) -> bool:
     """One word inflected as the other: their stems equal, or one, of `stem_min` letters or
     more, opening the other ("assum|ed", "assumpt|ion"; not "consist", "consider|ation")."""
-    x, y = sorted((_stem(a), _stem(b)), key=len)
+    x, y = sorted((word_stem(a), word_stem(b)), key=len)
     return x == y or (len(x) >= stem_min and y.startswith(x))
 
 

@@ -29,7 +29,7 @@ from pipeline.rag.answers.text.asked_spans import (
     quarter_in,
 )
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
-from pipeline.rag.answers.text.span_words import Asked, same_word
+from pipeline.rag.answers.text.span_words import Asked, same_word, word_stem
 from pipeline.rag.answers.text.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -232,15 +232,15 @@ def split_sentences(text: str) -> list[str]:
 
 
 def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
-    """Each sentence's share of the question's words, a word weighing more the fewer
-    candidate sentences have it; plus 0.1 for naming the question's years. The companies'
+    """Each sentence's share of the question's words (by stem: "averaged" says the question's
+    "average"), a word weighing more the fewer candidate sentences have it; plus 0.1 for naming the question's years. The companies'
     names weigh nothing: the filing is the company's, and a sentence naming it ("Stryker
     Corporation is one of ...") is no more about what was asked than one saying "we"."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
-    words = sorted(asked.words - asked.named or asked.words)
+    words = sorted({word_stem(w) for w in asked.words - asked.named or asked.words})
     years = asked.years
-    bags = [set(tokens(_BY_REFERENCE.sub(" ", s))) for s in sentences]
+    bags = [{word_stem(w) for w in tokens(_BY_REFERENCE.sub(" ", s))} for s in sentences]
     n = len(bags)
     weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
     total = sum(weight.values()) or 1.0
@@ -374,9 +374,10 @@ def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequen
             kind: str) -> int:
     """The index of the sentence to answer from: the best scoring that says something (a
     heading, "Net Cash Used In Investing Activities", shares the question's words and
-    answers nothing); before it, one of its report within KIND_MARGIN that has the kind
-    asked when it has not, or, for a cause, the next sentence of its paragraph giving it ("The increase is
-    mainly attributable to ...")."""
+    answers nothing); when it lacks the kind asked, the next sentence of its paragraph that
+    continues it and gives that kind ("This agreement becomes amendable September 1, 2025";
+    for a cause, "The increase is mainly attributable to ..."), else one of its report
+    within KIND_MARGIN that has the kind."""
     says = [not is_heading(s) for _, s in cands]
     order = sorted(range(len(cands)), key=lambda i: (not says[i], -scores[i], i))  # ties: earlier
     best = order[0]
@@ -384,8 +385,10 @@ def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequen
             _DEFINES.search(cands[best][1]):
         return best
     after = best + 1
-    if kind == "reason" and after < len(cands) and cands[after][0] is cands[best][0] and \
-            _CONTINUES.match(cands[after][1]) and _CAUSE.search(cands[after][1]):
+    continued = after < len(cands) and cands[after][0] is cands[best][0] and \
+        _CONTINUES.match(cands[after][1])
+    if continued and (_CAUSE.search(cands[after][1]) if kind == "reason"
+                      else extract(asked, cands[after][1], kind) is not None):
         return after
     doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
     # The sentence introducing a table shares little with "What does the table show?"

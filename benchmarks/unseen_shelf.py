@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -114,6 +114,15 @@ Walgreens Boots Alliance's fiscal 2023 third quarter (ended May 31, 2023; three-
 nine-month columns) -- and two 10-Ks of fiscal years not ending in December: Johnson
 Controls International's fiscal 2024 (year ended September 30, 2024) and J. M. Smucker's
 fiscal 2024 (April 30, 2024).
+
+`--set 11` copies an eleventh shelf into engines/unseen-shelf11/ (SHELF11; questions in
+benchmarks/data/filings_heldout11.jsonl, analyst-style): five filings of five more companies,
+none among the 25 development filings, shelves 1-10 nor the PDF shelves, from the ninth
+shelf's repository at the same commit (3ebd96c), named by FORM/TICKER/ACCESSION as there: the
+2023 10-Ks of General Motors (GM Financial beside its automotive segments) and Comcast
+(Connectivity & Platforms, Content & Experiences), and three 10-Qs for the quarter ended June
+30, 2023 (three- and six-month columns): Honeywell's, Merck's and Dow's (combined with its
+subsidiary The Dow Chemical Company's).
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -279,12 +288,22 @@ SHELF10 = _sec_parser_shelf({
     "JCI_10-K_2024-09-30": "10-K/JCI/0000833444-24-000064",
     "SJM_10-K_2024-04-30": "10-K/SJM/0000091419-24-000054",
 })
+OUT11 = ROOT / "engines" / "unseen-shelf11"
+# The eleventh shelf: the same repository and commit, the same naming.
+SHELF11 = _sec_parser_shelf({
+    "GM_10-K_2023-12-31": "10-K/GM/0001467858-24-000031",
+    "CMCSA_10-K_2023-12-31": "10-K/CMCSA/0001166691-24-000011",
+    "HON_10-Q_2023-06-30": "10-Q/HON/0000773840-23-000073",
+    "MRK_10-Q_2023-06-30": "10-Q/MRK/0001628280-23-027770",
+    "DOW_10-Q_2023-06-30": "10-Q/DOW/0001751788-23-000128",
+})
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
-           8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10)}
+           8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10),
+           11: (SHELF11, OUT11)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

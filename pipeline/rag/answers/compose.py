@@ -24,8 +24,8 @@ from pipeline.rag.answers.short_answer import (
 )
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.text.text_answer import TextAnswer
+from pipeline.rag.answers.text.text_kind import TextKind
 
-DATE = "date"  # a text extract's kind
 UNMATCHED = ("no tagged figure of the filing matches every qualifier the question states "
              "(its measure, period and part of the company)")
 
@@ -67,8 +67,8 @@ def of_the_kind_asked(answer: ShortAnswer, query: Query, text: TextAnswer | None
     share of its net sales came from services); a date asked is a date, never the sentence
     `text` found without one ("When does the pilots' agreement become amendable?" is no "We
     have approximately 3,500 pilots ...")."""
-    if text is not None and answer.quote == text.sentence and text.asked == DATE and \
-            text.kind != DATE:
+    if text is not None and answer.quote == text.sentence and text.asked is TextKind.DATE and \
+            text.kind is not TextKind.DATE:
         return False
     share = query.question.operation is Operation.PROPORTION or asks_ratio(query.text)
     return not share or answer.scale == "percent" or not answer.is_number()

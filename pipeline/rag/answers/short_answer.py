@@ -30,6 +30,7 @@ from pipeline.rag.answers.tables.table_answer import TableAnswer, answer_from_ta
 from pipeline.rag.answers.tables.table_cells import measure_words
 from pipeline.rag.answers.tables.table_rows import SECTION_BONUS, label_tokens
 from pipeline.rag.answers.text.text_answer import TextAnswer, answer_from_text, document_paragraphs
+from pipeline.rag.answers.text.text_kind import TextKind
 from retriever_trt.documents.tables import Cell, Table, parse_table, period_blocks, transpose
 
 ARITHMETIC_OPERATIONS = (*(o for o in Operation if o.computed), Operation.COUNT)
@@ -59,8 +60,8 @@ TABLE_SURE = 1.0
 TEXT_FLOOR = 0.3
 # Extracts that are about the question whatever their sentence's share: a table's
 # introduction, and a count or a place (cut only where the sentence names what was asked).
-_SPANNED = ("count", "place")
-_ABOUT_IT = ("table", *_SPANNED)
+_SPANNED = (TextKind.COUNT, TextKind.PLACE)
+_ABOUT_IT = (TextKind.TABLE, *_SPANNED)
 # Operations only a table answers (periods, row lists, computations): never replaced.
 TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_YEAR,
               *ARITHMETIC_OPERATIONS)
@@ -80,7 +81,7 @@ def _states_change(question: str, text: TextAnswer) -> bool:
     """The extract is an amount from a sentence that changed the way the question asks
     ("Interest expense increased $621 million compared to 2018" for "the increase")."""
     asked = _CHANGE_WORD.search(question)
-    return text.kind == "amount" and asked is not None and \
+    return text.kind is TextKind.AMOUNT and asked is not None and \
         re.search(rf"\b{asked.group(1)}", text.sentence, re.I) is not None
 
 
@@ -342,7 +343,7 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
         len(q.years) == 1 or not q.years and _states_change(q.text, text))
     # "What percentage of net sales went to its largest customer?" is answered by a sentence
     # stating the percentage ("were 25% of consolidated net sales"), not only computed
-    stated = stated or (op is Operation.PROPORTION and text.kind == "amount"
+    stated = stated or (op is Operation.PROPORTION and text.kind is TextKind.AMOUNT
                         and text.scale == "percent")
     if op in TEXT_OPERATIONS and text.score >= TEXT_MIN and table.match < TABLE_SURE:
         computed = _computed_from_text(op, text, passages, store)

@@ -20,14 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.text.asked_spans import (
-    asks_place,
-    asks_quarter,
-    count_in,
-    counted_noun,
-    place_in,
-    quarter_in,
-)
+from pipeline.rag.answers.text.asked_spans import count_in, place_in, quarter_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
 from pipeline.rag.answers.text.span_words import Asked, same_word, word_stem
 from pipeline.rag.answers.text.text_amounts import (
@@ -43,6 +36,7 @@ from pipeline.rag.answers.text.text_amounts import (
     scale_of,
     values,
 )
+from pipeline.rag.answers.text.text_kind import TextKind, kind_of
 from retriever_trt.documents.years import years_in
 
 if TYPE_CHECKING:
@@ -74,49 +68,10 @@ _ASKS_PART_OF = re.compile(r"\bhow much of (?:the|its|their|this|that)\b", re.I)
 _OF_WHOLE = re.compile(r"\s+of\s+(?:the\s+|its\s+|their\s+|our\s+)?(?:total\s+)?", re.I)
 # "In what year was Intuit incorporated?": the year alone, not "March 1984".
 _ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
-# What the question asks for.
-_ASKS_DURATION = re.compile(r"^\s*(?:how long|over (?:what|which) (?:period|duration)|how many "
-                            r"(?:years|months|days)|in how many years|what (?:is|was) the "
-                            r"(?:expected |remaining )?(?:term|period|life))\b", re.I)
-_ASKS_DATE = re.compile(r"^\s*(?:when|(?:in|on) (?:which|what) (?:year|period|month|date|day)|"
-                        r"what (?:is|was) the (?:\w+ )?(?:date|maturity))\b", re.I)
-# "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
-# a leading phrase.
-_LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?"
-_ASKS_AMOUNT = re.compile(
-    _LEAD + r"(?:(?:by )?how much|how many|how (?:large|big)\b|"
-    r"(?:what|which)(?: [\w-]+){0,3}? (?:cost|charge|amount|payment|expense|fee|loss|gain)s? "
-    r"(?:did|does|do)\b|(?:what|which) (?:is|was|were|are|will be)(?: the)?(?: \w+){0,2}? "
-    r"(?:amount|value|total|number|cost|price|rate|percentage|balance|sum|expense|fee|"
-    r"revenue|income|loss|gain|liabilit\w+|asset|cash|debt|obligation|guarantee|charge))", re.I)
-# "What was the increase in X?": the amount of the change (checked after a reason: "What
-# was the increase driven by?" asks for its cause).
-_ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(?: \w+){0,2}? "
-                          r"(?:increases?|decreases?|declines?|changes?|growth|reductions?|"
-                          r"rises?)\b", re.I)
-# A question ending on its preposition ("What were the investments mainly engaged in?")
-# asks for that preposition's object, a phrase: not for an amount the sentence states.
-_ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
-# "Cut its workforce by roughly what percentage": a figure asked, wherever the words stand.
-_WHAT_PERCENT = re.compile(r"\bwhat percent(?:age)?\b", re.I)
-# "What share of its employees are based in the US (approx. %)?", "What portion ... (%)": a
-# percentage asked (after a reason: "Why did margin fall 2%?" asks why).
-_ASKS_A_SHARE = re.compile(r"%|\bwhat (?:share|portion|proportion|fraction)\b", re.I)
 # "What was the percentage decrease": a percent, not the amount beside it.
 _ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
-_ASKS_REASON = re.compile(r"^\s*why\b|\b(?:reasons?|caused?|led to|lead to|drove|driven|"
-                          r"drivers?|attributable|due to|result of)\b", re.I)
-# "What was the X in 2019?", "What were the X and Y, respectively?": an amount when the
-# sentence states one with its currency or unit, else the sentence.
-_ASKS_STATED = re.compile(_LEAD + r"(?:what|how much) (?:is|was|were|are|"
-                          r"did)\b", re.I)
 _ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
                          r"\bportion\b|\bpart\b|\byield\b", re.I)
-# "What does the table show?", "What financial information does the table represent?":
-# what the report's sentence introducing its table says the table shows.
-_ASKS_TABLE = re.compile(r"^\s*what (?:[\w-]+ ){0,3}(?:does|do) the (?:following )?table(?: below| above)? "
-                         r"(?:show|represent|present|summari[sz]e|provide|display|illustrate|"
-                         r"depict|describe|set forth|detail)s?\b", re.I)
 # That sentence: "The following table sets forth | X", "The table below shows | X".
 _TABLE_SAYS = re.compile(r"\btables?(?: below| above| that follows)?(?:,[^,]{0,40},)? (?:shows?|sets? "
                          r"forth|summari[sz]es|presents?|provides?|reflects?|represents?|details?|"
@@ -141,7 +96,7 @@ _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:du
 
 
 # What a question asks for that asked_spans.py cuts from a sentence about it.
-_SPAN_KINDS = {"count": count_in, "place": place_in}
+_SPAN_KINDS = {TextKind.COUNT: count_in, TextKind.PLACE: place_in}
 # A sentence scoring within this much of the best that has what the question asks for (a
 # date for "when", a cause for "why", an amount for "how much") is chosen before the best
 # when that has none: the question's words are shared by the sentences around the answer.
@@ -172,9 +127,9 @@ class TextAnswer:
     chunk_id: str
     doc_id: str
     score: float   # the sentence's share of the question's (rarity-weighted) words; 0..1.1
-    kind: str      # amount, stated_amount, duration, date, reason or sentence
-    asked: str = "sentence"  # the kind the question asked for (kind is "sentence" when the
-                             # sentence did not have it)
+    kind: TextKind  # the kind of span cut (SENTENCE: none, the sentence or its clause)
+    asked: TextKind = TextKind.SENTENCE  # the kind the question asked for (kind is SENTENCE
+                                         # when the sentence did not have it)
 
     @property
     def answer_type(self) -> str:
@@ -233,9 +188,10 @@ def split_sentences(text: str) -> list[str]:
 
 def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words (by stem: "averaged" says the question's
-    "average"), a word weighing more the fewer candidate sentences have it; plus 0.1 for naming the question's years. The companies'
-    names weigh nothing: the filing is the company's, and a sentence naming it ("Stryker
-    Corporation is one of ...") is no more about what was asked than one saying "we"."""
+    "average"), a word weighing more the fewer candidate sentences have it; plus 0.1 for
+    naming the question's years. The companies' names weigh nothing: the filing is the
+    company's, and a sentence naming it ("Stryker Corporation is one of ...") is no more
+    about what was asked than one saying "we"."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
     words = sorted({word_stem(w) for w in asked.words - asked.named or asked.words})
@@ -253,34 +209,6 @@ def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     return out
 
 
-def kind_of(asked: Asked) -> str:
-    """What a question about the text asks for."""
-    question = asked.text
-    if _ASKS_TABLE.search(question):
-        return "table"
-    if asks_place(asked):
-        return "place"
-    if _ASKS_DURATION.search(question):
-        return "duration"
-    if asks_quarter(asked):
-        return "quarter"
-    if _ASKS_DATE.search(question):
-        return "date"
-    if counted_noun(asked):
-        return "count"
-    # "cut its workforce by roughly what percentage", "... in $ billions": a figure asked
-    if _ASKS_AMOUNT.search(question) or _WHAT_PERCENT.search(question) or asked.unit:
-        return "amount"
-    if _ASKS_REASON.search(question):
-        return "reason"
-    if _ASKS_CHANGE.search(question) or _ASKS_A_SHARE.search(question):
-        return "amount"
-    if _ASKS_STATED.search(question) and (asked.named_years or RESPECTIVELY.search(question)) \
-            and not _ENDS_ON_PREPOSITION.search(question):
-        return "stated_amount"
-    return "sentence"
-
-
 # Endings of a short word's inflections, which stems of STEM_MIN letters leave on ("own|ed").
 _INFLECTIONS = ("s", "d", "ed", "ing")
 
@@ -291,11 +219,11 @@ def _asks_word(asked: Asked, word: str) -> bool:
     return any(same_word(word, w) or word in {w + e for e in _INFLECTIONS} for w in asked.words)
 
 
-def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], str] | None:
+def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str], str] | None:
     """(short answer, scale) of the kind asked, from one sentence; None when it has none
     (for a plain "sentence": when nothing is left past the words restating the question)."""
     question, words, years = asked.text, asked.words, list(asked.named_years)
-    if kind in ("amount", "stated_amount"):
+    if kind in (TextKind.AMOUNT, TextKind.STATED_AMOUNT):
         found = amounts(sentence)
         if not _ASKS_SHARE.search(question):  # "revenue": an amount, not a share of one
             found = [m for m in found if scale_of(m) != "percent"]
@@ -303,7 +231,8 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
             found = [m for m in found if scale_of(m) == "percent"] or found
         if _ASKS_PART_OF.search(question):
             found = _parts_not_wholes(sentence, found)
-        if not found or kind == "stated_amount" and not any(m.group(1) or m.group(3) for m in found):
+        if not found or kind is TextKind.STATED_AMOUNT and \
+                not any(m.group(1) or m.group(3) for m in found):
             return None
         found, picked = by_period_label(sentence, found, years)
         picked = picked or respective(sentence, found, years)
@@ -321,15 +250,15 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
                       or near(sentence, found, words, years)[:1])
     if kind in _SPAN_KINDS:
         return _SPAN_KINDS[kind](asked, sentence)
-    if kind == "table":
+    if kind is TextKind.TABLE:
         shown = _table_shown(sentence)
         return (shown, "") if shown else None
-    if kind == "duration":
+    if kind is TextKind.DURATION:
         found = list(_DURATION.finditer(sentence))
         return (near(sentence, found, words, years)[0].group(0), "") if found else None
-    if kind == "quarter":
+    if kind is TextKind.QUARTER:
         return quarter_in(asked, sentence)
-    if kind == "date":
+    if kind is TextKind.DATE:
         event = _EVENT.search(question)
         if event and not re.search(rf"\b{event.group(1)}", sentence, re.I):
             return None  # "When was it incorporated?": a date of no incorporation is no answer
@@ -340,7 +269,7 @@ def extract(asked: Asked, sentence: str, kind: str) -> tuple[str | list[str], st
         date = near(sentence, found, words, ())[0].group(0)
         year = re.findall(_HISTORY_YEAR, date) if _ASKS_YEAR.search(question) else []
         return (year[-1] if year else date), ""
-    if kind == "reason":
+    if kind is TextKind.REASON:
         m = _CAUSE.search(sentence)
         if m is None:
             return None
@@ -371,7 +300,7 @@ def _table_shown(sentence: str) -> str:
 
 
 def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequence[float],
-            kind: str) -> int:
+            kind: TextKind) -> int:
     """The index of the sentence to answer from: the best scoring that says something (a
     heading, "Net Cash Used In Investing Activities", shares the question's words and
     answers nothing); when it lacks the kind asked, the next sentence of its paragraph that
@@ -381,13 +310,13 @@ def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequen
     says = [not is_heading(s) for _, s in cands]
     order = sorted(range(len(cands)), key=lambda i: (not says[i], -scores[i], i))  # ties: earlier
     best = order[0]
-    if kind == "sentence" or extract(asked, cands[best][1], kind) is not None or \
+    if kind is TextKind.SENTENCE or extract(asked, cands[best][1], kind) is not None or \
             _DEFINES.search(cands[best][1]):
         return best
     after = best + 1
     continued = after < len(cands) and cands[after][0] is cands[best][0] and \
         _CONTINUES.match(cands[after][1])
-    if continued and (_CAUSE.search(cands[after][1]) if kind == "reason"
+    if continued and (_CAUSE.search(cands[after][1]) if kind is TextKind.REASON
                       else extract(asked, cands[after][1], kind) is not None):
         return after
     doc = cands[best][0].doc_id  # another report's sentence of that kind answers another question
@@ -395,7 +324,7 @@ def _chosen(asked: Asked, cands: Sequence[tuple[Paragraph, str]], scores: Sequen
     # but "table": any of the report's answers; so does a count's or a place's (their
     # extract asks the sentence for the noun counted, or the question's words, and its
     # years), from the best report first, then the next.
-    wide = kind == "table" or kind in _SPAN_KINDS
+    wide = kind is TextKind.TABLE or kind in _SPAN_KINDS
     margin = 1.0 if wide else KIND_MARGIN
     near = [i for i in order[1:] if says[i] and scores[i] >= scores[best] - margin
             and (cands[i][0].doc_id == doc or kind in _SPAN_KINDS)]
@@ -416,7 +345,7 @@ def answer_from_text(query: Query, paragraphs: Sequence[Paragraph]) -> TextAnswe
     paragraph, sentence = cands[best]
     got = extract(asked, sentence, kind)
     if got is None:  # not the kind asked ("when" and no date): the span answering it
-        got, kind = (span_of(asked, sentence), ""), "sentence"
+        got, kind = (span_of(asked, sentence), ""), TextKind.SENTENCE
     chunk = paragraph.chunk_of(sentence)
     return TextAnswer(got[0], got[1], sentence, chunk.chunk_id, paragraph.doc_id,
                       scores[best], kind, wanted)

@@ -32,7 +32,7 @@ from pipeline.rag.answers.question_words import label_stems, tokens
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.vocabulary.definitions import stated_definitions
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
-from pipeline.rag.answers.vocabulary.metrics import Metric
+from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
 from retriever_trt.search.filters import company_key
 
 # What a company took in from a part of itself: "How much did Intuitive Surgical earn from
@@ -65,6 +65,10 @@ def what_is_asked(query: Query, info: Any,
     question naming no measure that asks what the company earned from a part it names asks
     that part's revenue."""
     asked, parts = _asked_of(query, info, labels)
+    own = _tagged_metric(query, asked, parts)
+    if own is not None:
+        query = replace(query, measure=own)
+        return query, *_asked_of(query, info, labels)
     earned = _EARNED_FROM.search(query.text) if query.measure is None else None
     # every word of what it came from names the part: "Automotive leasing" is no revenue of
     # NVIDIA's Automotive platform
@@ -77,6 +81,21 @@ def what_is_asked(query: Query, info: Any,
         query = replace(query, measure=BY_NAME["revenue"])
         return query, *_asked_of(query, info, labels)
     return query, asked, parts
+
+
+def _tagged_metric(query: Query, asked: Asked, parts: Parts) -> LineItem | None:
+    """The filing's own concept for an amount the vocabulary would compute, when its name
+    holds the metric's and no word the question does not say: "Adjusted EBITDA" is Comcast's
+    AdjustedEBITDA fact, never operating income plus depreciation (the unadjusted figure)."""
+    metric = query.measure
+    if not isinstance(metric, Metric) or metric.formula is not None or \
+            metric.scale is not Scale.AMOUNT or not asked.labelled:
+        return None
+    said = label_stems(query.measure_words - parts.naming_words(every=True) - CUE_WORDS)
+    name = label_stems(tokens(metric.name))
+    item = asked.labelled[0]
+    own = label_stems(tokens(split_name(item.concepts[0])))
+    return item if name <= own <= said else None
 
 
 def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts]:

@@ -175,6 +175,7 @@ class FactLabels:
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    _measure_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, facts: list[Fact], shown_at: Any = None, stated: Any = None) -> FactLabels:
@@ -239,6 +240,15 @@ class FactLabels:
             self._stems = {c: label_stems(w) | (_CASH if _is_cash_flow(c) else frozenset())
                            for c, w in self.concept_words.items()}
         return self._stems
+
+    def measure_vocabulary(self) -> frozenset[str]:
+        """The words of the concepts' labels that no member's holds: words naming measures,
+        never parts ("EBITDA"; not "C" of Class C). Read once per filing."""
+        if self._measure_words is None:
+            named = {w for words in self.members.values() for w in words}
+            self._measure_words = frozenset(w for words in self.concept_words.values()
+                                            for w in words if w not in named)
+        return self._measure_words
 
     def all_words(self) -> frozenset[str]:
         """Every word of every concept's and member's labels, read once per filing."""

@@ -11,10 +11,19 @@ and without it, the two values are equal (JCI's Global Products revenue, 5,071 e
 A dimension every such pair agrees on, for the same other dimensions, is a grouping of
 them, and is left out of their facts; one pair that differs (a major customer's share of a
 segment's revenue), or another member of its axis beside them, keeps it.
+
+A filing may also never tag the part without its grouping: Comcast tags every figure of its
+Theme Parks segment with its Content & Experiences business unit, General Motors its GMNA
+segment's with its Automotive business group, Merck its Gardasil sales with its
+Pharmaceutical segment. Such a member is a parent (`parents`): of a business axis (a
+segment axis or the company's own, never a place: "U.S. sales of a product" are a narrower
+figure however often the filing breaks out only the U.S.), the one member of its axis ever
+beside the part, and beside several parts of the part's axis.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from retriever_trt.documents.model import Fact
@@ -47,15 +56,79 @@ def groupings(facts: list[Fact]) -> frozenset[Grouping]:
     return frozenset(g for g in agree - differ if len(members[g[0], g[1][0]]) == 1)
 
 
+# The axes a parent of a part is a member of: the standard segment axis, or a company's own
+# axis (its business units, groups); a standard axis of places, products or line items never.
+_SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
+_STANDARD_PREFIXES = ("us-gaap:", "srt:", "dei:", "country:", "ecd:")
+# A company's own axis of places ("RegionAxis"), which narrows a figure as a standard one does.
+_PLACE_AXIS = re.compile(r"geograph|region|countr|area|market", re.I)
+# The axes of the parts a parent groups: segments and product lines.
+_PART_AXES = frozenset({_SEGMENT_AXIS, "srt:ProductOrServiceAxis"})
+# A parent groups several parts: one beside a single part may as well narrow it.
+MIN_GROUPED_PARTS = 2
+
+
+def _business_axis(axis: str) -> bool:
+    return axis == _SEGMENT_AXIS or not axis.startswith(_STANDARD_PREFIXES) and \
+        not _PLACE_AXIS.search(axis)
+
+
+def parents(facts: list[Fact]) -> frozenset[tuple[Dimension, Dimension]]:
+    """The (part, parent) pairs of the facts: a member of a segment or product axis always
+    tagged, when with any member of a business axis, with the same one, which sits beside
+    several parts of that axis; and where the part's figure is tagged without it too, equal."""
+    beside: dict[tuple[Dimension, str], set[str]] = {}  # (part, business axis) -> members
+    grouped: dict[tuple[Dimension, str], set[str]] = {}  # (parent, part axis) -> parts
+    for f in facts:
+        for part in f.dimensions:
+            if part[0] not in _PART_AXES:
+                continue
+            for d in f.dimensions:
+                if d[0] != part[0] and _business_axis(d[0]):
+                    beside.setdefault((part, d[0]), set()).add(d[1])
+                    grouped.setdefault((d, part[0]), set()).add(part[1])
+    found = {(part, (axis, next(iter(members)))) for (part, axis), members in beside.items()
+             if len(members) == 1}
+    found = {(part, parent) for part, parent in found
+             if len(grouped[parent, part[0]]) >= MIN_GROUPED_PARTS}
+    return frozenset(found - _unequal_without(facts, found))
+
+
+def _unequal_without(facts: list[Fact], pairs: set[tuple[Dimension, Dimension]]) -> \
+        set[tuple[Dimension, Dimension]]:
+    """The pairs whose part's figure the filing also tags without the parent, at another
+    value: the parent narrows it there."""
+    plain = {(f.concept, f.start, f.end, frozenset(f.dimensions)): f.value for f in facts}
+    out = set()
+    for f in facts:
+        dims = frozenset(f.dimensions)
+        for part, parent in pairs:
+            if part in dims and parent in dims:
+                value = plain.get((f.concept, f.start, f.end, dims - {parent}))
+                if value is not None and value != f.value:
+                    out.add((part, parent))
+    return out
+
+
 def without_groupings(facts: list[Fact]) -> list[Fact]:
-    """The facts with each dimension that only groups their other dimensions left out."""
+    """The facts with each dimension that only groups their other dimensions left out; a
+    fact of a part under its parent also stands as the part's own, where the filing tags
+    none without the parent (a question may name the parent too: "wholesale sales in the
+    International segment")."""
     found = groupings(facts)
-    if not found:
+    above = parents(facts)
+    if not found and not above:
         return facts
+    keys = {(f.concept, f.start, f.end, frozenset(f.dimensions)) for f in facts}
     out = []
     for f in facts:
         dims = frozenset(f.dimensions)
         grouping = {d for d in dims if (dims - {d}, d) in found}
-        out.append(replace(f, dimensions=tuple(d for d in f.dimensions if d not in grouping))
-                   if grouping else f)
+        if grouping:
+            f = replace(f, dimensions=tuple(d for d in f.dimensions if d not in grouping))
+        out.append(f)
+        parent = {p for part, p in above if part in dims and p in dims}
+        own = tuple(d for d in f.dimensions if d not in parent)
+        if parent and (f.concept, f.start, f.end, frozenset(own)) not in keys:
+            out.append(replace(f, dimensions=own))
     return out

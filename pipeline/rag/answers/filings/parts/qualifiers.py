@@ -285,7 +285,7 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
               if not any(got.named[m] < got.named[o] for o in ranked[:i])
               and not _name_said_more(got.named[m], text, distinctive,
                                       labels.members[m] | got.named[m],
-                                      labels.compact.get(m, ""))]
+                                      labels.compact.get(m, ""), labels)]
     options = [frozenset({m}) | labels.within.get(m, frozenset()) for m in ranked]
     axes = {a for a, _ in ranked}
     if len(axes) > 1:  # "Americas iPhone sales": one member of each axis together
@@ -340,15 +340,21 @@ def written_part(text: str, named: frozenset[str]) -> tuple[int, str] | None:
 
 
 def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],
-                    mwords: frozenset[str], compact: str) -> bool:
+                    mwords: frozenset[str], compact: str, labels: FactLabels) -> bool:
     """Whether the capitalized name that holds the words naming a member says more than the
     member's name (its words, or its name run together: "MarketsandCorporate"): "Boeing's
     Financial Service segment" names no Services member, whose figure would answer for a
-    segment the filing does not have."""
+    segment the filing does not have. Words after the name that only the filing's concepts
+    hold are the measure written in capitals ("Theme Parks Adjusted EBITDA", "Packaging &
+    Specialty Plastics Operating EBIT"), not more of the name."""
     for run in _CAPITALIZED_RUN.finditer(_POSSESSIVE.sub(",", text)):  # "Alphabet's | Google"
-        said = set(tokens(run.group(0)))
-        if said & named and any(len(w) < MIN_COMPACT or w not in compact
-                                for w in said & distinctive - mwords):
+        said = tokens(run.group(0))
+        if not set(said) & named:
+            continue
+        last = max(i for i, w in enumerate(said) if w in named)
+        measure = set(said[last + 1:]) & labels.measure_vocabulary()
+        if any(len(w) < MIN_COMPACT or w not in compact
+               for w in set(said) & distinctive - mwords - measure):
             return True
     return False
 

@@ -6,6 +6,7 @@ the company)."""
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 
 from filing_shelf import ask, shelf_answerer
 
@@ -13,13 +14,15 @@ from pipeline.rag.answers.company_names import NameSpan, written_name
 from pipeline.rag.answers.compose import coarser_than_asked
 from pipeline.rag.answers.filings.asked import _outside_definition
 from pipeline.rag.answers.filings.fact_answer import _names_a_loss
+from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import _narrower
-from pipeline.rag.answers.filings.parts.part_compare import asks_which_part
+from pipeline.rag.answers.filings.parts.part_compare import asks_which_part, ranged_parts
 from pipeline.rag.answers.periods import PeriodKind, parse_periods
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import label_stems, tokens
 from pipeline.rag.answers.short_answer import ShortAnswer
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME
+from retriever_trt.documents.model import Fact
 
 
 def test_months_to_a_date_are_the_months_ended_then():
@@ -128,6 +131,21 @@ def test_which_part_is_asked_only_of_a_comparison():
     # a place the text states, no part's figure
     assert not asks_which_part("In which country is ParsePort, the company Workiva bought in "
                                "2022, based?")
+
+
+def test_a_which_question_naming_its_alternatives_ranges_over_no_other_part():
+    """"Which segment ...: Honeywell Building Technologies or Performance Materials and
+    Technologies?" had been answered with Aerospace, the highest of all four, when one
+    of the two named was not found."""
+    axis = "us-gaap:StatementBusinessSegmentsAxis"
+    facts = [Fact(f"f{m}", "us-gaap:OperatingIncomeLoss", Decimal(v), "USD", date(2023, 6, 30),
+                  date(2023, 4, 1), dimensions=((axis, m),))
+             for m, v in (("hon:AerospaceMember", "924"), ("hon:PmtMember", "622"))]
+    labels = FactLabels.of(facts)
+    assert len(ranged_parts("Which segment had the higher segment profit in Q2 2023?",
+                            labels)) == 2
+    assert ranged_parts("Which segment had the higher segment profit in Q2 2023: Building "
+                        "Technologies or Performance Materials and Technologies?", labels) == []
 
 
 def test_a_quarter_named_by_its_last_month():

@@ -154,3 +154,13 @@ def test_the_pipeline_gives_the_place_from_the_filing_text(shelf) -> None:
     short = _pipeline_answer(shelf, "Where is Apple headquartered?")
     assert short.short_answer == "Cupertino, California"
     assert "headquarters is located in Cupertino, California" in short.quote
+
+
+def test_a_count_past_a_share_in_brackets_after_it():
+    """GM's "approximately 87,000 (54%) hourly employees": the bracket had ended the
+    figure's own words before the noun counted, so no count was cut (the whole sentence was
+    the answer)."""
+    got = ask("Approximately how many hourly employees did GM have at December 31, 2023?",
+              "At December 31, 2023, we employed approximately 87,000 (54%) hourly employees "
+              "and approximately 76,000 (46%) salaried employees.")
+    assert (got.short_answer, got.kind) == ("87000", "count")

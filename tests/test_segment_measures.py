@@ -63,3 +63,30 @@ def test_segment_profit_is_the_companys_own_segment_measure(tmp_path):
     assert got.citations[0]["fact"]["concept"] == "x:SegmentReportingSegmentProfit"
     # the company's profit is no segment's measure
     assert ask("What was Widget Corp's net income in 2024?").short_answer is None
+
+
+def test_segment_profit_is_the_one_standard_profit_measure_the_segments_are_tagged_with():
+    """Honeywell tags its segments' profit as OperatingIncomeLoss (Caterpillar as its pretax
+    income), with no concept named "segment": "Aerospace segment profit" had been read as
+    the segment's net income, which no fact gives (no number). With two such measures
+    tagged per segment, neither is chosen for it."""
+    from types import SimpleNamespace
+
+    from pipeline.rag.answers.filings.asked import what_is_asked
+    from pipeline.rag.answers.filings.fact_labels import FactLabels
+    from pipeline.rag.answers.query import parse_query
+
+    aero = (_SEGMENTS, "hon:AerospaceMember")
+    facts = [_fact("us-gaap:OperatingIncomeLoss", "924e6", aero),
+             _fact("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax", "3341e6", aero),
+             _fact("us-gaap:NetIncomeLoss", "1490e6")]
+
+    def first(facts: list[Fact]) -> tuple[str, ...]:
+        info = SimpleNamespace(facts=facts, metadata=SimpleNamespace(company="Honeywell"))
+        query = parse_query("What was Aerospace segment profit for the quarter?")
+        _, asked, _ = what_is_asked(query, info, FactLabels.of(facts))
+        return asked.labelled[0].concepts if asked.labelled else ()
+
+    assert first(facts) == ("us-gaap:OperatingIncomeLoss",)
+    both = [*facts, _fact("us-gaap:NetIncomeLoss", "700e6", aero)]
+    assert first(both) != ("us-gaap:OperatingIncomeLoss",)

@@ -58,3 +58,22 @@ def test_the_sentence_continuing_the_one_about_the_question_gives_its_date() -> 
               "Pilots Association) become amendable?", PILOTS)
     assert got.short_answer == "September 1, 2025"
     assert got.kind == "date"
+
+
+def test_a_bullet_ends_a_sentence():
+    from pipeline.rag.answers.text.text_answer import split_sentences
+    assert split_sentences("OVERVIEW The following is a summary: • The Company reported net "
+                           "sales of $11.4 billion, down 27 percent. • Local price decreased 18 "
+                           "percent compared with the second quarter of 2022.") == [
+        "OVERVIEW The following is a summary:",
+        "The Company reported net sales of $11.4 billion, down 27 percent.",
+        "Local price decreased 18 percent compared with the second quarter of 2022."]
+
+
+def test_the_unit_asked_is_no_anchor_for_the_amount_nearest_the_question_s_words():
+    # "percent" follows every percentage: the amount is the one beside "local price"
+    got = ask("By how much did local price fall in Q2 2023 versus Q2 2022 (percent)?",
+              "Net sales in the second quarter of 2023 were $11.4 billion, down 27 percent from "
+              "$15.7 billion in the second quarter of 2022, with local price down 18 percent, "
+              "volume down 8 percent and currency down 1 percent.")
+    assert (got.short_answer, got.scale) == ("18", "percent")

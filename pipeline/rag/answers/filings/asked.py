@@ -56,6 +56,9 @@ _SEGMENT = "segment"
 # Information Segment Profit"); any other ("Segment Earnings Other Income Expense") makes it
 # another figure.
 _SEGMENT_NAME_WORDS = frozenset(tokens("segment reporting information total loss"))
+_SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
+# The standard measures a filing may report its segments' profit by.
+_SEGMENT_PROFITS = tuple(BY_NAME[n] for n in ("operating income", "pretax income", "net income"))
 
 
 def what_is_asked(query: Query, info: Any,
@@ -158,8 +161,19 @@ def _segment_measures(text: str, words: frozenset[str], labels: FactLabels,
     if not _SEGMENT_MEASURE.search(text):
         return []
     found = labelled_items(words | {_SEGMENT}, labels, info.facts, preference(text))
-    return [i for i in found if _SEGMENT in (named := set(tokens(split_name(i.concepts[0]))))
-            and named <= words | _SEGMENT_NAME_WORDS]
+    own = [i for i in found if _SEGMENT in (named := set(tokens(split_name(i.concepts[0]))))
+           and named <= words | _SEGMENT_NAME_WORDS]
+    return own or _sole_segment_profit(info.facts)
+
+
+def _sole_segment_profit(facts: list[Any]) -> list[LineItem]:
+    """The one standard profit measure (operating, pretax or net income) the filing tags its
+    segments' figures with: Honeywell's segment profit is its segments' OperatingIncomeLoss,
+    Caterpillar's their pretax income. Two or more: the question's words must choose."""
+    tagged = {f.concept for f in facts if f.start is not None and
+              any(axis == _SEGMENT_AXIS for axis, _ in f.dimensions)}
+    found = [i for i in _SEGMENT_PROFITS if tagged & set(i.concepts)]
+    return found if len(found) == 1 else []
 
 
 # The units a count of shares is tagged in ("shares"), and a count of people ("employee").

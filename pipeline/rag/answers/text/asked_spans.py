@@ -70,6 +70,8 @@ _SCALES = frozenset({"thousand", "million", "billion"})
 # A count written in words ("declared four cash dividends"); "one" is too often no count.
 _NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                           re.I)
+# A short aside in brackets right after a figure: its share, a footnote mark.
+_ASIDE = re.compile(r"^\s*\([^()]{1,20}\)")
 # A figure's own words end at the next figure, a bracket or a clause break (not at the
 # comma of a date: "at June 30, 2019"); the clause before it begins after the last one.
 _OWN_END = re.compile(r",(?!\s*\d{4}\b)|[;:()]|\s-\s|\.\s|\.$")
@@ -161,9 +163,10 @@ def _year_fit(asked: Asked, own: str, before: str) -> int:
 
 
 def _own_text(sentence: str, start: int, end: int) -> str:
-    """The words after a figure that are its own: up to `end` (the next figure), a bracket
-    or a clause break, OWN_WORDS at most."""
-    tail = sentence[start:end]
+    """The words after a figure that are its own: past a short aside in brackets ("87,000
+    (54%) hourly employees"), up to `end` (the next figure), a bracket or a clause break,
+    OWN_WORDS at most."""
+    tail = _ASIDE.sub("", sentence[start:end], count=1)
     stop = _OWN_END.search(tail)
     return " ".join((tail[:stop.start()] if stop else tail).split()[:OWN_WORDS])
 

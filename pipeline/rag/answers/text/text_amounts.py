@@ -64,11 +64,19 @@ def amounts(sentence: str) -> list[re.Match]:
     return [m for m in out if m.group(1) or m.group(3)] or out
 
 
+# The words of a unit asked, which every amount of that unit sits beside.
+_UNIT_WORDS = frozenset({"percent", "percentage", "thousand", "million", "billion", "trillion",
+                         "dollar", "usd"})
+
+
 def near(sentence: str, spans: list[re.Match], words: set[str],
           years: Sequence[int]) -> list[re.Match]:
-    """The spans nearest the question's words (and the years it names), nearest first."""
+    """The spans nearest the question's words (and the years it names), nearest first. The
+    unit asked is no anchor: "percent" follows every percentage ("down 27 percent ..., with
+    local price down 18 percent")."""
     low = sentence.lower()
-    anchors = [m.start() for w in words for m in re.finditer(rf"\b{re.escape(w)}", low)]
+    anchors = [m.start() for w in words if w not in _UNIT_WORDS
+               for m in re.finditer(rf"\b{re.escape(w)}", low)]
     year_at = [m.start() for y in years for m in re.finditer(str(y), sentence)]
 
     def distance(m: re.Match) -> float:

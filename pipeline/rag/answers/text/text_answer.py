@@ -42,9 +42,9 @@ from retriever_trt.documents.years import years_in
 if TYPE_CHECKING:
     from pipeline.rag.answers.query import Query
 
-# A sentence ends at . ! ? before a space and a capital, quote or bracket; not after a
-# common abbreviation or a lone capital ("U.S. Steel", "Inc. and").
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Z“\"(])")
+# A sentence ends at . ! ? before a space and a capital, quote or bracket (not after a
+# common abbreviation or a lone capital: "U.S. Steel", "Inc. and"), and at a bullet.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Z“\"(])|\s*[•●▪]\s*")
 _ABBREVIATION = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|vs|approx|etc|e\.g|i\.e|"
                            r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
 _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -175,6 +175,7 @@ def document_paragraphs(chunks: Sequence[Any]) -> list[Paragraph]:
 
 def split_sentences(text: str) -> list[str]:
     out: list[str] = []
+    text = text.strip(" •●▪")
     pending = ""
     for piece in _SENTENCE_END.split(" ".join(text.split())):
         pending = f"{pending} {piece}" if pending else piece

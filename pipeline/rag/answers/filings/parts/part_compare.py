@@ -56,11 +56,17 @@ def asks_which_part(text: str) -> bool:
         combination(text) in (Combine.HIGHER, Combine.LOWER)
 
 
+# "...: Honeywell Building Technologies or Performance Materials and Technologies?": the
+# question names the parts it sets against each other.
+_NAMED_ALTERNATIVES = re.compile(r"\b[A-Z][\w&'’.-]*,?\s+or\s+(?:the\s+)?[A-Z]")
+
+
 def ranged_parts(text: str, labels: FactLabels) -> list[Option]:
     """Every member of the axis a "which segment had the highest ..." question ranges over
     ("Rest of Asia Pacific" and "Other" segments too); none for a question naming no such
-    axis."""
-    if not asks_which_part(text):
+    axis, nor for one naming its alternatives (those not all found, the rest are no
+    answer: a third segment may have the highest figure)."""
+    if not asks_which_part(text) or _NAMED_ALTERNATIVES.search(text):
         return []
     axis = next((a for cue, a in _RANGES if cue.search(text)), None)
     members = sorted(m for m in labels.members if axis and m[0].endswith(axis))

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from llm_engine.config import EngineConfig, ModelConfig
     from llm_engine.engine.async_llm_engine import AsyncLLMEngine
+    from llm_engine.engine.engine_stats import EngineStats
     from llm_engine.engine.errors import EngineDeadError, InvalidRequestError, RequestFailedError
-    from llm_engine.engine.llm_engine import EngineStats, LLMEngine
+    from llm_engine.engine.llm_engine import LLMEngine
     from llm_engine.llm import LLM
     from llm_engine.outputs import CompletionOutput, Logprob, RequestOutput
     from llm_engine.sampling_params import SamplingParams
@@ -26,7 +27,7 @@ _MODULES = {
     "EngineDeadError": "llm_engine.engine.errors",
     "InvalidRequestError": "llm_engine.engine.errors",
     "RequestFailedError": "llm_engine.engine.errors",
-    "EngineStats": "llm_engine.engine.llm_engine", "LLMEngine": "llm_engine.engine.llm_engine",
+    "EngineStats": "llm_engine.engine.engine_stats", "LLMEngine": "llm_engine.engine.llm_engine",
     "LLM": "llm_engine.llm",
     "CompletionOutput": "llm_engine.outputs", "Logprob": "llm_engine.outputs",
     "RequestOutput": "llm_engine.outputs",

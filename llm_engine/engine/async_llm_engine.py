@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from llm_engine.config import EngineConfig, ModelConfig
+from llm_engine.engine.engine_stats import EngineStats
 from llm_engine.engine.errors import (
     EngineDeadError,
     InvalidRequestError,
     RequestFailedError,
     StepFailedError,
 )
-from llm_engine.engine.llm_engine import EngineStats, LLMEngine, PromptType
+from llm_engine.engine.llm_engine import LLMEngine, PromptType
 from llm_engine.outputs import RequestOutput
 from llm_engine.sampling_params import SamplingParams
 from llm_engine.structured_output import StructuredOutputsParams

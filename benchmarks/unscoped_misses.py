@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=0, help="questions printed of each class")
     args = ap.parse_args(argv)
 
-    from pipeline.rag.pipeline import load_retriever
+    from pipeline.rag.index_loading import load_retriever
     from retriever_trt.embedders.loader import load_embedder
     from retriever_trt.search.filters import MetadataFilter
 

@@ -23,7 +23,7 @@ from paths import REPO
 
 from llm_engine.utils.model_path import DEFAULT_MODEL_NAME, ModelFolderError, resolve_model
 from pipeline.cli import main
-from pipeline.rag.pipeline import load_retriever
+from pipeline.rag.index_loading import load_retriever
 from pipeline.settings_sources import load_settings
 from retriever_trt.embedders.artifacts import ArtifactError
 from retriever_trt.embedders.loader import default_embedder, load_embedder

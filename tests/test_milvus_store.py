@@ -366,7 +366,7 @@ def test_documents_api_replicas_over_one_milvus(embedder, tmp_path):
 
 @needs_milvus
 def test_load_retriever_follows_the_vector_store_setting(tmp_path):
-    from pipeline.rag.pipeline import load_retriever
+    from pipeline.rag.index_loading import load_retriever
     from pipeline.settings_sources import load_settings
 
     settings = load_settings(None, {"vector_store": "milvus", "index": str(tmp_path / "idx")},

@@ -6,6 +6,7 @@ edge that serves it.
 
 from pipeline.rag.batcher import MicroBatcher
 from pipeline.rag.host_buffers import HostBufferPool, HostMemory, StagingEmbedder
+from pipeline.rag.index_loading import load_retriever
 from pipeline.rag.pipeline import (
     Answer,
     AskOptions,
@@ -13,7 +14,6 @@ from pipeline.rag.pipeline import (
     RAGPipeline,
     StreamEvent,
     TokenEvent,
-    load_retriever,
     source_dict,
 )
 from pipeline.rag.stages import GenerateStage, IntentStage

@@ -15,7 +15,7 @@ from pipeline.settings import Settings
 def build_artifacts(settings: Settings) -> Settings:
     """Build what is missing in engines/; the settings with absolute artifact paths."""
     from llm_engine.utils.model_path import resolve_model
-    from pipeline.rag.pipeline import load_retriever
+    from pipeline.rag.index_loading import load_retriever
     from retriever_trt.embedders.loader import load_embedder
 
     engines = settings.engines_path.resolve()

@@ -97,3 +97,27 @@ def test_a_metric_the_filing_tags_under_the_name_asked_is_read_not_computed():
     assert adjusted.measure.concepts == ("cmcsa:AdjustedEBITDA",)
     plain, _, _ = what_is_asked(parse_query("What was EBITDA in 2023?"), info, labels)
     assert not isinstance(plain.measure, LineItem)  # computed: no concept has that name alone
+
+
+def test_a_place_s_own_figure_before_the_segments_total_of_it():
+    """Merck tags its U.S. revenue (7,018) and, beside it, its segments' U.S. total (7,045,
+    with the segments' consolidation member, corporate revenue left out): "revenue from the
+    United States" had been the second, a wrong number. A segment's figure with that member
+    stays its total, inter-segment sales included (Caterpillar's E&T)."""
+    from types import SimpleNamespace
+
+    from pipeline.rag.answers.filings.fact_answer import Target, find_fact
+    from pipeline.rag.answers.vocabulary.line_items import BY_NAME
+
+    segments = ("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")
+    energy = (_SEGMENT, "cat:EnergyAndTransportationMember")
+    facts = [_fact("us-gaap:Revenues", "7045e6", segments, _US),
+             _fact("us-gaap:Revenues", "7018e6", _US),
+             _fact("us-gaap:Revenues", "13500e6", segments, energy),
+             _fact("us-gaap:Revenues", "11012e6", energy)]
+    shown = {f.fact_id: "cell" for f in facts if segments in f.dimensions}
+    info = SimpleNamespace(facts=facts, fact_cells=shown)
+    year = Target(date(2023, 12, 31), 12)
+    revenue = BY_NAME["revenue"]
+    assert find_fact(info, revenue, year, frozenset({_US})).value == Decimal("7018e6")
+    assert find_fact(info, revenue, year, frozenset({energy})).value == Decimal("13500e6")

@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.rag.answers.answer_checks import asks_count, asks_share_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_answer import Asked
-from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
+from pipeline.rag.answers.filings.fact_labels import SEGMENT_AXIS, FactLabels, split_name
 from pipeline.rag.answers.filings.measure_match import (
     holding,
     labelled_items,
@@ -56,7 +56,6 @@ _SEGMENT = "segment"
 # Information Segment Profit"); any other ("Segment Earnings Other Income Expense") makes it
 # another figure.
 _SEGMENT_NAME_WORDS = frozenset(tokens("segment reporting information total loss"))
-_SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
 # The standard measures a filing may report its segments' profit by.
 _SEGMENT_PROFITS = tuple(BY_NAME[n] for n in ("operating income", "pretax income", "net income"))
 
@@ -171,7 +170,7 @@ def _sole_segment_profit(facts: list[Any]) -> list[LineItem]:
     segments' figures with: Honeywell's segment profit is its segments' OperatingIncomeLoss,
     Caterpillar's their pretax income. Two or more: the question's words must choose."""
     tagged = {f.concept for f in facts if f.start is not None and
-              any(axis == _SEGMENT_AXIS for axis, _ in f.dimensions)}
+              any(axis == SEGMENT_AXIS for axis, _ in f.dimensions)}
     found = [i for i in _SEGMENT_PROFITS if tagged & set(i.concepts)]
     return found if len(found) == 1 else []
 

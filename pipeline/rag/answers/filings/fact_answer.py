@@ -13,7 +13,7 @@ from datetime import date
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import NoAnswer, operand, percent_change, rounded
-from pipeline.rag.answers.filings.fact_labels import describe_members, qualifiers
+from pipeline.rag.answers.filings.fact_labels import SEGMENT_AXIS, describe_members, qualifiers
 from pipeline.rag.answers.filings.scope import END_SLACK
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.periods import Period, PeriodKind
@@ -146,13 +146,19 @@ def targets(query: Query, info: DocumentInfo) -> list[Target]:
 def find_fact(info: DocumentInfo, item: LineItem, target: Target,
               members: frozenset[tuple[str, str]] = frozenset()) -> Fact | None:
     """The fact of `item` for `target` of exactly the part `members` names (none: the
-    company's own figure, no segment's): one shown in a table first, whatever its concept
-    (Salesforce tags a "$1.0 billion" of its prose DepreciationDepletionAndAmortization and
-    prints DepreciationAndAmortization in its cash flows), then in the vocabulary's order."""
+    company's own figure, no segment's): for a part other than a segment, one without a
+    neutral member first (Merck's U.S. revenue, 7,018, not its segments' U.S. total beside
+    it, 7,045; a segment's figure with the segments' member is its total, inter-segment
+    sales included, which a question may ask); then one shown in a table, whatever its
+    concept (Salesforce tags a "$1.0 billion" of its prose DepreciationDepletionAndAmortization
+    and prints DepreciationAndAmortization in its cash flows), then in the vocabulary's
+    order."""
     order = {c: i for i, c in enumerate(item.concepts)}
     found = [f for f in info.facts if f.concept in order and _fits(f, item, target)
              and qualifiers(f) == members]
-    return min(found, key=lambda f: (f.fact_id not in info.fact_cells, order[f.concept]),
+    plain_first = not any(axis == SEGMENT_AXIS for axis, _ in members)
+    return min(found, key=lambda f: (plain_first and len(f.dimensions) > len(members),
+                                     f.fact_id not in info.fact_cells, order[f.concept]),
                default=None)
 
 

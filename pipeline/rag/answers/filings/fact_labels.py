@@ -31,6 +31,8 @@ from retriever_trt.documents.years import YEAR_DIGITS
 QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
                             r"ClassOfStock|Brand|Division", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
+# The standard axis of a company's business segments.
+SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
 _BUSINESS_SEGMENTS = re.compile(r"StatementBusinessSegmentsAxis")
 _PLACE_AXES = re.compile(r"Geograph|Region", re.I)
 # The most members of one axis a printed label may name: a country and the region named

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from pipeline.rag.answers.filings.fact_labels import SEGMENT_AXIS
 from retriever_trt.documents.model import Fact
 
 Dimension = tuple[str, str]
@@ -58,18 +59,17 @@ def groupings(facts: list[Fact]) -> frozenset[Grouping]:
 
 # The axes a parent of a part is a member of: the standard segment axis, or a company's own
 # axis (its business units, groups); a standard axis of places, products or line items never.
-_SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
 _STANDARD_PREFIXES = ("us-gaap:", "srt:", "dei:", "country:", "ecd:")
 # A company's own axis of places ("RegionAxis"), which narrows a figure as a standard one does.
 _PLACE_AXIS = re.compile(r"geograph|region|countr|area|market", re.I)
 # The axes of the parts a parent groups: segments and product lines.
-_PART_AXES = frozenset({_SEGMENT_AXIS, "srt:ProductOrServiceAxis"})
+_PART_AXES = frozenset({SEGMENT_AXIS, "srt:ProductOrServiceAxis"})
 # A parent groups several parts: one beside a single part may as well narrow it.
 MIN_GROUPED_PARTS = 2
 
 
 def _business_axis(axis: str) -> bool:
-    return axis == _SEGMENT_AXIS or not axis.startswith(_STANDARD_PREFIXES) and \
+    return axis == SEGMENT_AXIS or not axis.startswith(_STANDARD_PREFIXES) and \
         not _PLACE_AXIS.search(axis)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from decimal import Decimal
 
 from pipeline.rag.answers.filings.fact_labels import SEGMENT_AXIS
 from retriever_trt.documents.model import Fact
@@ -34,13 +35,18 @@ Dimension = tuple[str, str]
 Grouping = tuple[frozenset[Dimension], Dimension]
 
 
+def _values(facts: list[Fact]) -> dict[tuple, Decimal]:
+    """Each fact's value by what it is of: its concept, period and set of dimensions."""
+    return {(f.concept, f.start, f.end, frozenset(f.dimensions)): f.value for f in facts}
+
+
 def groupings(facts: list[Fact]) -> frozenset[Grouping]:
     """The (dimensions, grouping dimension) pairs the facts show both ways, always equal,
     where the grouping's axis has that one member beside those dimensions: Caterpillar's
     Energy & Transportation is tagged with three members of its consolidation axis (its
     sales to outside customers, with its inter-segment sales, the eliminations), each
     another figure, whatever one of them equals."""
-    plain = {(f.concept, f.start, f.end, frozenset(f.dimensions)): f.value for f in facts}
+    plain = _values(facts)
     agree: set[Grouping] = set()
     differ: set[Grouping] = set()
     members: dict[tuple[frozenset[Dimension], str], set[str]] = {}
@@ -98,7 +104,7 @@ def _unequal_without(facts: list[Fact], pairs: set[tuple[Dimension, Dimension]])
         set[tuple[Dimension, Dimension]]:
     """The pairs whose part's figure the filing also tags without the parent, at another
     value: the parent narrows it there."""
-    plain = {(f.concept, f.start, f.end, frozenset(f.dimensions)): f.value for f in facts}
+    plain = _values(facts)
     out = set()
     for f in facts:
         dims = frozenset(f.dimensions)
@@ -119,7 +125,7 @@ def without_groupings(facts: list[Fact]) -> list[Fact]:
     above = parents(facts)
     if not found and not above:
         return facts
-    keys = {(f.concept, f.start, f.end, frozenset(f.dimensions)) for f in facts}
+    keys = _values(facts)
     out = []
     for f in facts:
         dims = frozenset(f.dimensions)

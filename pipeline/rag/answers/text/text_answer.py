@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 # A sentence ends at . ! ? before a space and a capital, quote or bracket (not after a
 # common abbreviation or a lone capital: "U.S. Steel", "Inc. and"), and at a bullet.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Z“\"(])|\s*[•●▪]\s*")
+_BULLETS = "•●▪"
+_SENTENCE_END = re.compile(rf"(?<=[.!?])[\"”’)]?\s+(?=[A-Z“\"(])|\s*[{_BULLETS}]\s*")
 _ABBREVIATION = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|vs|approx|etc|e\.g|i\.e|"
                            r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
 _DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -175,7 +176,7 @@ def document_paragraphs(chunks: Sequence[Any]) -> list[Paragraph]:
 
 def split_sentences(text: str) -> list[str]:
     out: list[str] = []
-    text = text.strip(" •●▪")
+    text = text.strip(" " + _BULLETS)
     pending = ""
     for piece in _SENTENCE_END.split(" ".join(text.split())):
         pending = f"{pending} {piece}" if pending else piece

@@ -90,3 +90,53 @@ def test_segment_profit_is_the_one_standard_profit_measure_the_segments_are_tagg
     assert first(facts) == ("us-gaap:OperatingIncomeLoss",)
     both = [*facts, _fact("us-gaap:NetIncomeLoss", "700e6", aero)]
     assert first(both) != ("us-gaap:OperatingIncomeLoss",)
+
+
+def _asked(question: str, facts: list[Fact]):
+    from types import SimpleNamespace
+
+    from pipeline.rag.answers.filings.asked import what_is_asked
+    from pipeline.rag.answers.filings.fact_labels import FactLabels
+    from pipeline.rag.answers.query import parse_query
+
+    info = SimpleNamespace(facts=facts, metadata=SimpleNamespace(company="Honeywell"))
+    return what_is_asked(parse_query(question), info, FactLabels.of(facts))[1]
+
+
+_AERO = (_SEGMENTS, "hon:AerospaceMember")
+_HONEYWELL = [_fact("us-gaap:OperatingIncomeLoss", "924e6", _AERO),
+              _fact("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax", "3341e6", _AERO),
+              _fact("us-gaap:NetIncomeLoss", "1490e6")]
+
+
+def test_a_ratio_defined_with_segment_profit_reads_the_segment_measure():
+    """"Aerospace segment margin (segment profit / net Aerospace sales)" had read segment
+    profit as net income, which no segment's fact gives: no number. It is the segment
+    measure a question asking segment profit alone reads."""
+    asked = _asked("Honeywell Aerospace segment margin for Q2 2023 (segment profit / net "
+                   "Aerospace sales), %, one decimal.", _HONEYWELL)
+    assert asked.phrases["phrase:segment profit"].concepts == ("us-gaap:OperatingIncomeLoss",)
+    # "segment Adjusted EBITDA" is the part's Adjusted EBITDA: "segment" points at the part
+    ebitda = [_fact("x:AdjustedEBITDA", "3345e6", _AERO), *_HONEYWELL]
+    asked = _asked("Aerospace Adjusted EBITDA margin for 2023 (segment Adjusted EBITDA / "
+                   "segment revenue), %, one decimal.", ebitda)
+    assert asked.phrases["phrase:segment adjusted ebitda"].concepts == ("x:AdjustedEBITDA",)
+
+
+def test_a_named_segment_measure_is_never_the_standard_profit_measure():
+    """Only an unnamed "segment profit" is the one standard measure the segments are tagged
+    with: "segment EBITDA" of a filing that tags its segments' operating income is not that
+    operating income (a wrong number), and with no EBITDA tagged there is none."""
+    asked = _asked("What was Aerospace segment EBITDA for the quarter?", _HONEYWELL)
+    assert ("us-gaap:OperatingIncomeLoss",) not in [i.concepts for i in asked.labelled]
+
+
+def test_the_column_a_question_points_at_is_no_word_of_its_measure():
+    """"Adjusted EBITDA of Studios in 2022 (prior-year column of the 2023 10-K)": "prior"
+    and "column" say where the figure is printed; as measure words no label held them, and
+    the filing's AdjustedEBITDA was not found."""
+    from pipeline.rag.answers.query import parse_query
+
+    query = parse_query("What was Adjusted EBITDA of Comcast's Studios segment in 2022 "
+                        "(prior-year column of the 2023 10-K)? $M.")
+    assert not {"prior", "column"} & query.measure_words

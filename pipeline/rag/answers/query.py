@@ -187,6 +187,7 @@ def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[s
     named |= {w for n in names for w in tokens(text[n.start:n.end])}  # "jm" of "J.M. Smucker"
     named -= set(tokens(_blanked(text, names)))
     rest = spelled_out(joined_initials(STATEMENT_NAMES.sub(" ", asked_part(text)))).lower()
+    rest = _EARLIER_PERIOD.sub(" ", rest)
     measure = frozenset(w for w in words if not w.isdigit() and not _FISCAL_YEAR.match(w)
                         and w in rest and w not in named and w not in _NOT_MEASURE
                         and w not in OPERATION_WORDS)
@@ -196,6 +197,11 @@ def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[s
         # as its number of employees
         return measure - STAFF_TERMS - _STAFF_VERBS | {STAFF_NOUN}
     return measure
+
+
+# "the prior-year column", "the preceding quarter": which period, no word of the measure.
+_EARLIER_PERIOD = re.compile(r"\b(?:prior|previous|preceding)[- ](?:fiscal[- ])?(?:year|quarter|"
+                             r"period|month)s?\b")
 
 
 # Initials written in capitals, maybe around an ampersand: "SD&A", "EBITA".
@@ -322,7 +328,7 @@ four according disclosed more less higher lower larger smaller greater bigger fe
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus ie eg
 decline allocated assigned deliver delivered delivers produce produced achieve achieved sell sold
-sells through""".split())
+sells through column columns row rows""".split())
 # A staff count's verbs ("how many people worked at", "employ", "head count", "the size
 # of its workforce"): with its nouns, all ask the number of employees, the word a filing
 # labels it by.

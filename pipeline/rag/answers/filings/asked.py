@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.rag.answers.answer_checks import asks_count, asks_share_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_answer import Asked
-from pipeline.rag.answers.filings.fact_labels import SEGMENT_AXIS, FactLabels, split_name
+from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
 from pipeline.rag.answers.filings.measure_match import (
     holding,
     labelled_items,
@@ -27,6 +27,7 @@ from pipeline.rag.answers.filings.measure_match import (
 )
 from pipeline.rag.answers.filings.parts.part_compare import compared_parts
 from pipeline.rag.answers.filings.parts.qualifiers import CUE_WORDS, Parts, asked_parts
+from pipeline.rag.answers.filings.segment_measures import segment_measures, segment_operands
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import label_stems, tokens
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
@@ -46,20 +47,6 @@ _REVENUE_WORDS = frozenset(tokens("revenues sales"))
 # nothing else the question says names a measure.
 _SOLD = re.compile(r"\b(?:sold|sells?)\b", re.I)
 _RANGE_WORDS = frozenset(tokens("product line category business unit"))
-# "segment profit", "segment EBITA", "segment operating income": the measure a company
-# reports its segments by, often a concept of its own ("Segment EBITA", "Segment Reporting
-# Information Segment Profit") that no vocabulary item holds.
-_SEGMENT_MEASURE = re.compile(r"\bsegment(?:al)?\s+(?:operating\s+)?(?:profit|income|earnings|"
-                              r"ebitda|ebita|ebit|results?)\b", re.I)
-_SEGMENT = "segment"
-# Words a segment measure's concept name holds beside the measure's own ("Segment Reporting
-# Information Segment Profit"); any other ("Segment Earnings Other Income Expense") makes it
-# another figure.
-_SEGMENT_NAME_WORDS = frozenset(tokens("segment reporting information total loss"))
-# The standard measures a filing may report its segments' profit by.
-_SEGMENT_PROFITS = tuple(BY_NAME[n] for n in ("operating income", "pretax income", "net income"))
-
-
 def what_is_asked(query: Query, info: Any,
                   labels: FactLabels) -> tuple[Query, Asked, Parts]:
     """The query as this filing reads it, and what the filing's facts must match beyond the
@@ -131,7 +118,9 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     # ProductMember's) qualifies the part, not the measure
     narrowing = query.modifiers - parts.naming_words(every=True) - own
     held = holding(labelled, narrowing, labels) if narrowing else []
-    segment = _segment_measures(query.text, frozenset(words), labels, info) \
+    if parts.options:
+        phrases |= segment_operands(query.measure, labels, info)
+    segment = segment_measures(query.text, frozenset(words), labels, info) \
         if parts.options else []
     if segment:  # the company's own segment measure, before the vocabulary's name for it
         vocabulary = [measure] if isinstance(measure, LineItem) else []
@@ -151,28 +140,6 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
         labelled = rows_named_as(measure, labels, labelled)
     return Asked(parts.options, tuple(held or labelled), phrases, not held,
                  narrowing if not held else frozenset()), parts
-
-
-def _segment_measures(text: str, words: frozenset[str], labels: FactLabels,
-                      info: Any) -> list[LineItem]:
-    """The filing's concepts named as a segment's measure the question names ("segment
-    EBITA"): a concept whose name says "segment" and no other word than the measure's."""
-    if not _SEGMENT_MEASURE.search(text):
-        return []
-    found = labelled_items(words | {_SEGMENT}, labels, info.facts, preference(text))
-    own = [i for i in found if _SEGMENT in (named := set(tokens(split_name(i.concepts[0]))))
-           and named <= words | _SEGMENT_NAME_WORDS]
-    return own or _sole_segment_profit(info.facts)
-
-
-def _sole_segment_profit(facts: list[Any]) -> list[LineItem]:
-    """The one standard profit measure (operating, pretax or net income) the filing tags its
-    segments' figures with: Honeywell's segment profit is its segments' OperatingIncomeLoss,
-    Caterpillar's their pretax income. Two or more: the question's words must choose."""
-    tagged = {f.concept for f in facts if f.start is not None and
-              any(axis == SEGMENT_AXIS for axis, _ in f.dimensions)}
-    found = [i for i in _SEGMENT_PROFITS if tagged & set(i.concepts)]
-    return found if len(found) == 1 else []
 
 
 # The units a count of shares is tagged in ("shares"), and a count of people ("employee").

@@ -29,7 +29,7 @@ from pipeline.rag.answers.vocabulary.formula import (
 )
 from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
-from pipeline.rag.answers.vocabulary.phrasing import ASIDE, mentions, normalized
+from pipeline.rag.answers.vocabulary.phrasing import ASIDE, SEGMENT_MEASURE, mentions, normalized
 
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
 MAX_DEPTH = 4
@@ -191,6 +191,9 @@ def _resolver(defined: dict[str, str], latest_year: int | None, depth: int = 0,
         if key in defined and depth < MAX_DEPTH:
             return parse_formula(defined[key], latest_year, _resolver(defined, latest_year, depth + 1))
         item = longest_named(phrase, LINE_ITEMS)
+        if SEGMENT_MEASURE.search(key):  # the segment's own measure (filings.segment_measures)
+            return _phrase_term(key, item.name if item is not None else "") or \
+                (ItemTerm(item.name) if item is not None else None)
         if item is not None and _names_another(key, item):
             return None  # two items with no operator read ("revenue − cost of sales")
         # "total automotive cost of revenues" is no cost of revenue: a word narrowing the
@@ -289,11 +292,13 @@ def _bare_ratio(question: str) -> Metric | None:
     parts[0] = _SUBJECT.split(parts[0])[-1]  # "what was pg&e's 2017 operating income"
     top, bottom = longest_named(parts[0], LINE_ITEMS), longest_named(parts[1], LINE_ITEMS)
     scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
-    if top is None or bottom is None:
-        # an operand the vocabulary lacks ("electric / total operating revenues"): the
-        # filing's labels read it, as in a stated definition
+    if top is None or bottom is None or any(SEGMENT_MEASURE.search(p) for p in parts):
+        # an operand the vocabulary lacks ("electric / total operating revenues") or a
+        # segment's own measure ("segment profit"): the filing's labels read it, as in a
+        # stated definition
         resolve = _resolver({}, None, operands=True)
-        terms = [resolve(part) for part in parts]
+        terms = [ItemTerm(item.name) if item is not None and not SEGMENT_MEASURE.search(part)
+                 else resolve(part) for part, item in zip(parts, (top, bottom), strict=True)]
         if any(t is None for t in terms) or any(_PERIOD_WORDS.search(p) for p in parts):
             return None
         return Metric("defined ratio", (), scale=scale, formula=BinOp(Op.DIV, *terms))

@@ -21,6 +21,13 @@ _PER_COMMON_SHARE = re.compile(r"\bper (?:common|ordinary) share\b|\bper share o
                                re.I)
 
 
+# "segment profit", "segment EBITA", "segment adjusted EBITDA": the measure a company reports
+# its segments by, often a concept of its own ("Segment EBITA", "Segment Reporting Information
+# Segment Profit") that no vocabulary item holds. Group 1: the word narrowing it; group 2: the
+# measure's word.
+SEGMENT_MEASURE = re.compile(r"\bsegment(?:al)?\s+(?:(operating|adjusted)\s+)?(profit|income|"
+                             r"earnings|ebitda|ebita|ebit|results?)\b", re.I)
+
 # "property, plant, and equipment" names what "property, plant and equipment" does.
 _OXFORD_COMMA = re.compile(r",\s+(and|or)\b", re.I)
 

@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12] [--mirrors DIR] [--out DIR]
 
 benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
 measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
@@ -123,6 +123,17 @@ shelf's repository at the same commit (3ebd96c), named by FORM/TICKER/ACCESSION 
 (Connectivity & Platforms, Content & Experiences), and three 10-Qs for the quarter ended June
 30, 2023 (three- and six-month columns): Honeywell's, Merck's and Dow's (combined with its
 subsidiary The Dow Chemical Company's).
+
+`--set 12` copies a twelfth shelf into engines/unseen-shelf12/ (SHELF12; questions in
+benchmarks/data/filings_heldout12.jsonl, analyst-style): five filings of five more companies,
+none among the 25 development filings, shelves 1-11 nor the PDF shelves, from the ninth
+shelf's repository at the same commit (3ebd96c), named by FORM/TICKER/ACCESSION as there: the
+2023 10-Ks of Palantir Technologies (Government and Commercial segments) and Rocket Companies
+(Direct to Consumer and Partner Network), GameStop's fiscal 2023 10-K (year ended February 3,
+2024; United States, Canada, Europe and Australia), and two 10-Qs: Riot Platforms' for the
+quarter ended June 30, 2023 (three- and six-month columns; Bitcoin Mining, Data Center
+Hosting and Engineering) and C3.ai's fiscal 2024 first quarter (ended July 31, 2023; its fiscal
+year ends April 30).
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -297,13 +308,23 @@ SHELF11 = _sec_parser_shelf({
     "MRK_10-Q_2023-06-30": "10-Q/MRK/0001628280-23-027770",
     "DOW_10-Q_2023-06-30": "10-Q/DOW/0001751788-23-000128",
 })
+OUT12 = ROOT / "engines" / "unseen-shelf12"
+# The twelfth shelf: the same repository and commit, the same naming (C3.ai's fiscal year
+# ends April 30: its 10-Q is for the quarter ended July 31, 2023).
+SHELF12 = _sec_parser_shelf({
+    "PLTR_10-K_2023-12-31": "10-K/PLTR/0001321655-24-000022",
+    "RKT_10-K_2023-12-31": "10-K/RKT/0001805284-24-000009",
+    "GME_10-K_2024-02-03": "10-K/GME/0001326380-24-000012",
+    "RIOT_10-Q_2023-06-30": "10-Q/RIOT/0001558370-23-014305",
+    "AI_10-Q_2023-07-31": "10-Q/AI/0001628280-23-031636",
+})
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
            8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10),
-           11: (SHELF11, OUT11)}
+           11: (SHELF11, OUT11), 12: (SHELF12, OUT12)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

@@ -114,6 +114,7 @@ def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> No
     (7, 5, 5, {"10-K"}),  # the development shelf, asked by the fact probes only
     (8, 5, 4, {"10-K", "10-Q"}),  # two Apple 10-Qs: four companies in five filings
     (10, 5, 5, {"10-K", "10-Q"}), (11, 5, 5, {"10-K", "10-Q"}),
+    (12, 5, 5, {"10-K", "10-Q"}),
 ])
 def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filings, companies,
                                                                    forms) -> None:
@@ -127,7 +128,7 @@ def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filin
     assert out.name == f"unseen-shelf{number}"
 
 
-@pytest.mark.parametrize("number", [5, 6, 8, 10, 11])
+@pytest.mark.parametrize("number", [5, 6, 8, 10, 11, 12])
 def test_a_later_held_out_set_is_complete_split_and_on_its_shelf(number) -> None:
     """benchmarks/data/filings_heldoutN.jsonl (its golds re-checked against the filings by
     benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing

@@ -15,6 +15,7 @@ from pipeline.rag.answers.answer_checks import asks_count, asks_share_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_answer import Asked
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
+from pipeline.rag.answers.filings.initialisms import spelled_initials
 from pipeline.rag.answers.filings.measure_match import (
     holding,
     labelled_items,
@@ -53,6 +54,7 @@ def what_is_asked(query: Query, info: Any,
     periods: the part named, and the measure's candidates from the filing's own labels. A
     question naming no measure that asks what the company earned from a part it names asks
     that part's revenue."""
+    query = _initials_spelled(query, labels)
     asked, parts = _asked_of(query, info, labels)
     own = _tagged_metric(query, asked, parts)
     if own is not None:
@@ -70,6 +72,17 @@ def what_is_asked(query: Query, info: Any,
         query = replace(query, measure=BY_NAME["revenue"])
         return query, *_asked_of(query, info, labels)
     return query, asked, parts
+
+
+def _initials_spelled(query: Query, labels: FactLabels) -> Query:
+    """The query with the initials it writes for a measure the filing spells out ("EBIT")
+    as the label's words, so no part is looked for under them."""
+    spelled = spelled_initials(query.measure_words, query.text, labels.texts,
+                               labels.all_words())
+    if spelled == query.measure_words:
+        return query
+    written = query.measure_words - spelled
+    return replace(query, measure_words=spelled, words=query.words - written | spelled)
 
 
 def _tagged_metric(query: Query, asked: Asked, parts: Parts) -> LineItem | None:

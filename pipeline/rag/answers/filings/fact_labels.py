@@ -175,6 +175,9 @@ class FactLabels:
     within: dict[tuple[str, str], frozenset[tuple[str, str]]] = field(default_factory=dict)
     # the label each member is printed under that names it ("iPhone", "Compute & Networking")
     names: dict[tuple[str, str], str] = field(default_factory=dict)
+    # every label as written, its words in order: concepts' names split, the rows the
+    # filing prints them on (initials a question writes are read against these)
+    texts: tuple[str, ...] = ()
     _stems: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     _all_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
     _measure_words: frozenset[str] | None = field(default=None, repr=False, compare=False)
@@ -191,6 +194,8 @@ class FactLabels:
         printed: dict[tuple[str, str], set[frozenset[str]]] = defaultdict(set)
         rows: dict[str, set[str]] = defaultdict(set)
         as_printed: dict[tuple[tuple[str, str], frozenset[str]], str] = {}
+        printed_of: dict[tuple[str, frozenset[str]], set[str]] = defaultdict(set)
+        texts = {split_name(c) for c in {f.concept for f in facts}}
         in_statement = {id(f) for f in facts if stated is not None and stated(f)}
         for f in facts:
             if f.concept not in words:
@@ -203,6 +208,7 @@ class FactLabels:
                 members[d].update(member_words(d[1]))
             if shown and not f.dimensions:
                 words[f.concept].update(tokens(shown[0]))
+                texts.add(shown[0])
                 if id(f) in in_statement:
                     rows[f.concept].add(shown[0])
             elif shown and len(parts) == 1 and all(
@@ -212,6 +218,7 @@ class FactLabels:
                 # other's name as often as under the part's
                 for found, label in _naming_labels(shown, words[f.concept]):
                     printed[parts[0]].add(found)
+                    printed_of[parts[0][0], found].add(f.concept)
                     as_printed.setdefault((parts[0], found), label)
         # A label printed for more members of one axis than a name is names none: it is the
         # row of a measure across a segment table's columns ("Purchases of property,
@@ -220,6 +227,15 @@ class FactLabels:
         for d, named in printed.items():
             named -= {label for label in named if shared[d[0], label] > MAX_NAME_SHARERS}
             members[d].update(w for label in named for w in label)
+        # That row names its concept instead: GM tags its segments' EBIT-adjusted, printed
+        # only across its segment table, as one unsplit word
+        # ("Earningslossbeforeautomotiveinterestandtaxesadjusted").
+        for (axis, label), concepts in printed_of.items():
+            if shared[axis, label] > MAX_NAME_SHARERS:
+                for concept in concepts:
+                    words[concept].update(label)
+                texts.update(text for (m, found), text in as_printed.items()
+                             if m[0] == axis and found == label)
         kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
                    {m: tuple(sorted(printed[m], key=sorted)) for m in kept if m in printed},
@@ -231,7 +247,8 @@ class FactLabels:
                    stated_rows={c: frozenset(r) for c, r in rows.items()},
                    within=_segments_within(facts),
                    names={d: label for (d, found), label in reversed(as_printed.items())
-                          if d in kept and found in printed[d]})
+                          if d in kept and found in printed[d]},
+                   texts=tuple(sorted(texts)))
 
     def concept_stems(self) -> dict[str, frozenset[str]]:
         """Each concept's words as `label_stems` gives them, and those its kind implies: a

@@ -9,12 +9,9 @@ from datetime import date
 from decimal import Decimal
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_label, member_words
+from pipeline.rag.answers.filings.parts.asked_countries import country_name_words
 from pipeline.rag.answers.filings.parts.place_codes import place_name
-from pipeline.rag.answers.filings.parts.qualifiers import (
-    asked_parts,
-    country_name_words,
-    unknown_names,
-)
+from pipeline.rag.answers.filings.parts.qualifiers import asked_parts, unknown_names
 from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.model import Fact
 

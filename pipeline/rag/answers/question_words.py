@@ -40,7 +40,10 @@ _INITIALS = re.compile(r"\b(?:[A-Za-z]\.){2,}")
 MAX_WORD_DIGITS = 2
 # Shorter words keep a final "s" ("gas", "its" are no plurals).
 MIN_PLURAL = 4
-# Inflections `stems` drops, longest first, keeping at least MIN_STEM letters.
+# Inflections `stems` drops, longest first, keeping at least MIN_STEM letters. Fewer than
+# text/span_words.word_stem drops: labels meet a question's measure by equal stems, and a
+# noun in "-ment" or "-ation" names another line than its verb ("Investments" on the balance
+# sheet, "investing activities" of the cash flows), so it keeps those endings (and "y").
 _SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "e")
 MIN_STEM = 4
 # A noun's ending and its verb's ("acquisition" and "acquire", "issuance" and "issue"), so

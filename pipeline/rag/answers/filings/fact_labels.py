@@ -33,7 +33,8 @@ QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|Pr
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
 # The standard axis of a company's business segments.
 SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
-_BUSINESS_SEGMENTS = re.compile(r"StatementBusinessSegmentsAxis")
+# Its name alone: `_segments_within` finds the segment axis by name, under any prefix.
+_SEGMENT_AXIS_NAME = SEGMENT_AXIS.partition(":")[2]
 _PLACE_AXES = re.compile(r"Geograph|Region", re.I)
 # The most members of one axis a printed label may name: a country and the region named
 # after it ("United States" for country:US and "United States and Puerto Rico"); a label
@@ -132,7 +133,7 @@ def _segments_within(facts: list[Fact]) -> dict[tuple[str, str], frozenset[tuple
     seen: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
     for f in facts:
         parts = [d for d in f.dimensions if QUALIFIER_AXES.search(d[0])]
-        segments = frozenset(d for d in parts if _BUSINESS_SEGMENTS.search(d[0]))
+        segments = frozenset(d for d in parts if _SEGMENT_AXIS_NAME in d[0])
         for d in parts:
             if d not in segments and not _PLACE_AXES.search(d[0]):  # a place is no part of one
                 seen[d] = seen[d] & segments if d in seen else segments

@@ -39,15 +39,12 @@ from pipeline.rag.answers.filings.grouping_members import without_groupings
 from pipeline.rag.answers.filings.measure_match import (
     phrase_words,
 )
+from pipeline.rag.answers.filings.parts.asked_countries import country_name_words
 from pipeline.rag.answers.filings.parts.business_names import businesses, company_of_business
 from pipeline.rag.answers.filings.parts.part_answer import PartAnswers
 from pipeline.rag.answers.filings.parts.part_compare import asks_which_part, compared_parts
 from pipeline.rag.answers.filings.parts.part_share import asks_share_of_part
-from pipeline.rag.answers.filings.parts.qualifiers import (
-    compared_name,
-    country_name_words,
-    unknown_names,
-)
+from pipeline.rag.answers.filings.parts.qualifiers import compared_name, unknown_names
 from pipeline.rag.answers.filings.printed.table_facts import facts_from_tables
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.operation import Operation

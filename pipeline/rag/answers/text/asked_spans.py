@@ -16,7 +16,14 @@ import re
 
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.span_words import Asked, same_word
-from pipeline.rag.answers.text.text_amounts import as_value, figures, near, respective, scale_of
+from pipeline.rag.answers.text.text_amounts import (
+    SCALE_NAMES,
+    as_value,
+    figures,
+    near,
+    respective,
+    scale_of,
+)
 from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 # "How many new stores did Home Depot open", "In how many countries are its products sold",
@@ -65,8 +72,6 @@ STAFF_TERMS = PEOPLE | frozenset({"headcount", "head", "workforce"})
 # "how many dollars" or "how many years" is not.
 _NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
 week quarter""".split())
-# "How many million of receivables": an amount in a scale, not a count.
-_SCALES = frozenset({"thousand", "million", "billion"})
 # A count written in words ("declared four cash dividends"); "one" is too often no count.
 _NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                           re.I)
@@ -123,7 +128,8 @@ def counted_noun(asked: Asked) -> tuple[str, ...]:
         return HEADCOUNT_NOUN if _ASKS_HEADCOUNT.search(asked.text) and \
             not _ASKS_PERCENTAGE.search(asked.text) else ()
     noun = tuple(w for w in tokens(m.group(1)) if w not in asked.named)
-    return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in _SCALES else ()
+    # "how many million of receivables": an amount in a scale, not a count
+    return noun if noun and noun[-1] not in _NOT_COUNTED and noun[0] not in SCALE_NAMES else ()
 
 
 def asks_quarter(asked: Asked) -> bool:

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 # A word restates one of the question's when their stems agree, or the shorter stem, of
 # this many letters or more, opens the longer ("assum|ed" / "assumpt|ions").
 STEM_MIN = 4
-# Endings an inflection adds or changes, longest first.
+# Endings an inflection adds or changes, longest first. More than question_words._stem
+# drops ("-ation", "-ment", "y" as "i"): here a word need only restate a question's word to
+# bound a span ("assumptions" / "assumed"), where a loose match costs little; the label
+# match keeps the narrower list, since "investment" is no "investing" there.
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "ies", "ied",
              "ed", "es", "e", "s")
 # Words that say nothing of what a sentence is about (beyond question_words.tokens' own list).

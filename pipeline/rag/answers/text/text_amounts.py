@@ -64,9 +64,11 @@ def amounts(sentence: str) -> list[re.Match]:
     return [m for m in out if m.group(1) or m.group(3)] or out
 
 
+# The scales an amount is written in, as words: "$1.1 billion", "how many million of
+# receivables" (an amount in a scale, no count: asked_spans.counted_noun).
+SCALE_NAMES = frozenset({"thousand", "million", "billion"})
 # The words of a unit asked, which every amount of that unit sits beside.
-_UNIT_WORDS = frozenset({"percent", "percentage", "thousand", "million", "billion", "trillion",
-                         "dollar", "usd"})
+_UNIT_WORDS = SCALE_NAMES | frozenset({"percent", "percentage", "trillion", "dollar", "usd"})
 
 
 def near(sentence: str, spans: list[re.Match], words: set[str],

@@ -6,7 +6,8 @@ and one of them is not a word every statement uses ("operations" names no segmen
 axis the best-covered member wins; a tie between members is ambiguous and names none of
 them. A question with a segment word ("segment", "region", ...) that names no member of the
 filing asks for a part the filing does not report: the answer says so and lists the parts
-it does report, instead of answering with the company's total.
+it does report, instead of answering with the company's total. The countries a question
+names by code ("U.S.", "UK") are read in `asked_countries.py`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_words, split_name
-from pipeline.rag.answers.filings.parts.place_codes import COUNTRIES, place_name
+from pipeline.rag.answers.filings.parts.asked_countries import (
+    countries_coded,
+    names_a_place,
+    pronoun_codes,
+)
 from pipeline.rag.answers.question_words import tokens
 
 # A member's name run together must be this long to match the question's words run
@@ -59,24 +64,6 @@ _INITIALS = re.compile(r"\b[A-Z]{3,6}\b")
 # Two words' initials joined by their ampersand ("E&T" of cat:EnergyAndTransportationMember).
 _AMPERSAND_INITIALS = re.compile(r"(?<![\w&])[A-Z]&[A-Z](?![\w&])")
 _NO_INITIAL = frozenset({"and", "of", "the", "segment", "member", "total"})
-# Question words that are a country's code only when written in capitals.
-_PRONOUNS = frozenset({"us"})
-# A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
-_COUNTRY_CODE = re.compile(r"(?<![\w.])(?:[A-Z]\.[A-Z]\.|[A-Z]{2}(?![\w.]))")
-# What after a country's code makes it no place: "U.S. GAAP", "US$", "U.S. federal".
-_NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|government|generally)|\$",
-                          re.I)
-# "U.S." or "UK" naming where a figure was earned, asked of a filing that may tag no country
-# (Visa's "U.S. net revenues" had been answered with its total).
-_PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")
-# The countries a question names in full whose code it may name instead (`_COUNTRY_CODE`).
-_COUNTRY_CODES = {COUNTRIES[code].lower(): code for code in ("US", "GB")}
-_COUNTRY_NAME = re.compile(rf"\b(?:{'|'.join(map(re.escape, _COUNTRY_CODES))})\b", re.I)
-# A place joined to the country's name: "United States and Canada" is a region of its own.
-_AND_PLACE = re.compile(r"\s*(?:and|&)\s+[A-Z]")
-# What before a country's code makes it the rest of the world.
-_OUTSIDE = re.compile(r"(?:\bnon-?|\boutside\s+(?:of\s+)?(?:the\s+)?|\bex-?|"
-                      r"\bexcluding\s+(?:the\s+)?)$", re.I)
 # A word with a capital and a small letter after it: "WhatsApp", "Medicine", not "EPS".
 _NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
 # A name with a capital inside a word: "iPhone", "eBay".
@@ -96,30 +83,6 @@ _SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
 _ALL_PARTS = re.compile(r"\b(?:all|every|each|total|combined|consolidated)\b[^.?]{0,20}"
                         r"\b(?:segments?|regions?)\b", re.I)
-
-
-def _names_the_country(text: str, m: re.Match) -> bool:
-    """Whether a country's code or name at `m` names that country: not the rest of the world
-    ("outside the U.S."), no accounting term ("U.S. GAAP"), no region it opens ("United
-    States and Canada")."""
-    return not _OUTSIDE.search(text[:m.start()]) and not _NOT_A_PLACE.match(text, m.end()) \
-        and not _AND_PLACE.match(text, m.end())
-
-
-def _countries_coded(text: str) -> dict[str, frozenset[str]]:
-    """The country members a question names by their code in capitals ("US", "U.S.",
-    "UK"), with the words naming them; not the rest of the world ("non-U.S.", "outside the
-    U.S."). Lower-case "us" is a pronoun."""
-    out = {}
-    for m in _COUNTRY_CODE.finditer(text):
-        if _names_the_country(text, m):
-            code = m.group(0).replace(".", "")
-            out[f"country:{code}"] = frozenset({code.lower()})
-    for m in _COUNTRY_NAME.finditer(text):  # a filing may print the code ("U.S.") alone
-        if _names_the_country(text, m):
-            code = _COUNTRY_CODES[m.group(0).lower()]
-            out[f"country:{code}"] = frozenset({code.lower(), *tokens(m.group(0))})
-    return out
 
 
 def word_runs(text: str, longest: int = MAX_RUN) -> set[str]:
@@ -165,10 +128,9 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
             labels: FactLabels) -> _Scores:
     """Each member the question names, with how well (`asked_parts`)."""
     out = _Scores()
-    coded = _countries_coded(text)
-    if not any(m.group(0).replace(".", "") == "US" for m in _COUNTRY_CODE.finditer(text)):
-        # "tell us": a pronoun, not the country
-        words, distinctive = words - _PRONOUNS, distinctive - _PRONOUNS
+    coded = countries_coded(text)
+    pronouns = pronoun_codes(text)  # "tell us": a pronoun, not the country
+    words, distinctive = words - pronouns, distinctive - pronouns
     rest_cue = _REST_CUE.search(text) is not None
     said = runs | _REMAINDER if rest_cue else runs
     negated = {w for m in _NEGATED.finditer(text) for w in tokens(m.group(1))}
@@ -300,8 +262,8 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
             options = [frozenset(best)] if whole else [frozenset(best), *options]
     if options and _sole_class(options[0], labels):
         options.append(frozenset())
-    place = any(not _NOT_A_PLACE.match(text, m.end()) for m in _PLACE.finditer(text))
-    cue = (SEGMENT_CUE.search(text) is not None or place) and not _ALL_PARTS.search(text)
+    cue = (SEGMENT_CUE.search(text) is not None or names_a_place(text)) and \
+        not _ALL_PARTS.search(text)
     # A distinctive word of a part's name the question does not name well enough ("Asia" of
     # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
     # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
@@ -393,12 +355,6 @@ def compared_name(text: str) -> str | None:
     spend than PG&E Corporation in 2019?" (not a period: "than in 2018", "than FY2023")."""
     found = _THAN_NAME.search(text)
     return found.group(1) if found and not _PERIOD_NAME.match(found.group(1)) else None
-
-
-def country_name_words(labels: FactLabels) -> set[str]:
-    """The words of the places the filing tags by code that a question may write in full
-    ("United States" of country:US, printed "U.S."; "China" of country:CN)."""
-    return {w for _, m in labels.members if (name := place_name(m)) for w in tokens(name)}
 
 
 def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> list[str]:

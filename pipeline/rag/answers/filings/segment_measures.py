@@ -57,7 +57,8 @@ def segment_operands(measure: Any, labels: FactLabels, info: Any) -> dict[str, L
     """A defined ratio's operands that name a segment's measure ("segment profit / net
     Aerospace sales"), each as the segment's own measure when the question names a part:
     "segment" points at that part, so "segment Adjusted EBITDA" is the part's Adjusted
-    EBITDA and "segment profit" its segment measure, never its net income."""
+    EBITDA and "segment profit" its segment measure, never its net income. One the filing
+    has no segment measure for is read as any operand is (`phrase_items`)."""
     if not isinstance(measure, Metric):
         return {}
     out = {}
@@ -66,8 +67,11 @@ def segment_operands(measure: Any, labels: FactLabels, info: Any) -> dict[str, L
         if term.item == phrase or not SEGMENT_MEASURE.search(phrase):
             continue
         words = frozenset(tokens(phrase)) - SEGMENT_WORDS
-        found = segment_measures(phrase, words, labels, info) or \
-            labelled_items(words, labels, info.facts, stated_first=True)
+        found = segment_measures(phrase, words, labels, info)
+        if not found and not term.fallback:
+            # no vocabulary item reads it ("segment Adjusted EBITDA"): the labels without
+            # "segment", which points at the part
+            found = labelled_items(words, labels, info.facts, stated_first=True)
         if found:
             out[term.item] = found[0]
     return out

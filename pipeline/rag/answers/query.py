@@ -36,8 +36,9 @@ from pipeline.rag.answers.vocabulary.definitions import (
     stated_formula,
 )
 from pipeline.rag.answers.vocabulary.growth import asks_compound_growth, compound_growth
-from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, LineItem
+from pipeline.rag.answers.vocabulary.line_items import BY_NAME, LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
+from pipeline.rag.answers.vocabulary.phrasing import mentions, normalized
 from retriever_trt.documents.model import Form
 
 # "The same quarter a year earlier than the quarter ended June 30, 2025", "the year-ago
@@ -175,7 +176,30 @@ def parse_measure(text: str, latest_year: int | None = None,
         # debt (noncurrent) divided by ..." had been total liabilities over equity)
         return None
     return (defined or longest_named(named, ALL_METRICS)
-            or named_metric(named) or longest_named(named, LINE_ITEMS))
+            or named_metric(named) or _paid_for(named, longest_named(named, LINE_ITEMS)))
+
+
+# Words saying the money went into what follows ("capital spending on", "additions of"):
+# the payment for a balance item, a flow, not the balance.
+_PAYMENT_FOR = re.compile(r"\b(?:spen(?:t|ding|d)|purchases?|additions?|acquisitions?|payments?|"
+                          r"paid|capex|invest(?:ed|ments?)?)\b(?:\s+[\w-]+){0,3}?\s+"
+                          r"(?:on|of|to|for|in|into)\s+$")
+
+
+def _paid_for(text: str, item: LineItem | None) -> LineItem | None:
+    """The flow that pays for a balance item the text names after a word of paying ("capex
+    (purchase and other additions of property and equipment)", "capital spending on
+    property and equipment"): the one line item whose own names hold the balance's name
+    (capital expenditures', "purchases of property and equipment"), never the balance,
+    which is no amount of a period."""
+    if item is None or item.kind is not Kind.BALANCE:
+        return item
+    low = normalized(text)
+    paid = any(_PAYMENT_FOR.search(low[:m.start()]) for p in item.phrases
+               for m in mentions(low, p))
+    flows = [i for i in LINE_ITEMS if i.kind is Kind.FLOW and
+             any(p in q for p in item.phrases for q in i.phrases)]
+    return flows[0] if paid and len(flows) == 1 else item
 
 
 def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[str]],

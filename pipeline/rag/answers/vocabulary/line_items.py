@@ -107,7 +107,8 @@ LINE_ITEMS: tuple[LineItem, ...] = (
               "eps diluted", "diluted loss per share", "diluted earnings"), per_share=True),
     LineItem("basic eps", _g("EarningsPerShareBasic"), F,
              ("basic earnings per share", "earnings per share", "eps", "basic net income per share",
-              "basic loss per share", "basic earnings"),
+              "basic loss per share", "basic earnings", "net income per share",
+              "net earnings per share", "net loss per share", "loss per share"),
              per_share=True),
     # Share counts: flows (a period's weighted average), in shares, not dollars.
     LineItem("diluted weighted-average shares", _g("WeightedAverageNumberOfDilutedSharesOutstanding"),

@@ -190,3 +190,23 @@ def test_share_based_compensation_and_its_shorthands():
     # "through" a date is no word of the measure
     assert "through" not in parse_query("Cash dividends Apple paid year to date through June "
                                         "29, 2024?").measure_words
+
+
+def test_a_balance_named_after_a_word_of_paying_is_the_payment_for_it():
+    """"Capital spending on property and equipment in the quarter" had been read as the
+    balance of property and equipment at the quarter's end (C3.ai's 88.7 million for an
+    11.3 million outlay); named with no word of paying, it is still the balance."""
+    capex = BY_NAME["capital expenditures"]
+    for question in ("C3.ai capital spending on property and equipment in the quarter ended "
+                     "July 31, 2023?",
+                     "How much capex did Rocket report for 2023 (purchase and other additions "
+                     "of property and equipment, net of disposals)?"):
+        assert parse_query(question).measure is capex
+    assert parse_query("What was C3.ai's property and equipment, net at July 31, 2023?"
+                       ).measure is BY_NAME["property, plant and equipment"]
+
+
+def test_net_loss_per_share_is_earnings_per_share():
+    """"Basic and diluted net loss per share" had been read as the net loss, in thousands."""
+    assert parse_query("Basic and diluted net loss per share for C3.ai in the quarter ended "
+                       "July 31, 2023?").measure is BY_NAME["basic eps"]

@@ -210,3 +210,21 @@ def test_net_loss_per_share_is_earnings_per_share():
     """"Basic and diluted net loss per share" had been read as the net loss, in thousands."""
     assert parse_query("Basic and diluted net loss per share for C3.ai in the quarter ended "
                        "July 31, 2023?").measure is BY_NAME["basic eps"]
+
+
+def test_a_range_of_months_is_the_months_it_spans():
+    """"April-June 2023" had been read as the year 2023 (no number of a 10-Q, or the
+    wrong period's)."""
+    quarter, nine = (parse_periods(t)[0] for t in ("cost of revenue for April-June 2023",
+                                                   "revenue for January through September 2024"))
+    assert (quarter.kind, quarter.end, quarter.months) == (PeriodKind.QUARTER, date(2023, 6, 30), 3)
+    assert (nine.kind, nine.end, nine.months) == (PeriodKind.MONTHS, date(2024, 9, 30), 9)
+
+
+def test_a_year_earlier_set_off_by_a_colon_describes_the_date_named():
+    """"And a year earlier: ... the three months ended July 31, 2022" had moved that date a
+    year back again (2021, which the 10-Q does not hold)."""
+    query = parse_query("And a year earlier: C3.ai total revenue for the three months ended "
+                        "July 31, 2022, $ millions?")
+    assert [p.end for p in query.periods] == [date(2022, 7, 31)]
+    assert parse_query("Revenue in the year-ago quarter of Q2 2025?").periods[0].year == 2024

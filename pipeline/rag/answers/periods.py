@@ -26,6 +26,7 @@ _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4t
 _MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?"
                            r"(?:ended|ending|(?:to|through)(?=\s+[A-Z][a-z]+\.?\s+\d))\b", re.I)
 _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
+MONTHS_IN_QUARTER, MONTHS_IN_YEAR = 3, 12
 # "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
 # Analysts' shorthand "9M 2023", "6M", "1H23", "H1 2023" is the first nine or six months too
 # ("3M" is no period: it is a company).
@@ -46,6 +47,9 @@ _QUARTER_ENDED = re.compile(r"\bquarter (?:ended|ending)\b", re.I)
 _MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _MONTH_QUARTER = re.compile(rf"\b{_MONTH_NAME} (\d{{4}})[- ]quarter\b|"
                             rf"\bquarter end(?:ed|ing) (?:in )?{_MONTH_NAME},? (\d{{4}})\b", re.I)
+# "April-June 2023", "January through September 2024": the months from one to the other.
+_MONTH_RANGE = re.compile(rf"\b{_MONTH_NAME}\s*(?:-|–|—|to|through|thru)\s*{_MONTH_NAME},?\s+(\d{{4}})\b",
+                          re.I)
 # "at" only before a date or a number ("at June 30, 2024"), not "net sales at J.M. Smucker".
 _INSTANT = re.compile(rf"\b(?:as of|at the end of|at year[- ]end|as at)\b|\bat (?={_MONTH_NAME} \d|\d)",
                       re.I)
@@ -129,6 +133,8 @@ def parse_periods(text: str) -> tuple[Period, ...]:
             else PeriodKind.YEAR
         return tuple(Period(kind, d.year, None, d, None if kind is PeriodKind.INSTANT else 12)
                      for d in dates)
+    if ranges := [_month_range(*m.groups()) for m in _MONTH_RANGE.finditer(text)]:
+        return tuple(ranges)
     if in_month := _MONTH_QUARTER.findall(text):  # "the March 2025 quarter", no date named
         ends = [_month_end(*[g for g in found if g]) for found in in_month]
         return tuple(Period(PeriodKind.QUARTER, end.year, None, end, 3) for end in ends)
@@ -136,6 +142,16 @@ def parse_periods(text: str) -> tuple[Period, ...]:
     if not years and _SOME_YEAR.search(text):
         return (Period(PeriodKind.YEAR, months=12),)
     return tuple(Period(PeriodKind.YEAR, y, months=12) for y in years)
+
+
+def _month_range(first: str, last: str, year: str) -> Period:
+    """"April-June 2023": the three months ended June 30, 2023, a quarter (a range of twelve
+    is a year, another a period of months)."""
+    end = _month_end(last, year)
+    n = (end.month - parse_date(f"{first} 1, {year}").month) % MONTHS_IN_YEAR + 1
+    kind = PeriodKind.QUARTER if n == MONTHS_IN_QUARTER else \
+        PeriodKind.YEAR if n == MONTHS_IN_YEAR else PeriodKind.MONTHS
+    return Period(kind, end.year, None, end, n)
 
 
 def _month_end(month: str, year: str) -> date:

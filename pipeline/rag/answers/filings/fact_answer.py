@@ -16,7 +16,7 @@ from pipeline.rag.answers.arithmetic import NoAnswer, operand, percent_change, r
 from pipeline.rag.answers.filings.fact_labels import SEGMENT_AXIS, describe_members, qualifiers
 from pipeline.rag.answers.filings.scope import END_SLACK
 from pipeline.rag.answers.operation import Operation
-from pipeline.rag.answers.periods import Period, PeriodKind
+from pipeline.rag.answers.periods import MONTHS_IN_QUARTER, MONTHS_IN_YEAR, Period, PeriodKind
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.vocabulary.formula import PHRASE, evaluate
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
@@ -32,8 +32,6 @@ PER_SHARE_DECIMALS = 2
 # its sign ("losses" singularizes crudely to "losse"; "how much cash did operations burn").
 LOSS_WORDS = frozenset({"loss", "losse", "outflow", "burn", "burned", "burnt"})
 GAIN_WORDS = frozenset({"income", "profit", "earning", "gain"})
-MONTHS_IN_YEAR = 12
-MONTHS_IN_QUARTER = 3
 QUARTERS_IN_YEAR = 4
 _OWN_QUARTER = {f"Q{q}": q for q in range(1, QUARTERS_IN_YEAR + 1)}
 # The cover's facts (public float, shares outstanding) are of the date the cover states,

@@ -228,3 +228,22 @@ def test_a_year_earlier_set_off_by_a_colon_describes_the_date_named():
                         "July 31, 2022, $ millions?")
     assert [p.end for p in query.periods] == [date(2022, 7, 31)]
     assert parse_query("Revenue in the year-ago quarter of Q2 2025?").periods[0].year == 2024
+
+
+def test_a_rows_other_sign_in_brackets_is_no_word_of_its_name():
+    """Questions copy a statement's row ("Income (loss) before income taxes", "operating
+    (loss) earnings"): the bracketed sign had split the name, read as income taxes, the net
+    income, or nothing."""
+    for question, name in (("Income (loss) before income taxes in 2023?", "pretax income"),
+                           ("GameStop Europe: operating (loss) earnings for fiscal 2023?",
+                            "operating income"),
+                           ("What was net (loss) income in 2023?", "net income")):
+        assert parse_query(question).measure is BY_NAME[name]
+
+
+def test_how_many_dollars_is_an_amount_not_a_count():
+    """"-- how many $ thousands?" had asked a count, so no concept in dollars answered."""
+    from pipeline.rag.answers.answer_checks import asks_count
+
+    assert not asks_count("Bitcoin Mining revenue in Q2 2023 -- how many $ thousands?")
+    assert asks_count("How many employees did it have?")

@@ -27,7 +27,8 @@ _MARGIN = re.compile(r"\bmargin\b", re.I)
 # A question asking for a count of people, stores or other things, not of shares.
 # "How many millions of dollars", "how many times": an amount or a ratio, not a count.
 _ASKS_COUNT = re.compile(r"\bhow many\b(?!\s+(?:(?:thousands|millions|billions|trillions|dollars|"
-                         r"us dollars|percent|percentage points|basis points|times)\b))|"
+                         r"us dollars|percent|percentage points|basis points|times)\b)|"
+                         r"\s*(?:\$|us\$|usd\b))|"
                          r"\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
 _SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
 # "How many shares of Class A stock were outstanding", "how many millions of shares did it

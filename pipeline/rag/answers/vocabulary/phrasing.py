@@ -41,10 +41,18 @@ def noncurrent_joined(text: str) -> str:
     return _NONCURRENT.sub("noncurrent", text)
 
 
+# The other sign a statement's row names in brackets ("Operating (loss) earnings", "Income
+# (loss) before income taxes", "Net (loss) income"): the line's name is the words around it.
+_SIGN_ASIDE = re.compile(r"\s*\((?:loss|losses|income|gain|gains|expense|benefit|earnings|"
+                         r"deficit|profit)\)(?=\s)", re.I)
+
+
 def normalized(text: str) -> str:
     """Lower case, plain apostrophes, one space; "EBITDA % margin" as "EBITDA margin", and
-    asides such as "(as shown in the cash flow statement)" left out."""
-    text = _PER_COMMON_SHARE.sub("per share", _MARGIN.sub(" margin", ASIDE.sub("", text)))
+    asides such as "(as shown in the cash flow statement)" or a row's other sign ("(loss)")
+    left out."""
+    text = _SIGN_ASIDE.sub("", ASIDE.sub("", text))
+    text = _PER_COMMON_SHARE.sub("per share", _MARGIN.sub(" margin", text))
     text = _OXFORD_COMMA.sub(r" \1", _CASH_IN_OR_OUT.sub(r"cash \1", noncurrent_joined(text)))
     return " ".join(text.lower().replace("’", "'").split())
 

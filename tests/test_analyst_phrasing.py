@@ -247,3 +247,18 @@ def test_how_many_dollars_is_an_amount_not_a_count():
 
     assert not asks_count("Bitcoin Mining revenue in Q2 2023 -- how many $ thousands?")
     assert asks_count("How many employees did it have?")
+
+
+def test_another_measure_as_a_percentage_of_a_parts_revenue_is_no_share_of_it():
+    """"What contribution margin (as a percentage of segment revenue) did Palantir report
+    for its Commercial segment" had been answered with Commercial's share of the company's
+    revenue (45.07 for 52): the question names a measure of the filing's besides revenue."""
+    from pipeline.rag.answers.filings.parts.part_share import asks_share_of_part
+
+    measures = frozenset({"contribution", "margin", "revenue"})
+    naming = frozenset({"commercial"})
+    margin = parse_query("What contribution margin (as a percentage of segment revenue) did "
+                         "Palantir report for its Commercial segment in 2023?")
+    share = parse_query("What share of Palantir's 2023 revenue came from its Commercial segment?")
+    assert not asks_share_of_part(margin, naming, measures)
+    assert asks_share_of_part(share, naming, measures)

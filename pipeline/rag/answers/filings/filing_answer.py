@@ -309,7 +309,8 @@ class FilingAnswerer:
             return ShortAnswer() if in_prose else _no_fact(result, info, tagged, computed)
         ratio = query.operation is Operation.PERCENT_CHANGE or (
             isinstance(query.measure, Metric) and query.measure.scale is not Scale.AMOUNT)
-        if asks_share_of_part(query):
+        if asks_share_of_part(query, parts.naming_words(every=True),
+                              self.labels_of(info).measure_vocabulary()):
             got = self._parts.share(query, info, asked, tagged)
             if got is not None:
                 return got

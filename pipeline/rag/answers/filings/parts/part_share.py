@@ -12,18 +12,32 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import operand
 from pipeline.rag.answers.filings.fact_answer import DEFAULT_DECIMALS, FactResult
+from pipeline.rag.answers.filings.measure_match import phrase_words
+from pipeline.rag.answers.filings.parts.qualifiers import CUE_WORDS
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query
+from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.vocabulary.line_items import LineItem
 from pipeline.rag.answers.vocabulary.metrics import Scale
 
 HUNDRED = Decimal(100)
 
 
-def asks_share_of_part(query: Query) -> bool:
+# Words asking for a share, no measure's.
+_SHARE_WORDS = frozenset(tokens("share percentage percent portion proportion part"))
+
+
+def asks_share_of_part(query: Query, naming: frozenset[str] = frozenset(),
+                       measures: frozenset[str] = frozenset()) -> bool:
     """A percentage of one line item ("what share of net sales came from ..."): a part's
-    share when the question names a part."""
-    return query.operation is Operation.PROPORTION and isinstance(query.measure, LineItem)
+    share when the question names a part (`naming`: the words that name it), and no other
+    measure of the filing's (`measures`: its labels' words naming measures): "contribution
+    margin (as a percentage of segment revenue)" is Palantir's Commercial contribution
+    margin, never the segment's share of the company's revenue."""
+    if query.operation is not Operation.PROPORTION or not isinstance(query.measure, LineItem):
+        return False
+    other = query.measure_words - phrase_words(query.measure) - naming - CUE_WORDS - _SHARE_WORDS
+    return not other & measures
 
 
 def as_lookup(query: Query) -> Query:

@@ -51,7 +51,12 @@ MAX_LISTED = 12
 # So is the plain "Common Stock" member of the class-of-stock axis: the company's common
 # stock, no class of it (Mondelez tags its cover's trading symbol with it, its shares
 # outstanding with no member).
+# So is the geographic concentration member of the concentration-risk axis beside a place:
+# Palantir tags its 2022 U.S. revenue in the note on its customers' concentration so, the
+# place's revenue all the same.
 NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember"),
+                             ("us-gaap:ConcentrationRiskByTypeAxis",
+                              "us-gaap:GeographicConcentrationRiskMember"),
                              ("us-gaap:SubsegmentsConsolidationItemsAxis",
                               "us-gaap:ReportableSubsegmentsMember"),
                              ("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonStockMember")})

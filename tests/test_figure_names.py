@@ -1,5 +1,7 @@
-"""Initials a question writes for a measure the filing spells out, and a measure's row printed
-across a segment table as the words of a concept whose name has none (GM's EBIT-adjusted)."""
+"""What names a filing's figure beyond its concept's name: initials a question writes for a
+measure the filing spells out, a measure's row printed across a segment table (GM's
+EBIT-adjusted, a concept whose name is one unsplit word), a place's figure in a note on
+concentration."""
 
 from __future__ import annotations
 
@@ -47,3 +49,15 @@ def test_initials_in_capitals_stand_for_the_label_words_they_spell():
     assert spelled({"roic"}, "What was ROIC in 2023?") == {"roic"}
     # a word a label holds is that word, whatever initials it could also be
     assert spelled({"gmna"}, "GMNA revenue") == {"gmna"}
+
+
+def test_a_places_figure_in_the_concentration_note_is_the_places():
+    """Palantir tags its 2022 U.S. revenue only with the geographic concentration member
+    beside country:US: "U.S. revenue for 2022" had no number."""
+    from pipeline.rag.answers.filings.fact_labels import qualifiers
+
+    us = ("srt:StatementGeographicalAxis", "country:US")
+    fact = Fact("f", "us-gaap:Revenues", Decimal("1161416e3"), "USD", date(2022, 12, 31),
+                date(2022, 1, 1), dimensions=(("us-gaap:ConcentrationRiskByTypeAxis",
+                                               "us-gaap:GeographicConcentrationRiskMember"), us))
+    assert qualifiers(fact) == {us}

@@ -210,6 +210,10 @@ def test_net_loss_per_share_is_earnings_per_share():
     """"Basic and diluted net loss per share" had been read as the net loss, in thousands."""
     assert parse_query("Basic and diluted net loss per share for C3.ai in the quarter ended "
                        "July 31, 2023?").measure is BY_NAME["basic eps"]
+    # said with its dilution, the diluted figure
+    for question in ("Smucker diluted EPS (net income per share – assuming dilution) for the "
+                     "year ended April 30, 2024?", "Diluted net loss per share in Q2 2023?"):
+        assert parse_query(question).measure is BY_NAME["diluted eps"]
 
 
 def test_a_range_of_months_is_the_months_it_spans():

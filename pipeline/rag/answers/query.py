@@ -176,7 +176,20 @@ def parse_measure(text: str, latest_year: int | None = None,
         # debt (noncurrent) divided by ..." had been total liabilities over equity)
         return None
     return (defined or longest_named(named, ALL_METRICS)
-            or named_metric(named) or _paid_for(named, longest_named(named, LINE_ITEMS)))
+            or named_metric(named) or _diluted(named, _paid_for(named, longest_named(named, LINE_ITEMS))))
+
+
+# "Diluted", "assuming dilution": the diluted figure per share, unless "basic" is said too.
+_DILUTION = re.compile(r"\bdilut(?:ed|ion)\b", re.I)
+_BASIC = re.compile(r"\bbasic\b", re.I)
+
+
+def _diluted(text: str, item: LineItem | None) -> LineItem | None:
+    """Basic EPS named with its dilution ("net income per share - assuming dilution") is
+    diluted EPS."""
+    if item is BY_NAME["basic eps"] and _DILUTION.search(text) and not _BASIC.search(text):
+        return BY_NAME["diluted eps"]
+    return item
 
 
 # Words saying the money went into what follows ("capital spending on", "additions of"):

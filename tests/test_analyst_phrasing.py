@@ -266,3 +266,14 @@ def test_another_measure_as_a_percentage_of_a_parts_revenue_is_no_share_of_it():
     share = parse_query("What share of Palantir's 2023 revenue came from its Commercial segment?")
     assert not asks_share_of_part(margin, naming, measures)
     assert asks_share_of_part(share, naming, measures)
+
+
+def test_a_unit_of_dollars_written_with_its_sign_asks_an_amount():
+    """"What contribution margin did Rocket's Partner Network segment earn in 2023? $
+    millions" had been withheld as a margin asked without its ratio read: "$ millions" asks
+    an amount, as "in millions of dollars" does."""
+    from pipeline.rag.answers.answer_checks import asks_amount, asks_ratio
+
+    question = "What contribution margin did Rocket's Partner Network earn in 2023? $ millions."
+    assert asks_amount(question) and not asks_ratio(question)
+    assert asks_ratio("What was the operating margin in 2023, %?")

@@ -277,3 +277,17 @@ def test_a_unit_of_dollars_written_with_its_sign_asks_an_amount():
     question = "What contribution margin did Rocket's Partner Network earn in 2023? $ millions."
     assert asks_amount(question) and not asks_ratio(question)
     assert asks_ratio("What was the operating margin in 2023, %?")
+
+
+def test_the_unit_asked_after_a_formula_is_no_operand():
+    """"free cash flow, taken as operating cash flow less capital expenditures, $ millions
+    (negative if an outflow)" had read "capital expenditures, $ millions (negative if an
+    outflow)" as one operand, so no number; and "as a multiple of" sets one company's
+    figure over another's as "as a fraction of" does."""
+    from pipeline.rag.answers.filings.companies import Combine, combination
+
+    query = parse_query("GameStop's fiscal 2023 free cash flow, taken as operating cash flow "
+                        "less capital expenditures, $ millions (negative if an outflow).")
+    assert query.measure is not None and query.measure.formula is not None
+    assert combination("C3.ai's operating loss for the quarter as a multiple of Riot's Q2 "
+                       "2023 operating loss (x, two decimals).") is Combine.RATIO

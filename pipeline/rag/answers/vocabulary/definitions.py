@@ -42,9 +42,10 @@ _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\
 _INTRODUCED = r"\s*[:—–](?=[^?.;:—–]*[/÷])"
 # Where a stated formula ends before its sentence does: the bracket it sits in closing ("(each
 # = A / B), in percentage points"), or the unit and rounding asked after it (", %, one
-# decimal", "(x, two decimals)", " — x").
+# decimal", "(x, two decimals)", " — x", ", $ millions").
 _FORMULA_END = re.compile(r"(?:[,(]|\s[—–-])\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|"
-                          r"(?:one|two|three|\d) (?:decimal|dp)\w*)", re.I)
+                          r"(?:one|two|three|\d) (?:decimal|dp)\w*|"
+                          r"(?:\$|usd |us\$) ?(?:thousands|millions|billions|mm|m|bn)\b)", re.I)
 # "X is defined as: ...", "X, calculated as ...", "X, taken as ...", "X, i.e. ...", "Define X
 # as ...", "X = ...", "X: A / B", "X — A / B": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.

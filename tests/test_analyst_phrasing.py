@@ -291,3 +291,9 @@ def test_the_unit_asked_after_a_formula_is_no_operand():
     assert query.measure is not None and query.measure.formula is not None
     assert combination("C3.ai's operating loss for the quarter as a multiple of Riot's Q2 "
                        "2023 operating loss (x, two decimals).") is Combine.RATIO
+
+
+def test_the_verb_of_a_charge_is_no_word_of_its_measure():
+    """"the goodwill impairment Riot took" had looked for a label holding "took"."""
+    assert "took" not in parse_query("How big was the goodwill impairment Riot took in the "
+                                     "three months ended June 30, 2022?").measure_words

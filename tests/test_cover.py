@@ -305,6 +305,8 @@ def test_metadata_saved_before_the_cover_fields_still_loads(tmp_path: Path, samp
     ("In which state are Visa's principal executive offices?", CoverField.STATE),
     ("Name the exchange Apple's common stock trades on.", CoverField.EXCHANGE),
     ("On which stock exchange is Tesla listed?", CoverField.EXCHANGE),
+    ("Where is Palantir's Class A common stock (PLTR) registered for trading?", CoverField.EXCHANGE),
+    ("Where is Palantir headquartered?", None),
     ("What is Nike's IRS employer identification number?", CoverField.TAX_ID),
     ("What is Meta's Commission file number?", CoverField.FILE_NUMBER),
     ("What is Netflix's telephone number?", CoverField.PHONE),

@@ -366,7 +366,7 @@ four according disclosed more less higher lower larger smaller greater bigger fe
 amount size large big figure roughly approximately about around nearly who whom whose where
 when why out inc incorporated corp corporation co ltd plc llc negative positive sign minus ie eg
 decline allocated assigned deliver delivered delivers produce produced achieve achieved sell sold
-sells through column columns row rows""".split())
+sells through column columns row rows take takes took taken""".split())
 # A staff count's verbs ("how many people worked at", "employ", "head count", "the size
 # of its workforce"): with its nouns, all ask the number of employees, the word a filing
 # labels it by.

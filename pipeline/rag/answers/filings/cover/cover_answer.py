@@ -50,9 +50,12 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
         r"\bwhen does\b.*\bfiscal year end\b", re.I)),
     (FilingField.PERIOD_END, re.compile(
         r"\b(?:last day of|on what date did)\b.*\b(?:year|quarter)\b", re.I)),
+    # "Where is its Class A common stock registered for trading?" names no exchange: where a
+    # stock trades is one.
     (CoverField.EXCHANGE, re.compile(
         r"(?<!foreign )\bexchanges?\b.*\b(?:trade[sd]?|traded|listed|registered)\b|"
-        r"\b(?:trade[sd]?|listed|registered)\b.*(?<!foreign )\bexchanges?\b(?! act)", re.I)),
+        r"\b(?:trade[sd]?|listed|registered)\b.*(?<!foreign )\bexchanges?\b(?! act)|"
+        r"\bwhere\b.*\b(?:trade[sd]?|trading|listed)\b", re.I)),
     # after the symbols and the exchange: "on which exchange are its notes registered?"
     (CoverField.SECURITIES, re.compile(
         r"\btitles? of (?:each|every|all|the) class|\b(?:note|debt) series\b|"

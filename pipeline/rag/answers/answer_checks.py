@@ -69,6 +69,19 @@ def asks_ratio(text: str) -> bool:
         (_MARGIN.search(text) is not None and not asks_amount(text))
 
 
+# What a company expects, plans or budgets ("expected capital expenditures for 2025", "How
+# much does PepsiCo expect to spend on share repurchases in 2025?"): no reported period's fact,
+# the prose's to state.
+_ASKS_FORECAST = re.compile(r"\b(?:expect(?:s|ed|ing)?|anticipat(?:es?|ed|ing)|plan(?:s|ned)?|"
+                            r"projected|forecast(?:s|ed)?|guidance|outlook|intend(?:s|ed)?|"
+                            r"earmarked|budget(?:s|ed)?)\b", re.I)
+
+
+def asks_forecast(text: str) -> bool:
+    """A figure the company expects or plans, not one it reported."""
+    return _ASKS_FORECAST.search(text) is not None
+
+
 def asks_date(text: str) -> bool:
     """A date ("When did Walgreens acquire the remaining 45% of CareCentrix?"): the prose's
     or the cover's to give, never a figure's."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.rag.answers.answer_checks import asks_ratio
+from pipeline.rag.answers.answer_checks import asks_forecast, asks_ratio
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.operation import Operation
@@ -35,7 +35,9 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     """The short answer from the filing's facts, else from the top `table_top_k` retrieved
     passages' tables or the passages' text (`tables`: the table source; None: no tables)."""
     short = filings.answer(query, scope)
-    if short.short_answer is not None or short.missing or tables is None or not table_top_k:
+    # a figure expected or planned is no reported period's: the facts lacking it is no answer
+    if short.short_answer is not None or (short.missing and not asks_forecast(query.text)) or \
+            tables is None or not table_top_k:
         return short
     table = short_answer_for(query.question, retrieved[:table_top_k], tables)
     store = tables.store

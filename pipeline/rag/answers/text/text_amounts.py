@@ -136,15 +136,29 @@ def listed_before_respectively(sentence: str, amounts: list[re.Match]) -> list[r
     return run if len(run) >= 2 and len(tail) <= RESPECTIVELY_GAP else []
 
 
+# The second end of a range, whose scale word is the first's too ("between $3.0 and $3.2
+# billion", "$1.1-$1.3 billion").
+_RANGE_END = re.compile(rf"\s*(?:and|to|-|–)\s*{_CURRENCY}?(?:\d[\d,]*)(?:\.\d+)?({_UNIT})", re.I)
+
+
+def _unit(m: re.Match) -> str:
+    """The amount's unit word, or that of the range it opens."""
+    if m.group(3):
+        return m.group(3).strip().lower()
+    end = _RANGE_END.match(m.string, m.end())
+    unit = end.group(1).strip().lower() if end and m.group(1) else ""
+    return unit if unit.rstrip("s") in SCALE_NAMES | {"m", "bn"} else ""
+
+
 def scale_of(m: re.Match) -> str:
-    return SCALE_WORDS.get((m.group(3) or "").strip().lower(), "")
+    return SCALE_WORDS.get(_unit(m), "")
 
 
 def as_value(m: re.Match) -> tuple[str, str] | None:
     """An amount as the /ask contract gives numbers: a plain decimal and its scale; None
     for one in another currency than the dollar (a bare 77 would pass RMB77 million off as
     dollars: it is given as written)."""
-    number, unit = m.group(2), (m.group(3) or "").strip().lower()
+    number, unit = m.group(2), _unit(m)
     if (m.group(1) or "$").strip() != "$":
         return None
     negative = number.startswith("(") or number.startswith("-")

@@ -1,7 +1,7 @@
 """What a tagged filing's facts cannot give, its prose may state: a share of a whole the
 facts hold no part for ("our top 10 customers ... accounted for approximately 60 percent"),
-a date ("When did it acquire the remaining 45% ..."); a sentence about something else gives
-no number."""
+a date ("When did it acquire the remaining 45% ..."), a figure it expects ("expected capital
+expenditures for 2025"); a sentence about something else gives no number."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 pe
           "revenue in 2024.",
           "On March 31, 2024, the Company acquired the remaining 45% equity interest in Gizmo "
           "Labs for $378 million of cash consideration.",
-          "Revenue grew 23 percent in 2024 on strong demand.")
+          "Revenue grew 23 percent in 2024 on strong demand.",
+          "The Company expects 2025 capital expenditures to be between $3.0 and $3.2 billion, "
+          "mostly for new plants.")
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +73,14 @@ def test_a_share_asked_is_never_answered_with_an_amount():
     assert of_the_kind_asked(ShortAnswer("30.4", "percent"), share)
     amount = parse_query("What was Widget Corp's revenue from services in 2024?")
     assert of_the_kind_asked(ShortAnswer("22952", "million"), amount)
+
+
+def test_a_figure_expected_is_the_proses_and_a_reported_one_the_facts(rules):
+    """No reported period's fact holds what a company expects: "the low end of its expected
+    capital expenditures for 2025" had been "no figure for 2025" (McDonald's). Asked as a
+    reported figure, 2025's capital expenditures stay the facts' to give, and they have
+    none."""
+    got = _ask(rules, "What is the low end of Widget Corp's expected capital expenditures for "
+                      "2025? $ billions.")
+    assert (got.short_answer, got.scale) == ("3", "billion")
+    assert _ask(rules, "What were Widget Corp's capital expenditures in 2025?").short_answer is None

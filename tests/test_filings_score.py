@@ -72,6 +72,10 @@ def test_text_scoring():
     assert text_right("nasdaq stock market, LLC", "The Nasdaq Stock Market LLC")
     assert text_right(["Delaware"], "Delaware") and not text_right("Del.", "Delaware")
     assert text_right("june 30, 2025", "JUNE 30, 2025") and not text_right(None, "Delaware")
+    # a gold listing several spans in one string is answered by those spans, in any order
+    gold = "Oliver Wyman, Lippincott and NERA Economic Consulting"
+    assert text_right(["Lippincott", "Oliver Wyman", "NERA Economic Consulting"], gold)
+    assert not text_right(["Oliver Wyman", "Lippincott"], gold)
     record = {"type": "text", "answer": "Delaware"}
     assert is_right(record, {"short_answer": "delaware", "scale": ""})
 

@@ -338,3 +338,18 @@ def test_a_date_of_an_event_comes_from_a_sentence_naming_it() -> None:
 def test_the_span_a_question_in_other_words_asks_for(question, sentence, short, scale) -> None:
     got = ask(question, sentence)
     assert (got.short_answer, got.scale) == (short, scale)
+
+
+def test_a_number_joined_to_a_name_is_no_amount_and_a_range_shares_its_scale() -> None:
+    """Lockheed's F-35 backlog had been answered "35" (of "F-35"); McDonald's "between $3.0
+    and $3.2 billion" had given the low end as a plain 3."""
+    from pipeline.rag.answers.text.text_amounts import as_value, figures
+
+    sentence = ("Through December 31, 2024, we have delivered 1,102 production F-35 aircraft "
+                "and our backlog as of that date was 408 aircraft.")
+    assert [m.group(0) for m in figures(sentence)] == ["1,102", "408"]
+    expects = "The Company expects capital expenditures of between $3.0 and $3.2 billion."
+    assert [as_value(m) for m in figures(expects)] == [("3", "billion"), ("3.2", "billion")]
+    # an amount and a percentage side by side are no range
+    assert [as_value(m) for m in figures("revenue of $5 and 40% growth")] == \
+        [("5", ""), ("40", "percent")]

@@ -21,9 +21,10 @@ MONTH = (r"(?:January|February|March|April|May|June|July|August|September|Octobe
 _CURRENCY = r"(?:(?:US|A|C|S|HK|NZ)?\$|€|£|¥|RMB\s?|USD\s?|EUR\s?|GBP\s?|INR\s?)"
 _UNIT = r"(?:\s?(?:%|percent\b|per cent\b|(?:thousand|million|billion|bn|m)\b))"
 # An amount as reports write it: [currency] number [scale word or %]; groups: the currency,
-# the number (parenthesised when negative), the unit.
-_AMOUNT = re.compile(rf"(?<![\w.])({_CURRENCY})?(\(?-?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?\)?)"
-                     rf"({_UNIT})?(?!\w)", re.I)
+# the number (parenthesised when negative), the unit. A number joined to a name by a hyphen
+# ("F-35", "COVID-19") is part of the name.
+_AMOUNT = re.compile(rf"(?<![\w.])(?<![A-Za-z]-)({_CURRENCY})?"
+                     rf"(\(?-?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?\)?)({_UNIT})?(?!\w)", re.I)
 _MONTH_BEFORE = re.compile(rf"(?:{MONTH}|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
                            r"\.?\s*$", re.I)
 _MONTH_AFTER = re.compile(rf"\s*{MONTH}\b", re.I)

@@ -90,9 +90,21 @@ def in_gold_unit(value: Decimal, scale: str, unit: str) -> Decimal | None:
     return value * SCALES[scale] / UNITS.get(unit, SCALES.get(unit.split(" ")[0], Decimal(1)))
 
 
+# A length of time as the text states it ("18 months", "20-year"): its number, in a gold whose
+# unit is that time's.
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)[\s-]*(year|month|week|day)s?\s*$", re.I)
+
+
+def _duration(text: str, unit: str) -> Decimal | None:
+    m = _DURATION.match(text)
+    return Decimal(m.group(1)) if m and unit.rstrip("s") == m.group(2).lower() else None
+
+
 def numeric_right(short: Any, scale: str, gold: str, unit: str, decimals: int) -> bool:
     text = _single(short)
     value = parse_number(text) if text is not None else None
+    if value is None and text is not None and (value := _duration(text, unit)) is not None:
+        return abs(value - Decimal(gold)) <= Decimal(5).scaleb(-decimals - 1)
     if value is None:
         return False
     converted = in_gold_unit(value, scale or "", unit)

@@ -76,6 +76,13 @@ def test_text_scoring():
     gold = "Oliver Wyman, Lippincott and NERA Economic Consulting"
     assert text_right(["Lippincott", "Oliver Wyman", "NERA Economic Consulting"], gold)
     assert not text_right(["Oliver Wyman", "Lippincott"], gold)
+
+
+def test_a_duration_stated_with_its_unit_answers_a_gold_in_that_unit():
+    assert numeric_right("18 months", "", "18", "months", 0)
+    assert numeric_right("20-year", "", "20", "years", 0)
+    assert not numeric_right("18 months", "", "18", "years", 0)
+    assert not numeric_right("3 years", "", "18", "years", 0)
     record = {"type": "text", "answer": "Delaware"}
     assert is_right(record, {"short_answer": "delaware", "scale": ""})
 

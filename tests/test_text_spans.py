@@ -353,3 +353,22 @@ def test_a_number_joined_to_a_name_is_no_amount_and_a_range_shares_its_scale() -
     # an amount and a percentage side by side are no range
     assert [as_value(m) for m in figures("revenue of $5 and 40% growth")] == \
         [("5", ""), ("40", "percent")]
+
+
+def test_a_count_or_a_length_of_time_asked_in_other_words() -> None:
+    """"Approximately how many employees made up ..." and "What term do ... agreements
+    generally have?" had been answered with the whole sentence."""
+    sales = ("As of the end of fiscal 2025, our worldwide sales and marketing functions "
+             "consisted of approximately 25,600 employees, including managers.")
+    got = ask("Approximately how many employees made up Cisco's worldwide sales and marketing "
+              "functions at the end of fiscal 2025?", sales)
+    assert (got.short_answer, got.kind) == ("25600", "count")
+    terms = ("These fees are stipulated in franchise/license agreements that generally have "
+             "20-year terms.")
+    got = ask("What term do McDonald's franchise and license agreements generally have?", terms)
+    assert (got.short_answer, got.kind) == ("20-year", "duration")
+    months = ("In May 2025, the Company announced its intent to separate the Diabetes Operating "
+              "Unit, and expects to complete the separation within 18 months.")
+    got = ask("Within how many months of the announcement does Medtronic expect to complete "
+              "the separation?", months)
+    assert (got.short_answer, got.kind) == ("18 months", "duration")

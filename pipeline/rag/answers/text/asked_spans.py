@@ -33,7 +33,8 @@ _ASKS_COUNT = re.compile(
     r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:(?:in|across|among|over) )?"
     r"(?:(?:about|approximately|roughly|around|nearly|some|over|more than|fewer than) )?how many "
     r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would|"
-    r"work(?:ed|s)?|serve[sd]?|operate[sd]?)\b", re.I)
+    r"work(?:ed|s)?|serve[sd]?|operate[sd]?|ma(?:de|kes?) up|comprised?|constitute[sd]?|"
+    r"remain(?:ed|s)?)\b", re.I)
 # "Tesla's headcount at year-end", "how big was Visa's workforce": a count of employees.
 _ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|employee count)\b",
                              re.I)

@@ -145,6 +145,30 @@ def _segments_within(facts: list[Fact]) -> dict[tuple[str, str], frozenset[tuple
     return {d: found for d, found in seen.items() if len(found) == 1}
 
 
+def _measure_rows(printed: dict[tuple[str, str], set[frozenset[str]]],
+                  printed_of: dict[tuple[str, frozenset[str]], set[str]],
+                  as_printed: dict[tuple[tuple[str, str], frozenset[str]], str],
+                  members: dict[tuple[str, str], set[str]], words: dict[str, set[str]],
+                  texts: set[str]) -> None:
+    """The labels printed beside members' facts that name a part (added to `members`), and
+    those that name a measure (added to its concepts' `words` and to `texts`). A label printed
+    for more members of one axis than a name is names none: it is the row of a measure across
+    a segment table's columns ("Purchases of property, equipment and capitalized software"
+    under each of UnitedHealth's segments). That row names its concept instead: GM tags its
+    segments' EBIT-adjusted, printed only across its segment table, as one unsplit word
+    ("Earningslossbeforeautomotiveinterestandtaxesadjusted")."""
+    shared = Counter((axis, label) for (axis, _), named in printed.items() for label in named)
+    for d, named in printed.items():
+        named -= {label for label in named if shared[d[0], label] > MAX_NAME_SHARERS}
+        members[d].update(w for label in named for w in label)
+    for (axis, label), concepts in printed_of.items():
+        if shared[axis, label] > MAX_NAME_SHARERS:
+            for concept in concepts:
+                words[concept].update(label)
+            texts.update(text for (m, found), text in as_printed.items()
+                         if m[0] == axis and found == label)
+
+
 def describe_members(members: frozenset[tuple[str, str]]) -> str:
     """"Compute And Networking" as the prose names what a figure is of."""
     return " and ".join(member_label(m) for _, m in sorted(members))
@@ -226,22 +250,7 @@ class FactLabels:
                     printed[parts[0]].add(found)
                     printed_of[parts[0][0], found].add(f.concept)
                     as_printed.setdefault((parts[0], found), label)
-        # A label printed for more members of one axis than a name is names none: it is the
-        # row of a measure across a segment table's columns ("Purchases of property,
-        # equipment and capitalized software" under each of UnitedHealth's segments).
-        shared = Counter((axis, label) for (axis, _), named in printed.items() for label in named)
-        for d, named in printed.items():
-            named -= {label for label in named if shared[d[0], label] > MAX_NAME_SHARERS}
-            members[d].update(w for label in named for w in label)
-        # That row names its concept instead: GM tags its segments' EBIT-adjusted, printed
-        # only across its segment table, as one unsplit word
-        # ("Earningslossbeforeautomotiveinterestandtaxesadjusted").
-        for (axis, label), concepts in printed_of.items():
-            if shared[axis, label] > MAX_NAME_SHARERS:
-                for concept in concepts:
-                    words[concept].update(label)
-                texts.update(text for (m, found), text in as_printed.items()
-                             if m[0] == axis and found == label)
+        _measure_rows(printed, printed_of, as_printed, members, words, texts)
         kept = {m: frozenset(w) for m, w in members.items() if w}
         return cls({c: frozenset(w) for c, w in words.items()}, kept,
                    {m: tuple(sorted(printed[m], key=sorted)) for m in kept if m in printed},

@@ -297,3 +297,20 @@ def test_the_verb_of_a_charge_is_no_word_of_its_measure():
     """"the goodwill impairment Riot took" had looked for a label holding "took"."""
     assert "took" not in parse_query("How big was the goodwill impairment Riot took in the "
                                      "three months ended June 30, 2022?").measure_words
+
+
+def test_an_average_of_one_periods_flow_is_no_figure_of_the_facts():
+    """"The average revenue from Palantir's top twenty customers over the trailing twelve
+    months" had been answered with that year's total revenue (2,225 million for 54.6): an
+    average per customer no fact gives. An average over years, or of a measure that is an
+    average itself, still reads the facts."""
+    from pipeline.rag.answers.filings.fact_answer import _average_of_one
+    from pipeline.rag.answers.filings.fact_targets import Target
+
+    one = [Target(date(2023, 12, 31), 12)]
+    per_customer = parse_query("What was the average revenue from Palantir's top twenty "
+                               "customers over the trailing twelve months to December 31, 2023?")
+    assert _average_of_one(per_customer, one)
+    shares = parse_query("What was Palantir's average diluted share count in 2023?")
+    assert not _average_of_one(shares, one)
+    assert not _average_of_one(per_customer, [Target(date(2022, 12, 31), 12), *one])

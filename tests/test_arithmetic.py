@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 
 from pipeline.rag.answers.arithmetic import NoAnswer, compute, percent_change, plain, rounded
-from pipeline.rag.answers.filings.fact_answer import Target, _finish
+from pipeline.rag.answers.filings.fact_answer import _finish
+from pipeline.rag.answers.filings.fact_targets import Target
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.vocabulary.metrics import Scale

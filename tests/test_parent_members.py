@@ -106,7 +106,8 @@ def test_a_place_s_own_figure_before_the_segments_total_of_it():
     stays its total, inter-segment sales included (Caterpillar's E&T)."""
     from types import SimpleNamespace
 
-    from pipeline.rag.answers.filings.fact_answer import Target, find_fact
+    from pipeline.rag.answers.filings.fact_answer import find_fact
+    from pipeline.rag.answers.filings.fact_targets import Target
     from pipeline.rag.answers.vocabulary.line_items import BY_NAME
 
     segments = ("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")

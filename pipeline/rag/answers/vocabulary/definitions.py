@@ -298,7 +298,9 @@ def _bare_ratio(question: str) -> Metric | None:
         # segment's own measure ("segment profit"): the filing's labels read it, as in a
         # stated definition
         resolve = _resolver({}, None, operands=True)
-        terms = [ItemTerm(item.name) if item is not None and not SEGMENT_MEASURE.search(part)
+        # both named by the vocabulary: only the segment's measure is the labels' to read
+        known = top is not None and bottom is not None
+        terms = [ItemTerm(item.name) if known and not SEGMENT_MEASURE.search(part)
                  else resolve(part) for part, item in zip(parts, (top, bottom), strict=True)]
         if any(t is None for t in terms) or any(_PERIOD_WORDS.search(p) for p in parts):
             return None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from pipeline.rag.answers.filings.fact_answer import targets
+from pipeline.rag.answers.filings.fact_targets import targets
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.short_answer import ShortAnswer
 from retriever_trt.documents.filing.cover_page import COVER_PAGES

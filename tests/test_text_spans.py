@@ -372,3 +372,22 @@ def test_a_count_or_a_length_of_time_asked_in_other_words() -> None:
     got = ask("Within how many months of the announcement does Medtronic expect to complete "
               "the separation?", months)
     assert (got.short_answer, got.kind) == ("18 months", "duration")
+
+
+def test_a_part_of_a_listed_whole_and_a_date_the_question_states() -> None:
+    """GameStop's "a total of 4,169 stores across all of our segments: ..., and 647 in
+    Europe" had answered the total for Europe's stores; Costco's program "approved ... in
+    January 2023, which expires in January 2027" had answered when it expires with the date
+    the question itself states."""
+    stores = ("As of February 3, 2024, we had a total of 4,169 stores across all of our "
+              "segments: 2,915 in the United States, 203 in Canada, 404 in Australia, and 647 "
+              "in Europe.")
+    assert ask("How many of GameStop's stores were in its Europe segment at February 3, "
+               "2024?", stores).short_answer == "647"
+    assert ask("How many stores did GameStop have at February 3, 2024?",
+               stores).short_answer == "4169"
+    program = ("Our share repurchase program is conducted under a $4,000 authorization "
+               "approved by our Board of Directors in January 2023, which expires in January "
+               "2027.")
+    assert ask("When does the share repurchase program Costco's board authorized in January "
+               "2023 expire?", program).short_answer == "January 2027"

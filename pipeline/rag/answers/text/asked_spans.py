@@ -13,6 +13,7 @@ that names every year the question does; a sentence without it answers nothing o
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.span_words import Asked, same_word
@@ -50,6 +51,11 @@ _QUARTER_NAMED = re.compile(r"\b(?:(?:first|second|third|fourth) (?:fiscal )?qua
 # a part ("how many of its employees ...").
 _PART_OF = re.compile(r"\s*of (?:our|its|their|the)\b", re.I)
 _ASKS_PART = re.compile(r"\bhow many of\b", re.I)
+# A count said to be the whole ("a total of 4,169 stores across all of our segments: 2,915 in
+# the United States, ..., and 647 in Europe"): no answer to how many one part has, when
+# another count of the sentence restates as much of the question.
+_WHOLE = re.compile(r"\b(?:total|all|combined|overall|aggregate)\b", re.I)
+_WHOLE_BEFORE = 20  # the characters before a count that may say it is the whole
 # A sentence counting a share of the staff counts a part of it, no head count.
 _SHARE_OF_STAFF = re.compile(r"%\s+of\s+(?:our|its|their|the)\s+(?:total\s+)?"
                              r"(?:workforce|employees|head ?count)\b", re.I)
@@ -191,6 +197,19 @@ def _stated_after(before: str, heads: set[str] | frozenset[str]) -> bool:
         any(_restates(w, h) for w in tokens(clause) for h in heads)
 
 
+# How far before a colon the count a list breaks down names what it counts ("4,169 stores
+# across all of our segments: 2,915 in the United States, ..., and 647 in Europe").
+_LIST_HEAD = 60
+
+
+def _listed_under(before: str, heads: set[str] | frozenset[str]) -> bool:
+    """Whether a figure is an item of a list, opened by a colon, of what the words before
+    the colon count: each item counts the same thing."""
+    head, colon, items = before.rpartition(":")
+    return bool(colon) and not re.search(r"[.;]", items) and \
+        any(_restates(w, h) for w in tokens(head[-_LIST_HEAD:]) for h in heads)
+
+
 def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     """(the count, its scale) the question asks for in `sentence`; None when the sentence
     names no count of it (or not every year the question names)."""
@@ -206,14 +225,33 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     found = sorted(found + list(_NUMBER_WORD.finditer(sentence)), key=lambda m: m.start())
     if not found:
         return None
-    content = asked.measure
     # "268,000 and 108,000 shares for ... 2019 and 2018, respectively": of a sentence that
     # names what is counted, the figure in the place of the year asked.
     heads = PEOPLE if noun[-1] in PEOPLE else {noun[-1]}
     paired = respective(sentence, found, asked.named_years)
     if len(paired) == 1 and any(_restates(w, h) for w in tokens(sentence) for h in heads):
         return _value(paired[0])
-    best, best_score = None, 0
+    scored = _scored_counts(asked, sentence, found, heads)
+    best = max(scored, key=lambda c: c.score, default=None)  # the first of equal scores
+    if best is not None and best.whole:
+        # the whole, when a part's count restates a word of the question it does not
+        parts = [c for c in scored if not c.whole and c.restated - best.restated]
+        best = max(parts, key=lambda c: c.score, default=best)
+    return _value(best.match) if best is not None else None
+
+
+@dataclass(frozen=True)
+class _Count:
+    match: re.Match
+    score: int
+    restated: frozenset[str]  # the question's words its own words restate
+    whole: bool               # said to be the whole ("a total of", "across all of our")
+
+
+def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
+                   heads: set[str] | frozenset[str]) -> list[_Count]:
+    """Each count that its own words (or the list it closes) say is of what is asked."""
+    out = []
     for m, nxt in zip(found, [*found[1:], None], strict=True):
         end = nxt.start() if nxt else len(sentence)
         text = _own_text(sentence, m.end(), end)
@@ -221,12 +259,15 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
             continue  # "13,000 of our employees ... advanced their careers": some, not all
         own = tokens(text)
         head = any(_restates(w, h) for w in own for h in heads) or \
-            _stated_after(sentence[:m.start()], heads)
-        restated = sum(any(_restates(w, c) for w in own) for c in content)
-        score = restated + head + _year_fit(asked, text, sentence[:m.start()])
-        if (head or restated >= MIN_RESTATED) and score > best_score:
-            best, best_score = m, score
-    return _value(best) if best is not None else None
+            _stated_after(sentence[:m.start()], heads) or _listed_under(sentence[:m.start()], heads)
+        restated = frozenset(c for c in asked.measure if any(_restates(w, c) for w in own))
+        said = sentence[max(0, m.start() - _WHOLE_BEFORE):m.start()] + text
+        whole = bool(_WHOLE.search(said)) and not _WHOLE.search(asked.text)
+        if head or len(restated) >= MIN_RESTATED:
+            out.append(_Count(m, len(restated) + head + _year_fit(asked, text,
+                                                                    sentence[:m.start()]),
+                              restated, whole))
+    return [c for c in out if c.score > 0]
 
 
 def place_in(asked: Asked, sentence: str) -> tuple[str, str] | None:

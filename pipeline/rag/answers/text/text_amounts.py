@@ -191,9 +191,11 @@ def values(found: list[re.Match]) -> tuple[str | list[str], str]:
 
 
 
-# What an amount's own words are: those after it up to the next amount, bracket or comma
-# ("$46.4 million | is related to RSUs", "251,379 | primary services units (").
-_OWN_WORDS_END = re.compile(r"[(),;]")
+# What an amount's own words are: those after it up to the next amount, bracket, comma or
+# "and" ("$46.4 million | is related to RSUs", "251,379 | primary services units (";
+# "dividends of $7.6 billion | and share repurchases of $1.0 billion": the words after "and"
+# name the next amount).
+_OWN_WORDS_END = re.compile(r"[(),;]|\band\b")
 
 
 def qualified(sentence: str, found: list[re.Match], words: set[str]) -> list[re.Match]:

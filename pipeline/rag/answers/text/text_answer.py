@@ -264,8 +264,11 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
         event = _EVENT.search(question)
         if event and not re.search(rf"\b{event.group(1)}", sentence, re.I):
             return None  # "When was it incorporated?": a date of no incorporation is no answer
+        # a date the question states places what it asks ("the program authorized in January
+        # 2023 expires when?"): no answer
         found = [m for m in _DATE.finditer(sentence) if m.group(0) not in map(str, years)
-                 and not _LAW_NAMED.search(sentence, 0, m.start())]
+                 and not _LAW_NAMED.search(sentence, 0, m.start())
+                 and m.group(0).lower() not in question.lower()]
         if not found:
             return None
         date = near(sentence, found, words, ())[0].group(0)

@@ -391,3 +391,26 @@ def test_a_part_of_a_listed_whole_and_a_date_the_question_states() -> None:
                "2027.")
     assert ask("When does the share repurchase program Costco's board authorized in January "
                "2023 expire?", program).short_answer == "January 2027"
+
+
+@pytest.mark.parametrize("question, text, short", [
+    ("Who is the new strategic joint venture partner Starbucks announced for its business in "
+     "China?", "Further, as announced in early November 2025, we look forward to working with "
+     "our new strategic joint venture partner, Boyu Capital, to accelerate growth in China.",
+     "Boyu Capital"),
+    ("From whom did PepsiCo acquire the 50% of Sabra Dipping Company it did not own?",
+     "In December 2024, we acquired the Strauss Group’s 50% ownership in Sabra Dipping "
+     "Company, LLC (Sabra) and Sabra became a wholly-owned subsidiary.", "the Strauss Group"),
+    ("Which U.S. broadband provider did Verizon agree in September 2024 to acquire?",
+     "In September 2024, Verizon entered into an agreement to acquire Frontier Communications "
+     "Parent, Inc. (Frontier).", "Frontier Communications Parent, Inc."),
+    ("Jacob Van Naarden joined Lilly in 2019 through the acquisition of which company?",
+     "Jacob Van Naarden joined Lilly in 2019 through the acquisition of Loxo Oncology, Inc. and "
+     "has served as president of Lilly Oncology since 2022.", "Loxo Oncology, Inc."),
+])
+def test_a_name_asked_is_one_the_question_does_not_say(question, text, short) -> None:
+    """"Who", "from whom", "which provider": a name the sentence writes in capitals and the
+    question does not ("Further" had been the answer, and whole sentences), one sharing no
+    word with the question before one that does ("Lilly Oncology")."""
+    got = ask(question, text)
+    assert (got.short_answer, got.kind) == (short, "name")

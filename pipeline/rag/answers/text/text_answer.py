@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.text.asked_names import name_in
 from pipeline.rag.answers.text.asked_spans import count_in, place_in, quarter_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
 from pipeline.rag.answers.text.span_words import Asked, same_word, word_stem
@@ -97,7 +98,7 @@ _CAUSE = re.compile(r"\b(?:primarily |mainly |largely |partly |partially )?(?:du
 
 
 # What a question asks for that asked_spans.py cuts from a sentence about it.
-_SPAN_KINDS = {TextKind.COUNT: count_in, TextKind.PLACE: place_in}
+_SPAN_KINDS = {TextKind.COUNT: count_in, TextKind.PLACE: place_in, TextKind.NAME: name_in}
 # A sentence scoring within this much of the best that has what the question asks for (a
 # date for "when", a cause for "why", an amount for "how much") is chosen before the best
 # when that has none: the question's words are shared by the sentences around the answer.

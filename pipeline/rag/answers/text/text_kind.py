@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from pipeline.rag.answers.text.asked_names import asks_name
 from pipeline.rag.answers.text.asked_spans import asks_place, asks_quarter, counted_noun
 from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_amounts import RESPECTIVELY
@@ -20,6 +21,7 @@ class TextKind(StrEnum):
     DURATION = "duration"
     QUARTER = "quarter"
     DATE = "date"
+    NAME = "name"                    # a company, a partner, a union: a capitalized name
     COUNT = "count"
     AMOUNT = "amount"                # a figure with its unit or scale
     STATED_AMOUNT = "stated_amount"  # "what was X in 2019": an amount only when one is stated
@@ -82,6 +84,8 @@ def kind_of(asked: Asked) -> TextKind:
         return TextKind.QUARTER
     if _ASKS_DATE.search(question):
         return TextKind.DATE
+    if asks_name(question):
+        return TextKind.NAME
     if counted_noun(asked):
         return TextKind.COUNT
     # "cut its workforce by roughly what percentage", "... in $ billions": a figure asked

@@ -23,7 +23,11 @@ _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 pe
           "Labs for $378 million of cash consideration.",
           "Revenue grew 23 percent in 2024 on strong demand.",
           "The Company expects 2025 capital expenditures to be between $3.0 and $3.2 billion, "
-          "mostly for new plants.")
+          "mostly for new plants.",
+          "As of December 31, 2024, we had a total of 900 stores across all of our segments: "
+          "600 in North America and 300 in Europe.",
+          "In June 2024, Widget Corp acquired the remaining interest in Zeta Tools from Omega "
+          "Holdings, Inc. for $12 million.")
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +88,18 @@ def test_a_figure_expected_is_the_proses_and_a_reported_one_the_facts(rules):
                       "2025? $ billions.")
     assert (got.short_answer, got.scale) == ("3", "billion")
     assert _ask(rules, "What were Widget Corp's capital expenditures in 2025?").short_answer is None
+
+
+def test_a_count_a_name_or_a_date_the_facts_do_not_hold_is_the_proses(rules):
+    """A count of one part listed in a sentence ("... 300 in Europe"), the seller of an
+    acquired interest ("From whom ...?") and "in what month and year" had been withheld or
+    claimed by the facts; a date comes only from a sentence naming what the question names
+    ("Acme Robotics" acquired: no sentence says so, no date)."""
+    got = _ask(rules, "How many of Widget Corp's stores were in Europe at December 31, 2024?")
+    assert got.short_answer == "300"
+    got = _ask(rules, "From whom did Widget Corp acquire the remaining interest in Zeta Tools?")
+    assert got.short_answer == "Omega Holdings, Inc."
+    got = _ask(rules, "In what month and year did Widget Corp acquire Gizmo Labs?")
+    assert got.short_answer == "March 31, 2024"
+    assert _ask(rules, "In what month and year did Widget Corp acquire Acme Robotics?"
+                ).short_answer is None

@@ -20,8 +20,10 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcover
                          re.I)
 # A question asking for a date. Narrower than the text rules' own (text_answer._ASKS_DATE):
 # "in which year was revenue higher" compares figures the facts hold.
-_ASKS_DATE = re.compile(r"^\s*(?:when\b|on what (?:date|day)\b|what (?:is|was) the (?:\w+ )?date\b)",
-                        re.I)
+_ASKS_DATE = re.compile(r"^\s*(?:when\b|on what (?:date|day)\b|what (?:is|was) the (?:\w+ )?date\b|"
+                        r"(?:in|on|by) (?:which|what) (?:month|date|day)\b|"
+                        r"in (?:what|which) year (?:was|were|did)\b[^?]*\b(?:formed|founded|"
+                        r"incorporated|established|organized|created|began|started)\b)", re.I)
 # A margin is a ratio, unless asked as an amount ("gross margin in dollars").
 _MARGIN = re.compile(r"\bmargin\b", re.I)
 # A question asking for a count of people, stores or other things, not of shares.
@@ -80,6 +82,26 @@ _ASKS_FORECAST = re.compile(r"\b(?:expect(?:s|ed|ing)?|anticipat(?:es?|ed|ing)|p
 def asks_forecast(text: str) -> bool:
     """A figure the company expects or plans, not one it reported."""
     return _ASKS_FORECAST.search(text) is not None
+
+
+# What asks for a name: who, whom, or which company, partner, union ... (`WHAT_NAMED`: the
+# kind of name asked; not "which segment had higher revenue": a comparison of figures, which
+# the facts answer).
+WHAT_NAMED = re.compile(
+    r"\b(?:which|what) (?:(?!(?:is|was|are|were|do|does|did|has|have|had)\b)[\w.-]+ ){0,3}?"
+    r"(?:company|companies|firm|partner|provider|bank|lender|customer|supplier|unions?|"
+    r"acquirer|buyer|subsidiary|organization|agency|counterparty|manufacturer|operator|"
+    r"retailer|distributor|insurer|business)\b", re.I)
+_ASKS_NAME = re.compile(rf"^\s*(?:who|whom)\b|\b(?:from|to|by|with) whom\b|{WHAT_NAMED.pattern}",
+                        re.I)
+_COMPARES = re.compile(r"\b(?:higher|lower|highest|lowest|more|less|larger|smaller|greater|fewer|most|least|"
+                       r"largest|smallest|biggest)\b", re.I)
+
+
+def asks_name(text: str) -> bool:
+    """A name ("Who is its new joint venture partner?", "the acquisition of which
+    company?"): the prose's to give, never a figure's."""
+    return _ASKS_NAME.search(text) is not None and not _COMPARES.search(text)
 
 
 def asks_date(text: str) -> bool:

@@ -8,6 +8,7 @@ measure and year asked.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_forecast, asks_ratio
@@ -23,6 +24,7 @@ from pipeline.rag.answers.short_answer import (
     text_short_answer,
 )
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
+from pipeline.rag.answers.text.text_amounts import MONTH
 from pipeline.rag.answers.text.text_answer import TextAnswer
 from pipeline.rag.answers.text.text_kind import TextKind
 
@@ -55,10 +57,13 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     # state the share ("our top 10 customers ... accounted for approximately 60 percent").
     # Only a share: letting a sentence stand in for any table figure no fact gave had shown
     # more wrong numbers (docs/answer_rules_by_set.md, "Tried and removed").
+    # So may a count, which filings tag seldom ("647 in Europe" of a list of stores).
+    share = query.question.operation is Operation.PROPORTION
     prose = choose(query.question, ShortAnswer(), text, retrieved, store) \
-        if text and query.question.operation is Operation.PROPORTION else None
-    if prose is not None and prose.quote is not None and prose.scale == "percent" and \
-            is_about(prose, query) and not coarser_than_asked(prose, query):
+        if text and (share or text.kind is TextKind.COUNT) else None
+    if prose is not None and prose.quote is not None and is_about(prose, query) and \
+            (prose.scale == "percent" if share else text.kind is TextKind.COUNT) and \
+            not coarser_than_asked(prose, query):
         return prose
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
 
@@ -98,6 +103,22 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
                if p.year is not None and str(p.year) in asked):
         return False
     number = answer.is_number()
+    if not number:
+        return _names_what_is_named(sentence, query)
     # a head count is told by the words a filing counts its people by ("36,000 employees")
     words = query.measure_words | (STAFF_TERMS if asks_staff(query.text) else frozenset())
-    return not number or not query.measure_words or bool(words & set(tokens(sentence)))
+    return not query.measure_words or bool(words & set(tokens(sentence)))
+
+
+# A word the question writes in capitals past its first: a name ("Whinstone", "China").
+_CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’-]*")
+_MONTHS = re.compile(rf"^{MONTH}$", re.I)
+
+
+def _names_what_is_named(sentence: str, query: Query) -> bool:
+    """Whether a date or a name comes from a sentence naming what the question names besides
+    its company: "In what month and year did Riot acquire Whinstone?" is not answered from a
+    sentence on the acquisition of ESS Metron."""
+    names = {w.rstrip("'’s") for w in _CAPITALIZED.findall(query.unnamed_text())
+             if not _MONTHS.match(w)}
+    return all(re.search(rf"\b{re.escape(w)}", sentence, re.I) for w in names)

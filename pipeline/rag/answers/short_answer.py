@@ -60,7 +60,7 @@ TABLE_SURE = 1.0
 TEXT_FLOOR = 0.3
 # Extracts that are about the question whatever their sentence's share: a table's
 # introduction, and a count or a place (cut only where the sentence names what was asked).
-_SPANNED = (TextKind.COUNT, TextKind.PLACE)
+_SPANNED = (TextKind.COUNT, TextKind.PLACE, TextKind.NAME)
 _ABOUT_IT = (TextKind.TABLE, *_SPANNED)
 # Operations only a table answers (periods, row lists, computations): never replaced.
 TABLE_ONLY = (Operation.YEARS_LIST, Operation.ROW_LIST, Operation.ROW_COUNT, Operation.WHICH_YEAR,
@@ -363,8 +363,11 @@ def choose(question: str | Question, table: ShortAnswer, text: TextAnswer | None
             # A sentence restating a cell ("Net sales were $93,662") names no scale; the
             # table's header does ("in 000's"), and its citation is the cell.
             return table
-    elif table.wanted_arithmetic and text.score < TEXT_MIN and not stated:
-        return table  # "could not find the figures" rather than a loosely related sentence
+    elif table.wanted_arithmetic and text.score < TEXT_MIN and not stated and \
+            not (text.kind == text.asked and text.kind in _SPANNED):
+        # "could not find the figures" rather than a loosely related sentence (a name asked
+        # "of the 50% it did not own" wants no arithmetic)
+        return table
     elif text.score < TEXT_FLOOR and text.kind not in _ABOUT_IT:
         # No sentence is about the question: the model answers in prose. The sentence
         # introducing a table is about "What does the table show?" with one word of it; a

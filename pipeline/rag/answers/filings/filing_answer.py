@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipeline.rag.answers.answer_checks import asks_count, asks_date, withheld
+from pipeline.rag.answers.answer_checks import asks_count, asks_date, asks_name, withheld
 from pipeline.rag.answers.company_names import (
     as_named,
     find_companies,
@@ -279,7 +279,8 @@ class FilingAnswerer:
             cover = answer_from_cover(query, self.info[doc_id], self.store.document(doc_id))
             if cover is not None:
                 return cover
-        if asks_date(query.text):  # a date is the prose's (or the cover's, read above)
+        if asks_date(query.text) or asks_name(query.text):
+            # a date or a name is the prose's (or the cover's, read above)
             return ShortAnswer()
         tagged = bool(self.info[doc_id].facts)
         info = self.facts_of(doc_id)

@@ -7,19 +7,14 @@ from __future__ import annotations
 
 import re
 
+from pipeline.rag.answers.answer_checks import WHAT_NAMED
+from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.text.asked_spans import restated_share
 from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_amounts import MONTH, near
 
-# What asks for a name: who, whom, or which company, partner, union ... (not "which segment
-# had higher revenue": a comparison of figures, which the facts answer).
-_ASKS_NAME = re.compile(
-    r"^\s*(?:who|whom)\b|\b(?:from|to|by|with) whom\b|"
-    r"\b(?:which|what) (?:(?!(?:is|was|are|were|do|does|did|has|have|had)\b)[\w.-]+ ){0,3}?"
-    r"(?:company|companies|firm|partner|provider|bank|"
-    r"lender|customer|supplier|unions?|acquirer|buyer|subsidiary|organization|agency|"
-    r"counterparty|manufacturer|operator|retailer|distributor|insurer|business)\b", re.I)
-_COMPARES = re.compile(r"\b(?:higher|lower|more|less|larger|smaller|greater|fewer|most|least|"
-                       r"largest|smallest|biggest)\b", re.I)
+# A name answers from a sentence restating this share of the question's words, as a place does.
+NAME_COVER = 0.5
 _SUFFIXES = r"Inc|LLC|L\.L\.C|Ltd|Corp|Co|plc|L\.P|LP|N\.V|S\.A|AG|SE|GmbH"
 _SUFFIX = re.compile(rf"^(?:{_SUFFIXES})\.?$")
 # A name as a sentence writes it: capitalized words, joined by the small words names hold
@@ -34,10 +29,6 @@ however moreover under after before at by with from since until following throug
 when if it its they their a an as of to and""".split())
 _MONTH = re.compile(rf"^{MONTH}$", re.I)
 _POSSESSIVE = re.compile(r"['’]s$")
-
-
-def asks_name(question: str) -> bool:
-    return _ASKS_NAME.search(question) is not None and not _COMPARES.search(question)
 
 
 def _names(sentence: str, question: str) -> tuple[list[re.Match], list[re.Match]]:
@@ -60,7 +51,10 @@ def name_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     question does not: a name sharing no word with the question first, then the nearest
     the question's words."""
     new, partly = _names(sentence, asked.text)
-    if not new and not partly:
+    # "which U.S. broadband provider": words of what the name is, not of what it did
+    what = WHAT_NAMED.search(asked.text)
+    kind = frozenset(tokens(what.group(0))) if what else frozenset()
+    if not new and not partly or restated_share(asked, sentence, kind) < NAME_COVER:
         return None
     m = near(sentence, new or partly, set(asked.words), ())[0]
     words = m.group(0).split()

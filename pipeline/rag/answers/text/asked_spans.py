@@ -270,17 +270,22 @@ def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
     return [c for c in out if c.score > 0]
 
 
+def restated_share(asked: Asked, sentence: str, besides: frozenset[str] = frozenset()) -> float:
+    """The share of the question's words (what it asks about, not "where" or "which city",
+    nor `besides`) that the sentence restates."""
+    content = [w for w in asked.measure if w not in _WH_WORDS | besides]
+    said = tokens(sentence)
+    return sum(any(_restates(w, c) for w in said) for c in content) / (len(content) or 1)
+
+
 def place_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     """(the place, "") a "where" question asks for in `sentence`: the first "City, State"
     after the question's words; None when the sentence restates too little of the question
     (or names not every year it does) or names no place."""
-    content = [w for w in asked.measure if w not in _WH_WORDS]
-    said = tokens(sentence)
-    cover = sum(any(_restates(w, c) for w in said) for c in content) / (len(content) or 1)
-    if cover < PLACE_COVER or not _names_the_years(asked, sentence):
+    if restated_share(asked, sentence) < PLACE_COVER or not _names_the_years(asked, sentence):
         return None
     low = sentence.lower()
-    at = min((low.find(w) for w in content if w in low), default=0)
+    at = min((low.find(w) for w in asked.measure - _WH_WORDS if w in low), default=0)
     places = [m for m in _PLACE.finditer(sentence)]
     after = [m for m in places if m.start() >= at] or places
     return (after[0].group(1), "") if after else None

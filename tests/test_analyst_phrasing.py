@@ -314,3 +314,13 @@ def test_an_average_of_one_periods_flow_is_no_figure_of_the_facts():
     shares = parse_query("What was Palantir's average diluted share count in 2023?")
     assert not _average_of_one(shares, one)
     assert not _average_of_one(per_customer, [Target(date(2022, 12, 31), 12), *one])
+
+
+def test_money_lost_or_made_is_the_bottom_line_and_a_loss_its_size():
+    """"Which company lost less money ...: C3.ai or Riot?" had named no measure (no number);
+    the loss it compares is each one's size, so the smaller loss is "less"."""
+    query = parse_query("Which company lost less money in its latest reported quarter: C3.ai "
+                        "or Riot Platforms?")
+    assert query.measure is BY_NAME["net income"] and _names_a_loss(query)
+    profit = parse_query("Which was more profitable in 2023, Palantir or Rocket?")
+    assert profit.measure is BY_NAME["net income"] and not _names_a_loss(profit)

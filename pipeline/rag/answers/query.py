@@ -176,7 +176,15 @@ def parse_measure(text: str, latest_year: int | None = None,
         # debt (noncurrent) divided by ..." had been total liabilities over equity)
         return None
     return (defined or longest_named(named, ALL_METRICS)
-            or named_metric(named) or _diluted(named, _paid_for(named, longest_named(named, LINE_ITEMS))))
+            or named_metric(named) or _diluted(named, _paid_for(named, longest_named(named, LINE_ITEMS)))
+            or (BY_NAME["net income"] if _MONEY_MADE.search(named) else None))
+
+
+# "Which company lost less money", "made more money", "was more profitable": the bottom line,
+# when the question names no measure.
+_MONEY_MADE = re.compile(r"\b(?:lost|lose|loses|made|make|makes|earned|earn|earns)\s+(?:(?:more|less|"
+                         r"the most|the least)\s+)?money\b|\b(?:more|less|most|least) profitable\b",
+                         re.I)
 
 
 # "Diluted", "assuming dilution": the diluted figure per share, unless "basic" is said too.

@@ -29,7 +29,7 @@ DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
 # A measure named as a loss or an outflow is answered with its size; named as income, with
 # its sign ("losses" singularizes crudely to "losse"; "how much cash did operations burn").
-LOSS_WORDS = frozenset({"loss", "losse", "outflow", "burn", "burned", "burnt"})
+LOSS_WORDS = frozenset({"loss", "losse", "outflow", "burn", "burned", "burnt", "lost", "lose"})
 GAIN_WORDS = frozenset({"income", "profit", "earning", "gain"})
 # The cover's facts (public float, shares outstanding) are of the date the cover states,
 # not of the period a question names.

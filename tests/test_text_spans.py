@@ -414,3 +414,13 @@ def test_a_name_asked_is_one_the_question_does_not_say(question, text, short) ->
     word with the question before one that does ("Lilly Oncology")."""
     got = ask(question, text)
     assert (got.short_answer, got.kind) == (short, "name")
+
+
+def test_on_what_date_asked_at_the_end_is_a_date() -> None:
+    """"... is payable on what date?" had been answered with a clause of the sentence."""
+    dividend = ("On August 13, 2025, our Board of Directors declared a quarterly dividend of "
+                "$0.41 per common share to be paid on October 22, 2025, to all stockholders of "
+                "record as of the close of business on October 3, 2025.")
+    got = ask("The quarterly dividend of $0.41 per share that Cisco's board declared on August "
+              "13, 2025 is payable on what date?", dividend)
+    assert (got.short_answer, got.kind) == ("October 22, 2025", "date")

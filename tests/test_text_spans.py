@@ -424,3 +424,16 @@ def test_on_what_date_asked_at_the_end_is_a_date() -> None:
     got = ask("The quarterly dividend of $0.41 per share that Cisco's board declared on August "
               "13, 2025 is payable on what date?", dividend)
     assert (got.short_answer, got.kind) == ("October 22, 2025", "date")
+
+
+def test_the_word_beyond_what_is_counted_says_which_count() -> None:
+    """Lockheed's "delivered 1,102 production F-35 aircraft ... and our backlog as of that date
+    was 408 aircraft" had answered the backlog with the deliveries: the clause stating 408 as
+    its value names the backlog."""
+    f35 = ("From program inception through December 31, 2024, we have delivered 1,102 "
+           "production F-35 aircraft, including 797 F-35A variants, and our backlog as of that "
+           "date was 408 aircraft.")
+    assert ask("How many F-35 aircraft were in Lockheed Martin's backlog at December 31, 2024?",
+               f35).short_answer == "408"
+    assert ask("How many F-35 aircraft had Lockheed Martin delivered through December 31, "
+               "2024?", f35).short_answer == "1102"

@@ -231,7 +231,7 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     paired = respective(sentence, found, asked.named_years)
     if len(paired) == 1 and any(_restates(w, h) for w in tokens(sentence) for h in heads):
         return _value(paired[0])
-    scored = _scored_counts(asked, sentence, found, heads)
+    scored = _scored_counts(asked, sentence, found, heads, noun)
     best = max(scored, key=lambda c: c.score, default=None)  # the first of equal scores
     if best is not None and best.whole:
         # the whole, when a part's count restates a word of the question it does not
@@ -249,7 +249,7 @@ class _Count:
 
 
 def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
-                   heads: set[str] | frozenset[str]) -> list[_Count]:
+                   heads: set[str] | frozenset[str], noun: tuple[str, ...]) -> list[_Count]:
     """Each count that its own words (or the list it closes) say is of what is asked."""
     out = []
     for m, nxt in zip(found, [*found[1:], None], strict=True):
@@ -260,13 +260,19 @@ def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
         own = tokens(text)
         head = any(_restates(w, h) for w in own for h in heads) or \
             _stated_after(sentence[:m.start()], heads) or _listed_under(sentence[:m.start()], heads)
-        restated = frozenset(c for c in asked.measure if any(_restates(w, c) for w in own))
+        # "our backlog as of that date was | 408 aircraft": the clause stating the figure as
+        # its value names what it is too
+        clause = _OWN_END.split(sentence[:m.start()])[-1]
+        stated = tokens(clause) if _STATED_AS.search(clause) else []
+        restated = frozenset(c for c in asked.measure
+                             if any(_restates(w, c) for w in [*own, *stated]))
         said = sentence[max(0, m.start() - _WHOLE_BEFORE):m.start()] + text
         whole = bool(_WHOLE.search(said)) and not _WHOLE.search(asked.text)
         if head or len(restated) >= MIN_RESTATED:
-            out.append(_Count(m, len(restated) + head + _year_fit(asked, text,
-                                                                    sentence[:m.start()]),
-                              restated, whole))
+            # a word beyond the counted noun says which count ("backlog" of "F-35 aircraft")
+            which = len(restated - set(noun))
+            out.append(_Count(m, len(restated) + which + head +
+                              _year_fit(asked, text, sentence[:m.start()]), restated, whole))
     return [c for c in out if c.score > 0]
 
 

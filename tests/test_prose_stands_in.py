@@ -103,3 +103,7 @@ def test_a_count_a_name_or_a_date_the_facts_do_not_hold_is_the_proses(rules):
     assert got.short_answer == "March 31, 2024"
     assert _ask(rules, "In what month and year did Widget Corp acquire Acme Robotics?"
                 ).short_answer is None
+    # an aside in brackets restates what the question names: no name the sentence must say
+    got = _ask(rules, "When did Widget Corp acquire the rest of Gizmo Labs (its robotics unit, "
+                      "Gizmo Robotics)?")
+    assert got.short_answer == "March 31, 2024"

@@ -113,12 +113,14 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
 # A word the question writes in capitals past its first: a name ("Whinstone", "China").
 _CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’-]*")
 _MONTHS = re.compile(rf"^{MONTH}$", re.I)
+_BRACKETED = re.compile(r"\([^()]*\)")
 
 
 def _names_what_is_named(sentence: str, query: Query) -> bool:
     """Whether a date or a name comes from a sentence naming what the question names besides
     its company: "In what month and year did Riot acquire Whinstone?" is not answered from a
     sentence on the acquisition of ESS Metron."""
-    names = {w.rstrip("'’s") for w in _CAPITALIZED.findall(query.unnamed_text())
-             if not _MONTHS.match(w)}
+    # an aside in brackets restates ("its pilots (Independent Pilots Association)")
+    text = _BRACKETED.sub(" ", query.unnamed_text())
+    names = {w.rstrip("'’s") for w in _CAPITALIZED.findall(text) if not _MONTHS.match(w)}
     return all(re.search(rf"\b{re.escape(w)}", sentence, re.I) for w in names)

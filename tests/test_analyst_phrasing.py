@@ -324,3 +324,13 @@ def test_money_lost_or_made_is_the_bottom_line_and_a_loss_its_size():
     assert query.measure is BY_NAME["net income"] and _names_a_loss(query)
     profit = parse_query("Which was more profitable in 2023, Palantir or Rocket?")
     assert profit.measure is BY_NAME["net income"] and not _names_a_loss(profit)
+
+
+def test_which_company_compared_asks_no_name_of_the_prose():
+    """"Which company had the bigger top line ...: Stryker or Danaher?" compares figures;
+    "which company did Verizon agree to acquire?" asks a name only the prose gives."""
+    from pipeline.rag.answers.answer_checks import asks_name
+
+    assert not asks_name("Which company had the bigger top line in 2024: Stryker or Danaher?")
+    assert not asks_name("Which company grew revenue faster in 2024, Stryker or Danaher?")
+    assert asks_name("Which company did Verizon agree to acquire in September 2024?")

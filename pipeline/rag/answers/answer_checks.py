@@ -95,8 +95,9 @@ WHAT_NAMED = re.compile(
     r"retailer|distributor|insurer|business)\b", re.I)
 _ASKS_NAME = re.compile(rf"^\s*(?:who|whom)\b|\b(?:from|to|by|with) whom\b|{WHAT_NAMED.pattern}",
                         re.I)
-_COMPARES = re.compile(r"\b(?:higher|lower|highest|lowest|more|less|larger|smaller|greater|fewer|most|least|"
-                       r"largest|smallest|biggest)\b", re.I)
+_COMPARES = re.compile(r"\b(?:higher|highest|lower|lowest|larger|largest|smaller|smallest|"
+                       r"bigger|biggest|greater|greatest|more|most|less|least|fewer|fewest|"
+                       r"better|best|worse|worst|faster|fastest|slower|slowest)\b", re.I)
 
 
 def asks_name(text: str) -> bool:

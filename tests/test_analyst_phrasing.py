@@ -334,3 +334,5 @@ def test_which_company_compared_asks_no_name_of_the_prose():
     assert not asks_name("Which company had the bigger top line in 2024: Stryker or Danaher?")
     assert not asks_name("Which company grew revenue faster in 2024, Stryker or Danaher?")
     assert asks_name("Which company did Verizon agree to acquire in September 2024?")
+    # the company's own figure or cause is asked, not a name (TAT-QA dev, half a)
+    assert not asks_name("What impacted the company's effective tax rate in 2019?")

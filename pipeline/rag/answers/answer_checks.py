@@ -87,12 +87,12 @@ def asks_forecast(text: str) -> bool:
 
 # What asks for a name: who, whom, or which company, partner, union ... (`WHAT_NAMED`: the
 # kind of name asked; not "which segment had higher revenue": a comparison of figures, which
-# the facts answer).
+# the facts answer; not "what impacted the company's tax rate": the noun is no name asked).
 WHAT_NAMED = re.compile(
-    r"\b(?:which|what) (?:(?!(?:is|was|are|were|do|does|did|has|have|had)\b)[\w.-]+ ){0,3}?"
-    r"(?:company|companies|firm|partner|provider|bank|lender|customer|supplier|unions?|"
-    r"acquirer|buyer|subsidiary|organization|agency|counterparty|manufacturer|operator|"
-    r"retailer|distributor|insurer|business)\b", re.I)
+    r"\b(?:which|what) (?:(?!(?:is|was|are|were|do|does|did|has|have|had|the|a|an|its|their|"
+    r"our)\b)[\w.-]+ ){0,3}?(?:company|companies|firm|partner|provider|bank|lender|customer|"
+    r"supplier|unions?|acquirer|buyer|subsidiary|organization|agency|counterparty|"
+    r"manufacturer|operator|retailer|distributor|insurer|business)\b(?!['’]s)", re.I)
 _ASKS_NAME = re.compile(rf"^\s*(?:who|whom)\b|\b(?:from|to|by|with) whom\b|{WHAT_NAMED.pattern}",
                         re.I)
 _COMPARES = re.compile(r"\b(?:higher|highest|lower|lowest|larger|largest|smaller|smallest|"

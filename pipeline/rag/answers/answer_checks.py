@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.rag.answers.vocabulary.phrasing import DOLLAR_SCALE
 from retriever_trt.documents.model import Fact
 
 # A question asking for a ratio or rate, whatever its words define it by.
@@ -43,8 +44,8 @@ _ASKS_SHARE_COUNT = re.compile(r"\bhow many (?:(?:thousands|millions|billions) o
 # a percent.
 _ASKS_AMOUNT = re.compile(r"^(?!.*(?:percent|%)).*(?:\bin (?:us )?dollars\b|\bin (?:usd|\$)|"
                           r"\bdollar (?:amount|value|terms|figure)\b|"
-                          r"\bin (?:usd |us\$ ?|\$ ?)?(?:thousands|millions|billions)\b|"
-                          r"(?:\busd |\bus\$ ?|\$ ?)(?:thousands|millions|billions|mm|m|bn)\b)", re.I)
+                          rf"\bin (?:usd |us\$ ?|\$ ?)?(?:thousands|millions|billions)\b|{DOLLAR_SCALE})",
+                          re.I)
 MONETARY = "USD"
 # Cash burned, generated, earned or flowing over a period: no balance at a date answers it
 # ("How much did J&J earn from income from equity affiliates": not its equity).

@@ -24,7 +24,7 @@ from pipeline.rag.answers.short_answer import (
     text_short_answer,
 )
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
-from pipeline.rag.answers.text.text_amounts import MONTH
+from pipeline.rag.answers.text.text_amounts import IS_MONTH
 from pipeline.rag.answers.text.text_answer import TextAnswer
 from pipeline.rag.answers.text.text_kind import TextKind
 
@@ -112,7 +112,6 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
 
 # A word the question writes in capitals past its first: a name ("Whinstone", "China").
 _CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’-]*")
-_MONTHS = re.compile(rf"^{MONTH}$", re.I)
 _BRACKETED = re.compile(r"\([^()]*\)")
 
 
@@ -122,5 +121,5 @@ def _names_what_is_named(sentence: str, query: Query) -> bool:
     sentence on the acquisition of ESS Metron."""
     # an aside in brackets restates ("its pilots (Independent Pilots Association)")
     text = _BRACKETED.sub(" ", query.unnamed_text())
-    names = {w.rstrip("'’s") for w in _CAPITALIZED.findall(text) if not _MONTHS.match(w)}
+    names = {w.rstrip("'’s") for w in _CAPITALIZED.findall(text) if not IS_MONTH.match(w)}
     return all(re.search(rf"\b{re.escape(w)}", sentence, re.I) for w in names)

@@ -216,11 +216,12 @@ def _paid_for(text: str, item: LineItem | None) -> LineItem | None:
     if item is None or item.kind is not Kind.BALANCE:
         return item
     low = normalized(text)
-    paid = any(_PAYMENT_FOR.search(low[:m.start()]) for p in item.phrases
-               for m in mentions(low, p))
+    if not any(_PAYMENT_FOR.search(low[:m.start()]) for p in item.phrases
+               for m in mentions(low, p)):
+        return item
     flows = [i for i in LINE_ITEMS if i.kind is Kind.FLOW and
              any(p in q for p in item.phrases for q in i.phrases)]
-    return flows[0] if paid and len(flows) == 1 else item
+    return flows[0] if len(flows) == 1 else item
 
 
 def _measure_words(text: str, words: frozenset[str], companies: dict[str, list[str]],

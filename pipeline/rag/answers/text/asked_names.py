@@ -11,7 +11,7 @@ from pipeline.rag.answers.answer_checks import WHAT_NAMED
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.asked_spans import restated_share
 from pipeline.rag.answers.text.span_words import Asked
-from pipeline.rag.answers.text.text_amounts import MONTH, near
+from pipeline.rag.answers.text.text_amounts import IS_MONTH, near
 
 # A name answers from a sentence restating this share of the question's words, as a place does.
 NAME_COVER = 0.5
@@ -26,8 +26,7 @@ _NAME = re.compile(rf"{_CAPITALIZED}(?:\s+(?:(?:of|and|the|for|de|du|von|van)\s+
 # Words a sentence opens with, or a date holds, that name nothing.
 _NOT_NAMES = frozenset("""further in we our the as on during for this these additionally also
 however moreover under after before at by with from since until following through while
-when if it its they their a an as of to and""".split())
-_MONTH = re.compile(rf"^{MONTH}$", re.I)
+when if it its they their a an of to and""".split())
 _POSSESSIVE = re.compile(r"['’]s$")
 
 
@@ -38,7 +37,7 @@ def _names(sentence: str, question: str) -> tuple[list[re.Match], list[re.Match]
     new, partly = [], []
     for m in _NAME.finditer(sentence):
         words = [_POSSESSIVE.sub("", w).strip(".,") for w in m.group(0).split()]
-        own = [w for w in words if w.lower() not in _NOT_NAMES and not _MONTH.match(w)
+        own = [w for w in words if w.lower() not in _NOT_NAMES and not IS_MONTH.match(w)
                and not _SUFFIX.match(w)]
         known = [w for w in own if w.lower() in said]
         if own and len(known) < len(own):
@@ -58,7 +57,7 @@ def name_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
         return None
     m = near(sentence, new or partly, set(asked.words), ())[0]
     words = m.group(0).split()
-    while words and (words[0].lower() in _NOT_NAMES or _MONTH.match(words[0])):
+    while words and (words[0].lower() in _NOT_NAMES or IS_MONTH.match(words[0])):
         words = words[1:]  # "Further", "In December": no word of the name
     name = _POSSESSIVE.sub("", " ".join(words))
     # "approved by the Board of Directors": the name as the sentence writes it

@@ -18,6 +18,7 @@ from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
           r"December)")
+IS_MONTH = re.compile(rf"^{MONTH}$", re.I)  # a word that is a month's name
 _CURRENCY = r"(?:(?:US|A|C|S|HK|NZ)?\$|€|£|¥|RMB\s?|USD\s?|EUR\s?|GBP\s?|INR\s?)"
 _UNIT = r"(?:\s?(?:%|percent\b|per cent\b|(?:thousand|million|billion|bn|m)\b))"
 # An amount as reports write it: [currency] number [scale word or %]; groups: the currency,
@@ -148,7 +149,7 @@ def _unit(m: re.Match) -> str:
         return m.group(3).strip().lower()
     end = _RANGE_END.match(m.string, m.end())
     unit = end.group(1).strip().lower() if end and m.group(1) else ""
-    return unit if unit.rstrip("s") in SCALE_NAMES | {"m", "bn"} else ""
+    return unit if SCALE_WORDS.get(unit, "percent") != "percent" else ""  # a scale, no percent
 
 
 def scale_of(m: re.Match) -> str:

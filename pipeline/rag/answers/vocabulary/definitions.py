@@ -29,7 +29,13 @@ from pipeline.rag.answers.vocabulary.formula import (
 )
 from pipeline.rag.answers.vocabulary.line_items import LINE_ITEMS, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import ALL_METRICS, Metric, Scale
-from pipeline.rag.answers.vocabulary.phrasing import ASIDE, SEGMENT_MEASURE, mentions, normalized
+from pipeline.rag.answers.vocabulary.phrasing import (
+    ASIDE,
+    DOLLAR_SCALE,
+    SEGMENT_MEASURE,
+    mentions,
+    normalized,
+)
 
 # Definitions may refer to each other; deeper than this is a loop, not a definition.
 MAX_DEPTH = 4
@@ -44,8 +50,7 @@ _INTRODUCED = r"\s*[:—–](?=[^?.;:—–]*[/÷])"
 # = A / B), in percentage points"), or the unit and rounding asked after it (", %, one
 # decimal", "(x, two decimals)", " — x", ", $ millions").
 _FORMULA_END = re.compile(r"(?:[,(]|\s[—–-])\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|"
-                          r"(?:one|two|three|\d) (?:decimal|dp)\w*|"
-                          r"(?:\$|usd |us\$) ?(?:thousands|millions|billions|mm|m|bn)\b)", re.I)
+                          rf"(?:one|two|three|\d) (?:decimal|dp)\w*|{DOLLAR_SCALE})", re.I)
 # "X is defined as: ...", "X, calculated as ...", "X, taken as ...", "X, i.e. ...", "Define X
 # as ...", "X = ...", "X: A / B", "X — A / B": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.

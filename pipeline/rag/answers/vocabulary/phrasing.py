@@ -28,6 +28,10 @@ _PER_COMMON_SHARE = re.compile(r"\bper (?:common|ordinary) share\b|\bper share o
 SEGMENT_MEASURE = re.compile(r"\bsegment(?:al)?\s+(?:(operating|adjusted)\s+)?(profit|income|"
                              r"earnings|ebitda|ebita|ebit|results?)\b", re.I)
 
+# A unit of dollars with its scale, as questions write it after the figure asked ("$
+# millions", "$M", "USD thousands", "US$ billions"): a fragment of patterns.
+DOLLAR_SCALE = r"(?:\busd |\bus\$ ?|\$ ?)(?:thousands|millions|billions|mm|m|bn)\b"
+
 # "property, plant, and equipment" names what "property, plant and equipment" does.
 _OXFORD_COMMA = re.compile(r",\s+(and|or)\b", re.I)
 

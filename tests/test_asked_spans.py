@@ -156,6 +156,20 @@ def test_the_pipeline_gives_the_place_from_the_filing_text(shelf) -> None:
     assert "headquarters is located in Cupertino, California" in short.quote
 
 
+def test_the_city_and_state_of_the_offices_are_the_covers_address(shelf) -> None:
+    """Asked for the city and state, the cover's two tagged fields are one address; asked
+    for the city alone, the city."""
+    short = _pipeline_answer(shelf, "In which city and state are IBM's principal executive "
+                                    "offices?")
+    assert short.short_answer == "Armonk, New York"
+    assert [c["fact"]["concept"] for c in short.citations] == [
+        "dei:EntityAddressCityOrTown", "dei:EntityAddressStateOrProvince"]
+    short = _pipeline_answer(shelf, "Where are NVIDIA's principal executive offices?")
+    assert short.short_answer == "Santa Clara, California"
+    short = _pipeline_answer(shelf, "In which city are NVIDIA's principal executive offices?")
+    assert short.short_answer == "Santa Clara"
+
+
 def test_a_count_past_a_share_in_brackets_after_it():
     """GM's "approximately 87,000 (54%) hourly employees": the bracket had ended the
     figure's own words before the noun counted, so no count was cut (the whole sentence was
@@ -164,3 +178,28 @@ def test_a_count_past_a_share_in_brackets_after_it():
               "At December 31, 2023, we employed approximately 87,000 (54%) hourly employees "
               "and approximately 76,000 (46%) salaried employees.")
     assert (got.short_answer, got.kind) == ("87000", "count")
+
+
+def test_which_country_is_a_country_the_sentence_names_and_the_question_does_not() -> None:
+    """"Which country" asks a country's name, not a "City, State"; asked in the plural,
+    every one listed; a state's name inside another name ("New Jersey") is no country."""
+    got = ask("Which country does Gadget plan to enter with its Widget banner in fiscal 2027?",
+              "We announced that we plan to enter Spain with our Widget banner in fiscal 2027.")
+    assert (got.short_answer, got.kind.value) == ("Spain", "place")
+    got = ask("In which countries does Gadget operate its Widget stores?",
+              "Gadget operates its Widget stores in the U.K., Ireland, Germany and Poland.")
+    assert got.short_answer == ["U.K.", "Ireland", "Germany", "Poland"]
+    got = ask("Which country did Gadget's New Jersey plant export the most to in 2024?",
+              "In 2024 the New Jersey plant exported mostly to Mexico.")
+    assert got.short_answer == "Mexico"
+    # no country in the sentence: no country answers
+    got = ask("Which country does Gadget plan to enter in fiscal 2027?",
+              "We plan to enter a new market with our Widget banner in fiscal 2027.")
+    assert got.kind.value != "place"
+
+
+def test_a_city_and_state_after_the_word_the() -> None:
+    got = ask("Where are Gadget's main operational offices?",
+              "Gadget's main operational offices are located in the Minneapolis, Minnesota "
+              "metropolitan area.")
+    assert got.short_answer == "Minneapolis, Minnesota"

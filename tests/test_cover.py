@@ -302,6 +302,8 @@ def test_metadata_saved_before_the_cover_fields_still_loads(tmp_path: Path, samp
     ("What is Boeing's state of incorporation as given on the cover of its 10-K?", CoverField.INCORPORATION),
     ("In which city are AbbVie's principal executive offices located?", CoverField.CITY),
     ("Where is IBM headquartered, which city?", CoverField.CITY),
+    ("In which city and state are Tesla's principal executive offices?", FilingField.OFFICES),
+    ("Where are Visa's principal executive offices located?", FilingField.OFFICES),
     ("In which state are Visa's principal executive offices?", CoverField.STATE),
     ("Name the exchange Apple's common stock trades on.", CoverField.EXCHANGE),
     ("On which stock exchange is Tesla listed?", CoverField.EXCHANGE),

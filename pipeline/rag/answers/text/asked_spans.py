@@ -13,8 +13,10 @@ that names every year the question does; a sentence without it answers nothing o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.rag.answers.filings.parts.place_codes import COUNTRIES, STATES_AND_PROVINCES
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.span_words import Asked, same_word
 from pipeline.rag.answers.text.text_amounts import (
@@ -101,13 +103,30 @@ MIN_RESTATED = 2
 # which city is its headquarters?"; not "Where are personnel expenses included?" (a line
 # of a statement, a note).
 _ASKS_PLACE = re.compile(r"^\s*(?:where\b.*\b(?<!-)(?:headquarter\w*|located|based|situated|"
-                         r"offices?)\b|(?:(?:in|near|at) )?(?:which|what) "
-                         r"(?:city|town|state|country)\b)", re.I)
-_WH_WORDS = frozenset({"where", "which", "what", "city", "town", "state", "country", "location"})
+                         r"offices?)\b|(?:(?:in|near|at|to) )?(?:which|what) (?:\w+ )?"
+                         r"(?:city|town|state|country|countries)\b)", re.I)
+# "Which country ...", "In which European countries ...": the country's (or a state's) name
+# alone, not "City, State"; the plural asks every one the sentence lists.
+_ASKS_REGION = re.compile(r"\b(?:which|what) (?:\w+ )?(country|countries|state|states)\b", re.I)
+_WH_WORDS = frozenset({"where", "which", "what", "city", "town", "state", "country", "location",
+                       "countries", "states"})
 # A place: "City, State" or "City, ST" after a preposition ("located in | Santa Clara,
 # California", "near | Beaverton, Oregon").
-_PLACE = re.compile(r"\b(?:in|at|near)\s+((?:[A-Z][\w.'’-]*\s){0,3}?[A-Z][\w.'’-]*,\s+"
+_PLACE = re.compile(r"\b(?:in|at|near)\s+(?:the\s+)?((?:[A-Z][\w.'’-]*\s){0,3}?[A-Z][\w.'’-]*,\s+"
                     r"(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[A-Z]{2})\b)")
+# How sentences write some countries besides their short names.
+_COUNTRY_ABBREVIATIONS = ("U.S.", "U.K.", "USA", "UK", "United States", "Mainland China")
+
+
+def _any_of(names: Sequence[str]) -> re.Pattern[str]:
+    longest_first = sorted(map(re.escape, names), key=len, reverse=True)
+    return re.compile(rf"(?<![\w.])(?:{'|'.join(longest_first)})(?!\w)")
+
+
+_REGION_NAMES = {"country": _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS]),
+                 "state": _any_of(list(STATES_AND_PROVINCES.values()))}
+# A capitalized word before a place's name makes it part of another name ("New | Jersey").
+_IN_A_NAME = re.compile(r"[A-Z][\w.'’-]*\s$")
 # A place answers from a sentence restating this share of the question's words.
 PLACE_COVER = 0.6
 # A word of the sentence restates one of the question's when their stems agree, or the
@@ -284,14 +303,33 @@ def restated_share(asked: Asked, sentence: str, besides: frozenset[str] = frozen
     return sum(any(_restates(w, c) for w in said) for c in content) / (len(content) or 1)
 
 
-def place_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
+def place_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
     """(the place, "") a "where" question asks for in `sentence`: the first "City, State"
     after the question's words; None when the sentence restates too little of the question
     (or names not every year it does) or names no place."""
     if restated_share(asked, sentence) < PLACE_COVER or not _names_the_years(asked, sentence):
         return None
+    region = _ASKS_REGION.search(asked.text)
+    if region is not None:
+        return _regions_in(asked, sentence, region.group(1).lower())
     low = sentence.lower()
     at = min((low.find(w) for w in asked.measure - _WH_WORDS if w in low), default=0)
     places = [m for m in _PLACE.finditer(sentence)]
     after = [m for m in places if m.start() >= at] or places
     return (after[0].group(1), "") if after else None
+
+
+def _regions_in(asked: Asked, sentence: str, asked_for: str) -> tuple[str | list[str], str] | None:
+    """The country (or state) the question asks for that the sentence names and the question
+    does not: the one nearest the question's words, or, asked in the plural, each in order."""
+    plural = asked_for.endswith("s")
+    names = _REGION_NAMES[asked_for.rstrip("s").replace("countrie", "country")]
+    found = [m for m in names.finditer(sentence)
+             if not _IN_A_NAME.search(sentence, 0, m.start())
+             and m.group(0).lower() not in asked.text.lower()]
+    if not found:
+        return None
+    if not plural:
+        return near(sentence, found, set(asked.words), ())[0].group(0), ""
+    listed = list(dict.fromkeys(m.group(0) for m in found))
+    return (listed if len(listed) > 1 else listed[0]), ""

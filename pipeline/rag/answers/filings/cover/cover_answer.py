@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from enum import Enum
 from typing import Any
 
@@ -28,6 +29,7 @@ class FilingField(Enum):
 
     TICKER = "trading symbol"
     PERIOD_END = "period end"
+    OFFICES = "city and state of the principal executive offices"
 
 
 Asked = FilingField | CoverField
@@ -67,6 +69,10 @@ _ASKS: tuple[tuple[Asked, re.Pattern[str]], ...] = (
     (CoverField.PHONE, re.compile(r"\b(?:tele)?phone number\b", re.I)),
     (CoverField.POSTAL_CODE, re.compile(r"\b(?:zip|postal)(?: ?code)?\b", re.I)),
     (CoverField.STREET, re.compile(r"\bstreet(?: address)?\b", re.I)),
+    # Both where the cover states them as one address: "Bethesda, Maryland".
+    (FilingField.OFFICES, re.compile(
+        rf"\bcity and state\b.*\b{_OFFICES}|\b{_OFFICES}.*\bcity and state\b|"
+        r"\bwhere\b.*\bprincipal\s+executive\s+offices?\b", re.I)),
     (CoverField.CITY, re.compile(rf"\bcity\b.*\b{_OFFICES}|\b{_OFFICES}.*\bcity\b", re.I)),
     (CoverField.STATE, re.compile(rf"\bstate\b.*\b{_OFFICES}|\b{_OFFICES}.*\bstate\b", re.I)),
     # "When was X incorporated?", "In what year ...": a date the prose gives, not the state.
@@ -114,6 +120,8 @@ def answer_from_cover(query: Query, info: DocumentInfo, chunks: Sequence[Any] = 
     elif field is FilingField.PERIOD_END:
         ends = targets(query, info)
         value = f"{ends[-1].end:%B} {ends[-1].end.day}, {ends[-1].end.year}" if ends else None
+    elif field is FilingField.OFFICES:
+        return _offices(info, chunks, query.text)
     elif isinstance(field, CoverField) and field in info.metadata.cover:
         return _cited(field, info, info.metadata.cover[field], chunks, query.text)
     else:
@@ -146,6 +154,20 @@ def _cited(field: CoverField, info: DocumentInfo, entry: CoverEntry,
         value = _of_kind(entry.value.split("; "), question)
     return ShortAnswer(value, "", "span", citations=citations, cited=chunk,
                        cited_from="the cover page")
+
+
+def _offices(info: DocumentInfo, chunks: Sequence[Any], question: str) -> ShortAnswer | None:
+    """"City, State" of the principal executive offices, citing both; the city alone where
+    the cover states no state (an address abroad); None without a city."""
+    cover = info.metadata.cover
+    if CoverField.CITY not in cover:
+        return None
+    city = _cited(CoverField.CITY, info, cover[CoverField.CITY], chunks, question)
+    if CoverField.STATE not in cover:
+        return city
+    state = _cited(CoverField.STATE, info, cover[CoverField.STATE], chunks, question)
+    return replace(city, short_answer=f"{city.short_answer}, {state.short_answer}",
+                   citations=city.citations + state.citations)
 
 
 def _of_kind(titles: list[str], question: str) -> list[str] | str:

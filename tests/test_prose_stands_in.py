@@ -27,7 +27,9 @@ _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 pe
           "As of December 31, 2024, we had a total of 900 stores across all of our segments: "
           "600 in North America and 300 in Europe.",
           "In June 2024, Widget Corp acquired the remaining interest in Zeta Tools from Omega "
-          "Holdings, Inc. for $12 million.")
+          "Holdings, Inc. for $12 million.",
+          "The Company expects to recognize deferred revenue of approximately $45 million "
+          "over the next 3 years related to the Zeta Tools acquisition.")
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +109,12 @@ def test_a_count_a_name_or_a_date_the_facts_do_not_hold_is_the_proses(rules):
     got = _ask(rules, "When did Widget Corp acquire the rest of Gizmo Labs (its robotics unit, "
                       "Gizmo Robotics)?")
     assert got.short_answer == "March 31, 2024"
+
+
+def test_a_length_of_time_the_facts_do_not_hold_is_the_proses(rules):
+    """"Over how many years ... expect to recognize the McGriff-related costs" had been
+    withheld: the facts matched no part of the company by that name, and no fact is a length
+    of time. A hyphen ends the name the sentence must name ("Zeta-related": Zeta)."""
+    got = _ask(rules, "Over how many years does Widget Corp expect to recognize the "
+                      "Zeta-related deferred revenue?")
+    assert got.short_answer == "3 years"

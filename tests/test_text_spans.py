@@ -58,6 +58,21 @@ def test_a_respectively_list_pairs_each_amount_with_its_item() -> None:
                ).kind == "sentence"
 
 
+SHARES = ("During 2025, our international operations, including Canada, generated 27% and 34% "
+          "of our net sales and operating income.")
+
+
+def test_amounts_before_of_pair_in_order_with_the_items_after_it() -> None:
+    """"27% and 34% of our net sales and operating income", no "respectively" said: each
+    amount is its item's, the item the question names most; naming neither, no amount."""
+    assert ask("What share of its 2025 operating income did its international operations "
+               "generate?", SHARES).short_answer == "34"
+    assert ask("What share of its 2025 net sales did its international operations generate?",
+               SHARES).short_answer == "27"
+    assert ask("What share of revenue did its international operations generate?",
+               SHARES).kind == "sentence"
+
+
 RMB = ("During the year ended 31 December 2019, the Group reported exchange gains of "
        "approximately RMB77 million (2018: RMB229 million) within “Finance costs, net” in the "
        "consolidated income statement.")

@@ -26,7 +26,7 @@ from pipeline.rag.answers.short_answer import (
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.text.text_amounts import IS_MONTH
 from pipeline.rag.answers.text.text_answer import TextAnswer
-from pipeline.rag.answers.text.text_kind import TextKind
+from pipeline.rag.answers.text.text_kind import TextKind, asks_duration
 
 UNMATCHED = ("no tagged figure of the filing matches every qualifier the question states "
              "(its measure, period and part of the company)")
@@ -37,8 +37,10 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     """The short answer from the filing's facts, else from the top `table_top_k` retrieved
     passages' tables or the passages' text (`tables`: the table source; None: no tables)."""
     short = filings.answer(query, scope)
-    # a figure expected or planned is no reported period's: the facts lacking it is no answer
-    if short.short_answer is not None or (short.missing and not asks_forecast(query.text)) or \
+    # a figure expected or planned is no reported period's, nor is a length of time ("over
+    # how many years ... expects to recognize the costs"): the facts lacking it is no answer
+    if short.short_answer is not None or \
+            (short.missing and not asks_forecast(query.text) and not asks_duration(query.text)) or \
             tables is None or not table_top_k:
         return short
     table = short_answer_for(query.question, retrieved[:table_top_k], tables)
@@ -110,8 +112,9 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     return not query.measure_words or bool(words & set(tokens(sentence)))
 
 
-# A word the question writes in capitals past its first: a name ("Whinstone", "China").
-_CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’-]*")
+# A word the question writes in capitals past its first: a name ("Whinstone", "China"); a
+# hyphen ends it ("McGriff-related" names McGriff).
+_CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’]*")
 _BRACKETED = re.compile(r"\([^()]*\)")
 
 

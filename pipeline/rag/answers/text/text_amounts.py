@@ -241,3 +241,38 @@ def item_of_respectively(sentence: str, amounts: list[re.Match],
             named = [i for i, item in enumerate(items) if asked(item)]
             return [paired[named[0]]] if len(named) == 1 else None
     return []
+
+
+# Amounts listed before "of" and as many items listed after it, paired in order with no
+# "respectively": "generated 27% and 34% of our net sales and operating income".
+_JOINED = re.compile(r",?\s+(?:and|or)\s+|,\s+")
+_ITEMS_AFTER = re.compile(r"\s+of\s+(?:our|the|its|their)?\s*(?P<items>[a-z][a-z -]*?"
+                          r"(?:,\s+[a-z][a-z -]*?)*,?\s+and\s+[a-z][a-z -]*?)"
+                          r"(?=\s*[.,;:)]|\s+(?:in|for|during|at|from|by|as|was|were)\b|\s*$)",
+                          re.I)
+
+
+def item_after_amounts(sentence: str, amounts: list[re.Match],
+                       asked: Callable[[str], bool]) -> list[re.Match] | None:
+    """Of amounts listed before "of" and paired in order with the items listed after it,
+    the one of the item whose every word the question restates (`asked`: whether a word
+    restates one of its words; a word every item shares names none: "operations" says the
+    "operating" of "operating income" but not its "income"); [] when the sentence pairs none
+    so, None when it does but the question names no one item whole."""
+    for i, first in enumerate(amounts):
+        run = [first]
+        for m in amounts[i + 1:]:
+            if not _JOINED.fullmatch(sentence[run[-1].end():m.start()]):
+                break
+            run.append(m)
+        after = _ITEMS_AFTER.match(sentence, run[-1].end()) if len(run) >= 2 else None
+        if after is None:
+            continue
+        items = [item.lower().split() for item in _JOINED.split(after.group("items").strip())]
+        if len(items) != len(run):
+            continue
+        shared = set.intersection(*map(set, items))
+        named = [k for k, item in enumerate(items)
+                 if all(asked(w) for w in item if w not in shared)]
+        return [run[named[0]]] if len(named) == 1 else None
+    return []

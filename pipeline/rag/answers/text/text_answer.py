@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pipeline.rag.answers.question_words import tokens
@@ -29,6 +30,7 @@ from pipeline.rag.answers.text.text_amounts import (
     RESPECTIVELY,
     amounts,
     by_period_label,
+    item_after_amounts,
     item_of_respectively,
     listed_before_respectively,
     near,
@@ -246,7 +248,10 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
         if not picked:
             # "we owned and leased 9.1 and 5.3 million square feet, respectively": the amount
             # of the item asked, or none where the question names no one item
-            picked = item_of_respectively(sentence, found, lambda w: _asks_word(asked, w))
+            named = partial(_asks_word, asked)
+            picked = item_of_respectively(sentence, found, named)
+            if picked == []:  # "27% and 34% of our net sales and operating income"
+                picked = item_after_amounts(sentence, found, named)
             if picked is None:
                 return None
         return values(picked or qualified(sentence, found, words)

@@ -72,6 +72,12 @@ _ASKS_TABLE = re.compile(r"^\s*what (?:[\w-]+ ){0,3}(?:does|do) the (?:following
                          r"depict|describe|set forth|detail)s?\b", re.I)
 
 
+def asks_duration(question: str) -> bool:
+    """A length of time ("Over how many years ...", "What term do its agreements have?"),
+    which prose states where no fact does."""
+    return _ASKS_DURATION.search(question) is not None
+
+
 def kind_of(asked: Asked) -> TextKind:
     """What a question about the text asks for."""
     question = asked.text
@@ -79,7 +85,7 @@ def kind_of(asked: Asked) -> TextKind:
         return TextKind.TABLE
     if asks_place(asked):
         return TextKind.PLACE
-    if _ASKS_DURATION.search(question):
+    if asks_duration(question):
         return TextKind.DURATION
     if asks_quarter(asked):
         return TextKind.QUARTER

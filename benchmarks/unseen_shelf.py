@@ -1,139 +1,11 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12|13] [--mirrors DIR] [--out DIR]
 
-benchmarks/data/unseen_simple_questions.jsonl asks simple questions about them (a held-out
-measure of "simple questions on unseen filings"; benchmarks/filings_heldout_check.py
-`--filings engines/unseen-shelf` re-checks its golds). Ten filings of ten companies: the
-FY2024 10-Ks of Amazon, Alphabet, Mastercard and Johnson & Johnson, Walmart's fiscal 2025
-10-K (year ended January 31, 2025), and five 10-Qs: Exxon Mobil's and Union Pacific's for
-the quarter ended June 30, 2025, Oracle's fiscal 2025 first quarter (ended August 31,
-2024), AEON Biopharma's third quarter of 2023 and Spire's (a gas utility; the filing is
-combined with Spire Missouri's and Spire Alabama's) fiscal 2024 first quarter (ended
-December 31, 2023). Johnson & Johnson and Union Pacific have other filings among the 25
-development filings; the other eight companies do not.
-
-`--set 2` copies a second shelf into engines/unseen-shelf2/ (SHELF2; questions in
-benchmarks/data/unseen_simple2_questions.jsonl): twelve 10-Ks of twelve more companies, none
-among the 25 development filings nor the first shelf, from the EDGAR downloads a public
-repository keeps (Sumitkumar005/Financial-Analyst-Agent, output/TICKER_10K_HTML.html): Marsh
-McLennan, Lockheed Martin, Eli Lilly, Linde, Verizon, McDonald's and PepsiCo for 2024, and
-five fiscal years not ending in December: Costco (August 31, 2025), Cisco (July 26, 2025),
-Medtronic (April 25, 2025), Starbucks (September 28, 2025) and TJX (February 1, 2025). No
-10-Q: no stored repository snapshot searched held another company's inline-XBRL 10-Q. That
-repository stores each as the <XBRL> section of its EDGAR submission text (the document
-between an `<XBRL>` line and an `</XBRL>` line); the copy is the document inside, unchanged.
-
-`--set 3` copies a third shelf into engines/unseen-shelf3/ (SHELF3; questions in
-benchmarks/data/filings_heldout3.jsonl, analyst-style): six filings of six companies that no
-question set used: from edgartools at the first shelf's commit, Coca-Cola's 10-Q for the
-quarter ended June 27, 2025, Procter & Gamble's fiscal 2025 10-K (year ended June 30, 2025)
-and Netflix's 2024 10-K; from the second shelf's repository, the 10-Ks of RTX and Amgen for
-2024 and Intuit's fiscal 2025 10-K (year ended July 31, 2025). Nine more edgartools fixtures
-were meant for it (Caterpillar, Chevron, Pfizer, American Express and HubSpot 10-Ks,
-Microsoft's 10-K and 10-Q, Goldman Sachs's and JPMorgan's 10-Qs): the commit's tree lists
-them, but the mirror holds none of their blobs (nor does any other stored snapshot), so the
-three 10-Ks stand in for them.
-
-`--set 4` copies a fourth shelf into engines/unseen-shelf4/ (SHELF4; questions in
-benchmarks/data/filings_heldout4.jsonl, analyst-style): eight 10-Ks of eight more companies,
-none among the 25 development filings nor shelves 1-3, all from the second shelf's
-repository at the same commit: GE, T-Mobile US, Booking Holdings, S&P Global and
-Bristol-Myers Squibb for 2024, Lowe's fiscal 2024 (year ended January 31, 2025), ADP's
-fiscal 2025 (June 30, 2025) and Qualcomm's fiscal 2025 (September 28, 2025).
-
-`--set 5` copies a fifth shelf into engines/unseen-shelf5/ (SHELF5; questions in
-benchmarks/data/filings_heldout5.jsonl, analyst-style): eight 10-Ks of eight more companies,
-none among the 25 development filings, shelves 1-4 nor the PDF shelves, all from the second
-shelf's repository at the same commit: Stryker, Mondelez International, Danaher, Gilead
-Sciences and Vertex Pharmaceuticals for 2024, Palo Alto Networks' fiscal 2025 (year ended
-July 31, 2025), Applied Materials' fiscal 2025 (October 26, 2025) and Lam Research's fiscal
-2025 (June 29, 2025). No 10-Q, bank or utility: the repository's bank and utility downloads
-(Bank of America, JPMorgan, NextEra...) are absent from its mirror, and no other stored
-snapshot searched held an inline-XBRL 10-Q of a company no set used.
-
-`--set 6` copies a sixth shelf into engines/unseen-shelf6/ (SHELF6; questions in
-benchmarks/data/filings_heldout6.jsonl, analyst-style): five filings of five more companies,
-none among the 25 development filings, shelves 1-5 nor the PDF shelves. From the second
-shelf's repository at the same commit, four 10-Ks: Analog Devices' fiscal 2025 (year ended
-November 1, 2025) and Broadcom's fiscal 2025 (November 2, 2025) -- the repository's downloads
-of those two are the fiscal 2025 reports, not fiscal 2024's, as their dei:DocumentPeriodEndDate
-says -- and Thermo Fisher Scientific's and AT&T's for 2024. And one 10-Q, the first on a
-shelf since set 3: Workiva's for the quarter ended June 30, 2022 (three- and six-month
-columns), a test fixture of an XBRL renderer (ecksbee/telefacts at its HEAD), stored there as
-a Wdesk-generated inline-XBRL document beside its taxonomy files (not compared with EDGAR's
-copy: no network here).
-
-`--set 7` copies a seventh shelf into engines/unseen-shelf7/ (SHELF7), a development shelf with
-no question file: five 10-Ks for 2024 of the second shelf's repository at the same commit
-(Abbott, AMD, Intuitive Surgical, Texas Instruments, Uber), none on another shelf, asked by
-`fact_probes.py` only. The answer rules were developed on its probes, so its figures measure
-nothing unseen.
-
-`--set 8` copies an eighth shelf into engines/unseen-shelf8/ (SHELF8; questions in
-benchmarks/data/filings_heldout8.jsonl, analyst-style): five filings of four more companies,
-none on another shelf. Intel's 2024 10-K (year ended December 28, 2024) from the second
-shelf's repository at the same commit; from edgartools, NVIDIA's fiscal 2023 10-K (year ended
-January 29, 2023 -- an older NVIDIA filing, as its dei:DocumentPeriodEndDate says) and two
-Apple 10-Qs: fiscal 2025's second quarter (ended March 29, 2025; three- and six-month columns)
-and fiscal 2024's third quarter (ended June 29, 2024; three- and nine-month columns). The
-Apple 10-Qs are at the first shelf's commit; NVIDIA's is at f203c96 (2025-08-23) as
-data/Nvidia.10-K.html, because the next commit moved it to data/html/ and lost 159 bytes of it
-(an ix:nonNumeric start tag became a line break): the HEAD copy is no well-formed XML, the
-earlier blob is whole. And Clorox's fiscal 2022 10-K (year ended June 30, 2022) from an XBRL
-viewer's example (Arelle/ixbrl-viewer at ee19180): Clorox filed it as a multi-document
-inline-XBRL submission, and the example keeps only its second document, Exhibit 99.1 (MD&A
-and the financial statements, clx-20220630_d2.htm). The primary document -- the cover and the
-ix:header with every xbrli:context -- is in none of the repository's commits (its viewer file,
-which would hold it, is absent from the mirror), so the copy has tagged facts whose contexts
-it does not define and no dei:DocumentType: it is taken as a filing of its form without one
-(EXHIBIT_DOCUMENTS), its period end is its statements' ("Years ended June 30"), and questions
-ask only its prose. Two Apple filings: the shelf holds four companies in five filings.
-
-`--set 9` copies a ninth shelf into engines/unseen-shelf9/ (SHELF9; questions in
-benchmarks/data/filings_heldout9.jsonl, analyst-style): five filings of five more companies,
-none among the 25 development filings, shelves 1-8 nor the PDF shelves, from a parser's test
-data (alphanome-ai/sec-parser-test-data at 3ebd96c, 2025-01-07), each kept there as
-10-K|10-Q/TICKER/ACCESSION/primary-document.html: three 10-Qs -- Travelers' (an insurer) for
-the quarter ended September 30, 2023 (three- and nine-month columns), Caterpillar's for the
-quarter ended June 30, 2023 (three- and six-month columns) and Walt Disney's fiscal 2023 third
-quarter (ended July 1, 2023; three- and nine-month columns) -- and the 2023 10-Ks of General
-Dynamics and Colgate-Palmolive. The repository lists more companies (Bank of America,
-JPMorgan, Goldman Sachs, Morgan Stanley, Schwab, Microsoft...), but the mirror holds none of
-their documents.
-
-`--set 10` copies a tenth shelf into engines/unseen-shelf10/ (SHELF10; questions in
-benchmarks/data/filings_heldout10.jsonl, analyst-style): five filings of five more companies,
-none among the 25 development filings, shelves 1-9 nor the PDF shelves (FinanceBench's
-companies included: the same snapshot's American Express, Kraft Heinz, 3M, Pfizer and Ford
-filings are left out for that), from the ninth shelf's repository at the same commit
-(3ebd96c), named by FORM/TICKER/ACCESSION as there: three 10-Qs -- Chevron's (an oil and gas
-company) and UPS's for the quarter ended June 30, 2023 (three- and six-month columns) and
-Walgreens Boots Alliance's fiscal 2023 third quarter (ended May 31, 2023; three- and
-nine-month columns) -- and two 10-Ks of fiscal years not ending in December: Johnson
-Controls International's fiscal 2024 (year ended September 30, 2024) and J. M. Smucker's
-fiscal 2024 (April 30, 2024).
-
-`--set 11` copies an eleventh shelf into engines/unseen-shelf11/ (SHELF11; questions in
-benchmarks/data/filings_heldout11.jsonl, analyst-style): five filings of five more companies,
-none among the 25 development filings, shelves 1-10 nor the PDF shelves, from the ninth
-shelf's repository at the same commit (3ebd96c), named by FORM/TICKER/ACCESSION as there: the
-2023 10-Ks of General Motors (GM Financial beside its automotive segments) and Comcast
-(Connectivity & Platforms, Content & Experiences), and three 10-Qs for the quarter ended June
-30, 2023 (three- and six-month columns): Honeywell's, Merck's and Dow's (combined with its
-subsidiary The Dow Chemical Company's).
-
-`--set 12` copies a twelfth shelf into engines/unseen-shelf12/ (SHELF12; questions in
-benchmarks/data/filings_heldout12.jsonl, analyst-style): five filings of five more companies,
-none among the 25 development filings, shelves 1-11 nor the PDF shelves, from the ninth
-shelf's repository at the same commit (3ebd96c), named by FORM/TICKER/ACCESSION as there: the
-2023 10-Ks of Palantir Technologies (Government and Commercial segments) and Rocket Companies
-(Direct to Consumer and Partner Network), GameStop's fiscal 2023 10-K (year ended February 3,
-2024; United States, Canada, Europe and Australia), and two 10-Qs: Riot Platforms' for the
-quarter ended June 30, 2023 (three- and six-month columns; Bitcoin Mining, Data Center
-Hosting and Engineering) and C3.ai's fiscal 2024 first quarter (ended July 31, 2023; its fiscal
-year ends April 30).
+Each set's shelf -- its filings, the public repositories and commits they are copied from, and
+the question set that asks them -- is described in benchmarks/data/SHELVES.md (set 1: the
+first shelf, engines/unseen-shelf/, asked by benchmarks/data/unseen_simple_questions.jsonl).
 
 Each file is read from its repository's bare git mirror (`--mirrors`, default /work/.mirror,
 as OWNER+NAME/repo: the session tool `fetch github:OWNER/NAME` brings one there) at the
@@ -318,13 +190,24 @@ SHELF12 = _sec_parser_shelf({
     "RIOT_10-Q_2023-06-30": "10-Q/RIOT/0001558370-23-014305",
     "AI_10-Q_2023-07-31": "10-Q/AI/0001628280-23-031636",
 })
+OUT13 = ROOT / "engines" / "unseen-shelf13"
+# The thirteenth shelf: the same repository and commit, the same naming (two Marathon Digital
+# filings; Mullen's fiscal year ends September 30; the 10-K/WBA folder holds Walgreens Boots
+# Alliance's fiscal 2024 10-K, as its dei:DocumentPeriodEndDate says, not fiscal 2023's).
+SHELF13 = _sec_parser_shelf({
+    "MARA_10-K_2023-12-31": "10-K/MARA/0001628280-24-007680",
+    "MARA_10-Q_2023-06-30": "10-Q/MARA/0001493152-23-027174",
+    "AMC_10-Q_2023-06-30": "10-Q/AMC/0001411579-23-000057",
+    "MULN_10-Q_2023-06-30": "10-Q/MULN/0001558370-23-014900",
+    "WBA_10-K_2024-08-31": "10-K/WBA/0001618921-24-000084",
+})
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
            8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10),
-           11: (SHELF11, OUT11), 12: (SHELF12, OUT12)}
+           11: (SHELF11, OUT11), 12: (SHELF12, OUT12), 13: (SHELF13, OUT13)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

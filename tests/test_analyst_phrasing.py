@@ -13,7 +13,7 @@ from filing_shelf import ask, shelf_answerer
 from pipeline.rag.answers.company_names import NameSpan, written_name
 from pipeline.rag.answers.compose import coarser_than_asked
 from pipeline.rag.answers.filings.asked import _outside_definition
-from pipeline.rag.answers.filings.fact_answer import _names_a_loss
+from pipeline.rag.answers.filings.fact_answer import _asks_the_size
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.measure_match import _narrower
 from pipeline.rag.answers.filings.parts.part_compare import asks_which_part, ranged_parts
@@ -43,10 +43,21 @@ def test_a_letter_alone_is_no_word_of_a_label(tmp_path):
     assert "c" in q.measure_words  # the class's letter still names its member
 
 
-def test_a_loss_is_its_size_unless_its_sign_is_asked():
-    assert _names_a_loss(parse_query("What was Workiva's net loss in Q2 2022?"))
+def test_a_loss_has_its_sign_as_tagged_unless_its_size_is_asked():
+    """Independent question writers give "Mullen's net loss" and "net loss per share" as the
+    tagged, negative figure; "how large was the net loss", an outflow and what was lost are
+    sizes."""
+    assert not _asks_the_size(parse_query("What was Workiva's net loss in Q2 2022?"))
+    assert not _asks_the_size(parse_query("Net loss per share reported by Mullen for the nine "
+                                          "months ended June 30, 2023?"))
+    for asked in ("How large was Boeing's net loss in 2024?",
+                  "What was the size of Workiva's net loss in Q2 2022?",
+                  "How much did Workiva lose in Q2 2022?",
+                  "How much cash did Workiva burn in operations in 2022?"):
+        assert _asks_the_size(parse_query(asked)), asked
     for asked in ("a loss is negative", "negative for a loss", "with its sign"):
-        assert not _names_a_loss(parse_query(f"What was Workiva's net loss in Q2 2022, {asked}?"))
+        assert not _asks_the_size(parse_query(f"How large was Workiva's net loss in Q2 2022, "
+                                               f"{asked}?"))
 
 
 def test_paid_and_payments_are_one_stem():
@@ -232,6 +243,13 @@ def test_a_year_earlier_set_off_by_a_colon_describes_the_date_named():
                         "July 31, 2022, $ millions?")
     assert [p.end for p in query.periods] == [date(2022, 7, 31)]
     assert parse_query("Revenue in the year-ago quarter of Q2 2025?").periods[0].year == 2024
+    # a bracket after it stating the period describes it too ("(three months ended June 30,
+    # 2022)" had been read as 2021's quarter); one stating no period moves the year
+    query = parse_query("Mullen's net loss in the year-ago quarter (three months ended "
+                        "June 30, 2022), $ thousands?")
+    assert [p.end for p in query.periods] == [date(2022, 6, 30)]
+    assert parse_query("Revenue in the year-ago quarter of Q2 2025 (in $ millions)?"
+                       ).periods[0].year == 2024
 
 
 def test_a_rows_other_sign_in_brackets_is_no_word_of_its_name():
@@ -291,6 +309,11 @@ def test_the_unit_asked_after_a_formula_is_no_operand():
     assert query.measure is not None and query.measure.formula is not None
     assert combination("C3.ai's operating loss for the quarter as a multiple of Riot's Q2 "
                        "2023 operating loss (x, two decimals).") is Combine.RATIO
+    # "A was how many times B" divides too: each side is its own company's question
+    times = parse_query("AMC's Q2 2023 total revenues were how many times Marathon Digital's "
+                        "Q2 2023 total revenues? One decimal.", {"amc": "amc", "marathon": "mara"})
+    assert combination(times.text) is Combine.RATIO
+    assert [o.company for o in times.operands] == ["amc", "mara"]
 
 
 def test_the_verb_of_a_charge_is_no_word_of_its_measure():
@@ -321,9 +344,9 @@ def test_money_lost_or_made_is_the_bottom_line_and_a_loss_its_size():
     the loss it compares is each one's size, so the smaller loss is "less"."""
     query = parse_query("Which company lost less money in its latest reported quarter: C3.ai "
                         "or Riot Platforms?")
-    assert query.measure is BY_NAME["net income"] and _names_a_loss(query)
+    assert query.measure is BY_NAME["net income"] and _asks_the_size(query)
     profit = parse_query("Which was more profitable in 2023, Palantir or Rocket?")
-    assert profit.measure is BY_NAME["net income"] and not _names_a_loss(profit)
+    assert profit.measure is BY_NAME["net income"] and not _asks_the_size(profit)
 
 
 def test_which_company_compared_asks_no_name_of_the_prose():

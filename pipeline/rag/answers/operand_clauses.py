@@ -15,9 +15,10 @@ import re
 
 from pipeline.rag.answers.company_names import NameSpan
 
-# "A as a fraction of B" and "A as a percentage / share of B": A divided by B, as a ratio or
-# in percent (`filings/companies.combination` reads which).
-AS_FRACTION_OF = r"\bas an? (?:fraction|multiple) of\b"
+# "A as a fraction of B", "A was how many times B", "A is what multiple of B" and "A as a
+# percentage / share of B": A divided by B, as a ratio or in percent
+# (`filings/companies.combination` reads which).
+AS_FRACTION_OF = r"\bas an? (?:fraction|multiple) of\b|\bhow many times\b|\bwhat multiple of\b"
 AS_PERCENT_OF = r"\bas an? (?:percentage|percent|%|proportion|share) of\b"
 # The operators that set one company's figure against another's, written between them.
 OPERATOR = re.compile(rf"\bminus\b|\bdivided by\b|\bplus\b|÷|{AS_FRACTION_OF}|{AS_PERCENT_OF}",

@@ -342,9 +342,14 @@ def _shifts_a_year(text: str) -> bool:
     """Whether "a year earlier" moves the period named a year back ("the year-ago quarter of
     Q2 2025"); set off by a comma, a bracket, a colon or a dash it only describes the period
     the question names ("in Q2 2022 (the prior-year quarter, three months ended June 30,
-    2022)", "And a year earlier: ... the three months ended July 31, 2022")."""
+    2022)", "And a year earlier: ... the three months ended July 31, 2022"); so does a
+    bracket after it that states a period ("in the prior-year quarter (three months ended June
+    30, 2022)")."""
     m = _YEAR_EARLIER.search(text)
-    return m is not None and not re.match(r"\s*[,):;—–]|\s+-\s", text[m.end():])
+    if m is None or re.match(r"\s*[,):;—–]|\s+-\s", text[m.end():]):
+        return False
+    bracket = re.match(r"\s*(?:quarter|period)?\s*\(([^()]*)\)", text[m.end():])
+    return bracket is None or not parse_periods(bracket.group(1))
 
 
 def _periods_text(text: str, filing: NamedFiling) -> str:

@@ -27,10 +27,15 @@ SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9}
 _WORD_OF = {3: "thousand", 6: "million", 9: "billion"}
 DEFAULT_DECIMALS = {Scale.PERCENT: 2, Scale.RATIO: 2, Scale.DAYS: 1}
 PER_SHARE_DECIMALS = 2
-# A measure named as a loss or an outflow is answered with its size; named as income, with
-# its sign ("losses" singularizes crudely to "losse"; "how much cash did operations burn").
-LOSS_WORDS = frozenset({"loss", "losse", "outflow", "burn", "burned", "burnt", "lost", "lose"})
+# A figure is answered with its sign as tagged: a net loss is negative income, as analysts and
+# the tag write it. An outflow ("how much cash did operations burn") or what was lost is
+# answered with its size, and so is a loss whose size is asked ("how large was the net
+# loss"). "losses" singularizes crudely to "losse".
+OUTFLOW_WORDS = frozenset({"outflow", "burn", "burned", "burnt", "lost", "lose"})
+LOSS_WORDS = frozenset({"loss", "losse"})
 GAIN_WORDS = frozenset({"income", "profit", "earning", "gain"})
+_ASKS_SIZE = re.compile(r"\bhow (?:large|big)\b|\bsize\b|\bmagnitude\b|\bpositive\b|\babsolute\b",
+                        re.I)
 # The cover's facts (public float, shares outstanding) are of the date the cover states,
 # not of the period a question names.
 COVER_PREFIX = "dei:"
@@ -261,7 +266,7 @@ def _finish(query: Query, values: list[Decimal], ts: list[Target], kind: Scale,
             value, how = sum(values, Decimal(0)), "sum"
     except (NoAnswer, DivisionByZero, InvalidOperation):
         return FactResult(None, "", "", used, "a base of zero for the change")
-    if how == "value" and value < 0 and _names_a_loss(query):
+    if how == "value" and value < 0 and _asks_the_size(query):
         # "How large was the net loss": its size, as the statement prints it on its "Net
         # loss" line; the tag is signed as income (NetIncomeLoss -648)
         value, values, how = -value, [-v for v in values], "the loss, tagged negative as income"
@@ -287,12 +292,14 @@ _ASKS_SIGN = re.compile(r"\bnegative\b|\bsigned\b|\bwith (?:its|a|the) (?:minus 
                         re.I)
 
 
-def _names_a_loss(query: Query) -> bool:
-    """The measure is named as a loss ("net loss", "operating loss"), not as the income or
-    gain whose negative it is ("net income (loss)"), and its sign is not asked for."""
+def _asks_the_size(query: Query) -> bool:
+    """The measure is named as an outflow or as what was lost, or as a loss whose size is
+    asked ("how large was the net loss"); not as the income or gain whose negative it is
+    ("net income (loss)"), nor with its sign asked for."""
     words = query.measure_words
-    return bool(words & LOSS_WORDS) and not words & GAIN_WORDS and \
-        not _ASKS_SIGN.search(query.text)
+    named = bool(words & OUTFLOW_WORDS) or bool(words & LOSS_WORDS) and \
+        _ASKS_SIZE.search(query.text) is not None
+    return named and not words & GAIN_WORDS and not _ASKS_SIGN.search(query.text)
 
 
 def _round(value: Decimal, asked: int | None, default: int | None) -> Decimal:

@@ -191,6 +191,11 @@ def test_half_of_a_compound_name_is_no_measure(question, measure):
     ("X's Latin America segment operating income for 2024?", set()),
     # A part's name is a modifier too: the filing's members or rows must name it.
     ("X's iPhone net sales in 2024?", {"iphone"}),
+    # a part "within" the measure, and "gross" after its name (Marathon's construction in
+    # progress and gross property had been its net property and equipment)
+    ("Construction in progress within X's property and equipment at June 30, 2023?",
+     {"construction", "progress"}),
+    ("X's property and equipment, gross at December 31, 2023?", {"gross"}),
 ])
 def test_words_narrowing_the_measure(question, modifiers):
     assert parse_query(question, {"x": "x"}).modifiers == modifiers

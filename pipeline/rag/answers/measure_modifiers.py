@@ -34,6 +34,12 @@ revised main basic diluted""".split())
 _CLASS_AFTER = re.compile(r"(?:\s+[\w&'’.]+){0,3}?\s+(?:on|to)\s+(?:the\s+|its\s+|their\s+)?"
                           r"(preferred|preference)\s+(?:stock|shares?|stockholders|shareholders)\b")
 _BEFORE = re.compile(r"([\w&'’]+(?:-[\w&'’]+)*)(?:\s+|-)$")
+# "Construction in progress within Marathon's property and equipment": what comes before
+# "within" is a part of the measure, as a word right before its name is.
+_WITHIN = re.compile(r"(?:^|[\s,;:(])((?:[\w&'’-]+\s+){0,3}?[\w&'’-]+)\s+within\s+"
+                     r"(?:the\s+|its\s+|their\s+|[\w&'’.-]+(?:'s|’s|s')\s+)?$")
+# "property and equipment, gross": a word after the name that narrows it.
+_AFTER = re.compile(r",?\s+(gross)\b")
 
 
 def measure_modifiers(text: str, item: LineItem, ignore: frozenset[str] = frozenset()
@@ -48,8 +54,10 @@ def measure_modifiers(text: str, item: LineItem, ignore: frozenset[str] = frozen
         for m in mentions(low, phrase):
             if _inside_longer(low, m, item):
                 continue
-            words = [w for w in _words_before(low, m.start())
+            words = [w for w in [*_words_before(low, m.start()), *_part_within(low, m.start())]
                      if w not in ignore and w not in NOT_NARROWING] + _class_after(low, m.end())
+            if after := _AFTER.match(low, m.end()):
+                words.append(after.group(1))
             if not words:
                 return frozenset()
             found.update(words)
@@ -61,6 +69,12 @@ def _class_after(low: str, at: int) -> list[str]:
     preferred shares"): the company's preferred, never its common, the figure's whole."""
     after = _CLASS_AFTER.match(low, at)
     return tokens(after.group(1)) if after else []
+
+
+def _part_within(low: str, at: int) -> list[str]:
+    """The content words naming a part "within" the measure named at `at`."""
+    within = _WITHIN.search(low, 0, at)
+    return tokens(within.group(1)) if within else []
 
 
 def _words_before(low: str, at: int) -> list[str]:

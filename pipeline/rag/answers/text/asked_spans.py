@@ -125,6 +125,7 @@ def _any_of(names: Sequence[str]) -> re.Pattern[str]:
 
 _REGION_NAMES = {"country": _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS]),
                  "state": _any_of(list(STATES_AND_PROVINCES.values()))}
+_SINGULAR = {"countries": "country", "states": "state"}
 # A capitalized word before a place's name makes it part of another name ("New | Jersey").
 _IN_A_NAME = re.compile(r"[A-Z][\w.'’-]*\s$")
 # A place answers from a sentence restating this share of the question's words.
@@ -322,8 +323,8 @@ def place_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
 def _regions_in(asked: Asked, sentence: str, asked_for: str) -> tuple[str | list[str], str] | None:
     """The country (or state) the question asks for that the sentence names and the question
     does not: the one nearest the question's words, or, asked in the plural, each in order."""
-    plural = asked_for.endswith("s")
-    names = _REGION_NAMES[asked_for.rstrip("s").replace("countrie", "country")]
+    plural = asked_for in _SINGULAR
+    names = _REGION_NAMES[_SINGULAR.get(asked_for, asked_for)]
     found = [m for m in names.finditer(sentence)
              if not _IN_A_NAME.search(sentence, 0, m.start())
              and m.group(0).lower() not in asked.text.lower()]

@@ -359,3 +359,19 @@ def test_which_company_compared_asks_no_name_of_the_prose():
     assert asks_name("Which company did Verizon agree to acquire in September 2024?")
     # the company's own figure or cause is asked, not a name (TAT-QA dev, half a)
     assert not asks_name("What impacted the company's effective tax rate in 2019?")
+
+
+def test_the_ratio_of_one_item_to_another_and_two_totals_set_against_each_other():
+    """"Mullen's total liabilities to total stockholders' equity, two decimals" had been the
+    equity itself; "the ratio of A to B" had no number. Each is A over B; "attributable to"
+    sets no ratio."""
+    from pipeline.rag.answers.vocabulary.definitions import named_metric
+
+    for question in ("Mullen's total liabilities to total stockholders' equity (including "
+                     "non-controlling interest) at June 30, 2023, two decimals?",
+                     "Mullen's ratio of total liabilities to total stockholders' equity at "
+                     "June 30, 2023?"):
+        metric = named_metric(question)
+        assert metric is not None and metric.denominator == "total shareholders' equity"
+        assert metric.numerator == (("total liabilities", 1),)
+    assert named_metric("Net income attributable to common stockholders in 2023?") is None

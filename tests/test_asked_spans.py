@@ -203,3 +203,19 @@ def test_a_city_and_state_after_the_word_the() -> None:
               "Gadget's main operational offices are located in the Minneapolis, Minnesota "
               "metropolitan area.")
     assert got.short_answer == "Minneapolis, Minnesota"
+
+
+def test_until_when_asks_a_date_and_for_how_long_a_length_of_time() -> None:
+    """"Until when ... sufficient liquidity" had been answered with the cash balance (the facts
+    claimed it), "For how long did Qiantu grant ..." with the whole sentence."""
+    from pipeline.rag.answers.answer_checks import asks_date
+
+    assert asks_date("Until when does Gadget's management believe it has sufficient liquidity?")
+    got = ask("Until when does Gadget's management believe it has sufficient liquidity?",
+              "Management believes the Company has sufficient liquidity from operating cash "
+              "to fund operations until June 2024.")
+    assert (got.short_answer, got.kind.value) == ("June 2024", "date")
+    got = ask("For how long did Qiantu grant Gadget the exclusive license?",
+              "Qiantu granted the Company the exclusive license to sell the vehicles throughout "
+              "North America for a period of five years.")
+    assert (got.short_answer, got.kind.value) == ("five years", "duration")

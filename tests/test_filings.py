@@ -391,3 +391,24 @@ def test_a_count_no_fact_gives_is_left_to_the_prose(tmp_path):
     assert (got.short_answer, got.missing) == (None, None)
     assert ask("How many employees did Widget Corp have at the end of 2023?").short_answer == \
         "120000"
+
+
+def test_a_year_to_date_asked_is_the_quarterly_reports():
+    """"Marathon's net loss per share for the first half of 2023" had gone to its 2023 10-K,
+    which reports no six months, past the Q2 10-Q that does."""
+    from types import SimpleNamespace
+
+    from pipeline.rag.answers.filings.scope import choose_filings
+
+    def info(form: Form, period: str, end: date) -> SimpleNamespace:
+        return SimpleNamespace(metadata=DocumentMetadata(
+            "Marathon Digital Holdings, Inc.", "MARA", form, 2023, period, end))
+
+    docs = {"10-K": info(Form.TEN_K, "FY", date(2023, 12, 31)),
+            "Q2": info(Form.TEN_Q, "Q2", date(2023, 6, 30)),
+            "Q3": info(Form.TEN_Q, "Q3", date(2023, 9, 30))}
+    aliases = {"marathon": "marathon digital"}
+    for question, first in (("Marathon's net loss per share for the first half of 2023?", "Q2"),
+                            ("Marathon's revenue for the first nine months of 2023?", "Q3"),
+                            ("Marathon's revenue in 2023?", "10-K")):
+        assert choose_filings(parse_query(question, aliases), docs)[0] == first, question

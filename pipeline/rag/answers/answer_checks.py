@@ -22,7 +22,7 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcover
 # A question asking for a date. Narrower than the text rules' own (text_answer._ASKS_DATE):
 # "in which year was revenue higher" compares figures the facts hold.
 _ASKS_DATE = re.compile(r"\b(?:on|by) what (?:date|day)\b|"
-                        r"^\s*(?:when\b|what (?:is|was) the (?:\w+ )?date\b|"
+                        r"^\s*(?:(?:until |till |since |by )?when\b|what (?:is|was) the (?:\w+ )?date\b|"
                         r"(?:in|on|by) (?:which|what) (?:month|date|day)\b|"
                         r"in (?:what|which) year (?:was|were|did)\b[^?]*\b(?:formed|founded|"
                         r"incorporated|established|organized|created|began|started)\b)", re.I)

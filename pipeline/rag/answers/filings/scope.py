@@ -25,6 +25,10 @@ END_SLACK = timedelta(days=10)
 OLDEST_FLOW_YEAR = 2
 
 
+# A year to date of six or nine months is the report of its second or third quarter.
+_YEAR_TO_DATE = {6: 2, 9: 3}
+
+
 def _covers(info: DocumentInfo, period: Period) -> int:
     """How well a document holds a period: 3 its own period, 2 a comparative column of
     it, 1 the same fiscal year only or a 10-K's oldest year of flows, 0 not at all."""
@@ -44,6 +48,13 @@ def _covers(info: DocumentInfo, period: Period) -> int:
         if same_q and m.fiscal_year == period.year:
             return 3
         return 2 if same_q and m.fiscal_year == period.year + 1 else 0
+    if period.kind is PeriodKind.MONTHS and period.months in _YEAR_TO_DATE:
+        # "the first half of 2023": the year to date of the 10-Q for that quarter; a 10-K
+        # reports no six or nine months
+        quarter = f"Q{_YEAR_TO_DATE[period.months]}"
+        if annual or m.fiscal_year != period.year:
+            return 0
+        return 3 if m.fiscal_period == quarter else 1
     if annual:
         behind = m.fiscal_year - period.year
         if behind in (0, 1):

@@ -100,6 +100,12 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bmargin\b|\brate\b|\bshare of\b|\bproporti
 _OVER = re.compile(r"\s*(?:/|÷|\bdivided by\b|\bover\b|\bas a (?:percentage|percent|%|share) of\b)\s*",
                    re.I)
 _TO_RATIO = re.compile(r"\b([\w&'’, -]{2,60}?) to ([\w&'’, -]{2,60}?) ratio\b", re.I)
+# "the ratio of total liabilities to total equity", and a ratio named by its two totals
+# alone ("total liabilities to total stockholders' equity"): the first over the second.
+_RATIO_OF = re.compile(r"\bratio of ([\w&'’, -]{2,60}?) to ([\w&'’ -]{2,60}?)"
+                       r"(?=\s*[?,.;:(]|\s+(?:at|for|in|as|on|of)\b|$)|"
+                       r"\b(total [\w&'’ -]{2,40}?) to (total [\w&'’ -]{2,40}?)"
+                       r"(?=\s*[?,.;:(]|\s+(?:at|for|in|as|on|of)\b|$)", re.I)
 _PERCENT = re.compile(r"percent|%", re.I)
 # An operand paid for a balance ("payments for property, plant and equipment"): a flow the
 # filing's labels name, not the balance.
@@ -359,13 +365,16 @@ def defined_metric(question: str, found: list[Definition],
 
 
 def named_metric(question: str) -> Metric | None:
-    """"COGS % margin" (an item over revenue) and "capex to revenue ratio" (an item over
-    another), for line items no metric of the vocabulary names."""
+    """"COGS % margin" (an item over revenue) and "capex to revenue ratio", "the ratio of
+    total liabilities to total equity" (an item over another), for line items no metric of
+    the vocabulary names."""
     low = normalized(question)
     scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
     m = _TO_RATIO.search(low)
-    if m:
-        top, bottom = longest_named(m.group(1), LINE_ITEMS), longest_named(m.group(2), LINE_ITEMS)
+    of = _RATIO_OF.search(low) if m is None else None
+    sides = m.groups() if m else [g for g in of.groups() if g] if of else None
+    if sides:
+        top, bottom = longest_named(sides[0], LINE_ITEMS), longest_named(sides[1], LINE_ITEMS)
         if top is not None and bottom is not None and top != bottom:
             return Metric(f"{top.name} to {bottom.name}", ((top.name, 1),), bottom.name, scale)
     m = re.search(r"\b([\w&'’, -]{2,60}?) margin\b", low)

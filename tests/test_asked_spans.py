@@ -219,3 +219,61 @@ def test_until_when_asks_a_date_and_for_how_long_a_length_of_time() -> None:
               "Qiantu granted the Company the exclusive license to sell the vehicles throughout "
               "North America for a period of five years.")
     assert (got.short_answer, got.kind.value) == ("five years", "duration")
+
+
+def test_to_when_is_the_date_after_to_and_a_quarter_of_a_year_is_a_date() -> None:
+    """"To when did the amendment extend the maturity" is the date after "to" ("from June
+    2026 to January 2030"); "in the third quarter of 2024" is the date, not its year."""
+    got = ask("To when did Gadget's January 2025 amendment extend the maturity of its "
+              "revolving credit facility?",
+              "The amendment extended the maturity of the facility from June 2026 to January 2030.")
+    assert (got.short_answer, got.kind.value) == ("January 2030", "date")
+    got = ask("When was the first commercial patient infused with Gizmo?",
+              "The first commercial patient was infused with Gizmo in the third quarter of 2024.")
+    assert got.short_answer == "third quarter of 2024"
+
+
+def test_a_date_naming_the_event_dates_no_sentence(tmp_path) -> None:
+    """The "January 2025" of "its January 2025 amendment" names the event; the sentence
+    answering when it extends to need not say 2025."""
+    from pipeline.rag.answers.compose import is_about
+    from pipeline.rag.answers.query import parse_query
+    from pipeline.rag.answers.short_answer import ShortAnswer
+
+    query = parse_query("To when did Gadget's January 2025 amendment extend the maturity of its "
+                        "revolving credit facility?", {"gadget": "gadget"})
+    said = ShortAnswer("January 2030", quote="The amendment extended the maturity of the facility "
+                                             "from June 2026 to January 2030.")
+    assert is_about(said, query)
+    in_2025 = parse_query("How many stores did Gadget open in 2025?", {"gadget": "gadget"})
+    assert not is_about(ShortAnswer("12", quote="Gadget opened 12 stores in 2024."), in_2025)
+
+
+def test_where_without_a_city_is_the_country_or_continent_after_a_preposition() -> None:
+    """"Where are its hardware products assembled?" had been the sentence: no "City, State"
+    in "assembled in the U.S."; a list of regions is no city ("in Asia, Australia"), and a
+    place the question names is no answer ("Outside the United States, where ...")."""
+    got = ask("Where are all of Gadget's hardware products assembled?",
+              "All of our hardware products are assembled in the U.S. by our partners.")
+    assert (got.short_answer, got.kind.value) == ("U.S.", "place")
+    got = ask("Outside the United States, where are most of Gadget's significant facilities "
+              "located?",
+              "79 of these facilities are located in the United States and 112 are located "
+              "outside the United States, primarily in Europe, and to a lesser extent in Asia, "
+              "Australia, Canada and South America.")
+    assert got.short_answer == "Europe"
+    # where a line sits in the statements asks no place
+    assert ask("Where are personnel expenses included?",
+               "Personnel expenses are included in the United States segment.").kind.value != "place"
+
+
+def test_a_number_in_a_name_is_no_count() -> None:
+    """"Phase 3" had been the count of people a trial evaluates; a sentence opening with a
+    capitalized word still gives its count."""
+    got = ask("About how many people with IgAN is Gadget's RAINIER Phase 3 trial evaluating?",
+              "We are dosing patients in our global pivotal Phase 3 trial evaluating the drug in "
+              "people with IgAN (RAINIER). The trial will enroll approximately 480 people with "
+              "IgAN.")
+    assert got.short_answer == "480"
+    assert ask("How many employees did Gadget have?",
+               "Approximately 1,200 employees worked at Gadget.").short_answer == "1200"

@@ -21,8 +21,9 @@ _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcover
                          re.I)
 # A question asking for a date. Narrower than the text rules' own (text_answer._ASKS_DATE):
 # "in which year was revenue higher" compares figures the facts hold.
-_ASKS_DATE = re.compile(r"\b(?:on|by) what (?:date|day)\b|"
-                        r"^\s*(?:(?:until |till |since |by )?when\b|what (?:is|was) the (?:\w+ )?date\b|"
+_ASKS_DATE = re.compile(r"\b(?:on|by|through|until|till) what (?:date|day)\b|"
+                        r"^\s*(?:(?:until |till |since |by |to |through )?when\b|"
+                        r"what (?:is|was) the (?:\w+ )?date\b|"
                         r"(?:in|on|by) (?:which|what) (?:month|date|day)\b|"
                         r"in (?:what|which) year (?:was|were|did)\b[^?]*\b(?:formed|founded|"
                         r"incorporated|established|organized|created|began|started)\b)", re.I)

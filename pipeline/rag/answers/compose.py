@@ -24,7 +24,7 @@ from pipeline.rag.answers.short_answer import (
     text_short_answer,
 )
 from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
-from pipeline.rag.answers.text.text_amounts import IS_MONTH
+from pipeline.rag.answers.text.text_amounts import IS_MONTH, MONTH
 from pipeline.rag.answers.text.text_answer import TextAnswer
 from pipeline.rag.answers.text.text_kind import TextKind, asks_duration
 
@@ -101,10 +101,12 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     sentence = answer.quote or ""
     # the year of the filing asked of ("as of its 2024 10-K") dates no sentence
     asked = named_filing(query.text).rest
+    number = answer.is_number()
+    if not number:  # "To when did its January 2025 amendment extend ...": a date naming
+        asked = _DATED.sub(" ", asked)  # the event asked of dates no sentence
     if not all(str(p.year) in sentence for p in query.periods
                if p.year is not None and str(p.year) in asked):
         return False
-    number = answer.is_number()
     if not number:
         return _names_what_is_named(sentence, query)
     # a head count is told by the words a filing counts its people by ("36,000 employees")
@@ -112,6 +114,8 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     return not query.measure_words or bool(words & set(tokens(sentence)))
 
 
+# A month and year the question writes: the date of an event it names.
+_DATED = re.compile(rf"\b{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}", re.I)
 # A word the question writes in capitals past its first: a name ("Whinstone", "China"); a
 # hyphen ends it ("McGriff-related" names McGriff).
 _CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’]*")

@@ -102,17 +102,19 @@ MIN_RESTATED = 2
 # "Where is X headquartered?", "In which city are its principal executive offices?", "Near
 # which city is its headquarters?"; not "Where are personnel expenses included?" (a line
 # of a statement, a note).
-_ASKS_PLACE = re.compile(r"^\s*(?:where\b.*\b(?<!-)(?:headquarter\w*|located|based|situated|"
-                         r"offices?)\b|(?:(?:in|near|at|to) )?(?:which|what) (?:\w+ )?"
-                         r"(?:city|town|state|country|countries)\b)", re.I)
+_ASKS_PLACE = re.compile(r"^\s*(?:[^,?]*,\s*)?(?:where\b(?!.*\b(?:included|recorded|recognized|"
+                         r"presented|reported|classified|disclosed|reflected|shown)\b)|"
+                         r"(?:(?:in|near|at|to) )?(?:which|what) (?:\w+ )?"
+                         r"(?:city|town|state|country|countries|site|facility|plant|campus)\b)",
+                         re.I)
 # "Which country ...", "In which European countries ...": the country's (or a state's) name
 # alone, not "City, State"; the plural asks every one the sentence lists.
 _ASKS_REGION = re.compile(r"\b(?:which|what) (?:\w+ )?(country|countries|state|states)\b", re.I)
 _WH_WORDS = frozenset({"where", "which", "what", "city", "town", "state", "country", "location",
-                       "countries", "states"})
+                       "countries", "states", "site", "facility", "plant", "campus"})
 # A place: "City, State" or "City, ST" after a preposition ("located in | Santa Clara,
 # California", "near | Beaverton, Oregon").
-_PLACE = re.compile(r"\b(?:in|at|near)\s+(?:the\s+)?((?:[A-Z][\w.'’-]*\s){0,3}?[A-Z][\w.'’-]*,\s+"
+_PLACE = re.compile(r"(?:^|\b(?:in|at|near)\s+(?:the\s+)?)((?:[A-Z][\w.'’-]*\s){0,3}?[A-Z][\w.'’-]*,\s+"
                     r"(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[A-Z]{2})\b)")
 # How sentences write some countries besides their short names.
 _COUNTRY_ABBREVIATIONS = ("U.S.", "U.K.", "USA", "UK", "United States", "Mainland China")
@@ -126,8 +128,16 @@ def _any_of(names: Sequence[str]) -> re.Pattern[str]:
 _REGION_NAMES = {"country": _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS]),
                  "state": _any_of(list(STATES_AND_PROVINCES.values()))}
 _SINGULAR = {"countries": "country", "states": "state"}
+_CONTINENTS = ("Europe", "Asia", "Africa", "North America", "South America", "Latin America",
+               "Asia Pacific", "the Middle East", "Oceania")
+_ANY_REGION = _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS,
+                       *STATES_AND_PROVINCES.values(), *_CONTINENTS])
+_AFTER_PREPOSITION = re.compile(r"\b(?:in|at|near|from)\s+(?:the\s+)?$", re.I)
 # A capitalized word before a place's name makes it part of another name ("New | Jersey").
 _IN_A_NAME = re.compile(r"[A-Z][\w.'’-]*\s$")
+# A capitalized word right before a figure makes the figure part of a name, no count:
+# "Phase 3", "Tier 1", "Title 42".
+_NAMES_NUMBER = re.compile(r"(?<![.:;!?]\s)(?<!^)\b[A-Z][a-z]+\s$")
 # A place answers from a sentence restating this share of the question's words.
 PLACE_COVER = 0.6
 # A word of the sentence restates one of the question's when their stems agree, or the
@@ -241,7 +251,8 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     if (_ASKS_HEADCOUNT.search(asked.text) or _ASKS_STAFF.search(asked.text)) and \
             not _STAFF_TOTAL.search(sentence):
         return None  # "14,000 Boeing employees leveraged our tuition assistance": some
-    found = [m for m in figures(sentence) if not m.group(1) and scale_of(m) != "percent"]
+    found = [m for m in figures(sentence) if not m.group(1) and scale_of(m) != "percent"
+             and not _NAMES_NUMBER.search(sentence, 0, m.start())]
     found = sorted(found + list(_NUMBER_WORD.finditer(sentence)), key=lambda m: m.start())
     if not found:
         return None
@@ -315,9 +326,18 @@ def place_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
         return _regions_in(asked, sentence, region.group(1).lower())
     low = sentence.lower()
     at = min((low.find(w) for w in asked.measure - _WH_WORDS if w in low), default=0)
-    places = [m for m in _PLACE.finditer(sentence)]
+    # "in Asia, Australia, Canada": a list of regions, no "City, State"
+    places = [m for m in _PLACE.finditer(sentence)
+              if not _ANY_REGION.fullmatch(m.group(1).split(",")[0])]
     after = [m for m in places if m.start() >= at] or places
-    return (after[0].group(1), "") if after else None
+    if after:
+        return after[0].group(1), ""
+    # no "City, State": a country, state or continent after a preposition ("assembled in
+    # the U.S.", "primarily in Europe")
+    named = [m for m in _ANY_REGION.finditer(sentence)
+             if _AFTER_PREPOSITION.search(sentence, 0, m.start())
+             and m.group(0).lower() not in asked.text.lower()]
+    return (named[0].group(0), "") if named else None
 
 
 def _regions_in(asked: Asked, sentence: str, asked_for: str) -> tuple[str | list[str], str] | None:

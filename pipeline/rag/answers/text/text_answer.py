@@ -66,7 +66,14 @@ _EVENT = re.compile(r"\b(incorporat|found|acqui[rs]|establish|organiz|merg|spun|
 _LAW_NAMED = re.compile(r"\bAct\s+of\s+$|\b(?:year|quarter|period|months)\s+end(?:ed|ing)\s+$",
                         re.I)
 _DATE = re.compile(rf"\b{MONTH}(?:\s+\d{{1,2}},)?\s+\d{{4}}\b|\b\d{{1,2}}\s+{MONTH}\s+\d{{4}}\b|"
+                   rf"\b(?:(?:first|second|third|fourth) quarter|(?:first|second) half) of "
+                   rf"(?:fiscal\s+)?\d{{4}}\b|"
                    rf"\b(?:fiscal\s+|FY\s?)?{_HISTORY_YEAR}\b", re.I)
+# "To when did it extend the maturity", "through what date": the date the sentence gives
+# after "to", "through" or "until" ("from June 2026 to January 2030").
+_ASKS_END_DATE = re.compile(r"^\s*(?:to|through|until|till) (?:when|what (?:date|month|year))\b|"
+                            r"\b(?:through|until|till) (?:when|what (?:date|month|year))\b", re.I)
+_END_DATE = re.compile(r"\b(?:to|through|until|till)\s+$", re.I)
 # "How much of the purchase price did ... allocate": a part, stated "A of the B".
 _ASKS_PART_OF = re.compile(r"\bhow much of (?:the|its|their|this|that)\b", re.I)
 _OF_WHOLE = re.compile(r"\s+of\s+(?:the\s+|its\s+|their\s+|our\s+)?(?:total\s+)?", re.I)
@@ -277,6 +284,8 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
                  and m.group(0).lower() not in question.lower()]
         if not found:
             return None
+        if _ASKS_END_DATE.search(question):
+            found = [m for m in found if _END_DATE.search(sentence, 0, m.start())] or found
         date = near(sentence, found, words, ())[0].group(0)
         year = re.findall(_HISTORY_YEAR, date) if _ASKS_YEAR.search(question) else []
         return (year[-1] if year else date), ""

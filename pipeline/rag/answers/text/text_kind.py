@@ -34,10 +34,10 @@ _ASKS_DURATION = re.compile(r"^\s*(?:(?:for )?how long|over (?:what|which) (?:pe
                             r"(?:over |within |in |for )?how many (?:years|months|days)|"
                             r"what (?:is|was) the (?:expected |remaining )?(?:term|period|life)|"
                             r"what (?:term|length of time|duration))\b", re.I)
-_ASKS_DATE = re.compile(r"^\s*(?:(?:until |till |since |by )?when|"
+_ASKS_DATE = re.compile(r"^\s*(?:(?:until |till |since |by |to |through )?when|"
                         r"(?:in|on) (?:which|what) (?:year|period|month|date|day)|"
                         r"what (?:is|was) the (?:\w+ )?(?:date|maturity))\b|"
-                        r"\b(?:on|by) what (?:date|day)\b", re.I)
+                        r"\b(?:on|by|through|until|till) what (?:date|day)\b", re.I)
 # "As of December 31, 2019, what was ...", "Of the 50 restaurants acquired, how many ...":
 # a leading phrase.
 _LEAD = r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?"

@@ -275,5 +275,5 @@ def test_a_number_in_a_name_is_no_count() -> None:
               "people with IgAN (RAINIER). The trial will enroll approximately 480 people with "
               "IgAN.")
     assert got.short_answer == "480"
-    assert ask("How many employees did Gadget have?",
-               "Approximately 1,200 employees worked at Gadget.").short_answer == "1200"
+    assert ask("How many stores did Gadget have open at year end?",
+               "Approximately 1,200 stores were open at year end.").short_answer == "1200"

@@ -29,7 +29,9 @@ _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 pe
           "In June 2024, Widget Corp acquired the remaining interest in Zeta Tools from Omega "
           "Holdings, Inc. for $12 million.",
           "The Company expects to recognize deferred revenue of approximately $45 million "
-          "over the next 3 years related to the Zeta Tools acquisition.")
+          "over the next 3 years related to the Zeta Tools acquisition.",
+          "Approximately 43% of our regular full-time employees are located in the United "
+          "States, 50% in Asia, and 7% in Europe.")
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +120,17 @@ def test_a_length_of_time_the_facts_do_not_hold_is_the_proses(rules):
     got = _ask(rules, "Over how many years does Widget Corp expect to recognize the "
                       "Zeta-related deferred revenue?")
     assert got.short_answer == "3 years"
+
+
+def test_what_the_companys_people_are_is_the_proses(rules):
+    """"What portion of its employees are located in Asia" had been withheld: the facts
+    name no part "Asia", and no fact counts people."""
+    from pipeline.rag.answers.compose import _the_proses
+
+    got = _ask(rules, "About what portion of Widget Corp's regular full-time employees are "
+                      "located in Asia?")
+    assert (got.short_answer, got.scale) == ("50", "percent")
+    # the facts' "no part named Asia" (Lam Research's geographic members) withholds nothing
+    # the prose states of its people; a figure of the company's stays the facts' to withhold
+    assert _the_proses("About what portion of Lam Research's employees are located in Asia?")
+    assert not _the_proses("What was Lam Research's revenue from Asia in fiscal 2025?")

@@ -38,9 +38,9 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     passages' tables or the passages' text (`tables`: the table source; None: no tables)."""
     short = filings.answer(query, scope)
     # a figure expected or planned is no reported period's, nor is a length of time ("over
-    # how many years ... expects to recognize the costs"): the facts lacking it is no answer
-    if short.short_answer is not None or \
-            (short.missing and not asks_forecast(query.text) and not asks_duration(query.text)) or \
+    # how many years ... expects to recognize the costs"), nor what the company's people are
+    # ("what portion of its employees are in Asia"): the facts lacking it is no answer
+    if short.short_answer is not None or (short.missing and not _the_proses(query.text)) or \
             tables is None or not table_top_k:
         return short
     table = short_answer_for(query.question, retrieved[:table_top_k], tables)
@@ -68,6 +68,12 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
             not coarser_than_asked(prose, query):
         return prose
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
+
+
+def _the_proses(question: str) -> bool:
+    """Whether the question asks what prose states and facts seldom tag."""
+    return asks_forecast(question) or asks_duration(question) or \
+        bool(STAFF_TERMS & set(tokens(question)))
 
 
 def of_the_kind_asked(answer: ShortAnswer, query: Query, text: TextAnswer | None = None) -> bool:

@@ -277,3 +277,19 @@ def test_a_number_in_a_name_is_no_count() -> None:
     assert got.short_answer == "480"
     assert ask("How many stores did Gadget have open at year end?",
                "Approximately 1,200 stores were open at year end.").short_answer == "1200"
+
+
+def test_names_joined_by_and_are_two_and_several_asked_are_each_one() -> None:
+    """"Gilead and Mylan Pharmaceuticals reached an agreement" asked of Gilead is Mylan
+    Pharmaceuticals (the run had been the answer); "which three companies" asks each name
+    listed, without the sentence's closing period."""
+    got = ask("With which company did Gadget settle, in 2018, the patent litigation over the "
+              "cobicistat patents?",
+              "In 2018, Gadget and Mylan Pharmaceuticals reached an agreement to settle the patent "
+              "litigation concerning patents that protect cobicistat.")
+    assert (got.short_answer, got.kind.value) == ("Mylan Pharmaceuticals", "name")
+    got = ask("Which three companies does Gadget name as its fellow leading global competitors in "
+              "joint replacement?",
+              "We are one of four leading global competitors for joint replacement; the other "
+              "three being Zimmer, Johnson & Johnson MedTech and Smith & Nephew.")
+    assert got.short_answer == ["Zimmer", "Johnson & Johnson MedTech", "Smith & Nephew"]

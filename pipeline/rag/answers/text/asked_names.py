@@ -18,16 +18,21 @@ NAME_COVER = 0.5
 _SUFFIXES = r"Inc|LLC|L\.L\.C|Ltd|Corp|Co|plc|L\.P|LP|N\.V|S\.A|AG|SE|GmbH"
 _SUFFIX = re.compile(rf"^(?:{_SUFFIXES})\.?$")
 # A name as a sentence writes it: capitalized words, joined by the small words names hold
-# ("Communications Workers of America and the International Brotherhood of Electrical
-# Workers"), with a legal suffix after a comma ("Loxo Oncology, Inc.").
+# ("International Brotherhood of Electrical Workers"), with a legal suffix after a comma
+# ("Loxo Oncology, Inc."); "and" joins two names ("Gilead and Mylan Pharmaceuticals").
 _CAPITALIZED = r"(?:[A-Z][\w&'’.-]*|&)"
-_NAME = re.compile(rf"{_CAPITALIZED}(?:\s+(?:(?:of|and|the|for|de|du|von|van)\s+)*{_CAPITALIZED})*"
+_NAME = re.compile(rf"{_CAPITALIZED}(?:\s+(?:(?:of|the|for|de|du|von|van)\s+)*{_CAPITALIZED})*"
                    rf"(?:,?\s+(?:{_SUFFIXES})\b\.?)?")
 # Words a sentence opens with, or a date holds, that name nothing.
 _NOT_NAMES = frozenset("""further in we our the as on during for this these additionally also
 however moreover under after before at by with from since until following through while
 when if it its they their a an of to and""".split())
 _POSSESSIVE = re.compile(r"['’]s$")
+# "Which three companies", "which competitors": several names, each one asked.
+_ASKS_SEVERAL = re.compile(r"\b(?:which|what) (?:(?:two|three|four|five|six|\d+) )?(?:[\w.-]+ )?"
+                           r"(?:companies|firms|partners|providers|banks|lenders|customers|"
+                           r"suppliers|unions|manufacturers|competitors|distributors|retailers|"
+                           r"insurers|businesses)\b", re.I)
 
 
 def _names(sentence: str, question: str) -> tuple[list[re.Match], list[re.Match]]:
@@ -45,7 +50,7 @@ def _names(sentence: str, question: str) -> tuple[list[re.Match], list[re.Match]
     return new, partly
 
 
-def name_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
+def name_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
     """(the name, "") the question asks for in `sentence`, or None when it names none the
     question does not: a name sharing no word with the question first, then the nearest
     the question's words."""
@@ -55,7 +60,16 @@ def name_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     kind = frozenset(tokens(what.group(0))) if what else frozenset()
     if not new and not partly or restated_share(asked, sentence, kind) < NAME_COVER:
         return None
-    m = near(sentence, new or partly, set(asked.words), ())[0]
+    if _ASKS_SEVERAL.search(asked.text):  # "which three companies": each one named
+        names = [_as_written(m, sentence) for m in sorted(new or partly, key=lambda m: m.start())]
+        if len(names) > 1:
+            return names, ""
+    return _as_written(near(sentence, new or partly, set(asked.words), ())[0], sentence), ""
+
+
+def _as_written(m: re.Match, sentence: str) -> str:
+    """The name as the sentence writes it, less the words opening the run that name nothing
+    ("Further", "In December") and a sentence's closing period."""
     words = m.group(0).split()
     while words and (words[0].lower() in _NOT_NAMES or IS_MONTH.match(words[0])):
         words = words[1:]  # "Further", "In December": no word of the name
@@ -63,4 +77,6 @@ def name_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     # "approved by the Board of Directors": the name as the sentence writes it
     the = "the " if sentence[:m.start()].endswith("the ") and words == m.group(0).split() \
         else ""
-    return the + name, ""
+    if name.endswith(".") and not _SUFFIX.match(name.split()[-1]):
+        name = name[:-1]  # "Smith & Nephew." ends the sentence
+    return the + name

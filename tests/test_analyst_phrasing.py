@@ -375,3 +375,14 @@ def test_the_ratio_of_one_item_to_another_and_two_totals_set_against_each_other(
         assert metric is not None and metric.denominator == "total shareholders' equity"
         assert metric.numerator == (("total liabilities", 1),)
     assert named_metric("Net income attributable to common stockholders in 2023?") is None
+
+
+def test_a_dash_inside_a_quoted_label_is_no_operator():
+    """"(the 'Operator - Transaction fees' revenue line)" had been read as Operator minus
+    "transaction fees' revenue line" (no number); unquoted, the dash still subtracts."""
+    quoted = parse_query("How much did Marathon earn in 2023 from transaction fees as a "
+                         "mining-pool operator (the 'Operator - Transaction fees' revenue line)?")
+    assert getattr(quoted.measure, "formula", None) is None
+    working = parse_query("What was Marathon's working capital (total current assets - total "
+                          "current liabilities) at December 31, 2023?")
+    assert working.measure is not None and working.measure.formula is not None

@@ -93,6 +93,10 @@ _PERIOD_WORDS = re.compile(r"\d|\b(?:quarters?|months?|weeks?|years?|ended|endin
 _SUBJECT = re.compile(r"['’]s\s+|\b(?:19|20)\d\d\b")
 # "(total current assets minus total current liabilities)": a sum or difference of items.
 _BARE_SUM = re.compile(r"\(([^()]+?\s(?:minus|less|plus|[-+])\s[^()]+)\)", re.I)
+# A label quoted whole ("the 'Operator - Transaction fees' revenue line"): its dash is a
+# word of the label, no operator.
+_QUOTED = re.compile(r"(?:^|(?<=[\s(]))['‘“\"][^'’”\"]+['’”\"](?=[\s,.;:)?]|$)")
+_OPERATOR = re.compile(r"\s(?:minus|less|plus|[-+])\s", re.I)
 # What continues a formula after its operand's parentheses, and what opens one before them.
 _IN_FORMULA = re.compile(r"^\s*(?:[/÷*×x+-]|divided\b|over\b|times\b|multiplied\b|as a\b)")
 _OPEN = re.compile(r"(?:[(/÷*×+-]|\bdivided by|\bover|\btimes)\s*$")
@@ -328,7 +332,8 @@ def _bare_amount(question: str, latest_year: int | None) -> Metric | None:
     # Inside a larger formula ("((revenue - cost of revenue) / revenue)") or a question
     # asking a ratio, the parentheses are an operand, not the figure asked.
     if m is None or _IN_FORMULA.search(text[m.end():]) or _OPEN.search(text[:m.start()]) or \
-            _PERCENT.search(question) or _ASKS_RATIO.search(text):
+            _PERCENT.search(question) or _ASKS_RATIO.search(text) or \
+            not _OPERATOR.search(_QUOTED.sub(" ", m.group(1))):
         return None
     formula = parse_formula(m.group(1), latest_year, _resolver({}, latest_year))
     if not isinstance(formula, BinOp) or divides(formula):

@@ -452,3 +452,31 @@ def test_the_word_beyond_what_is_counted_says_which_count() -> None:
                f35).short_answer == "408"
     assert ask("How many F-35 aircraft had Lockheed Martin delivered through December 31, "
                "2024?", f35).short_answer == "1102"
+
+
+def test_from_one_amount_to_another_is_the_earlier_then_the_later_years() -> None:
+    """"an increase in attendance ... from 59.1 million patrons to 66.4 million patrons" in a
+    sentence comparing the quarters of 2023 and 2022: 2023's is the second (the first had
+    been AMC's Q2 2023 attendance)."""
+    said = ("Admissions revenues increased $93.1 million during the three months ended June 30, "
+            "2023, compared to the three months ended June 30, 2022, primarily due to an "
+            "increase in attendance of 12.2% from 59.1 million patrons to 66.4 million patrons.")
+    got = ask("What was Gadget's attendance in Q2 2023, in millions of patrons?", said)
+    assert (got.short_answer, got.scale) == ("66.4", "million")
+    got = ask("What was Gadget's attendance in Q2 2022, in millions of patrons?", said)
+    assert (got.short_answer, got.scale) == ("59.1", "million")
+
+
+def test_a_word_any_figure_has_makes_no_sentence_about_the_measure() -> None:
+    """Mullen's "net working capital ... $65.1 million" had answered the net carrying amount
+    of its patents: "net" and "amount" are words of any figure."""
+    from pipeline.rag.answers.compose import is_about
+    from pipeline.rag.answers.query import parse_query
+    from pipeline.rag.answers.short_answer import ShortAnswer
+
+    query = parse_query("What was the net carrying amount of Gadget's patents at June 30, 2023?",
+                        {"gadget": "gadget"})
+    capital = "The net working capital on June 30, 2023 amounted to approximately $65.1 million."
+    assert not is_about(ShortAnswer("65.1", "million", quote=capital), query)
+    patents = "On June 30, 2023, the net carrying amount of our patents was $29.5 million."
+    assert is_about(ShortAnswer("29.5", "million", quote=patents), query)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.rag.answers.answer_checks import asks_forecast, asks_ratio
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
+from pipeline.rag.answers.measure_modifiers import NOT_NARROWING
 from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.query import Query
@@ -115,11 +116,16 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
         return False
     if not number:
         return _names_what_is_named(sentence, query)
-    # a head count is told by the words a filing counts its people by ("36,000 employees")
-    words = query.measure_words | (STAFF_TERMS if asks_staff(query.text) else frozenset())
+    # a head count is told by the words a filing counts its people by ("36,000 employees");
+    # a word any figure may have ("net", "amount") tells nothing: Mullen's "net working
+    # capital" is no net carrying amount of its patents
+    own = query.measure_words - NOT_NARROWING - _ANY_FIGURES or query.measure_words
+    words = own | (STAFF_TERMS if asks_staff(query.text) else frozenset())
     return not query.measure_words or bool(words & set(tokens(sentence)))
 
 
+# Words of a measure that any figure may have.
+_ANY_FIGURES = frozenset({"amount", "value", "carrying", "balance", "figure", "number"})
 # A month and year the question writes: the date of an event it names.
 _DATED = re.compile(rf"\b{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}", re.I)
 # A word the question writes in capitals past its first: a name ("Whinstone", "China"); a

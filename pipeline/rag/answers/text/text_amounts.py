@@ -123,6 +123,27 @@ def by_period_label(sentence: str, amounts: list[re.Match],
     return (outside or amounts), []
 
 
+# "increased from 59.1 million patrons to 66.4 million patrons": the earlier period's amount,
+# then the later's.
+_FROM = re.compile(r"\bfrom\s+$", re.I)
+_TO = re.compile(r"(?:\s+[a-z]+){0,3}\s+to\s+", re.I)
+
+
+def from_to(sentence: str, amounts: list[re.Match], years: Sequence[int]) -> list[re.Match]:
+    """[the amount of the year asked] of "from A to B" in a sentence comparing two years: B
+    for the later, A for the earlier; [] when the sentence states no such pair, or the
+    question names neither year."""
+    stated = sorted(set(years_in(sentence)))
+    if len(stated) < 2 or not years:
+        return []
+    for a, b in zip(amounts, amounts[1:], strict=False):
+        if _FROM.search(sentence, 0, a.start()) and _TO.fullmatch(sentence, a.end(), b.start()):
+            if stated[-1] in years:
+                return [b]
+            return [a] if stated[0] in years else []
+    return []
+
+
 def listed_before_respectively(sentence: str, amounts: list[re.Match]) -> list[re.Match]:
     """"... of approximately $41.8 million, $86.3 million and $5.7 million, respectively":
     the list of amounts "respectively" closes, for a question naming its items, not years;

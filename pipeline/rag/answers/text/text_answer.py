@@ -30,6 +30,7 @@ from pipeline.rag.answers.text.text_amounts import (
     RESPECTIVELY,
     amounts,
     by_period_label,
+    from_to,
     item_after_amounts,
     item_of_respectively,
     listed_before_respectively,
@@ -247,7 +248,7 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
                 not any(m.group(1) or m.group(3) for m in found):
             return None
         found, picked = by_period_label(sentence, found, years)
-        picked = picked or respective(sentence, found, years)
+        picked = picked or respective(sentence, found, years) or from_to(sentence, found, years)
         if not picked and RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
             picked = near(sentence, found, words, ())[:len(years)]
         if not picked and RESPECTIVELY.search(question) and len(years) < 2:

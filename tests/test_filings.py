@@ -196,6 +196,12 @@ def test_half_of_a_compound_name_is_no_measure(question, measure):
     ("Construction in progress within X's property and equipment at June 30, 2023?",
      {"construction", "progress"}),
     ("X's property and equipment, gross at December 31, 2023?", {"gross"}),
+    # a balance's part "in" it; "in" after a change or a payment names none
+    ("The carrying amount of X's mining rigs in property and equipment at December 31, 2023?",
+     {"mining", "rig"}),
+    ("How much did X invest in property and equipment in 2023?", set()),
+    ("What was the increase in X's property and equipment in 2023?", set()),
+    ("What was the increase in X's revenue in 2023?", set()),
 ])
 def test_words_narrowing_the_measure(question, modifiers):
     assert parse_query(question, {"x": "x"}).modifiers == modifiers

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.vocabulary.line_items import LineItem
+from pipeline.rag.answers.vocabulary.line_items import Kind, LineItem
 from pipeline.rag.answers.vocabulary.phrasing import mentions, normalized
 
 # Words before a measure's name that leave the figure whole: "net" (of "net revenue"),
@@ -38,6 +38,10 @@ _BEFORE = re.compile(r"([\w&'’]+(?:-[\w&'’]+)*)(?:\s+|-)$")
 # "within" is a part of the measure, as a word right before its name is.
 _WITHIN = re.compile(r"(?:^|[\s,;:(])((?:[\w&'’-]+\s+){0,3}?[\w&'’-]+)\s+within\s+"
                      r"(?:the\s+|its\s+|their\s+|[\w&'’.-]+(?:'s|’s|s')\s+)?$")
+# So does what comes before "in" a balance ("mining rigs in property and equipment"); of a
+# flow, "in" is a change's ("the increase in revenue") or a payment's ("investment in").
+_IN = re.compile(r"(?:^|[\s,;:(])((?:[\w&'’-]+\s+){0,3}?[\w&'’-]+)\s+in\s+"
+                 r"(?:the\s+|its\s+|their\s+|[\w&'’.-]+(?:'s|’s|s')\s+)?$")
 # "property and equipment, gross": a word after the name that narrows it.
 _AFTER = re.compile(r",?\s+(gross)\b")
 
@@ -54,7 +58,10 @@ def measure_modifiers(text: str, item: LineItem, ignore: frozenset[str] = frozen
         for m in mentions(low, phrase):
             if _inside_longer(low, m, item):
                 continue
-            words = [w for w in [*_words_before(low, m.start()), *_part_within(low, m.start())]
+            within = _part_before(low, m.start(), _WITHIN)
+            if item.kind is Kind.BALANCE:
+                within += _part_before(low, m.start(), _IN)
+            words = [w for w in [*_words_before(low, m.start()), *within]
                      if w not in ignore and w not in NOT_NARROWING] + _class_after(low, m.end())
             if after := _AFTER.match(low, m.end()):
                 words.append(after.group(1))
@@ -71,10 +78,10 @@ def _class_after(low: str, at: int) -> list[str]:
     return tokens(after.group(1)) if after else []
 
 
-def _part_within(low: str, at: int) -> list[str]:
-    """The content words naming a part "within" the measure named at `at`."""
-    within = _WITHIN.search(low, 0, at)
-    return tokens(within.group(1)) if within else []
+def _part_before(low: str, at: int, preposition: re.Pattern[str]) -> list[str]:
+    """The content words naming a part "within" (or "in") the measure named at `at`."""
+    before = preposition.search(low, 0, at)
+    return tokens(before.group(1)) if before else []
 
 
 def _words_before(low: str, at: int) -> list[str]:

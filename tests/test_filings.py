@@ -418,3 +418,18 @@ def test_a_year_to_date_asked_is_the_quarterly_reports():
                             ("Marathon's revenue for the first nine months of 2023?", "Q3"),
                             ("Marathon's revenue in 2023?", "10-K")):
         assert choose_filings(parse_query(question, aliases), docs)[0] == first, question
+
+
+def test_a_word_of_the_segment_said_again_before_it_narrows_the_figure():
+    """"Networking revenue within NVIDIA's Compute & Networking segment" had been the
+    segment's whole revenue: "networking" names the segment, and, said again before it, a
+    part of its revenue, which NVIDIA does not tag (no number)."""
+    store = ingest(FILINGS / "nvda-10-k-2025-02-26.html")[0]
+    answerer = FilingAnswerer(store)
+    whole = answerer.parse("What was the revenue of NVIDIA's Compute & Networking segment in "
+                           "fiscal 2025?")
+    assert answerer.answer(whole, answerer.scope(whole, None)).short_answer == "116193"
+    part = answerer.parse("Networking revenue within NVIDIA's Compute & Networking segment in "
+                          "fiscal 2025?")
+    short = answerer.answer(part, answerer.scope(part, None))
+    assert short.short_answer is None and short.missing

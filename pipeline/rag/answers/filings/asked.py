@@ -129,7 +129,11 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     phrases = phrase_items(query.measure, labels, info.facts, frozenset(own))
     # a word naming any part the question may mean ("product" of "Prolia product sales",
     # ProductMember's) qualifies the part, not the measure
-    narrowing = query.modifiers - parts.naming_words(every=True) - own
+    # unless the question says it twice: "Pharmacy sales within the U.S. Retail Pharmacy
+    # segment" names a product of the segment
+    said = tokens(query.text)
+    repeated = {w for w in query.modifiers if said.count(w) > 1}
+    narrowing = query.modifiers - (parts.naming_words(every=True) - repeated) - own
     held = holding(labelled, narrowing, labels) if narrowing else []
     if parts.options:
         phrases |= segment_operands(query.measure, labels, info)

@@ -480,3 +480,12 @@ def test_a_word_any_figure_has_makes_no_sentence_about_the_measure() -> None:
     assert not is_about(ShortAnswer("65.1", "million", quote=capital), query)
     patents = "On June 30, 2023, the net carrying amount of our patents was $29.5 million."
     assert is_about(ShortAnswer("29.5", "million", quote=patents), query)
+
+
+def test_what_rate_asks_a_percentage() -> None:
+    """"What effective tax rate does it expect for 2025?" had been answered with the sentence
+    past "approximately"."""
+    got = ask("What effective tax rate does Gadget expect for 2025?",
+              "The Company expects its 2025 effective tax rate to be approximately 17.5% which is "
+              "higher than the 2024 rate.")
+    assert (got.short_answer, got.scale) == ("17.5", "percent")

@@ -56,7 +56,8 @@ _ASKS_CHANGE = re.compile(_LEAD + r"(?:what|which) (?:is|was|were|are)(?: the)?(
 # asks for that preposition's object, a phrase: not for an amount the sentence states.
 _ENDS_ON_PREPOSITION = re.compile(r"\b(?:in|of|to|on|by|for|from|with|as)\s*\?\s*$", re.I)
 # "Cut its workforce by roughly what percentage": a figure asked, wherever the words stand.
-_WHAT_PERCENT = re.compile(r"\bwhat percent(?:age)?\b", re.I)
+# "What percentage ...", "What effective tax rate does it expect": a percentage asked.
+_WHAT_PERCENT = re.compile(r"\bwhat percent(?:age)?\b|\bwhat (?:[\w-]+ ){0,3}?rate\b", re.I)
 # "What share of its employees are based in the US (approx. %)?", "What portion ... (%)": a
 # percentage asked (after a reason: "Why did margin fall 2%?" asks why).
 _ASKS_A_SHARE = re.compile(r"%|\bwhat (?:share|portion|proportion|fraction)\b", re.I)

@@ -433,3 +433,33 @@ def test_a_word_of_the_segment_said_again_before_it_narrows_the_figure():
                           "fiscal 2025?")
     short = answerer.answer(part, answerer.scope(part, None))
     assert short.short_answer is None and short.missing
+
+
+def test_a_share_of_a_part_within_a_part_is_no_share_of_the_company():
+    """"What percentage of Danaher's Biotechnology segment sales went to Western Europe" had
+    been the crossed fact over the company's sales (9.62, a wrong number); the whole is the
+    segment's, which the words alone do not tell from the region's: no number. A part alone
+    is still its share of the company's whole."""
+    from types import SimpleNamespace
+
+    segment = ("us-gaap:StatementBusinessSegmentsAxis", "w:BiotechnologyMember")
+    region = ("srt:StatementGeographicalAxis", "w:WesternEuropeMember")
+
+    def revenue(fact_id: str, value: str, *dimensions) -> Fact:
+        return Fact(fact_id, "us-gaap:Revenues", Decimal(value), "USD", date(2024, 12, 31),
+                    date(2024, 1, 1), scale=6, dimensions=dimensions)
+
+    facts = [revenue("t", "23875e6"), revenue("s", "6759e6", segment),
+             revenue("g", "5457e6", region), revenue("sg", "2296e6", segment, region)]
+    meta = DocumentMetadata("Widget Corp", "WDGT", Form.TEN_K, 2024, "FY", date(2024, 12, 31))
+    info = DocumentInfo("w.htm", "Widget Corp 10-K FY2024", meta, facts, {})
+    answerer = FilingAnswerer(SimpleNamespace(info={"w.htm": info}, document=lambda d: [],
+                                              generation=0))
+
+    def short(question: str):
+        query = answerer.parse(question)
+        return answerer.answer(query, answerer.scope(query, None)).short_answer
+
+    assert short("What percentage of Widget's 2024 Biotechnology segment sales went to "
+                 "customers in Western Europe?") is None
+    assert short("What share of Widget's 2024 sales came from Western Europe?") == "22.86"

@@ -121,8 +121,12 @@ class PartAnswers:
         if whole is None or whole.value is None:
             return None
         if tagged:
+            # a part of a part ("Biotechnology segment sales ... to Western Europe") is a share
+            # of the outer part, not of the company: which one is the whole, the words alone
+            # do not say, so no number (the company's whole had been divided)
+            single = asked.options and all(len(option) == 1 for option in asked.options)
             got = share(query, answer_from_facts(lookup, info, Asked(asked.options)), whole) \
-                if asked.options else None
+                if single else None
             return None if got is None else cited_answer(got, info, True, True, self.chunks)
         words = self.words(query, info, whole)
         if not words:

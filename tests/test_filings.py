@@ -422,8 +422,8 @@ def test_a_year_to_date_asked_is_the_quarterly_reports():
 
 def test_a_word_of_the_segment_said_again_before_it_narrows_the_figure():
     """"Networking revenue within NVIDIA's Compute & Networking segment" had been the
-    segment's whole revenue: "networking" names the segment, and, said again before it, a
-    part of its revenue, which NVIDIA does not tag (no number)."""
+    segment's whole revenue: "networking" names the segment, and, said again before "within"
+    it, a part of its revenue, which NVIDIA does not tag (no number)."""
     store = ingest(FILINGS / "nvda-10-k-2025-02-26.html")[0]
     answerer = FilingAnswerer(store)
     whole = answerer.parse("What was the revenue of NVIDIA's Compute & Networking segment in "
@@ -433,6 +433,11 @@ def test_a_word_of_the_segment_said_again_before_it_narrows_the_figure():
                           "fiscal 2025?")
     short = answerer.answer(part, answerer.scope(part, None))
     assert short.short_answer is None and short.missing
+    # the one part named twice, no "within": still the part's whole (AT&T's "broadband
+    # revenues (the Broadband service line)")
+    twice = answerer.parse("NVIDIA's Compute & Networking revenue in fiscal 2025 (the Compute & "
+                           "Networking segment)?")
+    assert answerer.answer(twice, answerer.scope(twice, None)).short_answer == "116193"
 
 
 def test_a_share_of_a_part_within_a_part_is_no_share_of_the_company():

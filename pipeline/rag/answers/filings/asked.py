@@ -129,10 +129,12 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     phrases = phrase_items(query.measure, labels, info.facts, frozenset(own))
     # a word naming any part the question may mean ("product" of "Prolia product sales",
     # ProductMember's) qualifies the part, not the measure
-    # unless the question says it twice: "Pharmacy sales within the U.S. Retail Pharmacy
-    # segment" names a product of the segment
+    # unless the question says it again before "within" the part: "Pharmacy sales within the
+    # U.S. Retail Pharmacy segment" names a product of the segment ("broadband revenues (the
+    # Broadband service line)" names the one part twice)
     said = tokens(query.text)
-    repeated = {w for w in query.modifiers if said.count(w) > 1}
+    repeated = {w for w in query.modifiers if said.count(w) > 1} \
+        if _WITHIN.search(query.text) else set()
     narrowing = query.modifiers - (parts.naming_words(every=True) - repeated) - own
     held = holding(labelled, narrowing, labels) if narrowing else []
     if parts.options:
@@ -159,6 +161,7 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
                  narrowing if not held else frozenset()), parts
 
 
+_WITHIN = re.compile(r"\bwithin\b", re.I)
 # The units a count of shares is tagged in ("shares"), and a count of people ("employee").
 _SHARE_UNITS = label_stems(["shares"])
 _STAFF_UNITS = label_stems(STAFF_TERMS)

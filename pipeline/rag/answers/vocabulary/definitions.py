@@ -375,9 +375,12 @@ def named_metric(question: str) -> Metric | None:
     the vocabulary names."""
     low = normalized(question)
     scale = Scale.PERCENT if _PERCENT.search(question) else Scale.RATIO
-    m = _TO_RATIO.search(low)
-    of = _RATIO_OF.search(low) if m is None else None
-    sides = m.groups() if m else [g for g in of.groups() if g] if of else None
+    if (m := _TO_RATIO.search(low)) is not None:
+        sides = list(m.groups())
+    elif (of := _RATIO_OF.search(low)) is not None:
+        sides = [g for g in of.groups() if g]  # "ratio of A to B", or "total A to total B"
+    else:
+        sides = []
     if sides:
         top, bottom = longest_named(sides[0], LINE_ITEMS), longest_named(sides[1], LINE_ITEMS)
         if top is not None and bottom is not None and top != bottom:

@@ -468,3 +468,19 @@ def test_a_share_of_a_part_within_a_part_is_no_share_of_the_company():
     assert short("What percentage of Widget's 2024 Biotechnology segment sales went to "
                  "customers in Western Europe?") is None
     assert short("What share of Widget's 2024 sales came from Western Europe?") == "22.86"
+
+
+def test_a_part_named_before_within_is_the_part_not_a_narrower_figure():
+    """JCI's "Fire & Security product revenue within its Global Products segment" names the
+    member Global Products Fire & Security before "within": its "product", said again in
+    "Global Products", narrows nothing (it had lost its number); WBA's "Pharmacy sales within
+    the U.S. Retail Pharmacy segment" says nothing but "pharmacy" before "within"."""
+    from pipeline.rag.answers.filings.asked import _said_again_within
+
+    jci = frozenset({"fire", "security", "product", "global"})
+    assert _said_again_within("Fire & Security product revenue within JCI's Global Products "
+                              "segment for fiscal 2024?", jci) == set()
+    wba = frozenset({"us", "retail", "pharmacy"})
+    assert _said_again_within("Pharmacy sales within WBA's U.S. Retail Pharmacy segment in "
+                              "fiscal 2024?", wba) == {"pharmacy"}
+    assert _said_again_within("U.S. Retail Pharmacy segment sales in fiscal 2024?", wba) == set()

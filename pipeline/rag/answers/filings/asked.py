@@ -129,13 +129,13 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     phrases = phrase_items(query.measure, labels, info.facts, frozenset(own))
     # a word naming any part the question may mean ("product" of "Prolia product sales",
     # ProductMember's) qualifies the part, not the measure
-    # unless the question says it again before "within" the part: "Pharmacy sales within the
-    # U.S. Retail Pharmacy segment" names a product of the segment ("broadband revenues (the
-    # Broadband service line)" names the one part twice)
-    said = tokens(query.text)
-    repeated = {w for w in query.modifiers if said.count(w) > 1} \
-        if _WITHIN.search(query.text) else set()
-    narrowing = query.modifiers - (parts.naming_words(every=True) - repeated) - own
+    # unless the question says it again before "within" the part, and nothing else of a
+    # part's name there: "Pharmacy sales within the U.S. Retail Pharmacy segment" names a
+    # product of the segment ("broadband revenues (the Broadband service line)" names one
+    # part twice; "Fire & Security product revenue within its Global Products segment" names
+    # the member Global Products Fire & Security before "within")
+    naming = parts.naming_words(every=True)
+    narrowing = query.modifiers - (naming - _said_again_within(query.text, naming)) - own
     held = holding(labelled, narrowing, labels) if narrowing else []
     if parts.options:
         phrases |= segment_operands(query.measure, labels, info)
@@ -162,6 +162,17 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
 
 
 _WITHIN = re.compile(r"\bwithin\b", re.I)
+def _said_again_within(text: str, naming: frozenset[str]) -> set[str]:
+    """The words naming a part that the question says before "within" and again after it,
+    where it says no other word of a part's name before "within"."""
+    within = _WITHIN.search(text)
+    if within is None:
+        return set()
+    said, before = tokens(text), [w for w in tokens(text[:within.start()]) if w in naming]
+    again = {w for w in before if said.count(w) > 1}
+    return again if again and len(again) == len(set(before)) else set()
+
+
 # The units a count of shares is tagged in ("shares"), and a count of people ("employee").
 _SHARE_UNITS = label_stems(["shares"])
 _STAFF_UNITS = label_stems(STAFF_TERMS)

@@ -18,10 +18,11 @@ NAME_COVER = 0.5
 _SUFFIXES = r"Inc|LLC|L\.L\.C|Ltd|Corp|Co|plc|L\.P|LP|N\.V|S\.A|AG|SE|GmbH"
 _SUFFIX = re.compile(rf"^(?:{_SUFFIXES})\.?$")
 # A name as a sentence writes it: capitalized words, joined by the small words names hold
-# ("International Brotherhood of Electrical Workers"), with a legal suffix after a comma
-# ("Loxo Oncology, Inc."); "and" joins two names ("Gilead and Mylan Pharmaceuticals").
+# ("Communications Workers of America and the International Brotherhood of Electrical
+# Workers"), with a legal suffix after a comma ("Loxo Oncology, Inc."). A run joined by
+# "and" may hold two names ("Gilead and Mylan Pharmaceuticals"): `_apart` splits it.
 _CAPITALIZED = r"(?:[A-Z][\w&'’.-]*|&)"
-_NAME = re.compile(rf"{_CAPITALIZED}(?:\s+(?:(?:of|the|for|de|du|von|van)\s+)*{_CAPITALIZED})*"
+_NAME = re.compile(rf"{_CAPITALIZED}(?:\s+(?:(?:of|and|the|for|de|du|von|van)\s+)*{_CAPITALIZED})*"
                    rf"(?:,?\s+(?:{_SUFFIXES})\b\.?)?")
 # Words a sentence opens with, or a date holds, that name nothing.
 _NOT_NAMES = frozenset("""further in we our the as on during for this these additionally also
@@ -61,10 +62,21 @@ def name_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
     if not new and not partly or restated_share(asked, sentence, kind) < NAME_COVER:
         return None
     if _ASKS_SEVERAL.search(asked.text):  # "which three companies": each one named
-        names = [_as_written(m, sentence) for m in sorted(new or partly, key=lambda m: m.start())]
+        names = [n for m in sorted(new or partly, key=lambda m: m.start())
+                 for n in _apart(_as_written(m, sentence), asked.text)]
         if len(names) > 1:
             return names, ""
-    return _as_written(near(sentence, new or partly, set(asked.words), ())[0], sentence), ""
+    chosen = _as_written(near(sentence, new or partly, set(asked.words), ())[0], sentence)
+    return " and ".join(_apart(chosen, asked.text)), ""
+
+
+def _apart(name: str, question: str) -> list[str]:
+    """The names a run joined by "and" holds, less those the question already says
+    ("Gilead and Mylan Pharmaceuticals" asked of Gilead is Mylan Pharmaceuticals)."""
+    said = {w.lower().strip(".,") for w in re.findall(r"[\w&'’.-]+", question)}
+    parts = re.split(r"\s+and\s+(?=(?:the\s+)?[A-Z])", name)
+    kept = [p for p in parts if not all(w.lower().strip(".,") in said for w in p.split())]
+    return kept or [name]
 
 
 def _as_written(m: re.Match, sentence: str) -> str:

@@ -128,6 +128,8 @@ def _any_of(names: Sequence[str]) -> re.Pattern[str]:
 _REGION_NAMES = {"country": _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS]),
                  "state": _any_of(list(STATES_AND_PROVINCES.values()))}
 _SINGULAR = {"countries": "country", "states": "state"}
+# What joins the places of one list: "Germany, Ghana, ..., the UK and the United States".
+_LISTED = re.compile(r",?\s+(?:and\s+)?(?:the\s+)?|,\s*(?:and\s+)?(?:the\s+)?")
 _CONTINENTS = ("Europe", "Asia", "Africa", "North America", "South America", "Latin America",
                "Asia Pacific", "the Middle East", "Oceania")
 _ANY_REGION = _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS,
@@ -135,9 +137,10 @@ _ANY_REGION = _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS,
 _AFTER_PREPOSITION = re.compile(r"\b(?:in|at|near|from)\s+(?:the\s+)?$", re.I)
 # A capitalized word before a place's name makes it part of another name ("New | Jersey").
 _IN_A_NAME = re.compile(r"[A-Z][\w.'’-]*\s$")
-# A capitalized word right before a figure makes the figure part of a name, no count:
-# "Phase 3", "Tier 1", "Title 42".
-_NAMES_NUMBER = re.compile(r"(?<![.:;!?]\s)(?<!^)\b[A-Z][a-z]+\s$")
+# A capitalized word inside a clause right before a figure makes the figure part of a name,
+# no count: "our pivotal Phase 3 trial", "Tier 1"; not a clause's first word ("(1) Excludes
+# 251,379 units", "Approximately 1,200 stores").
+_NAMES_NUMBER = re.compile(r"(?<=[a-z] )[A-Z][a-z]+\s$")
 # A place answers from a sentence restating this share of the question's words.
 PLACE_COVER = 0.6
 # A word of the sentence restates one of the question's when their stems agree, or the
@@ -352,5 +355,14 @@ def _regions_in(asked: Asked, sentence: str, asked_for: str) -> tuple[str | list
         return None
     if not plural:
         return near(sentence, found, set(asked.words), ())[0].group(0), ""
-    listed = list(dict.fromkeys(m.group(0) for m in found))
+    # the list nearest the question's words: "defined benefit schemes in Germany, ..., the
+    # United States and ... indemnity plans in Greece and Turkey"
+    runs: list[list[re.Match]] = []
+    for m in found:
+        if runs and _LISTED.fullmatch(sentence, runs[-1][-1].end(), m.start()):
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    first = near(sentence, [run[0] for run in runs], set(asked.words), ())[0]
+    listed = list(dict.fromkeys(m.group(0) for run in runs if run[0] is first for m in run))
     return (listed if len(listed) > 1 else listed[0]), ""

@@ -36,10 +36,15 @@ _ASKS_SEVERAL = re.compile(r"\b(?:which|what) (?:(?:two|three|four|five|six|\d+)
                            r"insurers|businesses)\b", re.I)
 
 
+def _said(question: str) -> set[str]:
+    """The question's words as written, lower-cased, without a closing period or comma."""
+    return {w.lower().strip(".,") for w in re.findall(r"[\w&'’.-]+", question)}
+
+
 def _names(sentence: str, question: str) -> tuple[list[re.Match], list[re.Match]]:
     """The sentence's names the question does not already say: those sharing no word with
     it ("Loxo Oncology, Inc."), and those sharing some ("Lilly Oncology")."""
-    said = {w.lower().strip(".,") for w in re.findall(r"[\w&'’.-]+", question)}
+    said = _said(question)
     new, partly = [], []
     for m in _NAME.finditer(sentence):
         words = [_POSSESSIVE.sub("", w).strip(".,") for w in m.group(0).split()]
@@ -73,7 +78,7 @@ def name_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
 def _apart(name: str, question: str) -> list[str]:
     """The names a run joined by "and" holds, less those the question already says
     ("Gilead and Mylan Pharmaceuticals" asked of Gilead is Mylan Pharmaceuticals)."""
-    said = {w.lower().strip(".,") for w in re.findall(r"[\w&'’.-]+", question)}
+    said = _said(question)
     parts = re.split(r"\s+and\s+(?=(?:the\s+)?[A-Z])", name)
     kept = [p for p in parts if not all(w.lower().strip(".,") in said for w in p.split())]
     return kept or [name]

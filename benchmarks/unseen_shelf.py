@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12|13] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12|13|14] [--mirrors DIR] [--out DIR]
 
 Each set's shelf -- its filings, the public repositories and commits they are copied from, and
 the question set that asks them -- is described in benchmarks/data/SHELVES.md (set 1: the
@@ -201,13 +201,25 @@ SHELF13 = _sec_parser_shelf({
     "MULN_10-Q_2023-06-30": "10-Q/MULN/0001558370-23-014900",
     "WBA_10-K_2024-08-31": "10-K/WBA/0001618921-24-000084",
 })
+OUT14 = ROOT / "engines" / "unseen-shelf14"
+# The fourteenth shelf: the same repository and commit, the same naming (C3.ai's fiscal 2024
+# 10-K, its year ended April 30, 2024; GameStop's 10-Q for its fiscal 2023 second quarter, ended
+# July 29, 2023). Each company is on one earlier shelf by another filing.
+SHELF14 = _sec_parser_shelf({
+    "AI_10-K_2024-04-30": "10-K/AI/0001628280-24-028786",
+    "RIOT_10-K_2023-12-31": "10-K/RIOT/0001558370-24-001550",
+    "CL_10-Q_2023-06-30": "10-Q/CL/0000021665-23-000031",
+    "GM_10-Q_2023-06-30": "10-Q/GM/0001467858-23-000098",
+    "GME_10-Q_2023-07-29": "10-Q/GME/0001326380-23-000047",
+})
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
 SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OUT4),
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
            8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10),
-           11: (SHELF11, OUT11), 12: (SHELF12, OUT12), 13: (SHELF13, OUT13)}
+           11: (SHELF11, OUT11), 12: (SHELF12, OUT12), 13: (SHELF13, OUT13),
+           14: (SHELF14, OUT14)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

@@ -109,9 +109,14 @@ def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> No
     assert OUT2.name == "unseen-shelf2"
 
 
-# A company two shelves hold, each by another filing: Walgreens Boots Alliance's fiscal 2023
-# third-quarter 10-Q (set 10) and its fiscal 2024 10-K (set 13).
-REPEATED = {"WBA": {10, 13}}
+# Companies two shelves hold, each by another filing: Walgreens Boots Alliance's fiscal 2023
+# third-quarter 10-Q (set 10) and its fiscal 2024 10-K (set 13); C3.ai's fiscal 2024 first-quarter
+# 10-Q and its fiscal 2024 10-K, Riot Platforms' second-quarter 2023 10-Q and its 2023 10-K, and
+# GameStop's fiscal 2023 10-K and its fiscal 2023 second-quarter 10-Q (sets 12 and 14);
+# Colgate-Palmolive's 2023 10-K (set 9) and General Motors' (set 11) and their second-quarter 2023
+# 10-Qs (set 14).
+REPEATED = {"WBA": {10, 13}, "AI": {12, 14}, "RIOT": {12, 14}, "GME": {12, 14}, "CL": {9, 14},
+            "GM": {11, 14}}
 
 
 @pytest.mark.parametrize("number, filings, companies, forms", [
@@ -121,6 +126,7 @@ REPEATED = {"WBA": {10, 13}}
     (10, 5, 5, {"10-K", "10-Q"}), (11, 5, 5, {"10-K", "10-Q"}),
     (12, 5, 5, {"10-K", "10-Q"}),
     (13, 5, 4, {"10-K", "10-Q"}),  # two Marathon Digital filings: four companies in five
+    (14, 5, 5, {"10-K", "10-Q"}),  # five companies each on one earlier shelf (REPEATED)
 ])
 def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filings, companies,
                                                                    forms) -> None:
@@ -134,7 +140,7 @@ def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filin
     assert out.name == f"unseen-shelf{number}"
 
 
-@pytest.mark.parametrize("number", [5, 6, 8, 10, 11, 12, 13])
+@pytest.mark.parametrize("number", [5, 6, 8, 10, 11, 12, 13, 14])
 def test_a_later_held_out_set_is_complete_split_and_on_its_shelf(number) -> None:
     """benchmarks/data/filings_heldoutN.jsonl (its golds re-checked against the filings by
     benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing

@@ -91,6 +91,8 @@ class Query:
     filing_quarter: int | None = None  # the fiscal quarter of the 10-Q named ("its Q3 FY24 10-Q")
     # each company's own side of "A's X minus B's Y" (`operand_clauses`), parsed as a question
     operands: tuple[Query, ...] = ()
+    # "the year-ago quarter" with no period named: the filing's own period, a year back
+    year_earlier: bool = False
 
     @property
     def operation(self) -> str:
@@ -319,9 +321,10 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                           question)
     asked_periods = _years_beside_a_date(_over_years(asked_periods or periods, question),
                                          asked, question)
-    if _shifts_a_year(asked) and len(asked_periods) == 1 and \
-            question.operation == Operation.LOOKUP:
-        asked_periods = (_year_back(asked_periods[0]),)
+    year_earlier = _shifts_a_year(asked) and len(asked_periods) <= 1 and \
+        question.operation == Operation.LOOKUP
+    if year_earlier and asked_periods:
+        asked_periods, year_earlier = (_year_back(asked_periods[0]),), False
     years = [p.year for p in asked_periods if p.year is not None]
     growth = compound_growth(measure, years) \
         if isinstance(measure, LineItem) and asks_compound_growth(asked) else None
@@ -335,7 +338,14 @@ def parse_query(text: str, aliases: dict[str, str] | None = None) -> Query:
                  _measure_words(text, words, companies, names), filing.year,
                  _modifiers(text, measure, companies, names), names, filing.quarter,
                  tuple(replace(parse_query(side, aliases), company=key, companies=(key,))
-                       for key, side in operand_clauses(text, names)))
+                       for key, side in operand_clauses(text, names)), year_earlier)
+
+
+# The noun "a year earlier" may qualify before what sets it off ("the year-ago quarter, the
+# three months ended July 30, 2022").
+_PERIOD_NOUN = re.compile(r"\s*(?:quarter|period|(?:six |nine )?months|year)\b", re.I)
+# What sets "a year earlier" off from the question's period.
+_SET_OFF = re.compile(r"\s*[,):;—–]|\s+-\s")
 
 
 def _shifts_a_year(text: str) -> bool:
@@ -344,12 +354,16 @@ def _shifts_a_year(text: str) -> bool:
     the question names ("in Q2 2022 (the prior-year quarter, three months ended June 30,
     2022)", "And a year earlier: ... the three months ended July 31, 2022"); so does a
     bracket after it that states a period ("in the prior-year quarter (three months ended June
-    30, 2022)")."""
+    30, 2022)"), or a clause after its noun that does ("the year-ago quarter, the three months
+    ended July 30, 2022")."""
     m = _YEAR_EARLIER.search(text)
-    if m is None or re.match(r"\s*[,):;—–]|\s+-\s", text[m.end():]):
+    if m is None or _SET_OFF.match(text, m.end()):
         return False
-    bracket = re.match(r"\s*(?:quarter|period)?\s*\(([^()]*)\)", text[m.end():])
-    return bracket is None or not parse_periods(bracket.group(1))
+    noun = _PERIOD_NOUN.match(text, m.end())
+    after = text[noun.end() if noun else m.end():]
+    stated = re.match(r"\s*\(([^()]*)\)", after) or (
+        re.match(r"(?:\s*[,:;—–]|\s+-\s)([^?]*)", after) if noun else None)
+    return stated is None or not parse_periods(stated.group(1))
 
 
 def _periods_text(text: str, filing: NamedFiling) -> str:

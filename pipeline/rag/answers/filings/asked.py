@@ -108,9 +108,11 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     quoted = quoted_rows(query.text, labels)
     prefer = preference(query.text)
     text, defining = _outside_definition(query)
+    # an operand's word said before the definition too names the part every operand is of
+    # ("Riot's Bitcoin Mining margin, defined as (Bitcoin Mining revenue minus ...")
+    operands = phrase_words(query.measure) - (frozenset(tokens(text)) if defining else frozenset())
     parts = asked_parts(set(query.words) - own - quoted - defining,
-                        set(query.measure_words) - own - quoted - defining -
-                        phrase_words(query.measure), text, labels,
+                        set(query.measure_words) - own - quoted - defining - operands, text, labels,
                         lambda: _label_words(query.measure_words - own - quoted, labels, info,
                                              prefer))
     # a letter alone names a class ("Class C"), no word of a label ("s" of "S&M"); parts set
@@ -126,7 +128,9 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
         # but the filing tags it otherwise: its name meets the filing's labels.
         labelled += [i for i in labelled_items(frozenset(tokens(measure.name)), labels,
                                                info.facts, prefer) if i not in labelled]
-    phrases = phrase_items(query.measure, labels, info.facts, frozenset(own))
+    phrases = phrase_items(query.measure, labels, info.facts, frozenset(own),
+                           parts.naming_words(every=True),
+                           parts.options[0] if parts.options else frozenset())
     # a word naming any part the question may mean ("product" of "Prolia product sales",
     # ProductMember's) qualifies the part, not the measure
     # unless the question says it again before "within" the part, and nothing else of a

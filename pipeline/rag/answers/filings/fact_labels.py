@@ -28,8 +28,10 @@ from retriever_trt.documents.years import YEAR_DIGITS
 # StatementOperatingActivitiesSegmentAxis splits continuing from discontinued operations:
 # no part of the company ("from continuing operations" had named its member, which RTX tags
 # on pension costs alone, and left operating cash flow without a number).
+# A company's own axis of business groups or units ("gm:BusinessGroupAxis": GM tags its
+# automotive SG&A with its Automotive member alone) names parts as a segment axis does.
 QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
-                            r"ClassOfStock|Brand|Division", re.I)
+                            r"ClassOfStock|Brand|Division|Business(?:Group|Unit)s?Axis", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
 # The standard axis of a company's business segments.
 SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
@@ -60,6 +62,13 @@ NEUTRAL_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:OperatingSe
                              ("us-gaap:SubsegmentsConsolidationItemsAxis",
                               "us-gaap:ReportableSubsegmentsMember"),
                              ("us-gaap:StatementClassOfStockAxis", "us-gaap:CommonStockMember")})
+# Standard members of other axes that name a part beside the segments: the corporate
+# figures of the consolidation axis ("Corporate, Non-Segment": Colgate's Corporate
+# operating loss is tagged with no segment member).
+_PART_MEMBERS = frozenset({("srt:ConsolidationItemsAxis", "us-gaap:CorporateNonSegmentMember")})
+# Standard members whose names read otherwise than a filing prints them: "Non Segment"
+# says what Corporate is not (and "non" names no part: "held by non-affiliates").
+_STANDARD_NAMES = {"us-gaap:CorporateNonSegmentMember": "Corporate"}
 # Words a member's name carries that name no part of the company.
 _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the", "of", "less", "plus"})
 _PERIOD_LABEL = re.compile(rf"\b{YEAR_DIGITS}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
@@ -89,7 +98,8 @@ def member_words(member: str) -> frozenset[str]:
     if member.split(":")[0] in ("country", "stpr", "currency"):
         name = place_name(member)
         return frozenset(tokens(name)) - _GENERIC if name else frozenset()
-    return frozenset(w for w in tokens(split_name(member)) if w not in _GENERIC)
+    return frozenset(w for w in tokens(_STANDARD_NAMES.get(member) or split_name(member))
+                     if w not in _GENERIC)
 
 
 def member_label(member: str) -> str:
@@ -97,7 +107,8 @@ def member_label(member: str) -> str:
     country:CN."""
     if name := place_name(member):
         return name
-    words = [w for w in split_name(member).split() if w.lower() not in ("member", "segment")]
+    words = [w for w in (_STANDARD_NAMES.get(member) or split_name(member)).split()
+             if w.lower() not in ("member", "segment")]
     return " ".join(words) or member
 
 
@@ -233,7 +244,8 @@ class FactLabels:
                                         tokens(COVER_LABELS.get(f.concept, "")))
             shown = shown_at(f) if shown_at is not None else None
             parts = [d for d in f.dimensions
-                     if QUALIFIER_AXES.search(d[0]) and d not in NEUTRAL_MEMBERS]
+                     if (QUALIFIER_AXES.search(d[0]) or d in _PART_MEMBERS) and
+                     d not in NEUTRAL_MEMBERS]
             for d in parts:
                 members[d].update(member_words(d[1]))
             if shown and not f.dimensions:

@@ -93,13 +93,15 @@ def _target(p: Period, m: DocumentMetadata) -> Target | None:
 def targets(query: Query, info: DocumentInfo) -> list[Target]:
     """The periods to read in this filing, oldest first: those the question names (each
     placed in the filing's calendar: a quarter, months to date or a fiscal year the filing
-    may not hold, then the read finds no fact), else the filing's own period."""
+    may not hold, then the read finds no fact), else the filing's own period (a year back
+    when the question asks the year-ago one)."""
     m = info.metadata
     if m.period_end is None:
         return []
     out = [t for t in (_target(p, m) for p in query.periods) if t is not None]
     if not out and not query.periods:
-        out = [Target(m.period_end, MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER)]
+        end = years_earlier(m.period_end, 1) if query.year_earlier else m.period_end
+        out = [Target(end, MONTHS_IN_YEAR if m.form.is_annual else MONTHS_IN_QUARTER)]
     if out and query.operation.periods == 2 and len(out) == 1:
         out.insert(0, Target(years_earlier(out[0].end, 1), out[0].months))
     return sorted(set(out), key=lambda t: t.end)

@@ -18,7 +18,9 @@ segment's with its Automotive business group, Merck its Gardasil sales with its
 Pharmaceutical segment. Such a member is a parent (`parents`): of a business axis (a
 segment axis or the company's own, never a place: "U.S. sales of a product" are a narrower
 figure however often the filing breaks out only the U.S.), the one member of its axis ever
-beside the part, and beside several parts of the part's axis.
+beside the part, and beside several parts of the part's axis. A region is a part too, of a
+member of the segment axis: Colgate reports Latin America only within its Oral, Personal and
+Home Care segment, and Chevron's United States, beside two segments, has no parent.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ _STANDARD_PREFIXES = ("us-gaap:", "srt:", "dei:", "country:", "ecd:")
 _PLACE_AXIS = re.compile(r"geograph|region|countr|area|market", re.I)
 # The axes of the parts a parent groups: segments and product lines.
 _PART_AXES = frozenset({SEGMENT_AXIS, "srt:ProductOrServiceAxis"})
+# A region may be a part of one segment (Colgate's Latin America, of its Oral, Personal and
+# Home Care segment): its parent is a member of the segment axis alone.
+_PLACE_PART_AXIS = "srt:StatementGeographicalAxis"
 # A parent groups several parts: one beside a single part may as well narrow it.
 MIN_GROUPED_PARTS = 2
 
@@ -87,10 +92,11 @@ def parents(facts: list[Fact]) -> frozenset[tuple[Dimension, Dimension]]:
     grouped: dict[tuple[Dimension, str], set[str]] = {}  # (parent, part axis) -> parts
     for f in facts:
         for part in f.dimensions:
-            if part[0] not in _PART_AXES:
+            if part[0] not in _PART_AXES and part[0] != _PLACE_PART_AXIS:
                 continue
             for d in f.dimensions:
-                if d[0] != part[0] and _business_axis(d[0]):
+                if d[0] != part[0] and (_business_axis(d[0]) if part[0] != _PLACE_PART_AXIS
+                                        else d[0] == SEGMENT_AXIS):
                     beside.setdefault((part, d[0]), set()).add(d[1])
                     grouped.setdefault((d, part[0]), set()).add(part[1])
     found = {(part, (axis, next(iter(members)))) for (part, axis), members in beside.items()

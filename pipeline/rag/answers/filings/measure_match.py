@@ -23,6 +23,7 @@ from enum import Enum
 from functools import lru_cache
 
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
+from pipeline.rag.answers.filings.parts.qualifiers import STATEMENT_WORDS
 from pipeline.rag.answers.measure_modifiers import measure_modifiers
 from pipeline.rag.answers.question import tokens
 from pipeline.rag.answers.question_words import label_stems
@@ -204,11 +205,15 @@ def phrase_words(measure: LineItem | Metric | None) -> frozenset[str]:
 
 
 def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
-                 facts: list[Fact], company: frozenset[str] = frozenset()) -> dict[str, LineItem]:
+                 facts: list[Fact], company: frozenset[str] = frozenset(),
+                 part: frozenset[str] = frozenset(),
+                 members: frozenset[tuple[str, str]] = frozenset()) -> dict[str, LineItem]:
     """A defined metric's operands the vocabulary lacks ("interest expense"), each resolved
     against the filing's labels; an operand no label names is left out (then missing).
     `company`: the company's name's words, which narrow no operand ("total Danaher
-    stockholders' equity" is its stockholders' equity)."""
+    stockholders' equity" is its stockholders' equity); `part`: the words naming the part
+    of the company asked, which every operand is of ("Bitcoin Mining cost of revenue"), and
+    `members` its dimensions: a label with a figure of that part comes first."""
     if not isinstance(measure, Metric):
         return {}
     out = {}
@@ -219,10 +224,13 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
         name = term.item
         if name.startswith(PHRASE) and name not in out:
             phrase = name.removeprefix(PHRASE)
-            found = [i for i in labelled_items(frozenset(tokens(phrase)), labels, facts,
+            found = [i for i in labelled_items(frozenset(tokens(phrase)) - part or
+                                               frozenset(tokens(phrase)), labels, facts,
                                                stated_first=True)
-                     if not _narrower(phrase, i.concepts[0], company | labels.concept_words.get(
-                         i.concepts[0], frozenset()))]
+                     if not _narrower(phrase, i.concepts[0], company | part |
+                                      labels.concept_words.get(i.concepts[0], frozenset()))]
+            of_part = {f.concept for f in facts if members and members <= set(f.dimensions)}
+            found.sort(key=lambda i: not of_part & set(i.concepts))
             if found or term.fallback:
                 out[name] = found[0] if found else BY_NAME[term.fallback]
         elif name in BY_NAME and name not in out and not tagged & set(BY_NAME[name].concepts):
@@ -299,18 +307,25 @@ def _row_text(row: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
     return normalized(row), words, label_stems(words)
 
 
+# The words of a statement's line, beside the name of a part it is of ("Bitcoin Mining
+# revenue").
+_STATEMENT_STEMS = label_stems(STATEMENT_WORDS)
+
+
 def quoted_rows(text: str, labels: FactLabels) -> set[str]:
     """The words of each statement row the question quotes whole ("cost of sales, including
     buying and occupancy costs"): they name that row's figure, not a part of the company;
     unless a part of the company has that name too (Oracle's "Cloud services and license
-    support" row of revenues and its product member)."""
+    support" row of revenues and its product member; Riot's "Bitcoin Mining revenue" row of
+    its cash flows and its Bitcoin Mining member)."""
     low = normalized(text)
     parts = {label_stems(words) for words in labels.members.values()}
     out: set[str] = set()
     for rows in labels.stated_rows.values():
         for row in rows:
             text, words, stems = _row_text(row)
-            if len(words) >= MIN_QUOTED_WORDS and stems not in parts and any(mentions(low, text)):
+            if len(words) >= MIN_QUOTED_WORDS and stems not in parts and \
+                    stems - _STATEMENT_STEMS not in parts and any(mentions(low, text)):
                 out.update(words)
     return out
 

@@ -34,7 +34,7 @@ _RAW_WORD = re.compile(r"[a-z0-9]+")
 # AutomotiveRevenuesMember fully; "energy storage" names EnergyGenerationAndStorage by 2 of 3.
 MEMBER_COVER = 0.5
 # Words of statement lines: on their own they name no part of a company.
-_STATEMENT_WORDS = frozenset("""operation operating income revenue sale cost expense net gross
+STATEMENT_WORDS = frozenset("""operation operating income revenue sale cost expense net gross
 profit asset liability cash interest tax equity share stock common total sold good""".split())
 # A question asking for a part of the company.
 SEGMENT_CUE = re.compile(r"\b(?:segments?|regions?|regional|geographic(?:al)?|divisions?|"
@@ -61,6 +61,9 @@ _NEGATED = re.compile(r"\bnon[- ]?([a-z]+)", re.I)
 # A name's initials in capitals ("FLNA" of pep:FritoLayNorthAmericaMember, "EMEA"): three
 # letters at least, and not the measure's own ("EPS" names no "Energy Production Services").
 _INITIALS = re.compile(r"\b[A-Z]{3,6}\b")
+# Capitalized words, then an acronym in brackets: "GM North America's (GMNA)".
+_BEFORE_ACRONYM = re.compile(r"((?:[A-Z][\w&.-]*(?:['\u2019]s)?,?\s+(?:(?:of|and|&)\s+)?){1,6})"
+                             r"\(([A-Z]{2,6})\)")
 # Two words' initials joined by their ampersand ("E&T" of cat:EnergyAndTransportationMember).
 _AMPERSAND_INITIALS = re.compile(r"(?<![\w&])[A-Z]&[A-Z](?![\w&])")
 _NO_INITIAL = frozenset({"and", "of", "the", "segment", "member", "total"})
@@ -78,6 +81,8 @@ _THAN_NAME = re.compile(r"\bthan\s+(?:(?i:the)\s+|that\s+of\s+|those\s+of\s+)?([
 # Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
 _PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
                           r"fiscal|first|second|third|fourth|last|prior|previous)", re.I)
+# A possessive before a capitalized name: "Hill's Pet Nutrition".
+_OWNED_NAME = re.compile(r"['\u2019]s\s+([A-Z][\w&-]*)")
 # What precedes a sentence's first word: nothing, or the end of a sentence or a clause.
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
@@ -175,6 +180,27 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
             out.scored[member] = max(found[0], out.overall[member])
             out.named[member] = found[1]
     _drop_shared_with_rest(out, rests, labels)
+    for spelled, acronym in _spelled_out(text):
+        for member, named in out.named.items():
+            if acronym in named:  # "GM North America (GMNA)": all of it names gm:GmnaMember
+                out.named[member] = named | spelled
+    return out
+
+
+def _spelled_out(text: str) -> list[tuple[frozenset[str], str]]:
+    """(the words, the acronym) of each name the question spells out before its acronym in
+    brackets: "GM North America's (GMNA)", "Frito-Lay North America (FLNA)"; an acronym
+    whose letters the words' initials (a word in capitals, all of it) do not spell is no such
+    pair."""
+    out = []
+    for m in _BEFORE_ACRONYM.finditer(text):
+        words = [w for w in re.split(r"[\s,-]+", re.sub(r"['\u2019]s\b", "", m.group(1)))
+                 if w and w.lower() not in _NO_INITIAL]
+        for start in range(len(words)):
+            run = words[start:]
+            if "".join(w if w.isupper() else w[0] for w in run).upper() == m.group(2):
+                out.append((frozenset(tokens(" ".join(run))), m.group(2).lower()))
+                break
     return out
 
 
@@ -256,7 +282,7 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
         # Google advertising product line); named in full, both qualify the figure, so one
         # alone (the Americas' sales of every product for "iPhone sales in the Americas") is
         # no answer
-        if all(got.named[m] - _STATEMENT_WORDS - {w for o in best if o != m
+        if all(got.named[m] - STATEMENT_WORDS - {w for o in best if o != m
                                                   for w in got.named[o]} for m in best):
             whole = all(got.scored[m] == 1.0 for m in best)
             options = [frozenset(best)] if whole else [frozenset(best), *options]
@@ -268,7 +294,7 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
     # "Rest of Asia Pacific") says it asks for a part, not for the company's total. Only the
     # member's own name counts: the labels printed beside its facts ("Less: ...") may hold
     # any word.
-    named = [member_words(m) & distinctive - _STATEMENT_WORDS - _REMAINDER
+    named = [member_words(m) & distinctive - STATEMENT_WORDS - _REMAINDER
              for _, m in labels.members] if not options else []
     partial = any(named) and bool(frozenset().union(*named) - measure_label())
     return Parts(tuple(options), (cue or partial) and not options,
@@ -362,13 +388,18 @@ def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> 
     phrases) holds: a capitalized word inside a sentence ("WhatsApp", "Innovative
     Medicine") among its measure words names a part of the company or a product, and a
     filing with no figure by that name has no answer for it, not its total. Acronyms
-    ("EPS", "R&D") and the first word of a sentence are no names."""
+    ("EPS", "R&D"), the first word of a sentence and the owner's name before a name the
+    filing knows ("Hill's" of "Hill's Pet Nutrition", printed "Pet Nutrition") are no names."""
     out = []
+    known = known | {w for spelled, acronym in _spelled_out(text) if acronym in known
+                     for w in spelled}
     for match in _NAME.finditer(text):
         word = match.group(0)
         found = tokens(word)
+        owned = _OWNED_NAME.match(text, match.end())
         if found and found[0] in measure_words and found[0] not in known and \
-                not _SENTENCE_START.search(text[:match.start()]):
+                not _SENTENCE_START.search(text[:match.start()]) and \
+                not (owned and tokens(owned.group(1))[:1] and tokens(owned.group(1))[0] in known):
             out.append(word)
     return out
 
@@ -379,6 +410,6 @@ def _cover(mwords: frozenset[str], words: set[str],
     member: at least MEMBER_COVER, with a distinctive word that is no statement's."""
     hit = mwords & words
     if not mwords or len(hit) / len(mwords) < MEMBER_COVER or \
-            not hit & distinctive - _STATEMENT_WORDS:
+            not hit & distinctive - STATEMENT_WORDS:
         return None
     return len(hit) / len(mwords), hit

@@ -252,6 +252,24 @@ def test_a_year_earlier_set_off_by_a_colon_describes_the_date_named():
                        ).periods[0].year == 2024
 
 
+def test_the_year_ago_quarter_named_by_a_clause_or_by_nothing(tmp_path):
+    """"In the year-ago quarter, the three months ended July 30, 2022" had moved that date a
+    year back again; "the year-ago quarter" with no period named had answered the filing's
+    own quarter (Tesla's 22,496 of Q2 2025 for its 25,500 of Q2 2024)."""
+    query = parse_query("GameStop's software net sales in the year-ago quarter, the three "
+                        "months ended July 30, 2022? $ millions.")
+    assert [p.end for p in query.periods] == [date(2022, 7, 30)] and not query.year_earlier
+    assert parse_query("Revenue in the year-ago quarter, in $ millions?").year_earlier
+    answerer = shelf_answerer(tmp_path, ("tsla-10-q-2025-07-24.html",))
+    assert ask(answerer, "What were Tesla's total revenues in the year-ago quarter?"
+               ).short_answer == "25500"
+    assert ask(answerer, "What were Tesla's total revenues in the quarter?").short_answer == \
+        "22496"
+    # "provided by operations" is the operating cash flow, not the cash balance
+    assert ask(answerer, "What was Tesla's net cash provided by operations in the first half "
+                         "of 2025?").short_answer == "4696"
+
+
 def test_a_rows_other_sign_in_brackets_is_no_word_of_its_name():
     """Questions copy a statement's row ("Income (loss) before income taxes", "operating
     (loss) earnings"): the bracketed sign had split the name, read as income taxes, the net

@@ -6,11 +6,14 @@ Pharmaceutical segment; Dow's "Operating EBIT" of a segment)."""
 from __future__ import annotations
 
 from datetime import date
+from types import SimpleNamespace
 from decimal import Decimal
 
+from pipeline.rag.answers.filings.asked import _asked_of
 from pipeline.rag.answers.filings.fact_labels import FactLabels
 from pipeline.rag.answers.filings.grouping_members import parents, without_groupings
-from pipeline.rag.answers.filings.parts.qualifiers import asked_parts
+from pipeline.rag.answers.filings.measure_match import quoted_rows
+from pipeline.rag.answers.filings.parts.qualifiers import _spelled_out, asked_parts, unknown_names
 from pipeline.rag.answers.query import parse_query
 from retriever_trt.documents.model import Fact
 
@@ -122,3 +125,96 @@ def test_a_place_s_own_figure_before_the_segments_total_of_it():
     revenue = BY_NAME["revenue"]
     assert find_fact(info, revenue, year, frozenset({_US})).value == Decimal("7018e6")
     assert find_fact(info, revenue, year, frozenset({energy})).value == Decimal("13500e6")
+
+
+_OPERATING = ("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")
+_ORAL = (_SEGMENT, "cl:OralPersonalAndHomeCareMember")
+_LATAM = ("srt:StatementGeographicalAxis", "srt:LatinAmericaMember")
+_EUROPE = ("srt:StatementGeographicalAxis", "srt:EuropeMember")
+
+
+def test_a_region_reported_within_one_segment_has_that_segment_as_parent():
+    """Colgate tags Latin America's operating profit with its Oral, Personal and Home Care
+    segment beside it (and the operating-segments member): "Latin America operating profit"
+    had no number. A region beside two segments (Chevron's United States) has none."""
+    facts = [_fact("us-gaap:OperatingIncomeLoss", "363e6", _OPERATING, _LATAM, _ORAL),
+             _fact("us-gaap:OperatingIncomeLoss", "134e6", _OPERATING, _EUROPE, _ORAL)]
+    assert parents(facts) == {(_LATAM, _ORAL), (_EUROPE, _ORAL)}
+    assert ((_OPERATING, _LATAM), Decimal("363e6")) in \
+        [(f.dimensions, f.value) for f in without_groupings(facts)]
+    upstream, downstream = (_SEGMENT, "cvx:UpstreamMember"), (_SEGMENT, "cvx:DownstreamMember")
+    assert not {part for part, _ in parents([_fact("us-gaap:Revenues", "1e9", _US, upstream),
+                                             _fact("us-gaap:Revenues", "2e9", _US, downstream),
+                                             _fact("us-gaap:Revenues", "3e9", _LATAM, upstream)])
+                if part == _US}
+
+
+def _parts_of(question: str, facts: list[Fact]):
+    labels = FactLabels.of(facts)
+    q = parse_query(question)
+    return asked_parts(set(q.words), set(q.measure_words), q.text, labels)
+
+
+def test_the_consolidation_axis_corporate_and_a_business_group_are_parts():
+    """Colgate tags its Corporate operating loss on the consolidation axis alone; GM its
+    automotive SG&A on its own business-group axis alone. "Non" of the standard member's
+    name names nothing ("held by non-affiliates")."""
+    corporate = ("srt:ConsolidationItemsAxis", "us-gaap:CorporateNonSegmentMember")
+    automotive = ("gm:BusinessGroupAxis", "gm:AutomotiveMember")
+    facts = [_fact("us-gaap:OperatingIncomeLoss", "-172e6", corporate),
+             _fact("us-gaap:SellingGeneralAndAdministrativeExpense", "2558e6", automotive),
+             _fact("us-gaap:OperatingIncomeLoss", "974e6")]
+    assert _parts_of("Colgate's Corporate operating profit (loss) in Q2 2023?",
+                     facts).options == (frozenset({corporate}),)
+    assert _parts_of("GM's automotive SG&A in Q2 2023?", facts).options == \
+        (frozenset({automotive}),)
+    assert _parts_of("The market value of stock held by non-affiliates?", facts).options == ()
+
+
+def test_a_name_spelled_out_before_its_acronym_names_the_acronym_s_member():
+    """"GM North America's (GMNA)": every word of the name names gm:GmnaMember, none the
+    measure; an acronym the words do not spell pairs with nothing."""
+    gmna = (_SEGMENT, "gm:GmnaMember")
+    got = _parts_of("What was GM North America's (GMNA) EBIT-adjusted in Q2 2023?",
+                    [_fact("gm:EbitAdjusted", "3194e6", gmna)])
+    assert got.options == (frozenset({gmna}),)
+    assert {"north", "america", "gmna"} <= got.naming_words()
+    assert _spelled_out("Frito-Lay North America (FLNA) sales") == \
+        [(frozenset({"frito", "lay", "north", "america"}), "flna")]
+    assert _spelled_out("Net sales in North America (EMEA)") == []
+
+
+def test_an_owner_s_possessive_before_a_name_the_filing_knows_is_no_unknown_name():
+    """Colgate prints "Pet Nutrition" for its Hill's Pet Nutrition segment: "Hill's" owns
+    the name, and names no other part; "WhatsApp" alone still does."""
+    known = {"pet", "nutrition", "operating", "profit"}
+    words = frozenset({"hill", "pet", "nutrition", "whatsapp", "operating", "profit"})
+    assert unknown_names("What operating profit did Colgate's Hill's Pet Nutrition segment "
+                         "earn?", words, known) == []
+    assert unknown_names("What was Meta's WhatsApp operating profit?", words, known) == \
+        ["WhatsApp"]
+
+
+def test_a_part_named_before_a_definition_qualifies_every_operand():
+    """Riot's "Bitcoin Mining margin, defined as (Bitcoin Mining revenue minus Bitcoin Mining
+    cost of revenue) divided by Bitcoin Mining revenue": the words of the part had been
+    operand words, and "Bitcoin Mining revenue", a row of its cash flows, a quoted row."""
+    mining = (_PRODUCT, "riot:MiningMember")
+    facts = [_fact("us-gaap:Revenues", "188996e3", mining),
+             _fact("us-gaap:CostOfRevenue", "96597e3", mining),
+             _fact("us-gaap:Revenues", "280678e3"),
+             _fact("riot:TotalSegmentAndConsolidatedCostOfRevenue", "300000e3"),
+             _fact("riot:CryptocurrenciesMining", "188996e3")]
+    rows = {"riot:CryptocurrenciesMining": "Bitcoin Mining revenue", "us-gaap:Revenues": "Total",
+            "riot:TotalSegmentAndConsolidatedCostOfRevenue": "Total cost of revenue"}
+    labels = FactLabels.of(facts, lambda f: ("Bitcoin Mining", "2023") if f.dimensions else
+                           (rows[f.concept], "2023"), lambda f: not f.dimensions)
+    assert quoted_rows("Riot Platforms' Bitcoin Mining revenue for 2023?", labels) == set()
+    query = parse_query("Riot's Bitcoin Mining margin for 2023, defined as (Bitcoin Mining "
+                        "revenue minus Bitcoin Mining cost of revenue) divided by Bitcoin "
+                        "Mining revenue, percent to one decimal?")
+    info = SimpleNamespace(facts=facts, metadata=SimpleNamespace(company="Riot Platforms"))
+    asked, parts = _asked_of(query, info, labels)
+    assert parts.options == (frozenset({mining}),)
+    assert asked.phrases["phrase:bitcoin mining cost of revenue"].concepts == \
+        ("us-gaap:CostOfRevenue",)

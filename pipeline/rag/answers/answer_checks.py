@@ -16,7 +16,7 @@ from retriever_trt.documents.model import Fact
 # A question asking for a ratio or rate, whatever its words define it by.
 _ASKS_RATIO = re.compile(r"\bratio\b|\bcagr\b|\bcompound(?:ed)? annual\b|\bcoverage\b|"
                          r"\bdivided by\b|\bas a percent(?:age)?\b|\bin percent\b|"
-                         r"\bpercentage\b|\bpercent\b|\brate\b|(?<![\d.])%|"
+                         r"\bpercentage\b|\bpercent\b|\brate\b|(?<![\d.])%|\bmarket share\b|"
                          r"(?<!\bper )\b(?:share|portion|fraction) of\b(?!\s+(?:\w+\s+)?stock\b)",
                          re.I)
 # A question asking for a date. Narrower than the text rules' own (text_answer._ASKS_DATE):
@@ -94,7 +94,8 @@ WHAT_NAMED = re.compile(
     r"\b(?:which|what) (?:(?!(?:is|was|are|were|do|does|did|has|have|had|the|a|an|its|their|"
     r"our)\b)[\w.-]+ ){0,3}?(?:company|companies|firm|partner|provider|bank|lender|customer|"
     r"supplier|unions?|acquirer|buyer|subsidiary|organization|agency|counterparty|"
-    r"manufacturer|operator|retailer|distributor|insurer|business)\b(?!['’]s)", re.I)
+    r"manufacturer|operator|retailer|distributor|insurer|business|"
+    r"officer|executive|director|chair(?:man|woman|person)?|president|founder)\b(?!['’]s)", re.I)
 _ASKS_NAME = re.compile(rf"^\s*(?:who|whom)\b|\b(?:from|to|by|with) whom\b|{WHAT_NAMED.pattern}",
                         re.I)
 _COMPARES = re.compile(r"\b(?:higher|highest|lower|lowest|larger|largest|smaller|smallest|"

@@ -24,7 +24,7 @@ from pipeline.rag.answers.short_answer import (
     short_answer_for,
     text_short_answer,
 )
-from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
+from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff, asks_where
 from pipeline.rag.answers.text.text_amounts import IS_MONTH, MONTH
 from pipeline.rag.answers.text.text_answer import TextAnswer
 from pipeline.rag.answers.text.text_kind import TextKind, asks_duration
@@ -53,7 +53,8 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
                                    f"fewer decimals than the {query.decimals} asked")
     if table.short_answer is None or not filings.tagged(scope.doc_ids):
         return table
-    if table.quote is not None and is_about(table, query) and \
+    own = _own_years(table, filings)
+    if table.quote is not None and is_about(table, query, own) and \
             of_the_kind_asked(table, query, text):
         return table
     # a table's share no fact gave is withheld; a sentence about the measure asked may still
@@ -61,19 +62,34 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     # Only a share: letting a sentence stand in for any table figure no fact gave had shown
     # more wrong numbers (docs/answer_rules_by_set.md, "Tried and removed").
     # So may a count, which filings tag seldom ("647 in Europe" of a list of stores).
-    share = query.question.operation is Operation.PROPORTION
+    # So may a sentence's percentage where a rate or share was asked and the table's figure
+    # is none ("market share of 8.8%" beside a table of vehicles sold).
+    share = query.question.operation is Operation.PROPORTION or \
+        asks_ratio(query.text) and not of_the_kind_asked(table, query)
     prose = choose(query.question, ShortAnswer(), text, retrieved, store) \
         if text and (share or text.kind is TextKind.COUNT) else None
-    if prose is not None and prose.quote is not None and is_about(prose, query) and \
+    if prose is not None and prose.quote is not None and \
+            is_about(prose, query, _own_years(prose, filings)) and \
             (prose.scale == "percent" if share else text.kind is TextKind.COUNT) and \
             not coarser_than_asked(prose, query):
         return prose
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
 
 
+def _own_years(answer: ShortAnswer, filings: FilingAnswerer) -> frozenset[int]:
+    """The years of the period of the filing the answer's sentence is from."""
+    info = filings.info.get(answer.cited.doc_id) if answer.cited is not None else None
+    m = info.metadata if info is not None else None
+    if m is None:
+        return frozenset()
+    return frozenset(y for y in (m.fiscal_year, m.period_end and m.period_end.year) if y)
+
+
 def _the_proses(question: str) -> bool:
-    """Whether the question asks what prose states and facts seldom tag."""
-    return asks_forecast(question) or asks_duration(question) or \
+    """Whether the question asks what prose states and facts seldom tag: a forecast, a
+    length of time, the company's people, a place ("Which countries led its organic sales
+    growth in Latin America?")."""
+    return asks_forecast(question) or asks_duration(question) or asks_where(question) or \
         bool(STAFF_TERMS & set(tokens(question)))
 
 
@@ -86,7 +102,8 @@ def of_the_kind_asked(answer: ShortAnswer, query: Query, text: TextAnswer | None
     if text is not None and answer.quote == text.sentence and text.asked is TextKind.DATE and \
             text.kind is not TextKind.DATE:
         return False
-    share = query.question.operation is Operation.PROPORTION or asks_ratio(query.text)
+    share = (query.question.operation is Operation.PROPORTION or asks_ratio(query.text)) and \
+        not _OTHER_UNIT.search(query.text)
     return not share or answer.scale == "percent" or not answer.is_number()
 
 
@@ -100,9 +117,11 @@ def coarser_than_asked(answer: ShortAnswer, query: Query) -> bool:
     return len(str(shown).partition(".")[2]) < query.decimals
 
 
-def is_about(answer: ShortAnswer, query: Query) -> bool:
+def is_about(answer: ShortAnswer, query: Query, own: frozenset[int] = frozenset()) -> bool:
     """Whether a sentence's answer is about what the question asks: its sentence names every
-    year the question does, and a number comes from one that names a word of the question's
+    year the question does (or, naming no year, is of its filing's own period, `own`, when
+    that is the year asked: a 10-Q's "share of the global toothpaste market was 40.5% on a
+    year-to-date basis"), and a number comes from one that names a word of the question's
     measure too ("headcount" is not answered from a sentence about depreciation in the same
     fiscal year; a place or a name needs no such word)."""
     sentence = answer.quote or ""
@@ -111,7 +130,8 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     number = answer.is_number()
     if not number:  # "To when did its January 2025 amendment extend ...": a date naming
         asked = _DATED.sub(" ", asked)  # the event asked of dates no sentence
-    if not all(str(p.year) in sentence for p in query.periods
+    yearless = _YEAR.search(sentence) is None
+    if not all(str(p.year) in sentence or yearless and p.year in own for p in query.periods
                if p.year is not None and str(p.year) in asked):
         return False
     if not number:
@@ -124,6 +144,10 @@ def is_about(answer: ShortAnswer, query: Query) -> bool:
     return not query.measure_words or bool(words & set(tokens(sentence)))
 
 
+# A year a sentence names.
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+# A unit of a rate that is no percentage ("in EH/s" of a hash rate).
+_OTHER_UNIT = re.compile(r"\bin\s+(?!percent|%)[A-Za-z$]+/[A-Za-z]+\b")
 # Words of a measure that any figure may have.
 _ANY_FIGURES = frozenset({"amount", "value", "carrying", "balance", "figure", "number"})
 # A month and year the question writes: the date of an event it names.

@@ -186,7 +186,12 @@ def quarter_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
 
 
 def asks_place(asked: Asked) -> bool:
-    return _ASKS_PLACE.search(asked.text) is not None
+    return asks_where(asked.text)
+
+
+def asks_where(question: str) -> bool:
+    """A place asked: "where", "which city", "in which countries"."""
+    return _ASKS_PLACE.search(question) is not None
 
 
 def _names_the_years(asked: Asked, sentence: str) -> bool:

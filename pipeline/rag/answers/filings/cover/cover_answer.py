@@ -16,6 +16,7 @@ from dataclasses import replace
 from enum import Enum
 from typing import Any
 
+from pipeline.rag.answers.answer_checks import asks_date
 from pipeline.rag.answers.filings.fact_targets import targets
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.short_answer import ShortAnswer
@@ -33,6 +34,8 @@ class FilingField(Enum):
 
 
 Asked = FilingField | CoverField
+# The fields that are dates: a question asking "when" is answered by no other.
+_DATES = frozenset({FilingField.PERIOD_END, CoverField.FISCAL_YEAR_END})
 
 _OFFICES = r"(?:principal\s+(?:executive\s+)?offices?|headquarter(?:s|ed))"
 # In order: the first that matches is what the question asks ("In which state is it
@@ -115,6 +118,8 @@ def answer_from_cover(query: Query, info: DocumentInfo, chunks: Sequence[Any] = 
     `chunks`, the cover's passage showing it); None when the question asks for no such
     field or the filing does not state it."""
     field = cover_field(query.unnamed_text())
+    if asks_date(query.text) and field not in _DATES:
+        return None  # "When does the lease on its Redwood City headquarters expire?"
     if field is FilingField.TICKER:
         value = info.metadata.ticker or None
     elif field is FilingField.PERIOD_END:

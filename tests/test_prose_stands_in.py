@@ -31,7 +31,12 @@ _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 pe
           "The Company expects to recognize deferred revenue of approximately $45 million "
           "over the next 3 years related to the Zeta Tools acquisition.",
           "Approximately 43% of our regular full-time employees are located in the United "
-          "States, 50% in Asia, and 7% in Europe.")
+          "States, 50% in Asia, and 7% in Europe.",
+          "The Company's share of the global widget market was 31.5% on a year-to-date basis.",
+          "We anticipate achieving a total hash rate capacity of 28 EH/s by the end of 2025.",
+          "On July 21, 2024, Jane Roe resigned from her position as the Company's Chief "
+          "Financial Officer.",
+          "Our gadget sales in China were 1.0 million units for market share of 8.8% in 2024.")
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +139,22 @@ def test_what_the_companys_people_are_is_the_proses(rules):
     # the prose states of its people; a figure of the company's stays the facts' to withhold
     assert _the_proses("About what portion of Lam Research's employees are located in Asia?")
     assert not _the_proses("What was Lam Research's revenue from Asia in fiscal 2025?")
+
+
+def test_a_sentence_s_rate_share_or_name_the_facts_do_not_hold(rules):
+    """A sentence naming no year is of its filing's own year (a 10-Q's "share of the global
+    toothpaste market was 40.5% on a year-to-date basis" had needed the year written); a
+    rate asked in its own unit ("in EH/s") is no percentage; "market share" asks one; "which
+    ... Chief Financial Officer" asks a name, not the date in the sentence."""
+    got = _ask(rules, "What was Widget Corp's share of the global widget market in 2024?")
+    assert (got.short_answer, got.scale) == ("31.5", "percent")
+    got = _ask(rules, "What total hash rate capacity does Widget Corp expect to reach by the "
+                      "end of 2025, in EH/s?")
+    assert got.short_answer == "28"
+    got = _ask(rules, "Which Widget Corp Chief Financial Officer resigned in July 2024?")
+    assert got.short_answer == "Jane Roe"
+    got = _ask(rules, "What was Widget Corp's market share in China in 2024?")
+    assert (got.short_answer, got.scale) == ("8.8", "percent")
+    # a year the sentence does not name and the filing is not of: no number
+    assert _ask(rules, "What was Widget Corp's share of the global widget market in 2023?"
+                ).short_answer is None

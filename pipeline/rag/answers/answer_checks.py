@@ -92,7 +92,7 @@ def asks_forecast(text: str) -> bool:
 # the facts answer; not "what impacted the company's tax rate": the noun is no name asked).
 WHAT_NAMED = re.compile(
     r"\b(?:which|what) (?:(?!(?:is|was|are|were|do|does|did|has|have|had|the|a|an|its|their|"
-    r"our)\b)[\w.-]+ ){0,3}?(?:company|companies|firm|partner|provider|bank|lender|customer|"
+    r"our)\b)[\w.-]+ ){0,4}?(?:company|companies|firm|partner|provider|bank|lender|customer|"
     r"supplier|unions?|acquirer|buyer|subsidiary|organization|agency|counterparty|"
     r"manufacturer|operator|retailer|distributor|insurer|business|"
     r"officer|executive|director|chair(?:man|woman|person)?|president|founder)\b(?!['’]s)", re.I)

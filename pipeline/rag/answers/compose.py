@@ -134,8 +134,12 @@ def is_about(answer: ShortAnswer, query: Query, own: frozenset[int] = frozenset(
     if not all(str(p.year) in sentence or yearless and p.year in own for p in query.periods
                if p.year is not None and str(p.year) in asked):
         return False
+    # a date, a name or a number comes only from a sentence naming what the question names
+    # ("What share of its revenue came from Mars?" is no "market share of 8.8% in China")
+    if not _names_what_is_named(sentence, query):
+        return False
     if not number:
-        return _names_what_is_named(sentence, query)
+        return True
     # a head count is told by the words a filing counts its people by ("36,000 employees");
     # a word any figure may have ("net", "amount") tells nothing: Mullen's "net working
     # capital" is no net carrying amount of its patents
@@ -156,6 +160,8 @@ _DATED = re.compile(rf"\b{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}", re.I)
 # hyphen ends it ("McGriff-related" names McGriff).
 _CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’]*")
 _BRACKETED = re.compile(r"\([^()]*\)")
+# A possessive ending ("Riot's"); a name's own last "s" stays ("Mars").
+_POSSESSIVE = re.compile(r"['’]s?$")
 
 
 def _names_what_is_named(sentence: str, query: Query) -> bool:
@@ -164,5 +170,5 @@ def _names_what_is_named(sentence: str, query: Query) -> bool:
     sentence on the acquisition of ESS Metron."""
     # an aside in brackets restates ("its pilots (Independent Pilots Association)")
     text = _BRACKETED.sub(" ", query.unnamed_text())
-    names = {w.rstrip("'’s") for w in _CAPITALIZED.findall(text) if not IS_MONTH.match(w)}
+    names = {_POSSESSIVE.sub("", w) for w in _CAPITALIZED.findall(text) if not IS_MONTH.match(w)}
     return all(re.search(rf"\b{re.escape(w)}", sentence, re.I) for w in names)

@@ -80,8 +80,8 @@ _ASKS_PART_OF = re.compile(r"\bhow much of (?:the|its|their|this|that)\b", re.I)
 _OF_WHOLE = re.compile(r"\s+of\s+(?:the\s+|its\s+|their\s+|our\s+)?(?:total\s+)?", re.I)
 # "In what year was Intuit incorporated?": the year alone, not "March 1984".
 _ASKS_YEAR = re.compile(r"\b(?:which|what) year\b", re.I)
-# "What was the percentage decrease": a percent, not the amount beside it.
-_ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b", re.I)
+# "What was the percentage decrease", "market share": a percent, not the amount beside it.
+_ASKS_PERCENT = re.compile(r"%|\bpercent(?:age)?\b|\bper cent\b|\bmarket share\b", re.I)
 _ASKS_SHARE = re.compile(r"%|percent|proportion|\bratio\b|\brates?\b|\bshare\b|\bmargin\b|"
                          r"\bportion\b|\bpart\b|\byield\b", re.I)
 # That sentence: "The following table sets forth | X", "The table below shows | X".

@@ -6,8 +6,8 @@ Pharmaceutical segment; Dow's "Operating EBIT" of a segment)."""
 from __future__ import annotations
 
 from datetime import date
-from types import SimpleNamespace
 from decimal import Decimal
+from types import SimpleNamespace
 
 from pipeline.rag.answers.filings.asked import _asked_of
 from pipeline.rag.answers.filings.fact_labels import FactLabels

@@ -193,6 +193,9 @@ def test_an_owner_s_possessive_before_a_name_the_filing_knows_is_no_unknown_name
                          "earn?", words, known) == []
     assert unknown_names("What was Meta's WhatsApp operating profit?", words, known) == \
         ["WhatsApp"]
+    # the one possessive names the company: "Intel's Data Center" is no NVIDIA segment's
+    assert unknown_names("What was Intel's Data Center revenue?", frozenset({"intel", "data"}),
+                         {"data", "center"}) == ["Intel"]
 
 
 def test_a_part_named_before_a_definition_qualifies_every_operand():

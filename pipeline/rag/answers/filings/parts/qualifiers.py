@@ -388,15 +388,19 @@ def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> 
     phrases) holds: a capitalized word inside a sentence ("WhatsApp", "Innovative
     Medicine") among its measure words names a part of the company or a product, and a
     filing with no figure by that name has no answer for it, not its total. Acronyms
-    ("EPS", "R&D"), the first word of a sentence and the owner's name before a name the
-    filing knows ("Hill's" of "Hill's Pet Nutrition", printed "Pet Nutrition") are no names."""
+    ("EPS", "R&D"), the first word of a sentence and, after the company's possessive, the
+    owner's name before a name the filing knows ("Colgate's Hill's Pet Nutrition", printed "Pet
+    Nutrition") are no names."""
     out = []
     known = known | {w for spelled, acronym in _spelled_out(text) if acronym in known
                      for w in spelled}
     for match in _NAME.finditer(text):
         word = match.group(0)
         found = tokens(word)
-        owned = _OWNED_NAME.match(text, match.end())
+        # "Colgate's Hill's Pet Nutrition": after the company's possessive, the owner's
+        # name is the segment's ("Intel's Data Center" alone names Intel, no part)
+        owned = _OWNED_NAME.match(text, match.end()) \
+            if re.search(r"['\u2019]s\s+$", text[:match.start()]) else None
         if found and found[0] in measure_words and found[0] not in known and \
                 not _SENTENCE_START.search(text[:match.start()]) and \
                 not (owned and tokens(owned.group(1))[:1] and tokens(owned.group(1))[0] in known):

@@ -404,3 +404,23 @@ def test_a_dash_inside_a_quoted_label_is_no_operator():
     working = parse_query("What was Marathon's working capital (total current assets - total "
                           "current liabilities) at December 31, 2023?")
     assert working.measure is not None and working.measure.formula is not None
+
+
+def test_the_one_class_a_cover_registers_is_its_untagged_count_s():
+    """GameStop registers Class A alone and tags its cover count with no class member:
+    "Class A shares outstanding" had read "class" as a word of a balance sheet row (common
+    stock's value) and got no number. Another class, or a cover of two, keeps the word."""
+    from types import SimpleNamespace
+
+    from pipeline.rag.answers.filings.asked import _sole_class
+    from retriever_trt.documents.model import CoverEntry, CoverField
+
+    def info(title: str):
+        return SimpleNamespace(metadata=SimpleNamespace(
+            cover={CoverField.SECURITIES: CoverEntry(title, (), None)}))
+
+    assert _sole_class("GameStop Class A shares outstanding?", info("Class A Common Stock")) == \
+        {"class"}
+    assert not _sole_class("Class B shares outstanding?", info("Class A Common Stock"))
+    assert not _sole_class("Class A shares outstanding?",
+                           info("Class A Common Stock; Class C Capital Stock"))

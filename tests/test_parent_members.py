@@ -169,6 +169,11 @@ def test_the_consolidation_axis_corporate_and_a_business_group_are_parts():
     assert _parts_of("GM's automotive SG&A in Q2 2023?", facts).options == \
         (frozenset({automotive}),)
     assert _parts_of("The market value of stock held by non-affiliates?", facts).options == ()
+    # a business group's few members sit on a segment table's measure rows: those rows name
+    # no group (GM's Automotive had been named by "earnings before interest and taxes")
+    printed = FactLabels.of(facts, lambda f: ("Earnings before interest and taxes-adjusted",
+                                              "2023"))
+    assert printed.members[automotive] == {"automotive"}
 
 
 def test_a_name_spelled_out_before_its_acronym_names_the_acronym_s_member():

@@ -13,7 +13,7 @@ from pipeline.rag.answers.company_names import (
     find_company,
     written_short_names,
 )
-from pipeline.rag.answers.filings.companies import Combine, combination
+from pipeline.rag.answers.filings.companies import Combine, combination, per_company
 from pipeline.rag.answers.filings.fact_labels import member_words, split_name
 from pipeline.rag.answers.filings.parts.qualifiers import (
     compared_name,
@@ -21,6 +21,7 @@ from pipeline.rag.answers.filings.parts.qualifiers import (
     word_runs,
 )
 from pipeline.rag.answers.named_filing import named_filing
+from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.periods import PeriodKind
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import label_stems, named_years, tokens
@@ -255,3 +256,23 @@ def test_legal_words_after_a_name_narrow_no_measure():
     query = parse_query("Marsh & McLennan Companies revenue FY23?", aliases)
     assert query.company == "marsh and mclennan" and not query.modifiers
     assert "companie" not in query.words | query.measure_words
+
+
+@pytest.mark.parametrize("text, how", [
+    ("In percentage points, how much faster did GM's Q2 2023 revenue grow year over year than "
+     "GameStop's Q2 2023 net sales? One decimal.", Combine.DIFFERENCE),
+    ("Did GM's or GameStop's Q2 2023 net sales grow faster year over year?", Combine.HIGHER),
+    ("Which grew its Q2 2023 net sales more slowly year over year, GM or GameStop?",
+     Combine.LOWER),
+])
+def test_growth_set_against_another_company_s_is_each_one_s_growth(text, how):
+    """"How much faster did GM's revenue grow than GameStop's" had looked up each company's
+    revenue (no number, or the higher revenue's company for "more slowly")."""
+    query = parse_query(text, {"GM": "general motors", "GameStop": "gamestop"})
+    assert combination(query.text) is how
+    assert {per_company(query, c).operation for c in query.companies} == \
+        {Operation.PERCENT_CHANGE}
+    # a comparison of figures, not of growth, stays a lookup of each
+    plain = parse_query("Which had higher Q2 2023 net sales, GM or GameStop?",
+                        {"GM": "general motors", "GameStop": "gamestop"})
+    assert per_company(plain, plain.companies[0]).operation == Operation.LOOKUP

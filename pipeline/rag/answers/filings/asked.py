@@ -35,6 +35,7 @@ from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.vocabulary.definitions import stated_definitions
 from pipeline.rag.answers.vocabulary.line_items import BY_NAME, Kind, LineItem
 from pipeline.rag.answers.vocabulary.metrics import Metric, Scale
+from retriever_trt.documents.model import CoverField
 from retriever_trt.search.filters import company_key
 
 # What a company took in from a part of itself: "How much did Intuitive Surgical earn from
@@ -118,7 +119,8 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
     # a letter alone names a class ("Class C"), no word of a label ("s" of "S&M"); parts set
     # against each other are all named, none of them the measure
     naming = parts.naming_words(every=bool(compared_parts(query, parts)))
-    words = {w for w in query.measure_words - naming - CUE_WORDS if len(w) > 1}
+    words = {w for w in query.measure_words - naming - CUE_WORDS - _sole_class(query.text, info)
+             if len(w) > 1}
     labelled = labelled_items(frozenset(words), labels, info.facts, prefer,
                               counted=_counted(query.text))
     measure = query.measure
@@ -163,6 +165,21 @@ def _asked_of(query: Query, info: Any, labels: FactLabels) -> tuple[Asked, Parts
         labelled = rows_named_as(measure, labels, labelled)
     return Asked(parts.options, tuple(held or labelled), phrases, not held,
                  narrowing if not held else frozenset()), parts
+
+
+# "Class A shares": the class of stock a question names.
+_CLASS = re.compile(r"\bclass\s+([a-z])\b", re.I)
+
+
+def _sole_class(text: str, info: Any) -> frozenset[str]:
+    """{"class"} when the class of stock the question names is the one class the filing's
+    cover registers: GameStop registers Class A alone and tags its count with no class
+    member, so "Class A shares outstanding" is that count, not a balance sheet row holding
+    "class"; else nothing."""
+    asked = {m.group(1).upper() for m in _CLASS.finditer(text)}
+    entry = info.metadata.cover.get(CoverField.SECURITIES) if asked else None
+    registered = {m.group(1).upper() for m in _CLASS.finditer(entry.value)} if entry else set()
+    return frozenset({"class"}) if asked and registered == asked else frozenset()
 
 
 _WITHIN = re.compile(r"\bwithin\b", re.I)

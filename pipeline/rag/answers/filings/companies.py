@@ -37,10 +37,12 @@ class Combine(Enum):
 
 
 _WHICH = re.compile(r"\b(?:which|who|whose|what company)\b", re.I)
-_HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|greatest|bigger)\b",
-                     re.I)
-_LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer)\b", re.I)
-_DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater)\b|"
+_HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|greatest|bigger|"
+                     r"faster|fastest)\b", re.I)
+_LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|slower|slowest|slowly)\b",
+                    re.I)
+_DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater|"
+                         r"faster|slower)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
 _RATIO = re.compile(rf"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b|{AS_FRACTION_OF}", re.I)
 _PERCENT_OF = re.compile(AS_PERCENT_OF, re.I)
@@ -74,6 +76,10 @@ def chooses(text: str) -> bool:
     return combination(text) in (Combine.HIGHER, Combine.LOWER)
 
 
+# Two companies' growth set against each other: "grew faster", "how much slower ... grow".
+_PACE = r"\b(?:faster|fastest|slower|slowest|(?:more|less) (?:slowly|quickly|rapidly))\b"
+_GROWTH_SET_AGAINST = re.compile(rf"{_PACE}[^?]*\bgr[eo]wt?h?\b|\bgr[eo]wt?h?\b[^?]*{_PACE}",
+                                 re.I)
 # What is computed of the companies' figures, not chosen among them.
 _COMPUTED = (Combine.SUM, Combine.DIFFERENCE, Combine.RATIO, Combine.PERCENT_OF)
 _QUOTIENTS = (Combine.RATIO, Combine.PERCENT_OF)
@@ -88,6 +94,9 @@ def per_company(query: Query, company: str) -> Query:
         periods = (periods[query.companies.index(company)],)
     # a sum, difference or ratio is rounded as asked once, not each of its operands before it
     decimals = None if combination(query.text) in _COMPUTED else query.decimals
+    # "how much faster did A's revenue grow than B's": each one's growth, then the gap
+    lookup = Operation.PERCENT_CHANGE if _GROWTH_SET_AGAINST.search(query.text) else \
+        Operation.LOOKUP
     own = next((o for o in query.operands if o.company == company), None)
     if own is not None and own.measure_words:
         # its own side of the operator: its measure, definition and part; the question's
@@ -98,7 +107,7 @@ def per_company(query: Query, company: str) -> Query:
     return replace(query, text=query.unnamed_text(keep=company), company=company,
                    companies=(company,), periods=periods, decimals=decimals,
                    words=query.words - others, measure_words=query.measure_words - others,
-                   question=replace(query.question, operation=Operation.LOOKUP))
+                   question=replace(query.question, operation=lookup))
 
 
 def _own_periods(query: Query, company: str) -> tuple[Period, ...]:

@@ -29,9 +29,12 @@ from retriever_trt.documents.years import YEAR_DIGITS
 # no part of the company ("from continuing operations" had named its member, which RTX tags
 # on pension costs alone, and left operating cash flow without a number).
 # A company's own axis of business groups or units ("gm:BusinessGroupAxis": GM tags its
-# automotive SG&A with its Automotive member alone) names parts as a segment axis does.
+# automotive SG&A with its Automotive member alone) names parts as a segment axis does, by
+# the members' own names only (`_NAMED_ONLY_AXES`): its few members sit on the rows of a
+# segment table's measures, whose labels name no group ("Earnings before interest and taxes").
+_NAMED_ONLY_AXES = re.compile(r"Business(?:Group|Unit)s?Axis", re.I)
 QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
-                            r"ClassOfStock|Brand|Division|Business(?:Group|Unit)s?Axis", re.I)
+                            rf"ClassOfStock|Brand|Division|{_NAMED_ONLY_AXES.pattern}", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
 # The standard axis of a company's business segments.
 SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
@@ -253,7 +256,7 @@ class FactLabels:
                 texts.add(shown[0])
                 if id(f) in in_statement:
                     rows[f.concept].add(shown[0])
-            elif shown and len(parts) == 1 and all(
+            elif shown and len(parts) == 1 and not _NAMED_ONLY_AXES.search(parts[0][0]) and all(
                     d in parts or d in NEUTRAL_MEMBERS for d in f.dimensions):
                 # a fact of a part and of another dimension ("U.S. government revenue" of
                 # Boeing's Global Services, a customer axis's member) is printed under the

@@ -276,3 +276,16 @@ def test_growth_set_against_another_company_s_is_each_one_s_growth(text, how):
     plain = parse_query("Which had higher Q2 2023 net sales, GM or GameStop?",
                         {"GM": "general motors", "GameStop": "gamestop"})
     assert per_company(plain, plain.companies[0]).operation == Operation.LOOKUP
+
+
+def test_a_metric_s_initials_spell_a_concept_s_words():
+    """AMC tags Adjusted EBITDA as AdjustedEarningsBeforeInterestTaxesDepreciationAndAmortization:
+    "Adjusted EBITDA" had been computed as operating income plus D&A (167 of its 189.6, a
+    wrong number). A run of initials ends on no skipped word ("... depreciation and" is no
+    EBITDA)."""
+    from pipeline.rag.answers.filings.initialisms import with_initials
+
+    label = split_name("amch:AdjustedEarningsBeforeInterestTaxesDepreciationAndAmortization")
+    assert with_initials(label, frozenset({"ebitda"})) == {"adjusted", "ebitda"}
+    assert with_initials("Cost of goods sold", frozenset({"cogs"})) == {"cogs"}
+    assert with_initials("Operating income", frozenset({"ebitda"})) == {"operating", "income"}

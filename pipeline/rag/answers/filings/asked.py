@@ -15,7 +15,7 @@ from pipeline.rag.answers.answer_checks import asks_count, asks_share_count
 from pipeline.rag.answers.company_names import owned_names
 from pipeline.rag.answers.filings.fact_answer import Asked
 from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
-from pipeline.rag.answers.filings.initialisms import spelled_initials
+from pipeline.rag.answers.filings.initialisms import spelled_initials, with_initials
 from pipeline.rag.answers.filings.measure_match import (
     holding,
     labelled_items,
@@ -97,7 +97,9 @@ def _tagged_metric(query: Query, asked: Asked, parts: Parts) -> LineItem | None:
     said = label_stems(query.measure_words - parts.naming_words(every=True) - CUE_WORDS)
     name = label_stems(tokens(metric.name))
     item = asked.labelled[0]
-    own = label_stems(tokens(split_name(item.concepts[0])))
+    # its name's initials spelled out: AMC's AdjustedEarningsBeforeInterestTaxes... is its
+    # "Adjusted EBITDA"
+    own = label_stems(with_initials(split_name(item.concepts[0]), frozenset(tokens(metric.name))))
     return item if name <= own <= said else None
 
 

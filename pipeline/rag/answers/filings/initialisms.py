@@ -26,7 +26,8 @@ def _runs(label: str, letters: str) -> Iterable[frozenset[str]]:
     for run in (words, [w for w in words if w not in _SKIPPED]):
         for start in range(len(run) - len(letters) + 1):
             chosen = run[start:start + len(letters)]
-            if "".join(w[0] for w in chosen) == letters:
+            # a run ends on no skipped word: "EBITDA" is not "... depreciation and"
+            if "".join(w[0] for w in chosen) == letters and chosen[-1] not in _SKIPPED:
                 yield frozenset(tokens(" ".join(chosen)))
 
 
@@ -46,3 +47,15 @@ def spelled_initials(words: frozenset[str], text: str, labels: Iterable[str],
         if len(found) == 1:
             out = (out - {letters}) | next(iter(found))
     return frozenset(out)
+
+
+def with_initials(label: str, words: frozenset[str]) -> frozenset[str]:
+    """The label's words (`tokens`), each run of them that one of `words` spells by its
+    initials written as that word: "Adjusted Earnings Before Interest Taxes Depreciation And
+    Amortization" with "ebitda" is {adjusted, ebitda}."""
+    out = frozenset(tokens(label))
+    for letters in words:
+        run = next(iter(_runs(label, letters)), None) if len(letters) >= 3 else None
+        if run is not None:
+            out = out - run | {letters}
+    return out

@@ -36,7 +36,8 @@ _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 pe
           "We anticipate achieving a total hash rate capacity of 28 EH/s by the end of 2025.",
           "On July 21, 2024, Jane Roe resigned from her position as the Company's Chief "
           "Financial Officer.",
-          "Our gadget sales in China were 1.0 million units for market share of 8.8% in 2024.")
+          "Our gadget sales in China were 1.0 million units for market share of 8.8% in 2024.",
+          "The revenue retention rate of our subscription portfolio was 95% in 2024.")
 
 
 @pytest.fixture(scope="module")
@@ -158,3 +159,11 @@ def test_a_sentence_s_rate_share_or_name_the_facts_do_not_hold(rules):
     # a year the sentence does not name and the filing is not of: no number
     assert _ask(rules, "What was Widget Corp's share of the global widget market in 2023?"
                 ).short_answer is None
+
+
+def test_a_rate_the_facts_hold_only_an_amount_of_is_the_proses(rules):
+    """"What revenue retention rate": the facts hold the revenue, an amount, not the rate;
+    that had been said and the sentence stating the rate withheld."""
+    got = _ask(rules, "What revenue retention rate did Widget Corp report for its "
+                      "subscription portfolio in 2024?")
+    assert (got.short_answer, got.scale) == ("95", "percent")

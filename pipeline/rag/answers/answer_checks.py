@@ -126,6 +126,10 @@ def asks_share_count(text: str) -> bool:
     return _ASKS_SHARE_COUNT.search(text) is not None
 
 
+# Why an amount found does not answer a rate asked: the prose may state the rate.
+RATE_UNREAD = "the question asks for a ratio or rate, and its definition was not read as one"
+
+
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
     """Why a figure of `scale` ("percent", "" for a ratio or plain number, or an amount's
     "million"...) computed from `facts` does not answer the question `text`; None if it
@@ -133,7 +137,7 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
     monetary = bool(facts) and all(f.unit.startswith(MONETARY) and "/" not in f.unit
                                    for f in facts)
     if asks_ratio(text) and not ratio and monetary:
-        return "the question asks for a ratio or rate, and its definition was not read as one"
+        return RATE_UNREAD
     if _ASKS_FLOW.search(_CASH_FLOW_STATEMENT.sub(" ", text)) and facts and \
             all(f.start is None for f in facts):
         return "the question asks for what flowed or was earned over a period, and the figure found is " \

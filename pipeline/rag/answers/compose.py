@@ -66,12 +66,15 @@ def compose(query: Query, scope: Scope, filings: FilingAnswerer, tables: Any,
     # is none ("market share of 8.8%" beside a table of vehicles sold).
     share = query.question.operation is Operation.PROPORTION or \
         asks_ratio(query.text) and not of_the_kind_asked(table, query)
+    # So may a sentence restating the table's figure (Rocket's "net client retention rate
+    # of 97%" beside its untagged table of it).
+    restated = text is not None and text.short_answer == table.short_answer
     prose = choose(query.question, ShortAnswer(), text, retrieved, store) \
-        if text and (share or text.kind is TextKind.COUNT) else None
+        if text and (share or restated or text.kind is TextKind.COUNT) else None
     if prose is not None and prose.quote is not None and \
             is_about(prose, query, _own_years(prose, filings)) and \
-            (prose.scale == "percent" if share else text.kind is TextKind.COUNT) and \
-            not coarser_than_asked(prose, query):
+            (restated or (prose.scale == "percent" if share else text.kind is TextKind.COUNT)) \
+            and not coarser_than_asked(prose, query):
         return prose
     return ShortAnswer(wanted_arithmetic=table.wanted_arithmetic, missing=UNMATCHED)
 

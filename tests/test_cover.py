@@ -114,6 +114,12 @@ def test_a_cover_answer_cites_its_fact_and_none_comes_of_a_missing_field(sample:
     assert cite["source_id"] == short.cited.chunk_id
     q = answerer.parse("In which state are Gadget Corp.'s principal executive offices?")
     assert answerer.answer(q, answerer.scope(q, None)).short_answer is None
+    # a date or a count asked of what the cover names is no field of it ("When does the
+    # lease on its headquarters expire?" had been answered with the city)
+    for question in ("When was Gadget Corp. incorporated in its state of incorporation?",
+                     "How many employees work in Gadget Corp.'s state of incorporation?"):
+        q = answerer.parse(question)
+        assert answerer.answer(q, answerer.scope(q, None)).short_answer != "Delaware"
 
 
 def _line(y: float, *cells: tuple[str, float, float]) -> Line:

@@ -34,6 +34,8 @@ class FilingField(Enum):
 
 
 Asked = FilingField | CoverField
+# A count or an amount asked: no field of the cover is one.
+_HOW_MANY = re.compile(r"\bhow (?:many|much)\b", re.I)
 # The fields that are dates: a question asking "when" is answered by no other.
 _DATES = frozenset({FilingField.PERIOD_END, CoverField.FISCAL_YEAR_END})
 
@@ -118,8 +120,10 @@ def answer_from_cover(query: Query, info: DocumentInfo, chunks: Sequence[Any] = 
     `chunks`, the cover's passage showing it); None when the question asks for no such
     field or the filing does not state it."""
     field = cover_field(query.unnamed_text())
-    if asks_date(query.text) and field not in _DATES:
-        return None  # "When does the lease on its Redwood City headquarters expire?"
+    if asks_date(query.text) and field not in _DATES or _HOW_MANY.search(query.text):
+        # "When does the lease on its Redwood City headquarters expire?", "How many stories
+        # is its headquarters building?": no field of the cover
+        return None
     if field is FilingField.TICKER:
         value = info.metadata.ticker or None
     elif field is FilingField.PERIOD_END:

@@ -103,6 +103,12 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
     # the figure stated after what it counts, as its value (Tesla's 10-K)
     ("Acme's worldwide employee headcount at year-end 2024?",
      "As of December 31, 2024, our employee headcount worldwide was 125,665.", "125665"),
+    # "how many stockholders held": the count of stockholders, not of the shares they hold,
+    # which the question names too (AMC's 10-Q)
+    ("As of June 30, 2024, how many stockholders held Acme Class A shares directly registered "
+     "with its transfer agent?", "As of June 30, 2024, approximately 57.5 million shares of "
+     "our Class A common stock were directly registered with our transfer agent by 17,160 "
+     "stockholders.", "17160"),
 ])
 def test_which_figure_counts_what_was_asked(question, sentence, short) -> None:
     got = ask(question, sentence)

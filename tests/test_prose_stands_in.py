@@ -5,6 +5,8 @@ expenditures for 2025"); a sentence about something else gives no number."""
 
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
@@ -15,6 +17,7 @@ from pipeline.rag.answers.compose import compose, of_the_kind_asked
 from pipeline.rag.answers.filings.filing_answer import FilingAnswerer
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.short_answer import ShortAnswer, TableSource
+from retriever_trt.documents.model import Fact
 from retriever_trt.indexing.ingest import ingest
 
 _PROSE = ("Our top 10 customers, collectively, accounted for approximately 60 percent of "
@@ -167,3 +170,14 @@ def test_a_rate_the_facts_hold_only_an_amount_of_is_the_proses(rules):
     got = _ask(rules, "What revenue retention rate did Widget Corp report for its "
                       "subscription portfolio in 2024?")
     assert (got.short_answer, got.scale) == ("95", "percent")
+
+
+def test_a_count_asked_is_never_an_amount_of_money():
+    """"How many stockholders held its Class A shares" had been answered with the balance of
+    Class A common stock (5.2 million dollars): money is no count."""
+    from pipeline.rag.answers.answer_checks import COUNT_UNREAD, withheld
+
+    money = [Fact("f", "us-gaap:StockholdersEquity", Decimal("5.2e6"), "USD", date(2024, 6, 30))]
+    assert withheld("How many stockholders held Acme Class A shares?", "million", money,
+                    False) is COUNT_UNREAD
+    assert withheld("How many dollars of equity did Acme hold?", "million", money, False) is None

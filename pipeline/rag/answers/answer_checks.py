@@ -128,6 +128,10 @@ def asks_share_count(text: str) -> bool:
 
 # Why an amount found does not answer a rate asked: the prose may state the rate.
 RATE_UNREAD = "the question asks for a ratio or rate, and its definition was not read as one"
+# Why an amount of money does not answer "how many": the prose may state the count
+# ("how many stockholders held its Class A shares" is no balance of that stock).
+COUNT_UNREAD = "the question asks how many, and the figure found is an amount of money"
+_HOW_MANY = re.compile(r"\bhow many\b(?!\s+(?:dollars|euros|cents)\b)", re.I)
 
 
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
@@ -138,6 +142,8 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
                                    for f in facts)
     if asks_ratio(text) and not ratio and monetary:
         return RATE_UNREAD
+    if _HOW_MANY.search(text) and monetary:
+        return COUNT_UNREAD
     if _ASKS_FLOW.search(_CASH_FLOW_STATEMENT.sub(" ", text)) and facts and \
             all(f.start is None for f in facts):
         return "the question asks for what flowed or was earned over a period, and the figure found is " \

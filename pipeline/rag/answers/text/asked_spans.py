@@ -37,7 +37,7 @@ _ASKS_COUNT = re.compile(
     r"(?:(?:about|approximately|roughly|around|nearly|some|over|more than|fewer than) )?how many "
     r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would|"
     r"work(?:ed|s)?|serve[sd]?|operate[sd]?|ma(?:de|kes?) up|comprised?|constitute[sd]?|"
-    r"remain(?:ed|s)?)\b", re.I)
+    r"remain(?:ed|s)?|h(?:e|o)ld|holds|own(?:ed|s)?)\b", re.I)
 # "Tesla's headcount at year-end", "how big was Visa's workforce": a count of employees.
 _ASKS_HEADCOUNT = re.compile(r"\b(?:head ?count|workforce|number of employees|employee count)\b",
                              re.I)
@@ -271,6 +271,9 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     if len(paired) == 1 and any(_restates(w, h) for w in tokens(sentence) for h in heads):
         return _value(paired[0])
     scored = _scored_counts(asked, sentence, found, heads, noun)
+    # a figure of another thing the question names is no count of what it counts: "57.5
+    # million shares ... registered by 17,160 stockholders" counts stockholders by the second
+    scored = [c for c in scored if c.head or not c.other] or scored
     best = max(scored, key=lambda c: c.score, default=None)  # the first of equal scores
     if best is not None and best.whole:
         # the whole, when a part's count restates a word of the question it does not
@@ -279,12 +282,19 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     return _value(best.match) if best is not None else None
 
 
+# The word right after a figure (past its scale): what it is a figure of ("57.5 million
+# shares").
+_UNIT_WORD = re.compile(r"\s*(?:(?:thousand|million|billion)\s+)?([A-Za-z]+)", re.I)
+
+
 @dataclass(frozen=True)
 class _Count:
     match: re.Match
     score: int
     restated: frozenset[str]  # the question's words its own words restate
     whole: bool               # said to be the whole ("a total of", "across all of our")
+    head: bool = False        # its own words name what is counted
+    other: bool = False       # its own first word names another thing the question does
 
 
 def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
@@ -310,8 +320,13 @@ def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
         if head or len(restated) >= MIN_RESTATED:
             # a word beyond the counted noun says which count ("backlog" of "F-35 aircraft")
             which = len(restated - set(noun))
+            unit = _UNIT_WORD.match(text)
+            first = tokens(unit.group(1)) if unit else []
+            other = bool(first) and any(_restates(first[0], c) for c in asked.measure
+                                        if c not in noun)
             out.append(_Count(m, len(restated) + which + head +
-                              _year_fit(asked, text, sentence[:m.start()]), restated, whole))
+                              _year_fit(asked, text, sentence[:m.start()]), restated, whole,
+                              head, other))
     return [c for c in out if c.score > 0]
 
 

@@ -181,3 +181,20 @@ def test_a_count_asked_is_never_an_amount_of_money():
     assert withheld("How many stockholders held Acme Class A shares?", "million", money,
                     False) is COUNT_UNREAD
     assert withheld("How many dollars of equity did Acme hold?", "million", money, False) is None
+
+
+def test_the_names_a_sentence_must_say():
+    """A name or a date comes from a sentence saying every name the question gives, a name
+    in the plural said in the singular too ("zero-sugar Oreos": "Oreo Zero"); a number from
+    one saying one of them at least (the "Tax Act" payment's sentence says "transition
+    tax"); "Mars" is no "market"."""
+    from pipeline.rag.answers.compose import _names_what_is_named
+
+    oreos = parse_query("In which country did Mondelez introduce zero-sugar Oreos?")
+    assert _names_what_is_named("the launch in China of Oreo Zero", oreos)
+    tax = parse_query("How large is the remaining Tax Act transition tax payment? $ millions.")
+    sentence = "we had one remaining transition tax payment of $255 million"
+    assert _names_what_is_named(sentence, tax, every=False)
+    assert not _names_what_is_named(sentence, tax)
+    mars = parse_query("What share of Widget Corp's 2024 revenue came from Mars (%)?")
+    assert not _names_what_is_named("market share of 8.8% in China", mars, every=False)

@@ -139,7 +139,7 @@ def is_about(answer: ShortAnswer, query: Query, own: frozenset[int] = frozenset(
         return False
     # a date, a name or a number comes only from a sentence naming what the question names
     # ("What share of its revenue came from Mars?" is no "market share of 8.8% in China")
-    if not _names_what_is_named(sentence, query):
+    if not _names_what_is_named(sentence, query, every=not number):
         return False
     if not number:
         return True
@@ -163,15 +163,27 @@ _DATED = re.compile(rf"\b{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}", re.I)
 # hyphen ends it ("McGriff-related" names McGriff).
 _CAPITALIZED = re.compile(r"(?<=\s)[A-Z][a-z][\w'’]*")
 _BRACKETED = re.compile(r"\([^()]*\)")
+# A name's plural "s" is dropped past this many letters ("Oreos"; not "Ads").
+_SHORTEST_PLURAL = 3
 # A possessive ending ("Riot's"); a name's own last "s" stays ("Mars").
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
-def _names_what_is_named(sentence: str, query: Query) -> bool:
+def _names_what_is_named(sentence: str, query: Query, every: bool = True) -> bool:
     """Whether a date or a name comes from a sentence naming what the question names besides
     its company: "In what month and year did Riot acquire Whinstone?" is not answered from a
-    sentence on the acquisition of ESS Metron."""
+    sentence on the acquisition of ESS Metron. `every`: all of its names, else one at least
+    (a number's sentence may call the "Tax Act" its "transition tax")."""
     # an aside in brackets restates ("its pilots (Independent Pilots Association)")
     text = _BRACKETED.sub(" ", query.unnamed_text())
     names = {_POSSESSIVE.sub("", w) for w in _CAPITALIZED.findall(text) if not IS_MONTH.match(w)}
-    return all(re.search(rf"\b{re.escape(w)}", sentence, re.I) for w in names)
+    if not names:
+        return True
+    # a name in the plural is said in the singular too ("zero-sugar Oreos", "Oreo Zero")
+    said = [re.search(rf"\b{re.escape(_singular(w))}s?\b", sentence, re.I) is not None
+            for w in names]
+    return all(said) if every else any(said)
+
+
+def _singular(name: str) -> str:
+    return name[:-1] if len(name) > _SHORTEST_PLURAL and name.endswith("s") else name

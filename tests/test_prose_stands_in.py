@@ -191,7 +191,7 @@ def test_the_names_a_sentence_must_say():
     from pipeline.rag.answers.compose import _names_what_is_named
 
     oreos = parse_query("In which country did Mondelez introduce zero-sugar Oreos?")
-    assert _names_what_is_named("the launch in China of Oreo Zero", oreos)
+    assert _names_what_is_named("Mondelez launched Oreo Zero in China", oreos)
     tax = parse_query("How large is the remaining Tax Act transition tax payment? $ millions.")
     sentence = "we had one remaining transition tax payment of $255 million"
     assert _names_what_is_named(sentence, tax, every=False)

@@ -198,3 +198,14 @@ def test_the_names_a_sentence_must_say():
     assert not _names_what_is_named(sentence, tax)
     mars = parse_query("What share of Widget Corp's 2024 revenue came from Mars (%)?")
     assert not _names_what_is_named("market share of 8.8% in China", mars, every=False)
+
+
+def test_an_average_of_one_period_is_the_proses(rules):
+    """"The average revenue from its top twenty customers in 2024" is no average of periods:
+    the facts' "an average of one period's revenue" had withheld Palantir's sentence stating
+    it; the facts now leave it to the prose."""
+    _, filings, _ = rules
+    query = filings.parse("What was the average revenue from Widget Corp's top twenty "
+                          "customers in 2024? $ millions.")
+    got = filings.answer(query, filings.scope(query, None))
+    assert (got.short_answer, got.missing) == (None, None)

@@ -312,7 +312,10 @@ class FilingAnswerer:
             return _undefined(query, info)
         computed = isinstance(query.measure, Metric) or query.operation in (
             Operation.CHANGE, Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SUM)
-        in_prose = counted or query.operation is Operation.PROPORTION
+        # an average of one period is of something else than periods ("average revenue
+        # from its top twenty customers"), which the prose may state
+        in_prose = counted or query.operation is Operation.PROPORTION or \
+            query.operation is Operation.AVERAGE and len(query.periods) <= 1
         if result.value is None:  # a count or a share no fact gives may be stated in the prose
             return ShortAnswer() if in_prose else _no_fact(result, info, tagged, computed)
         ratio = query.operation is Operation.PERCENT_CHANGE or (

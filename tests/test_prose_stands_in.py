@@ -181,6 +181,11 @@ def test_a_count_asked_is_never_an_amount_of_money():
     assert withheld("How many stockholders held Acme Class A shares?", "million", money,
                     False) is COUNT_UNREAD
     assert withheld("How many dollars of equity did Acme hold?", "million", money, False) is None
+    # "how many $ thousands" asks the unit of an amount, no count
+    assert withheld("Acme's Mining revenue in Q2 2024 -- how many $ thousands?", "thousand",
+                    money, False) is None
+    assert withheld("Acme's revenue: how many millions of dollars?", "million", money,
+                    False) is None
 
 
 def test_the_names_a_sentence_must_say():

@@ -131,7 +131,8 @@ RATE_UNREAD = "the question asks for a ratio or rate, and its definition was not
 # Why an amount of money does not answer "how many": the prose may state the count
 # ("how many stockholders held its Class A shares" is no balance of that stock).
 COUNT_UNREAD = "the question asks how many, and the figure found is an amount of money"
-_HOW_MANY = re.compile(r"\bhow many\b(?!\s+(?:dollars|euros|cents)\b)", re.I)
+_HOW_MANY = re.compile(r"\bhow many\b(?!\s+(?:\$|(?:us\$|usd|dollars|euros|cents|thousands?|"
+                       r"millions?|billions?)\b))", re.I)
 
 
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:

@@ -214,3 +214,23 @@ def test_an_average_of_one_period_is_the_proses(rules):
                           "customers in 2024? $ millions.")
     got = filings.answer(query, filings.scope(query, None))
     assert (got.short_answer, got.missing) == (None, None)
+
+
+def test_a_sentence_restating_an_untagged_table_s_figure_answers(tmp_path):
+    """Rocket prints its net client retention rate in an untagged table and states it in a
+    sentence: the table's figure alone is withheld in a tagged filing, the sentence saying the
+    same figure had been withheld with it. A place asked is the prose's where the facts miss."""
+    from pipeline.rag.answers.compose import _the_proses
+
+    table = ("</span><table><tr><td></td><td>2024</td></tr><tr><td>Net client retention rate"
+             "</td><td>97%</td></tr></table><span>")
+    sentence = ("On December 31, 2024, the net client retention rate of our servicing "
+                "portfolio was 97% on an annual basis.")
+    write_filing(tmp_path, "Widget Corp", "WDGT", 2024, 1234, 1000, 200, 35,
+                 charge=(table, sentence))
+    store = ingest(tmp_path)[0]
+    got = _ask((store, FilingAnswerer(store), TableSource(store)),
+               "What net client retention rate did Widget Corp report for its servicing "
+               "portfolio at the end of 2024, %?")
+    assert (got.short_answer, got.quote) == ("97", sentence)
+    assert _the_proses("Which countries led Widget Corp's organic sales growth in 2024?")

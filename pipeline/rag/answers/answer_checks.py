@@ -36,6 +36,8 @@ _ASKS_COUNT = re.compile(r"\bhow many\b(?!\s+(?:(?:thousands|millions|billions|t
                          r"\s*(?:\$|us\$|usd\b))|"
                          r"\bnumber of\b|\bhead ?count\b|\bworkforce\b", re.I)
 _SHARES = re.compile(r"\bshares?\b|\bstock\b", re.I)
+# The word "how many" counts.
+_COUNTED = re.compile(r"\bhow many\s+([a-z]+)", re.I)
 # "How many shares of Class A stock were outstanding", "how many millions of shares did it
 # buy back", "the number of diluted shares": a count of shares.
 _ASKS_SHARE_COUNT = re.compile(r"\bhow many (?:(?:thousands|millions|billions) of )?"
@@ -117,7 +119,12 @@ def asks_date(text: str) -> bool:
 
 def asks_count(text: str) -> bool:
     """A count of people, stores or other things (not of shares): prose states those more
-    often than a fact does, so the text may answer where no fact does."""
+    often than a fact does, so the text may answer where no fact does. What "how many"
+    counts is the word after it ("how many stockholders held its Class A shares" counts
+    stockholders)."""
+    counted = _COUNTED.search(text)
+    if counted is not None and _ASKS_COUNT.search(text):
+        return not _SHARES.match(counted.group(1))
     return _ASKS_COUNT.search(text) is not None and not _SHARES.search(text)
 
 
@@ -130,9 +137,9 @@ def asks_share_count(text: str) -> bool:
 RATE_UNREAD = "the question asks for a ratio or rate, and its definition was not read as one"
 # Why an amount of money does not answer "how many": the prose may state the count
 # ("how many stockholders held its Class A shares" is no balance of that stock).
-COUNT_UNREAD = "the question asks how many, and the figure found is an amount of money"
-_HOW_MANY = re.compile(r"\bhow many\b(?!\s+(?:\$|(?:us\$|usd|dollars|euros|cents|thousands?|"
-                       r"millions?|billions?)\b))", re.I)
+COUNT_UNREAD = "the question asks for a count, and the figure found is an amount of money"
+# The facts' reasons the prose may state what they lack.
+PROSE_MAY_STATE = (RATE_UNREAD, COUNT_UNREAD)
 
 
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
@@ -143,8 +150,6 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
                                    for f in facts)
     if asks_ratio(text) and not ratio and monetary:
         return RATE_UNREAD
-    if _HOW_MANY.search(text) and monetary:
-        return COUNT_UNREAD
     if _ASKS_FLOW.search(_CASH_FLOW_STATEMENT.sub(" ", text)) and facts and \
             all(f.start is None for f in facts):
         return "the question asks for what flowed or was earned over a period, and the figure found is " \
@@ -154,7 +159,7 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
         return "the question asks for what the company took in, and the figure found is a " \
             "cost or expense"
     if asks_count(text) and monetary:
-        return "the question asks for a count, and the figure found is an amount of money"
+        return COUNT_UNREAD
     if ratio and asks_amount(text):
         return "the question asks for an amount of money, and the figure found is a ratio"
     if not ratio and monetary and len({f.start is None for f in facts}) > 1:

@@ -13,14 +13,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipeline.rag.answers.answer_checks import (
-    COUNT_UNREAD,
-    RATE_UNREAD,
-    asks_count,
-    asks_date,
-    asks_name,
-    withheld,
-)
+from pipeline.rag.answers.answer_checks import asks_count, asks_date, asks_name, withheld
 from pipeline.rag.answers.company_names import (
     as_named,
     find_companies,
@@ -338,11 +331,9 @@ class FilingAnswerer:
                    f"{info.title}'s statements give only whole")
         why = why or self._unknown_name(query, info) or \
             (no_narrower(query, info, asked.unmatched) if asked.unmatched else None)
-        if why is not None:  # a count, a share or a rate no fact gives may be stated in
-            # the prose ("market share of 16.2%" beside the vehicles sold the facts tag), as
-            # may a count where the facts found money
-            return ShortAnswer() if in_prose or why in (RATE_UNREAD, COUNT_UNREAD) else \
-                ShortAnswer(wanted_arithmetic=computed, missing=why)
+        if why is not None:  # a count or a share no fact gives may be stated in the prose
+            return ShortAnswer() if in_prose else ShortAnswer(wanted_arithmetic=computed,
+                                                               missing=why)
         return as_stated_finer(cited_answer(result, info, computed, tagged, self._chunks),
                                result, query, lambda: self._sentences_of(info.doc_id))
 

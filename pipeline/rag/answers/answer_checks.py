@@ -122,10 +122,10 @@ def asks_count(text: str) -> bool:
     often than a fact does, so the text may answer where no fact does. What "how many"
     counts is the word after it ("how many stockholders held its Class A shares" counts
     stockholders)."""
+    if _ASKS_COUNT.search(text) is None:
+        return False
     counted = _COUNTED.search(text)
-    if counted is not None and _ASKS_COUNT.search(text):
-        return not _SHARES.match(counted.group(1))
-    return _ASKS_COUNT.search(text) is not None and not _SHARES.search(text)
+    return not _SHARES.match(counted.group(1)) if counted else not _SHARES.search(text)
 
 
 def asks_share_count(text: str) -> bool:

@@ -25,14 +25,14 @@ from retriever_trt.documents.years import YEAR_DIGITS
 # a region or country, a product or service line, a class of stock. Other axes (equity
 # components, fair-value levels, award types, debt issues) break a figure down in ways a
 # question names by its measure, not as a part of the company.
+# A company's own axis of business groups or units ("gm:BusinessGroupAxis": GM tags its
+# automotive SG&A with its Automotive member alone) names parts as a segment axis does, by
+# the members' own names only: its few members sit on the rows of a segment table's
+# measures, whose labels name no group ("Earnings before interest and taxes").
+_NAMED_ONLY_AXES = re.compile(r"Business(?:Group|Unit)s?Axis", re.I)
 # StatementOperatingActivitiesSegmentAxis splits continuing from discontinued operations:
 # no part of the company ("from continuing operations" had named its member, which RTX tags
 # on pension costs alone, and left operating cash flow without a number).
-# A company's own axis of business groups or units ("gm:BusinessGroupAxis": GM tags its
-# automotive SG&A with its Automotive member alone) names parts as a segment axis does, by
-# the members' own names only (`_NAMED_ONLY_AXES`): its few members sit on the rows of a
-# segment table's measures, whose labels name no group ("Earnings before interest and taxes").
-_NAMED_ONLY_AXES = re.compile(r"Business(?:Group|Unit)s?Axis", re.I)
 QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
                             rf"ClassOfStock|Brand|Division|{_NAMED_ONLY_AXES.pattern}", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)

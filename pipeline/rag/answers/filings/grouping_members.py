@@ -84,6 +84,12 @@ def _business_axis(axis: str) -> bool:
         not _PLACE_AXIS.search(axis)
 
 
+def _may_parent(part_axis: str, axis: str) -> bool:
+    """Whether a member of `axis` may group the parts of `part_axis`: a business axis's
+    groups segments and product lines, the segment axis's alone groups regions."""
+    return axis == SEGMENT_AXIS if part_axis == _PLACE_PART_AXIS else _business_axis(axis)
+
+
 def parents(facts: list[Fact]) -> frozenset[tuple[Dimension, Dimension]]:
     """The (part, parent) pairs of the facts: a member of a segment or product axis always
     tagged, when with any member of a business axis, with the same one, which sits beside
@@ -95,8 +101,7 @@ def parents(facts: list[Fact]) -> frozenset[tuple[Dimension, Dimension]]:
             if part[0] not in _PART_AXES and part[0] != _PLACE_PART_AXIS:
                 continue
             for d in f.dimensions:
-                if d[0] != part[0] and (_business_axis(d[0]) if part[0] != _PLACE_PART_AXIS
-                                        else d[0] == SEGMENT_AXIS):
+                if d[0] != part[0] and _may_parent(part[0], d[0]):
                     beside.setdefault((part, d[0]), set()).add(d[1])
                     grouped.setdefault((d, part[0]), set()).add(part[1])
     found = {(part, (axis, next(iter(members)))) for (part, axis), members in beside.items()

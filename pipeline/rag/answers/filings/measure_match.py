@@ -220,16 +220,16 @@ def phrase_items(measure: LineItem | Metric | None, labels: FactLabels,
     # the concepts of the company's own figures: Chevron tags LongTermDebt only in its fair
     # value note (a dimension's), its balance sheet's "Long-term debt" otherwise
     tagged = {f.concept for f in facts if not f.dimensions}
+    of_part = {f.concept for f in facts if members and members <= set(f.dimensions)}
     for term in formula_terms(measure.expression()):
         name = term.item
         if name.startswith(PHRASE) and name not in out:
             phrase = name.removeprefix(PHRASE)
-            found = [i for i in labelled_items(frozenset(tokens(phrase)) - part or
-                                               frozenset(tokens(phrase)), labels, facts,
+            said = frozenset(tokens(phrase))
+            found = [i for i in labelled_items(said - part or said, labels, facts,
                                                stated_first=True)
                      if not _narrower(phrase, i.concepts[0], company | part |
                                       labels.concept_words.get(i.concepts[0], frozenset()))]
-            of_part = {f.concept for f in facts if members and members <= set(f.dimensions)}
             found.sort(key=lambda i: not of_part & set(i.concepts))
             if found or term.fallback:
                 out[name] = found[0] if found else BY_NAME[term.fallback]

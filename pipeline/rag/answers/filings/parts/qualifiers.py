@@ -83,6 +83,8 @@ _PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|s
                           r"fiscal|first|second|third|fourth|last|prior|previous)", re.I)
 # A possessive before a capitalized name: "Hill's Pet Nutrition".
 _OWNED_NAME = re.compile(r"['\u2019]s\s+([A-Z][\w&-]*)")
+# Text ending on a possessive: "Colgate's ".
+_AFTER_POSSESSIVE = re.compile(r"['\u2019]s\s+$")
 # What precedes a sentence's first word: nothing, or the end of a sentence or a clause.
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
@@ -400,10 +402,11 @@ def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> 
         # "Colgate's Hill's Pet Nutrition": after the company's possessive, the owner's
         # name is the segment's ("Intel's Data Center" alone names Intel, no part)
         owned = _OWNED_NAME.match(text, match.end()) \
-            if re.search(r"['\u2019]s\s+$", text[:match.start()]) else None
+            if _AFTER_POSSESSIVE.search(text, 0, match.start()) else None
+        owner = tokens(owned.group(1)) if owned else []
         if found and found[0] in measure_words and found[0] not in known and \
                 not _SENTENCE_START.search(text[:match.start()]) and \
-                not (owned and tokens(owned.group(1))[:1] and tokens(owned.group(1))[0] in known):
+                not (owner and owner[0] in known):
             out.append(word)
     return out
 

@@ -322,3 +322,25 @@ def test_tatqa_lists_names_and_counts_kept() -> None:
               "Relations since October 2017; Vice President, Investor Relations and Controller of "
               "the Company from July 2013 to October 2017.")
     assert got.short_answer == "JOSHUA T. DUCKWORTH"
+
+
+# Marathon Digital's 10-Q for the quarter ended June 30, 2023, as written.
+BITCOIN_HELD = ("As of June 30, 2023, the Company held approximately 12,538 bitcoin, classified "
+                "on the condensed consolidated balance sheets as “Digital assets”, with a "
+                "carrying value of $234,298.")
+BITCOIN_SOLD = ("The Company recognized gains of $23,354 on the sale of approximately 1,854 "
+                "bitcoin during the three months ended June 30, 2023.")
+
+
+def test_a_count_of_an_act_is_read_only_from_a_sentence_stating_the_act() -> None:
+    """"How many bitcoin did it sell" counts bitcoin sold: a count of those held answers
+    another question; "the sale of" states the act, and "held" the holding."""
+    sold = "Approximately how many bitcoin did Acme sell in Q2 2023?"
+    assert ask(sold, BITCOIN_HELD).kind != "count"
+    assert ask(sold, BITCOIN_HELD, BITCOIN_SOLD).short_answer == "1854"
+    held = "Approximately how many bitcoin did Acme hold as of June 30, 2023?"
+    assert ask(held, BITCOIN_SOLD, BITCOIN_HELD).short_answer == "12538"
+    assert ask(held, BITCOIN_SOLD).kind != "count"
+    # a count of no act ("have") is read from any sentence counting the noun
+    assert ask("How many bitcoin did Acme have as of June 30, 2023?",
+               BITCOIN_HELD).short_answer == "12538"

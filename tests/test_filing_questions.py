@@ -173,6 +173,28 @@ def test_a_sentence_answers_only_about_the_measure_and_year_asked():
                                                    "Cupertino, California."), where)
 
 
+def test_a_sentence_stating_its_period_s_length_states_the_one_asked():
+    """"The six months" is no answer to the quarter asked, nor "the fourth quarter" to the
+    year; a sentence naming both lengths, or none, may answer either."""
+    from pipeline.rag.answers.compose import is_about as _is_about
+    from pipeline.rag.answers.short_answer import ShortAnswer
+
+    def said(sentence: str) -> ShortAnswer:
+        return ShortAnswer("4754", "", "span", quote=sentence)
+
+    quarter = parse_query("How many bitcoin did Acme sell in Q2 2023?")
+    half = parse_query("How many bitcoin did Acme sell in the six months ended June 30, 2023?")
+    year = parse_query("How many bitcoin did Acme sell in 2023?")
+    six = said("Acme sold 4,754 bitcoin during the six months ended June 30, 2023.")
+    assert not _is_about(six, quarter) and _is_about(six, half)
+    both = said("Acme sold 1,854 and 4,754 bitcoin during the three and six months ended "
+                "June 30, 2023, respectively.")
+    assert _is_about(both, quarter) and _is_about(both, half) and not _is_about(both, year)
+    fourth = said("Acme sold 1,854 bitcoin in the fourth quarter of 2023.")
+    assert not _is_about(fourth, year) and _is_about(said("Acme sold 1,854 bitcoin in 2023."),
+                                                     year)
+
+
 def test_each_company_takes_the_year_named_beside_it(answerer):
     # a fiscal year named second was once given to the first company (Apple has no FY2025)
     got = ask(answerer, "Which had higher revenue, Apple (2024) or NVIDIA (fiscal 2025)?")

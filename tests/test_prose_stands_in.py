@@ -188,6 +188,20 @@ def test_a_count_asked_is_never_an_amount_of_money():
                     False) is None
 
 
+def test_a_count_of_an_act_is_no_tagged_count_named_by_another():
+    """Marathon tags the 12,538 bitcoin it held as "AcquisitionOfBitcoins" over six months:
+    no count of bitcoin sold, which the prose may state (ACT_UNREAD defers to it)."""
+    from pipeline.rag.answers.answer_checks import ACT_UNREAD, PROSE_MAY_STATE, withheld
+
+    acquired = [Fact("f", "mara:AcquisitionOfBitcoins", Decimal(12538), "pure",
+                     date(2023, 6, 30), date(2023, 1, 1))]
+    sold = "How many bitcoin did Acme sell in the six months ended June 30, 2023?"
+    assert withheld(sold, "", acquired, False) is ACT_UNREAD and ACT_UNREAD in PROSE_MAY_STATE
+    assert withheld(sold.replace("sell", "acquire"), "", acquired, False) is None
+    # a count of no act ("have") takes the figure
+    assert withheld(sold.replace("sell", "have"), "", acquired, False) is None
+
+
 def test_the_names_a_sentence_must_say():
     """A name or a date comes from a sentence saying every name the question gives, a name
     in the plural said in the singular too ("zero-sugar Oreos": "Oreo Zero"); a number from

@@ -167,3 +167,22 @@ def test_a_sum_of_the_amounts_a_sentence_states_and_a_stated_one_year_change() -
     inferred = ShortAnswer("-9861", "thousand", "arithmetic", "-2,727 - 7,134 = -9861",
                            match=1.02)
     assert choose(q, inferred, text, passages, store).short_answer == "9.9"
+
+
+# C3.ai's 10-Q for the quarter ended July 31, 2023, as written.
+NEW_CUSTOMERS = ("Approximately 17% and 16%, respectively, of the total subscription revenue was "
+                 "attributable to revenue from new customers, and the remaining 83% and 84%, "
+                 "respectively, was attributable to revenue related to net growth from existing "
+                 "customers for the three months ended July 31, 2023 and 2022, respectively.")
+
+
+def test_of_two_respectively_lists_the_one_whose_own_words_the_question_says() -> None:
+    """Each list pairs its amounts with the years named last; the question's "new" is said
+    only after the first list, "existing" only after the second."""
+    q = "What share of Acme's {} in the quarter ended July 31, {} came from {}?"
+    cases = {("subscription revenue", "2023", "new customers"): "17",
+             ("subscription revenue", "2022", "new customers"): "16",
+             ("revenue", "2023", "existing customers"): "83",
+             ("revenue", "2022", "existing customers"): "84"}
+    for words, short in cases.items():
+        assert ask(q.format(*words), NEW_CUSTOMERS).short_answer == short

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.rag.answers.filings.fact_labels import split_name
+from pipeline.rag.answers.text.asked_acts import states_act
 from pipeline.rag.answers.vocabulary.phrasing import DOLLAR_SCALE
 from retriever_trt.documents.model import Fact
 
@@ -138,8 +140,12 @@ RATE_UNREAD = "the question asks for a ratio or rate, and its definition was not
 # Why an amount of money does not answer "how many": the prose may state the count
 # ("how many stockholders held its Class A shares" is no balance of that stock).
 COUNT_UNREAD = "the question asks for a count, and the figure found is an amount of money"
+# Why a count found does not answer the count of an act asked: "how many bitcoin did it sell"
+# is no tagged count of bitcoin acquired or held (text/asked_acts.py).
+ACT_UNREAD = "the question counts what an act (sold, bought, opened...) moved, and the figure " \
+    "found is named by no such act"
 # The facts' reasons the prose may state what they lack.
-PROSE_MAY_STATE = (RATE_UNREAD, COUNT_UNREAD)
+PROSE_MAY_STATE = (RATE_UNREAD, COUNT_UNREAD, ACT_UNREAD)
 
 
 def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | None:
@@ -160,6 +166,8 @@ def withheld(text: str, scale: str, facts: list[Fact], ratio: bool) -> str | Non
             "cost or expense"
     if asks_count(text) and monetary:
         return COUNT_UNREAD
+    if asks_count(text) and not all(states_act(text, split_name(f.concept)) for f in facts):
+        return ACT_UNREAD
     if ratio and asks_amount(text):
         return "the question asks for an amount of money, and the figure found is a ratio"
     if not ratio and monetary and len({f.start is None for f in facts}) > 1:

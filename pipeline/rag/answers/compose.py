@@ -16,6 +16,7 @@ from pipeline.rag.answers.filings.filing_answer import FilingAnswerer, Scope
 from pipeline.rag.answers.measure_modifiers import NOT_NARROWING
 from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.operation import Operation
+from pipeline.rag.answers.periods import stated_months
 from pipeline.rag.answers.query import Query
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.short_answer import (
@@ -147,6 +148,11 @@ def is_about(answer: ShortAnswer, query: Query, own: frozenset[int] = frozenset(
     yearless = _YEAR.search(sentence) is None
     if not all(str(p.year) in sentence or yearless and p.year in own for p in query.periods
                if p.year is not None and str(p.year) in asked):
+        return False
+    # a sentence stating its period's length states the one asked: "the six months" is no
+    # answer to the quarter, nor "the fourth quarter" to the year
+    stated, lengths = stated_months(sentence), {p.months for p in query.periods if p.months}
+    if stated and lengths and not stated & lengths:
         return False
     # a date, a name or a number comes only from a sentence naming what the question names
     # ("What share of its revenue came from Mars?" is no "market share of 8.8% in China")

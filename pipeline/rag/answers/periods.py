@@ -26,7 +26,7 @@ _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4t
 _MONTHS_ENDED = re.compile(r"\b(three|six|nine|twelve|3|6|9|12)[- ]months? (?:period )?"
                            r"(?:ended|ending|(?:to|through)(?=\s+[A-Z][a-z]+\.?\s+\d))\b", re.I)
 _MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
-MONTHS_IN_QUARTER, MONTHS_IN_YEAR = 3, 12
+MONTHS_IN_QUARTER, MONTHS_IN_HALF, MONTHS_IN_YEAR = 3, 6, 12
 # "the first half of 2025", "the first nine months of fiscal 2025": year-to-date periods.
 # Analysts' shorthand "9M 2023", "6M", "1H23", "H1 2023" is the first nine or six months too
 # ("3M" is no period: it is a company).
@@ -157,3 +157,26 @@ def _month_range(first: str, last: str, year: str) -> Period:
 def _month_end(month: str, year: str) -> date:
     first = parse_date(f"{month} 1, {year}")  # the one date reader: "mar", "sept"
     return first.replace(day=calendar.monthrange(first.year, first.month)[1])
+
+
+# The lengths of the periods a report's sentence (or a table cell's header) states: "the
+# three and six months ended", "the second quarter", "the first half", "the year ended".
+_STATED_MONTHS = re.compile(r"\b((?:three|six|nine|twelve)(?:(?:,|,? and|,? or) "
+                            r"(?:three|six|nine|twelve))*)[- ]months?\b", re.I)
+_STATED_QUARTER = re.compile(r"\b(?:first|second|third|fourth) (?:fiscal )?quarter\b|"
+                             r"\bquarters? end(?:ed|ing)\b|\bQ[1-4]\b", re.I)
+_STATED_HALF = re.compile(r"\b(?:first|second) half\b", re.I)
+_NUMBER_WORD = re.compile(r"three|six|nine|twelve", re.I)
+
+
+def stated_months(text: str) -> frozenset[int]:
+    """The lengths, in months, of the periods `text` states; empty when it states none."""
+    months = {_MONTHS[w.lower()] for m in _STATED_MONTHS.finditer(text)
+              for w in _NUMBER_WORD.findall(m.group(1))}
+    if _STATED_QUARTER.search(text):
+        months.add(MONTHS_IN_QUARTER)
+    if _STATED_HALF.search(text):
+        months.add(MONTHS_IN_HALF)
+    if _YEAR_ENDED.search(text):
+        months.add(MONTHS_IN_YEAR)
+    return frozenset(months)

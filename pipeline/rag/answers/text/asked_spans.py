@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pipeline.rag.answers.filings.parts.place_codes import COUNTRIES, STATES_AND_PROVINCES
 from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.text.asked_acts import states_act
 from pipeline.rag.answers.text.span_words import Asked, same_word
 from pipeline.rag.answers.text.text_amounts import (
     SCALE_NAMES,
@@ -252,7 +253,7 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     """(the count, its scale) the question asks for in `sentence`; None when the sentence
     names no count of it (or not every year the question names)."""
     noun = counted_noun(asked)
-    if not noun or not _names_the_years(asked, sentence):
+    if not noun or not _names_the_years(asked, sentence) or not states_act(asked.text, sentence):
         return None
     if _ASKS_HEADCOUNT.search(asked.text) and _SHARE_OF_STAFF.search(sentence):
         return None  # "58,000 employees, 34% of our total workforce, were union represented"

@@ -53,6 +53,15 @@ def same_word(a: str, b: str, stem_min: int = STEM_MIN) -> bool:
     return x == y or (len(x) >= stem_min and y.startswith(x))
 
 
+# Endings of a short word's inflections, which stems of STEM_MIN letters leave on ("own|ed").
+INFLECTIONS = ("s", "d", "ed", "ing")
+
+
+def is_form_of(word: str, base: str) -> bool:
+    """Whether `word` is `base` inflected ("owned" of "own", "assumed" of "assumption")."""
+    return same_word(word, base) or word in {base + e for e in INFLECTIONS}
+
+
 @dataclass(frozen=True)
 class Asked:
     """What the text rules read of a question, from its `Query` (parsed once): its text,

@@ -10,7 +10,7 @@ words (text_answer.py asks).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal, InvalidOperation
 
 from pipeline.rag.answers.arithmetic import plain
@@ -104,6 +104,36 @@ def respective(sentence: str, amounts: list[re.Match], years: Sequence[int]) -> 
     if len(listed) < 2 or len(before) != len(listed) or any(y not in listed for y in years):
         return []
     return [before[listed.index(y)] for y in dict.fromkeys(years)]
+
+
+def respective_lists(sentence: str, amounts: list[re.Match], years: Sequence[int],
+                     words: Collection[str]) -> list[re.Match]:
+    """"17% and 16%, respectively, of subscription revenue was from new customers, and the
+    remaining 83% and 84%, respectively, from existing customers for the three months ended
+    July 31, 2023 and 2022, respectively": several "respectively" lists, each as long as the
+    list of years the sentence names. Of the one list whose own words (up to the next list)
+    alone say a word of the question, the amounts of the years asked; [] when no one list
+    does."""
+    listed = list(dict.fromkeys(years_in(sentence)))
+    if not years or len(listed) < 2 or any(y not in listed for y in years):
+        return []
+    lists, start = [], 0
+    for mark in RESPECTIVELY.finditer(sentence):
+        group = [m for m in amounts if start <= m.start() < mark.start()]
+        lists += [group] if group else []
+        start = mark.end()
+    if len(lists) < 2 or any(len(group) != len(listed) for group in lists):
+        return []
+    low = sentence.lower()
+    own = [low[group[-1].end():nxt[0].start() if nxt else len(low)]
+           for group, nxt in zip(lists, [*lists[1:], None], strict=True)]
+    # a date places the lists in time: its month says nothing of which list is asked
+    named = [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
+    said = [{w for w in named if re.search(rf"\b{re.escape(w)}", text)} for text in own]
+    alone = [i for i, ws in enumerate(said) if ws - set().union(*said[:i], *said[i + 1:])]
+    if len(alone) != 1:
+        return []
+    return [lists[alone[0]][listed.index(y)] for y in dict.fromkeys(years)]
 
 
 def by_period_label(sentence: str, amounts: list[re.Match],

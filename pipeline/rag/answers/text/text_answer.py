@@ -21,10 +21,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pipeline.rag.answers.question_words import tokens
+from pipeline.rag.answers.text.asked_acts import act_stem
 from pipeline.rag.answers.text.asked_names import name_in
 from pipeline.rag.answers.text.asked_spans import count_in, place_in, quarter_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
-from pipeline.rag.answers.text.span_words import Asked, same_word, word_stem
+from pipeline.rag.answers.text.span_words import Asked, is_form_of
 from pipeline.rag.answers.text.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -37,6 +38,7 @@ from pipeline.rag.answers.text.text_amounts import (
     near,
     qualified,
     respective,
+    respective_lists,
     scale_of,
     values,
 )
@@ -201,15 +203,15 @@ def split_sentences(text: str) -> list[str]:
 
 def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words (by stem: "averaged" says the question's
-    "average"), a word weighing more the fewer candidate sentences have it; plus 0.1 for
-    naming the question's years. The companies' names weigh nothing: the filing is the
-    company's, and a sentence naming it ("Stryker Corporation is one of ...") is no more
-    about what was asked than one saying "we"."""
+    "average", "sold" and "sale" its "sell"), a word weighing more the fewer candidate
+    sentences have it; plus 0.1 for naming the question's years. The companies' names weigh
+    nothing: the filing is the company's, and a sentence naming it ("Stryker Corporation is
+    one of ...") is no more about what was asked than one saying "we"."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
-    words = sorted({word_stem(w) for w in asked.words - asked.named or asked.words})
+    words = sorted({act_stem(w) for w in asked.words - asked.named or asked.words})
     years = asked.years
-    bags = [{word_stem(w) for w in tokens(_BY_REFERENCE.sub(" ", s))} for s in sentences]
+    bags = [{act_stem(w) for w in tokens(_BY_REFERENCE.sub(" ", s))} for s in sentences]
     n = len(bags)
     weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
     total = sum(weight.values()) or 1.0
@@ -222,14 +224,10 @@ def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     return out
 
 
-# Endings of a short word's inflections, which stems of STEM_MIN letters leave on ("own|ed").
-_INFLECTIONS = ("s", "d", "ed", "ing")
-
-
 def _asks_word(asked: Asked, word: str) -> bool:
     """Whether the question says `word`, inflected as it may be ("own" of "owned")."""
     word = word.lower()
-    return any(same_word(word, w) or word in {w + e for e in _INFLECTIONS} for w in asked.words)
+    return any(is_form_of(word, w) for w in asked.words)
 
 
 def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str], str] | None:
@@ -248,7 +246,8 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
                 not any(m.group(1) or m.group(3) for m in found):
             return None
         found, picked = by_period_label(sentence, found, years)
-        picked = picked or respective(sentence, found, years) or from_to(sentence, found, years)
+        picked = picked or respective(sentence, found, years) or \
+            respective_lists(sentence, found, years, words) or from_to(sentence, found, years)
         if not picked and RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
             picked = near(sentence, found, words, ())[:len(years)]
         if not picked and RESPECTIVELY.search(question) and len(years) < 2:

@@ -334,13 +334,12 @@ BITCOIN_SOLD = ("The Company recognized gains of $23,354 on the sale of approxim
 
 def test_a_count_of_an_act_is_read_only_from_a_sentence_stating_the_act() -> None:
     """"How many bitcoin did it sell" counts bitcoin sold: a count of those held answers
-    another question; "the sale of" states the act, and "held" the holding."""
+    another question; "the sale of" states the act."""
     sold = "Approximately how many bitcoin did Acme sell in Q2 2023?"
     assert ask(sold, BITCOIN_HELD).kind != "count"
     assert ask(sold, BITCOIN_HELD, BITCOIN_SOLD).short_answer == "1854"
     held = "Approximately how many bitcoin did Acme hold as of June 30, 2023?"
     assert ask(held, BITCOIN_SOLD, BITCOIN_HELD).short_answer == "12538"
-    assert ask(held, BITCOIN_SOLD).kind != "count"
-    # a count of no act ("have") is read from any sentence counting the noun
-    assert ask("How many bitcoin did Acme have as of June 30, 2023?",
-               BITCOIN_HELD).short_answer == "12538"
+    # what is held is what the company has: no act to state
+    assert ask("How many active patents does Acme hold?", "We have more than 23,500 active "
+               "patents in the United States and other countries.").short_answer == "23500"

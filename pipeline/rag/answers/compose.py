@@ -149,10 +149,11 @@ def is_about(answer: ShortAnswer, query: Query, own: frozenset[int] = frozenset(
     if not all(str(p.year) in sentence or yearless and p.year in own for p in query.periods
                if p.year is not None and str(p.year) in asked):
         return False
-    # a sentence stating its period's length states the one asked: "the six months" is no
-    # answer to the quarter, nor "the fourth quarter" to the year
+    # a number's sentence stating its period's length states the one asked: "the six months"
+    # is no answer to the quarter, nor "the fourth quarter" to the year (a place or a name is
+    # of no length of time)
     stated, lengths = stated_months(sentence), {p.months for p in query.periods if p.months}
-    if stated and lengths and not stated & lengths:
+    if number and stated and lengths and not stated & lengths:
         return False
     # a date, a name or a number comes only from a sentence naming what the question names
     # ("What share of its revenue came from Mars?" is no "market share of 8.8% in China")

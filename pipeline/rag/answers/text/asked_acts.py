@@ -23,9 +23,11 @@ _IRREGULAR = {"sold": "sell", "sale": "sell", "bought": "buy", "held": "hold", "
 # repurchased.
 _ACT_FORMS = {**_IRREGULAR, "purchas": "buy", "repurchas": "buy", "acquisit": "acquire"}
 # Acts counted apart from what is on hand: a count of things sold, bought, opened or hired
-# is a flow, and a sentence counting the stock (or another flow) answers none of them.
+# is a flow, and a sentence counting the stock (or another flow) answers none of them. What
+# is held is what the company has ("we have more than 23,500 active patents"): no act; what
+# it owns is not what it leases.
 COUNTED_ACTS = ("sell", "buy", "acquire", "issue", "grant", "open", "close", "hire",
-                "mine", "produce", "deliver", "ship", "hold", "own", "lease", "retire", "redeem",
+                "mine", "produce", "deliver", "ship", "own", "lease", "retire", "redeem",
                 "exercise", "vest", "forfeit", "launch", "sign", "originate", "build", "add")
 # After "how many <noun>", the auxiliary before its subject and verb ("did Marathon sell",
 # "were repurchased").

@@ -100,6 +100,10 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
      "2024?", "As of December 31, 2024, Acme had approximately 28,000 staff members in over "
      "50 countries, including approximately 11,000 staff members outside the United States.",
      "11000"),
+    # a phrase set off by a comma before "how many" (Palo Alto Networks' 10-K)
+    ("On average, how many hours of development did Acme employees complete during fiscal "
+     "2025?", "On average, employees completed 36 hours of development during fiscal 2025.",
+     "36"),
     # the figure stated after what it counts, as its value (Tesla's 10-K)
     ("Acme's worldwide employee headcount at year-end 2024?",
      "As of December 31, 2024, our employee headcount worldwide was 125,665.", "125665"),

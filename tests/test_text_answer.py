@@ -186,3 +186,18 @@ def test_of_two_respectively_lists_the_one_whose_own_words_the_question_says() -
              ("revenue", "2022", "existing customers"): "84"}
     for words, short in cases.items():
         assert ask(q.format(*words), NEW_CUSTOMERS).short_answer == short
+
+
+# Danaher's 2024 10-K, its Biotechnology segment's sales by destination, as written.
+DESTINATIONS = ("Sales in 2024 for this segment by geographic destination (as a percentage of "
+                "total 2024 sales) were: North America, 33%; Western Europe, 34%; other "
+                "developed markets, 5%; and high-growth markets, 28%.")
+
+
+def test_of_a_list_parted_by_semicolons_the_amount_of_the_item_named() -> None:
+    """The amount before an item's name is the item before's: each item's amount is in its
+    own part; the words before the colon name every item."""
+    q = "What percentage of Acme's 2024 segment sales went to customers in {}?"
+    for item, short in (("Western Europe", "34"), ("North America", "33"),
+                        ("high-growth markets", "28"), ("other developed markets", "5")):
+        assert ask(q.format(item), DESTINATIONS).short_answer == short

@@ -32,9 +32,10 @@ from retriever_trt.documents.years import YEAR_DIGITS, years_in
 
 # "How many new stores did Home Depot open", "In how many countries are its products sold",
 # "how many of Amgen's staff members worked outside the United States": the counted noun
-# phrase, before the verb.
+# phrase, before the verb; after any phrase set off by a comma ("As of June 30, 2024, ...",
+# "On average, ...").
 _ASKS_COUNT = re.compile(
-    r"^\s*(?:(?:as of|as at|at|in|for|during|of) [^?]*?, )?(?:(?:in|across|among|over) )?"
+    r"^\s*(?:[^?]*?, )?(?:(?:in|across|among|over) )?"
     r"(?:(?:about|approximately|roughly|around|nearly|some|over|more than|fewer than) )?how many "
     r"([a-z][\w ,&'’-]*?) (?:did|do|does|were|are|was|is|has|have|had|will|would|"
     r"work(?:ed|s)?|serve[sd]?|operate[sd]?|ma(?:de|kes?) up|comprised?|constitute[sd]?|"

@@ -136,6 +136,28 @@ def respective_lists(sentence: str, amounts: list[re.Match], years: Sequence[int
     return [lists[alone[0]][listed.index(y)] for y in dict.fromkeys(years)]
 
 
+def of_listed_item(sentence: str, amounts: list[re.Match],
+                   words: Collection[str]) -> list[re.Match]:
+    """"Sales ... by geographic destination were: North America, 33%; Western Europe, 34%;
+    other developed markets, 5%": of a list whose items (after its colon) a semicolon
+    parts, the amounts of the one item whose words alone say a word of the question; []
+    when the sentence lists no such items or names no one of them."""
+    start = sentence.rfind(":", 0, sentence.find(";")) + 1
+    bounds = [start, *(m.end() for m in re.finditer(";", sentence)), len(sentence)]
+    items = [(a, b) for a, b in zip(bounds, bounds[1:], strict=False)
+             if any(a <= m.start() < b for m in amounts)]
+    if len(items) < 2:
+        return []
+    low = sentence.lower()
+    named = [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
+    said = [{w for w in named if re.search(rf"\b{re.escape(w)}", low[a:b])} for a, b in items]
+    alone = [i for i, ws in enumerate(said) if ws - set().union(*said[:i], *said[i + 1:])]
+    if len(alone) != 1:
+        return []
+    a, b = items[alone[0]]
+    return [m for m in amounts if a <= m.start() < b]
+
+
 def by_period_label(sentence: str, amounts: list[re.Match],
                      years: Sequence[int]) -> tuple[list[re.Match], list[re.Match]]:
     """(the amounts to choose from, the one picked): "totalled £13.0 million (2018: £12.4

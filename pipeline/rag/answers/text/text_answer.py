@@ -36,6 +36,7 @@ from pipeline.rag.answers.text.text_amounts import (
     item_of_respectively,
     listed_before_respectively,
     near,
+    of_listed_item,
     qualified,
     respective,
     respective_lists,
@@ -247,7 +248,8 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
             return None
         found, picked = by_period_label(sentence, found, years)
         picked = picked or respective(sentence, found, years) or \
-            respective_lists(sentence, found, years, words) or from_to(sentence, found, years)
+            respective_lists(sentence, found, years, words) or from_to(sentence, found, years) \
+            or of_listed_item(sentence, found, words)[:1]
         if not picked and RESPECTIVELY.search(question) and 2 <= len(years) <= len(found):
             picked = near(sentence, found, words, ())[:len(years)]
         if not picked and RESPECTIVELY.search(question) and len(years) < 2:

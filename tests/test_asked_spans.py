@@ -347,3 +347,17 @@ def test_a_count_of_an_act_is_read_only_from_a_sentence_stating_the_act() -> Non
     # what is held is what the company has: no act to state
     assert ask("How many active patents does Acme hold?", "We have more than 23,500 active "
                "patents in the United States and other countries.").short_answer == "23500"
+
+
+def test_a_place_after_the_words_the_sentence_says_only_of_what_is_asked() -> None:
+    """Colgate's 10-K names three research centers in one sentence: the place asked is the
+    one after the words it says only once ("Pet Nutrition"), not after the first "research
+    and development center"."""
+    centers = ("The primary research and development center for Oral Care and Personal Care "
+               "products is located in New Jersey, the primary research and development center "
+               "for Home Care products is located in Mexico and the primary research and "
+               "development center for Pet Nutrition products is located in Kansas.")
+    q = "Where is the primary R&D center for Acme's {} products located?"
+    assert ask(q.format("Pet Nutrition"), centers).short_answer == "Kansas"
+    assert ask(q.format("Home Care"), centers).short_answer == "Mexico"
+    assert ask(q.format("Oral Care"), centers).short_answer == "New Jersey"

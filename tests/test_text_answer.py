@@ -201,3 +201,14 @@ def test_of_a_list_parted_by_semicolons_the_amount_of_the_item_named() -> None:
     for item, short in (("Western Europe", "34"), ("North America", "33"),
                         ("high-growth markets", "28"), ("other developed markets", "5")):
         assert ask(q.format(item), DESTINATIONS).short_answer == short
+
+
+def test_the_amount_the_words_before_its_of_name() -> None:
+    """PepsiCo's 10-K: "share repurchases of approximately $1.0 billion" names the amount
+    after it; the total before it sits nearer the question's "expect" and year."""
+    returned = ("We expect to return a total of approximately $8.6 billion to shareholders in "
+                "2025, comprising dividends of approximately $7.6 billion and share repurchases "
+                "of approximately $1.0 billion.")
+    q = "How much does Acme expect to spend on {} in 2025? $ billions."
+    assert ask(q.format("share repurchases"), returned).short_answer == "1"
+    assert ask(q.format("dividends"), returned).short_answer == "7.6"

@@ -349,8 +349,7 @@ def place_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
     region = _ASKS_REGION.search(asked.text)
     if region is not None:
         return _regions_in(asked, sentence, region.group(1).lower())
-    low = sentence.lower()
-    at = min((low.find(w) for w in asked.measure - _WH_WORDS if w in low), default=0)
+    at = _asked_at(asked, sentence.lower())
     # "in Asia, Australia, Canada": a list of regions, no "City, State"
     places = [m for m in _PLACE.finditer(sentence)
               if not _ANY_REGION.fullmatch(m.group(1).split(",")[0])]
@@ -362,7 +361,18 @@ def place_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
     named = [m for m in _ANY_REGION.finditer(sentence)
              if _AFTER_PREPOSITION.search(sentence, 0, m.start())
              and m.group(0).lower() not in asked.text.lower()]
+    named = [m for m in named if m.start() >= at] or named
     return (named[0].group(0), "") if named else None
+
+
+def _asked_at(asked: Asked, low: str) -> int:
+    """Where the sentence starts saying what the question asks the place of: at the first of
+    the question's words it says only once ("the primary research and development center for
+    Oral Care ... is located in New Jersey, ... for Pet Nutrition products is located in
+    Kansas": "pet"), else at the first of its words it says."""
+    said = [w for w in asked.measure - _WH_WORDS if w in low]
+    once = [w for w in said if low.count(w) == 1]
+    return min((low.find(w) for w in once or said), default=0)
 
 
 def _regions_in(asked: Asked, sentence: str, asked_for: str) -> tuple[str | list[str], str] | None:

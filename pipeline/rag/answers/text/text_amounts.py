@@ -294,6 +294,34 @@ def qualified(sentence: str, found: list[re.Match], words: set[str]) -> list[re.
     return picked
 
 
+# "share repurchases of approximately $1.0 billion": an amount named by the words before it.
+_OF_AMOUNT = re.compile(r"\bof\s+(?:(?:approximately|about|roughly|nearly|around|over|some)\s+)?$")
+_BREAK = re.compile(r"[,;:()]|\band\b")
+# Of the words before "of", this many at most name the amount after it.
+NAMING_WORDS = 4
+
+
+def named_before(sentence: str, found: list[re.Match], words: set[str]) -> list[re.Match]:
+    """[the amount a question's word names right before it]: "a total of approximately $8.6
+    billion, comprising dividends of approximately $7.6 billion and share repurchases of
+    approximately $1.0 billion" for "share repurchases": of the amounts stated "X of $Y",
+    the one whose X holds a word of the question the sentence says only there; [] unless
+    exactly one."""
+    if len(found) < 2:
+        return []
+    low = sentence.lower()
+    named = [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
+    once = [w for w in named if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
+    picked = []
+    for m, prev in zip(found, [None, *found[:-1]], strict=True):
+        before = low[prev.end() if prev else 0:m.start()]
+        of = _OF_AMOUNT.search(before)
+        head = " ".join(_BREAK.split(before[:of.start()])[-1].split()[-NAMING_WORDS:]) if of else ""
+        if any(re.search(rf"\b{re.escape(w)}", head) for w in once):
+            picked.append(m)
+    return picked if len(picked) == 1 else []
+
+
 # The items a "respectively" list pairs its amounts with, named before them: "we owned and
 # leased approximately 9.1 million ... and 5.3 million ..., respectively".
 _ITEMS = re.compile(r"\b([a-z]+)((?:,\s+[a-z]+)*),?\s+and\s+([a-z]+)\b", re.I)

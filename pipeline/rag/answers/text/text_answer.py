@@ -35,6 +35,7 @@ from pipeline.rag.answers.text.text_amounts import (
     item_after_amounts,
     item_of_respectively,
     listed_before_respectively,
+    named_before,
     near,
     of_listed_item,
     qualified,
@@ -264,6 +265,7 @@ def extract(asked: Asked, sentence: str, kind: TextKind) -> tuple[str | list[str
             if picked is None:
                 return None
         return values(picked or qualified(sentence, found, words)
+                      or named_before(sentence, found, words)
                       or near(sentence, found, words, years)[:1])
     if kind in _SPAN_KINDS:
         return _SPAN_KINDS[kind](asked, sentence)

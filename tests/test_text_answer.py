@@ -54,6 +54,21 @@ def test_the_sentence_sharing_most_rare_question_words_is_chosen() -> None:
     assert got.score > ask("How many PSUs were granted?", RSU).score
 
 
+def test_a_sentence_says_a_short_verb_and_an_irregular_one_inflected() -> None:
+    """Marathon's 10-K: "we mined 12,852 bitcoin" says the question's "mine", which the
+    sentence on the cost to mine says as written; "the sale of" says "sell"."""
+    cost = ("The cost to mine a bitcoin is independent of the then current price of bitcoin, "
+            "so when prices are low, the cost per coin to mine may consume much of our cash.")
+    mined = ("During the year ended December 31, 2023, we mined 12,852 bitcoin, an increase of "
+             "8,708 bitcoin, or 210.1%, over the prior year.")
+    assert ask("How many bitcoin did Acme mine during 2023?", cost, mined).short_answer == \
+        "12852"
+    words = Asked.of(parse_query("How many bitcoin did Acme sell?"))
+    held, sale = sentence_scores(words, ["Acme held 12,538 bitcoin.",
+                                         "Acme recognized gains on the sale of 1,854 bitcoin."])
+    assert sale > held
+
+
 def test_the_company_s_own_name_makes_no_sentence_more_about_the_question() -> None:
     """Any sentence of Stryker's filing may name Stryker: the one stating the count asked
     is chosen over one that shares only the company's name and the place."""

@@ -25,7 +25,7 @@ from pipeline.rag.answers.text.asked_acts import act_stem
 from pipeline.rag.answers.text.asked_names import name_in
 from pipeline.rag.answers.text.asked_spans import count_in, place_in, quarter_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
-from pipeline.rag.answers.text.span_words import Asked, is_form_of
+from pipeline.rag.answers.text.span_words import INFLECTIONS, Asked, is_form_of
 from pipeline.rag.answers.text.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -205,15 +205,19 @@ def split_sentences(text: str) -> list[str]:
 
 def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     """Each sentence's share of the question's words (by stem: "averaged" says the question's
-    "average", "sold" and "sale" its "sell"), a word weighing more the fewer candidate
-    sentences have it; plus 0.1 for naming the question's years. The companies' names weigh
-    nothing: the filing is the company's, and a sentence naming it ("Stryker Corporation is
-    one of ...") is no more about what was asked than one saying "we"."""
+    "average", "sold" and "sale" its "sell", "mined" its "mine"), a word weighing more the
+    fewer candidate sentences have it; plus 0.1 for naming the question's years. The
+    companies' names weigh nothing: the filing is the company's, and a sentence naming it
+    ("Stryker Corporation is one of ...") is no more about what was asked than one saying
+    "we"."""
     # Sorted: a sum's order is fixed, so equal scores tie the same way in every process
     # (a set's order changes with the hash seed, and a float sum with its order).
     words = sorted({act_stem(w) for w in asked.words - asked.named or asked.words})
     years = asked.years
-    bags = [{act_stem(w) for w in tokens(_BY_REFERENCE.sub(" ", s))} for s in sentences]
+    # a short word's inflections its stem leaves on ("mine|d"): the question's word
+    inflected = {w + e: w for w in words for e in INFLECTIONS}
+    bags = [{inflected.get(w) or act_stem(w) for w in tokens(_BY_REFERENCE.sub(" ", s))}
+            for s in sentences]
     n = len(bags)
     weight = {w: math.log(1 + n / (1 + sum(w in b for b in bags))) for w in words}
     total = sum(weight.values()) or 1.0

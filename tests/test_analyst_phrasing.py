@@ -270,6 +270,17 @@ def test_the_year_ago_quarter_named_by_a_clause_or_by_nothing(tmp_path):
                          "of 2025?").short_answer == "4696"
 
 
+def test_total_equity_is_after_the_noncontrolling_interests(tmp_path):
+    """"Total equity" is the balance sheet's line after the noncontrolling interests
+    (Tesla's 78,011 at June 30, 2025), "stockholders' equity" the company's own (77,314):
+    GE's debt-to-total-equity had read the shareholders' 27,378 for its total 28,579."""
+    answerer = shelf_answerer(tmp_path, ("tsla-10-q-2025-07-24.html",))
+    assert ask(answerer, "What was Tesla's total equity as of June 30, 2025? $ millions."
+               ).short_answer == "78011"
+    assert ask(answerer, "What was Tesla's total stockholders' equity as of June 30, 2025? "
+                         "$ millions.").short_answer == "77314"
+
+
 def test_a_rows_other_sign_in_brackets_is_no_word_of_its_name():
     """Questions copy a statement's row ("Income (loss) before income taxes", "operating
     (loss) earnings"): the bracketed sign had split the name, read as income taxes, the net

@@ -67,6 +67,11 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
     assert _pipeline_answer(shelf, question.replace("2019", "2024")).short_answer == "164000"
 
 
+GE_STAFF = ("At December 31, 2023, Acme Company and consolidated affiliates employed "
+            "approximately 125,000 people, of whom approximately 44,000 were employed in the "
+            "United States.")
+
+
 @pytest.mark.parametrize("question, sentence, short", [
     # the figure the year asked follows, not the change or the other year's
     ("How many employees are in the general and administrative labour at Fiscal year 2019?",
@@ -104,6 +109,11 @@ def test_no_figure_from_a_sentence_about_something_else_or_another_year(shelf) -
     ("On average, how many hours of development did Acme employees complete during fiscal "
      "2025?", "On average, employees completed 36 hours of development during fiscal 2025.",
      "36"),
+    # a part stated after the count it is of answers only a question naming the part
+    # (General Electric's 10-K)
+    ("Approximately how many people did Acme employ at December 31, 2023?", GE_STAFF, "125000"),
+    ("Approximately how many people did Acme employ in the United States at December 31, "
+     "2023?", GE_STAFF, "44000"),
     # the figure stated after what it counts, as its value (Tesla's 10-K)
     ("Acme's worldwide employee headcount at year-end 2024?",
      "As of December 31, 2024, our employee headcount worldwide was 125,665.", "125665"),
@@ -287,6 +297,10 @@ def test_a_number_in_a_name_is_no_count() -> None:
     assert got.short_answer == "480"
     assert ask("How many stores did Gadget have open at year end?",
                "Approximately 1,200 stores were open at year end.").short_answer == "1200"
+    # "our top three customers" ranks them (Palantir's 10-Q): no count of customers
+    assert ask("How many customers did Gadget have during the period ended June 30, 2023?",
+               "Our top three customers together accounted for 17% of our revenue for the six "
+               "months ended June 30, 2023.").kind != "count"
 
 
 def test_names_joined_by_and_are_two_and_several_asked_are_each_one() -> None:

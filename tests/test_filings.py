@@ -51,6 +51,30 @@ def test_inline_xbrl_table_facts_and_metadata(tmp_path):
     assert facts["cloud-1"].dimensions and facts["rev-0"].months == 12
 
 
+def test_a_number_tagged_twice_shows_in_its_cell_as_each_fact():
+    """Johnson Controls wraps its NetIncomeLoss ("Net income attributable to Johnson
+    Controls") in a ProfitLoss of its equity statement: both facts show in that cell, so
+    the company's own figure is read as shown in a table, not the wrapper's."""
+    from lxml import etree
+
+    from retriever_trt.documents.html.html_tables import table_block
+    from retriever_trt.documents.model import Document
+    from retriever_trt.indexing.chunking import chunk_document
+
+    ix = "http://www.xbrl.org/2013/inlineXBRL"
+    table = etree.fromstring(
+        f'<table xmlns:ix="{ix}"><tr><td></td><td>2023</td><td>2022</td></tr>'
+        '<tr><td>Net income attributable to Acme</td><td>$</td><td>'
+        '<ix:nonFraction name="us-gaap:ProfitLoss" id="outer">'
+        '<ix:nonFraction name="us-gaap:NetIncomeLoss" id="inner">1,049</ix:nonFraction>'
+        '</ix:nonFraction></td><td>379</td></tr></table>')
+    block = table_block(table, "", 1)
+    assert block.fact_ids[1][1] == "outer" and block.nested_facts == {"outer": ("inner",)}
+    doc = Document("acme.htm", "Acme", DocumentMetadata(), [block])
+    _, cells = chunk_document(doc, 256, 0)
+    assert cells["inner"] == cells["outer"] == ("acme.htm#table0/0", 1, 1)
+
+
 def test_bad_html_names_the_file(tmp_path):
     empty = tmp_path / "empty.html"
     empty.write_text("")

@@ -193,6 +193,8 @@ class TableBlock:
     page: int | None = None
     fact_ids: list[list[str | None]] | None = None
     levels: list[int] | None = None
+    # a cell's fact id -> the facts nested inside it, which show in that cell too
+    nested_facts: dict[str, tuple[str, ...]] | None = None
 
 
 Block = Paragraph | TableBlock

@@ -220,8 +220,10 @@ def _table_chunks(doc: Document, block: TableBlock, n: int, title: str, max_toke
                  dict(source), rows)
            for i, text in enumerate(pack_table(head, body, table_piece_tokens(max_tokens),
                                                count))]
+    nested = block.nested_facts or {}
     for r, ids in enumerate(block.fact_ids or []):
         for c, fact_id in enumerate(ids):
             if fact_id and out:
-                cells.setdefault(fact_id, (out[0].chunk_id, r, c))
+                for shown in (fact_id, *nested.get(fact_id, ())):
+                    cells.setdefault(shown, (out[0].chunk_id, r, c))
     return out

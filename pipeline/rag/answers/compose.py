@@ -25,7 +25,8 @@ from pipeline.rag.answers.short_answer import (
     short_answer_for,
     text_short_answer,
 )
-from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff, asks_where
+from pipeline.rag.answers.text.asked_places import asks_where
+from pipeline.rag.answers.text.asked_spans import STAFF_TERMS, asks_staff
 from pipeline.rag.answers.text.text_amounts import IS_MONTH, MONTH
 from pipeline.rag.answers.text.text_answer import TextAnswer
 from pipeline.rag.answers.text.text_kind import TextKind, asks_duration

@@ -26,6 +26,7 @@ class _Cell:
     end: int          # exclusive
     text: str
     fact_id: str | None
+    nested: tuple[str, ...] = ()  # facts inside the cell's fact, showing its number too
 
 
 def local_name(tag: Any) -> str:
@@ -56,9 +57,14 @@ def element_text(el: Any) -> str:
     return " ".join("".join(parts).split())
 
 
-def _cell_text_and_fact(td: Any) -> tuple[str, str | None]:
-    fact = next((el.get("id") for el in td.iter() if local_name(el.tag) == "nonfraction"), None)
-    return element_text(td), fact
+def _cell_text_and_facts(td: Any) -> tuple[str, str | None, tuple[str, ...]]:
+    """The cell's text, its fact's id, and the ids of the facts nested inside that one: a
+    number tagged twice, one ix:nonFraction around another (Johnson Controls wraps its
+    "Net income attributable to Johnson Controls", NetIncomeLoss, in a ProfitLoss of its
+    equity statement's retained earnings), shows in the cell as each."""
+    ids = [el.get("id") for el in td.iter() if local_name(el.tag) == "nonfraction"]
+    ids = [i for i in ids if i]
+    return element_text(td), (ids[0] if ids else None), tuple(ids[1:])
 
 
 def _row_cells(tr: Any) -> list[_Cell]:
@@ -70,9 +76,9 @@ def _row_cells(tr: Any) -> list[_Cell]:
             span = max(1, min(MAX_COLSPAN, int(td.get("colspan", "1") or 1)))
         except ValueError:
             span = 1
-        text, fact = _cell_text_and_fact(td)
+        text, fact, nested = _cell_text_and_facts(td)
         if text:
-            cells.append(_Cell(col, col + span, text, fact))
+            cells.append(_Cell(col, col + span, text, fact, nested))
         col += span
     return _merge_fragments(cells)
 
@@ -90,7 +96,7 @@ def _merge_fragments(cells: list[_Cell]) -> list[_Cell]:
             prefix = c if prefix is None else _Cell(prefix.start, c.end, prefix.text + c.text, None)
             continue
         if prefix is not None:
-            c = _Cell(prefix.start, c.end, prefix.text + c.text, c.fact_id)
+            c = _Cell(prefix.start, c.end, prefix.text + c.text, c.fact_id, c.nested)
             prefix = None
         out.append(c)
     return out
@@ -146,4 +152,5 @@ def table_block(table: Any, caption: str, page: int) -> TableBlock | Paragraph |
     if len(used) < 2 or len(grid) < 2:
         text = " ".join(" ".join(c for c in row if c) for row in grid)
         return Paragraph(text, page) if text else None
-    return TableBlock(grid, caption, page, facts)
+    nested = {c.fact_id: c.nested for cells in rows for c in cells if c.fact_id and c.nested}
+    return TableBlock(grid, caption, page, facts, nested_facts=nested or None)

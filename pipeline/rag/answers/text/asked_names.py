@@ -9,7 +9,7 @@ import re
 
 from pipeline.rag.answers.answer_checks import WHAT_NAMED
 from pipeline.rag.answers.question_words import tokens
-from pipeline.rag.answers.text.asked_spans import restated_share
+from pipeline.rag.answers.text.asked_places import restated_share
 from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_amounts import IS_MONTH, near
 

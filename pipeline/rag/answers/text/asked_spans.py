@@ -1,22 +1,20 @@
-"""A count or a place a question about the text asks for, cut from a sentence about it.
+"""A count or a quarter a question about the text asks for, cut from a sentence about it.
 
 "How many full-time equivalent employees did Apple have?" asks for a number of employees:
 the figure whose own words (those after it, up to the next figure or a break) name the
 counted noun ("approximately | 164,000 | full-time equivalent employees"), or restate the
 question ("27,100 | were engaged in research and development"); a square footage or a
-percentage in the same sentence is about something else. "Where is Apple headquartered?"
-asks for a place: the "City, State" after a preposition in a sentence restating the question
-("headquarters is located in | Cupertino, California"). Either is taken only from a sentence
-that names every year the question does; a sentence without it answers nothing of this kind.
+percentage in the same sentence is about something else, and so is a part stated after the
+count it is of ("125,000 people, of whom approximately 44,000 ..."). A count is taken only
+from a sentence that names every year the question does; a sentence without it answers
+nothing of this kind. A place is asked_places.py's.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.rag.answers.filings.parts.place_codes import COUNTRIES, STATES_AND_PROVINCES
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.asked_acts import states_act
 from pipeline.rag.answers.text.span_words import Asked, same_word
@@ -83,9 +81,10 @@ STAFF_TERMS = PEOPLE | frozenset({"headcount", "head", "workforce"})
 # "how many dollars" or "how many years" is not.
 _NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
 week quarter""".split())
-# A count written in words ("declared four cash dividends"); "one" is too often no count.
-_NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
-                          re.I)
+# A count written in words ("declared four cash dividends"); "one" is too often no count,
+# and "our top three customers" ranks them, no count of customers.
+_NUMBER_WORD = re.compile(r"(?<!top )\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|"
+                          r"twelve)\b", re.I)
 # A short aside in brackets right after a figure: its share, a footnote mark.
 _ASIDE = re.compile(r"^\s*\([^()]{1,20}\)")
 # A figure's own words end at the next figure, a bracket or a clause break (not at the
@@ -101,50 +100,10 @@ _STATED_AS = re.compile(r"\b(?:was|were|is|are|stood at|totall?ed|reached|number
 # A figure whose own words miss the counted noun answers when they restate this many of the
 # question's words ("27,100 | were engaged in research and development").
 MIN_RESTATED = 2
-# "Where is X headquartered?", "In which city are its principal executive offices?", "Near
-# which city is its headquarters?"; not "Where are personnel expenses included?" (a line
-# of a statement, a note).
-_ASKS_PLACE = re.compile(r"^\s*(?:[^,?]*,\s*)?(?:where\b(?!.*\b(?:included|recorded|recognized|"
-                         r"presented|reported|classified|disclosed|reflected|shown)\b)|"
-                         r"(?:(?:in|near|at|to) )?(?:which|what) (?:\w+ )?"
-                         r"(?:city|town|state|country|countries|site|facility|plant|campus)\b)",
-                         re.I)
-# "Which country ...", "In which European countries ...": the country's (or a state's) name
-# alone, not "City, State"; the plural asks every one the sentence lists.
-_ASKS_REGION = re.compile(r"\b(?:which|what) (?:\w+ )?(country|countries|state|states)\b", re.I)
-_WH_WORDS = frozenset({"where", "which", "what", "city", "town", "state", "country", "location",
-                       "countries", "states", "site", "facility", "plant", "campus"})
-# A place: "City, State" or "City, ST" after a preposition ("located in | Santa Clara,
-# California", "near | Beaverton, Oregon").
-_PLACE = re.compile(r"(?:^|\b(?:in|at|near)\s+(?:the\s+)?)((?:[A-Z][\w.'’-]*\s){0,3}?[A-Z][\w.'’-]*,\s+"
-                    r"(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[A-Z]{2})\b)")
-# How sentences write some countries besides their short names.
-_COUNTRY_ABBREVIATIONS = ("U.S.", "U.K.", "USA", "UK", "United States", "Mainland China")
-
-
-def _any_of(names: Sequence[str]) -> re.Pattern[str]:
-    longest_first = sorted(map(re.escape, names), key=len, reverse=True)
-    return re.compile(rf"(?<![\w.])(?:{'|'.join(longest_first)})(?!\w)")
-
-
-_REGION_NAMES = {"country": _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS]),
-                 "state": _any_of(list(STATES_AND_PROVINCES.values()))}
-_SINGULAR = {"countries": "country", "states": "state"}
-# What joins the places of one list: "Germany, Ghana, ..., the UK and the United States".
-_LISTED = re.compile(r",?\s+(?:and\s+)?(?:the\s+)?|,\s*(?:and\s+)?(?:the\s+)?")
-_CONTINENTS = ("Europe", "Asia", "Africa", "North America", "South America", "Latin America",
-               "Asia Pacific", "the Middle East", "Oceania")
-_ANY_REGION = _any_of([*COUNTRIES.values(), *_COUNTRY_ABBREVIATIONS,
-                       *STATES_AND_PROVINCES.values(), *_CONTINENTS])
-_AFTER_PREPOSITION = re.compile(r"\b(?:in|at|near|from)\s+(?:the\s+)?$", re.I)
-# A capitalized word before a place's name makes it part of another name ("New | Jersey").
-_IN_A_NAME = re.compile(r"[A-Z][\w.'’-]*\s$")
 # A capitalized word inside a clause right before a figure makes the figure part of a name,
 # no count: "our pivotal Phase 3 trial", "Tier 1"; not a clause's first word ("(1) Excludes
 # 251,379 units", "Approximately 1,200 stores").
 _NAMES_NUMBER = re.compile(r"(?<=[a-z] )[A-Z][a-z]+\s$")
-# A place answers from a sentence restating this share of the question's words.
-PLACE_COVER = 0.6
 # A word of the sentence restates one of the question's when their stems agree, or the
 # shorter, of this many letters or more, opens the longer ("employ|ees"; not "head|ing"
 # for "headquartered").
@@ -187,20 +146,13 @@ def quarter_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     return (near(sentence, found, anchors, ())[0].group(0), "") if found else None
 
 
-def asks_place(asked: Asked) -> bool:
-    return asks_where(asked.text)
-
-
-def asks_where(question: str) -> bool:
-    """A place asked: "where", "which city", "in which countries"."""
-    return _ASKS_PLACE.search(question) is not None
-
-
-def _names_the_years(asked: Asked, sentence: str) -> bool:
+def names_the_years(asked: Asked, sentence: str) -> bool:
+    """Whether the sentence names every year the question does."""
     return asked.years <= set(years_in(sentence))
 
 
-def _restates(word: str, asked_word: str) -> bool:
+def restates(word: str, asked_word: str) -> bool:
+    """Whether a word of a sentence restates one of the question's (`STEM_PREFIX`)."""
     return same_word(word, asked_word, STEM_PREFIX)
 
 
@@ -234,7 +186,7 @@ def _stated_after(before: str, heads: set[str] | frozenset[str]) -> bool:
     its value ("our employee headcount worldwide was")."""
     clause = _OWN_END.split(before)[-1]
     return _STATED_AS.search(clause) is not None and \
-        any(_restates(w, h) for w in tokens(clause) for h in heads)
+        any(restates(w, h) for w in tokens(clause) for h in heads)
 
 
 # How far before a colon the count a list breaks down names what it counts ("4,169 stores
@@ -247,14 +199,14 @@ def _listed_under(before: str, heads: set[str] | frozenset[str]) -> bool:
     the colon count: each item counts the same thing."""
     head, colon, items = before.rpartition(":")
     return bool(colon) and not re.search(r"[.;]", items) and \
-        any(_restates(w, h) for w in tokens(head[-_LIST_HEAD:]) for h in heads)
+        any(restates(w, h) for w in tokens(head[-_LIST_HEAD:]) for h in heads)
 
 
 def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     """(the count, its scale) the question asks for in `sentence`; None when the sentence
     names no count of it (or not every year the question names)."""
     noun = counted_noun(asked)
-    if not noun or not _names_the_years(asked, sentence) or not states_act(asked.text, sentence):
+    if not noun or not names_the_years(asked, sentence) or not states_act(asked.text, sentence):
         return None
     if _ASKS_HEADCOUNT.search(asked.text) and _SHARE_OF_STAFF.search(sentence):
         return None  # "58,000 employees, 34% of our total workforce, were union represented"
@@ -270,7 +222,7 @@ def count_in(asked: Asked, sentence: str) -> tuple[str, str] | None:
     # names what is counted, the figure in the place of the year asked.
     heads = PEOPLE if noun[-1] in PEOPLE else {noun[-1]}
     paired = respective(sentence, found, asked.named_years)
-    if len(paired) == 1 and any(_restates(w, h) for w in tokens(sentence) for h in heads):
+    if len(paired) == 1 and any(restates(w, h) for w in tokens(sentence) for h in heads):
         return _value(paired[0])
     scored = _scored_counts(asked, sentence, found, heads, noun)
     # a figure of another thing the question names is no count of what it counts: "57.5
@@ -309,14 +261,16 @@ def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
         if _PART_OF.match(text) and not _ASKS_PART.search(asked.text):
             continue  # "13,000 of our employees ... advanced their careers": some, not all
         own = tokens(text)
-        head = any(_restates(w, h) for w in own for h in heads) or \
+        if _part_unasked(asked, sentence, m, own):
+            continue
+        head = any(restates(w, h) for w in own for h in heads) or \
             _stated_after(sentence[:m.start()], heads) or _listed_under(sentence[:m.start()], heads)
         # "our backlog as of that date was | 408 aircraft": the clause stating the figure as
         # its value names what it is too
         clause = _OWN_END.split(sentence[:m.start()])[-1]
         stated = tokens(clause) if _STATED_AS.search(clause) else []
         restated = frozenset(c for c in asked.measure
-                             if any(_restates(w, c) for w in [*own, *stated]))
+                             if any(restates(w, c) for w in [*own, *stated]))
         said = sentence[max(0, m.start() - _WHOLE_BEFORE):m.start()] + text
         whole = bool(_WHOLE.search(said)) and not _WHOLE.search(asked.text)
         if head or len(restated) >= MIN_RESTATED:
@@ -324,7 +278,7 @@ def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
             which = len(restated - set(noun))
             unit = _UNIT_WORD.match(text)
             first = tokens(unit.group(1)) if unit else []
-            other = bool(first) and any(_restates(first[0], c) for c in asked.measure
+            other = bool(first) and any(restates(first[0], c) for c in asked.measure
                                         if c not in noun)
             out.append(_Count(m, len(restated) + which + head +
                               _year_fit(asked, text, sentence[:m.start()]), restated, whole,
@@ -332,69 +286,17 @@ def _scored_counts(asked: Asked, sentence: str, found: list[re.Match],
     return [c for c in out if c.score > 0]
 
 
-def restated_share(asked: Asked, sentence: str, besides: frozenset[str] = frozenset()) -> float:
-    """The share of the question's words (what it asks about, not "where" or "which city",
-    nor `besides`) that the sentence restates."""
-    content = [w for w in asked.measure if w not in _WH_WORDS | besides]
-    said = tokens(sentence)
-    return sum(any(_restates(w, c) for w in said) for c in content) / (len(content) or 1)
+# A count stated as a part of the one before it: "employed approximately 125,000 people, of
+# whom approximately 44,000 were employed in the United States".
+_PART_AFTER = re.compile(r"\b(?:of whom|of which|including)\s+(?:(?:approximately|about|roughly|"
+                         r"nearly|over|more than|some)\s+)?$", re.I)
 
 
-def place_in(asked: Asked, sentence: str) -> tuple[str | list[str], str] | None:
-    """(the place, "") a "where" question asks for in `sentence`: the first "City, State"
-    after the question's words; None when the sentence restates too little of the question
-    (or names not every year it does) or names no place."""
-    if restated_share(asked, sentence) < PLACE_COVER or not _names_the_years(asked, sentence):
-        return None
-    region = _ASKS_REGION.search(asked.text)
-    if region is not None:
-        return _regions_in(asked, sentence, region.group(1).lower())
-    at = _asked_at(asked, sentence.lower())
-    # "in Asia, Australia, Canada": a list of regions, no "City, State"
-    places = [m for m in _PLACE.finditer(sentence)
-              if not _ANY_REGION.fullmatch(m.group(1).split(",")[0])]
-    after = [m for m in places if m.start() >= at] or places
-    if after:
-        return after[0].group(1), ""
-    # no "City, State": a country, state or continent after a preposition ("assembled in
-    # the U.S.", "primarily in Europe")
-    named = [m for m in _ANY_REGION.finditer(sentence)
-             if _AFTER_PREPOSITION.search(sentence, 0, m.start())
-             and m.group(0).lower() not in asked.text.lower()]
-    named = [m for m in named if m.start() >= at] or named
-    return (named[0].group(0), "") if named else None
-
-
-def _asked_at(asked: Asked, low: str) -> int:
-    """Where the sentence starts saying what the question asks the place of: at the first of
-    the question's words it says only once ("the primary research and development center for
-    Oral Care ... is located in New Jersey, ... for Pet Nutrition products is located in
-    Kansas": "pet"), else at the first of its words it says."""
-    said = [w for w in asked.measure - _WH_WORDS if w in low]
-    once = [w for w in said if low.count(w) == 1]
-    return min((low.find(w) for w in once or said), default=0)
-
-
-def _regions_in(asked: Asked, sentence: str, asked_for: str) -> tuple[str | list[str], str] | None:
-    """The country (or state) the question asks for that the sentence names and the question
-    does not: the one nearest the question's words, or, asked in the plural, each in order."""
-    plural = asked_for in _SINGULAR
-    names = _REGION_NAMES[_SINGULAR.get(asked_for, asked_for)]
-    found = [m for m in names.finditer(sentence)
-             if not _IN_A_NAME.search(sentence, 0, m.start())
-             and m.group(0).lower() not in asked.text.lower()]
-    if not found:
-        return None
-    if not plural:
-        return near(sentence, found, set(asked.words), ())[0].group(0), ""
-    # the list nearest the question's words: "defined benefit schemes in Germany, ..., the
-    # United States and ... indemnity plans in Greece and Turkey"
-    runs: list[list[re.Match]] = []
-    for m in found:
-        if runs and _LISTED.fullmatch(sentence, runs[-1][-1].end(), m.start()):
-            runs[-1].append(m)
-        else:
-            runs.append([m])
-    first = near(sentence, [run[0] for run in runs], set(asked.words), ())[0]
-    listed = list(dict.fromkeys(m.group(0) for run in runs if run[0] is first for m in run))
-    return (listed if len(listed) > 1 else listed[0]), ""
+def _part_unasked(asked: Asked, sentence: str, m: re.Match, own: list[str]) -> bool:
+    """Whether the count at `m` is a part of the count before it whose own words restate
+    nothing the question asks that the sentence had not said before it."""
+    if not _PART_AFTER.search(sentence[:m.start()]):
+        return False
+    before = tokens(sentence[:m.start()])
+    return not any(any(restates(w, c) for w in own) and
+                   not any(restates(w, c) for w in before) for c in asked.measure)

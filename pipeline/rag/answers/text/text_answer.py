@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from pipeline.rag.answers.question_words import tokens
 from pipeline.rag.answers.text.asked_acts import act_stem
 from pipeline.rag.answers.text.asked_names import name_in
-from pipeline.rag.answers.text.asked_spans import count_in, place_in, quarter_in
+from pipeline.rag.answers.text.asked_places import place_in
+from pipeline.rag.answers.text.asked_spans import count_in, quarter_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
 from pipeline.rag.answers.text.span_words import INFLECTIONS, Asked, is_form_of
 from pipeline.rag.answers.text.text_amounts import (

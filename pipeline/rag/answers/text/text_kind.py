@@ -8,7 +8,8 @@ import re
 from enum import StrEnum
 
 from pipeline.rag.answers.answer_checks import asks_name
-from pipeline.rag.answers.text.asked_spans import asks_place, asks_quarter, counted_noun
+from pipeline.rag.answers.text.asked_places import asks_place
+from pipeline.rag.answers.text.asked_spans import asks_quarter, counted_noun
 from pipeline.rag.answers.text.span_words import Asked
 from pipeline.rag.answers.text.text_amounts import RESPECTIVELY
 

@@ -189,7 +189,14 @@ LINE_ITEMS: tuple[LineItem, ...] = (
         "StockholdersEquity",
         "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"), B,
         ("shareholders' equity", "stockholders' equity", "total stockholders' equity", "equity",
-         "total equity", "shareholders equity", "stockholders equity")),
+         "shareholders equity", "stockholders equity")),
+    # "Total equity" is the balance sheet's line after the noncontrolling interests (GE's
+    # 28,579 beside its shareholders' 27,378); a company with none tags StockholdersEquity
+    LineItem("total equity", _g(
+        "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest",
+        "StockholdersEquity"), B,
+        ("equity including noncontrolling interests",
+         "total equity including noncontrolling interests")),
 )
 BY_NAME = {item.name: item for item in LINE_ITEMS}
 # A figure per share ("per diluted share", "per-share data"): a price, not an amount or a count.

@@ -278,6 +278,10 @@ def test_a_sum_of_a_balance_and_a_flow_is_no_figure():
      "points, one decimal.", "income tax provision / pre-tax income"),
     ("Debt-to-equity for Travelers at September 30, 2023, defined as debt / total "
      "shareholders' equity (x, two decimals).", "debt / total shareholders' equity"),
+    # the period in brackets after it, a double dash before the unit (Comcast's first half)
+    ("Acme's effective tax rate for the first half of 2023, computed as income tax expense "
+     "divided by income before income taxes (six months ended June 30, 2023) -- percent to "
+     "one decimal?", "income tax expense divided by income before income taxes"),
 ])
 def test_a_formula_introduced_by_a_colon_or_a_dash_ends_where_it_does(question, formula):
     assert [d.text for d in stated_definitions(question)] == [formula]

@@ -10,11 +10,13 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 from pipeline.rag.answers.filings.asked import _asked_of
-from pipeline.rag.answers.filings.fact_labels import FactLabels
+from pipeline.rag.answers.filings.fact_labels import FactLabels, split_name
 from pipeline.rag.answers.filings.grouping_members import parents, without_groupings
 from pipeline.rag.answers.filings.measure_match import quoted_rows
-from pipeline.rag.answers.filings.parts.qualifiers import _spelled_out, asked_parts, unknown_names
+from pipeline.rag.answers.filings.parts.qualifiers import asked_parts, spelled_out
+from pipeline.rag.answers.filings.parts.unknown_names import unknown_names
 from pipeline.rag.answers.query import parse_query
+from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.model import Fact
 
 _SEGMENT = "us-gaap:StatementBusinessSegmentsAxis"
@@ -184,9 +186,9 @@ def test_a_name_spelled_out_before_its_acronym_names_the_acronym_s_member():
                     [_fact("gm:EbitAdjusted", "3194e6", gmna)])
     assert got.options == (frozenset({gmna}),)
     assert {"north", "america", "gmna"} <= got.naming_words()
-    assert _spelled_out("Frito-Lay North America (FLNA) sales") == \
+    assert spelled_out("Frito-Lay North America (FLNA) sales") == \
         [(frozenset({"frito", "lay", "north", "america"}), "flna")]
-    assert _spelled_out("Net sales in North America (EMEA)") == []
+    assert spelled_out("Net sales in North America (EMEA)") == []
 
 
 def test_an_owner_s_possessive_before_a_name_the_filing_knows_is_no_unknown_name():
@@ -226,3 +228,35 @@ def test_a_part_named_before_a_definition_qualifies_every_operand():
     assert parts.options == (frozenset({mining}),)
     assert asked.phrases["phrase:bitcoin mining cost of revenue"].concepts == \
         ("us-gaap:CostOfRevenue",)
+
+
+_FLOAT = "The aggregate market value of common equity held by non-affiliates?"
+
+
+def test_a_major_customer_is_a_part_and_parts_named_in_full_stand_together():
+    """General Dynamics tags its revenue from the U.S. government on the major-customers axis
+    (gd:U.S.GovernmentMember, its dotted initials one word): "revenue from the U.S.
+    government" had been its total, 10,152. Palantir's "U.S. government customers" names the
+    United States and its Government segment in full (a "Customer I" only in part): no
+    one of the two alone stands in for both (its U.S. total had been answered)."""
+    assert split_name("gd:U.S.GovernmentMember") == "US Government Member"
+    government = ("srt:MajorCustomersAxis", "gd:U.S.GovernmentMember")
+    facts = [_fact("us-gaap:Revenues", "7291e6", government), _fact("us-gaap:Revenues", "10152e6")]
+    assert _parts_of("What was Acme's revenue from the U.S. government in Q2 2023?",
+                     facts).options == (frozenset({government}),)
+    # "non-affiliates" names no "U.S. Government Non-Department of Defense" customer
+    non_dod = ("srt:MajorCustomersAxis", "gd:U.S.GovernmentNonDepartmentofDefenseMember")
+    printed = FactLabels.of([*facts, _fact("us-gaap:Revenues", "1181e6", non_dod)],
+                            lambda f: ("Non-DoD", "2023") if f.dimensions else ("", ""))
+    assert asked_parts(set(tokens(_FLOAT)), set(tokens(_FLOAT)) - {"market", "value"}, _FLOAT,
+                       printed).options == ()
+    segment = (_SEGMENT, "pltr:GovernmentMember")
+    customer = ("srt:MajorCustomersAxis", "pltr:CustomerIMember")
+    facts = [_fact("us-gaap:Revenues", "301e6", segment), _fact("us-gaap:Revenues", "328e6", _US),
+             _fact("us-gaap:Revenues", "19e6", customer)]
+    options = _parts_of("How much revenue did Acme earn from U.S. government customers in "
+                        "Q2 2023?", facts).options
+    assert options[0] == {segment, _US, customer} and options[1:] == (frozenset({segment, _US}),)
+    # "U.S. government securities" are a kind of investment: "U.S." names no place there
+    securities = _parts_of("Acme's U.S. government securities at year end?", facts).options
+    assert not any(_US in option for option in securities)

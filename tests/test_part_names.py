@@ -11,7 +11,8 @@ from decimal import Decimal
 from pipeline.rag.answers.filings.fact_labels import FactLabels, member_label, member_words
 from pipeline.rag.answers.filings.parts.asked_countries import country_name_words
 from pipeline.rag.answers.filings.parts.place_codes import place_name
-from pipeline.rag.answers.filings.parts.qualifiers import asked_parts, unknown_names
+from pipeline.rag.answers.filings.parts.qualifiers import asked_parts
+from pipeline.rag.answers.filings.parts.unknown_names import unknown_names
 from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.model import Fact
 

@@ -17,9 +17,7 @@ from pipeline.rag.answers.company_names import (
 )
 from pipeline.rag.answers.filings.companies import per_company
 from pipeline.rag.answers.filings.fact_labels import FactLabels
-from pipeline.rag.answers.filings.parts.qualifiers import (
-    asked_parts,
-)
+from pipeline.rag.answers.filings.parts.qualifiers import asked_parts
 from pipeline.rag.answers.query import parse_query
 from pipeline.rag.answers.question_words import tokens
 from retriever_trt.documents.model import Fact

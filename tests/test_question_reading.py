@@ -15,11 +15,8 @@ from pipeline.rag.answers.company_names import (
 )
 from pipeline.rag.answers.filings.companies import Combine, combination, per_company
 from pipeline.rag.answers.filings.fact_labels import member_words, split_name
-from pipeline.rag.answers.filings.parts.qualifiers import (
-    compared_name,
-    unknown_names,
-    word_runs,
-)
+from pipeline.rag.answers.filings.parts.qualifiers import word_runs
+from pipeline.rag.answers.filings.parts.unknown_names import compared_name, unknown_names
 from pipeline.rag.answers.named_filing import named_filing
 from pipeline.rag.answers.operation import Operation
 from pipeline.rag.answers.periods import PeriodKind
@@ -179,6 +176,10 @@ def test_names_and_words():
     assert combination("Which had higher revenue, A or B?") is Combine.HIGHER
     assert combination("Whose assets are smaller, A or B?") is Combine.LOWER
     assert combination("How much more did A earn than B?") is Combine.DIFFERENCE
+    # a difference in another unit: "how many percentage points faster", "how many more"
+    assert combination("How many percentage points faster did A's revenue grow than B's?") \
+        is Combine.DIFFERENCE
+    assert combination("How many more employees did A have than B?") is Combine.DIFFERENCE
     assert combination("The combined capex of A and B?") is Combine.SUM
     assert combination("What was revenue at A and B?") is Combine.EACH
 

@@ -41,8 +41,9 @@ _HIGHER = re.compile(r"\b(?:higher|highest|larger|largest|more|most|greater|grea
                      r"faster|fastest)\b", re.I)
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|slower|slowest|slowly)\b",
                     re.I)
-_DIFFERENCE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|larger|greater|"
-                         r"faster|slower)\b|"
+# "how much more", "how many more employees", "how many percentage points faster"
+_DIFFERENCE = re.compile(r"\bhow (?:much|many(?: [a-z]+){0,2}?) (?:more|less|higher|lower|bigger|"
+                         r"smaller|larger|greater|faster|slower|fewer)\b|"
                          r"\bdifference\b|\bexceed\w*\b|\bgap\b|\bminus\b|\bsubtract\w*\b", re.I)
 _RATIO = re.compile(rf"\bdivided by\b|÷|\bratio of\b[^?]*?\bto\b|{AS_FRACTION_OF}", re.I)
 _PERCENT_OF = re.compile(AS_PERCENT_OF, re.I)

@@ -33,8 +33,11 @@ _NAMED_ONLY_AXES = re.compile(r"Business(?:Group|Unit)s?Axis", re.I)
 # StatementOperatingActivitiesSegmentAxis splits continuing from discontinued operations:
 # no part of the company ("from continuing operations" had named its member, which RTX tags
 # on pension costs alone, and left operating cash flow without a number).
+# A major customer ("gd:U.S.GovernmentMember" of srt:MajorCustomersAxis) is a part too: "revenue
+# from the U.S. government" is that customer's, never the company's total.
 QUALIFIER_AXES = re.compile(r"(?<!OperatingActivities)Segment|Geograph|Region|ProductOrService|"
-                            rf"ClassOfStock|Brand|Division|{_NAMED_ONLY_AXES.pattern}", re.I)
+                            rf"ClassOfStock|Brand|Division|MajorCustomers|"
+                            rf"{_NAMED_ONLY_AXES.pattern}", re.I)
 _SEGMENT_AXES = re.compile(r"BusinessSegments|Geograph", re.I)
 # The standard axis of a company's business segments.
 SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
@@ -77,6 +80,8 @@ _GENERIC = frozenset({"member", "segment", "and", "other", "total", "all", "the"
 _PERIOD_LABEL = re.compile(rf"\b{YEAR_DIGITS}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
                            r"nov|dec)[a-z]*\b|\b(?:months?|quarter|year|ended)\b", re.I)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Initials a member's name writes with dots ("U.S."): one word, the dots dropped.
+_DOTTED_INITIALS = re.compile(r"(?:[A-Z]\.){2,}")
 
 
 # The cover's numbers are printed in a sentence, not a table row: the words the cover form
@@ -90,8 +95,10 @@ COVER_LABELS = {
 
 def split_name(name: str) -> str:
     """"us-gaap:InterestExpenseNonoperating" -> "Interest Expense Nonoperating";
-    "aapl:WearablesHomeandAccessoriesMember" -> "Wearables Homeand Accessories Member"."""
-    return " ".join(_CAMEL.findall(name.split(":")[-1]))
+    "aapl:WearablesHomeandAccessoriesMember" -> "Wearables Homeand Accessories Member";
+    dotted initials as one word ("gd:U.S.GovernmentMember" -> "US Government Member")."""
+    local = _DOTTED_INITIALS.sub(lambda m: m.group(0).replace(".", "") + " ", name.split(":")[-1])
+    return " ".join(_CAMEL.findall(local))
 
 
 def member_words(member: str) -> frozenset[str]:

@@ -44,7 +44,7 @@ from pipeline.rag.answers.filings.parts.business_names import businesses, compan
 from pipeline.rag.answers.filings.parts.part_answer import PartAnswers
 from pipeline.rag.answers.filings.parts.part_compare import asks_which_part, compared_parts
 from pipeline.rag.answers.filings.parts.part_share import asks_share_of_part
-from pipeline.rag.answers.filings.parts.qualifiers import compared_name, unknown_names
+from pipeline.rag.answers.filings.parts.unknown_names import compared_name, unknown_names
 from pipeline.rag.answers.filings.printed.table_facts import facts_from_tables
 from pipeline.rag.answers.filings.scope import choose_filings
 from pipeline.rag.answers.operation import Operation

@@ -82,9 +82,9 @@ STAFF_TERMS = PEOPLE | frozenset({"headcount", "head", "workforce"})
 _NOT_COUNTED = frozenset("""dollar cent percent percentage point basis time year month day
 week quarter""".split())
 # A count written in words ("declared four cash dividends"); "one" is too often no count,
-# and "our top three customers" ranks them, no count of customers.
+# "our top three customers" ranks them, and "the first six months" is a period.
 _NUMBER_WORD = re.compile(r"(?<!top )\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|"
-                          r"twelve)\b", re.I)
+                          r"twelve)\b(?![- ](?:months?|years?|quarters?|weeks?|days?)\b)", re.I)
 # A short aside in brackets right after a figure: its share, a footnote mark.
 _ASIDE = re.compile(r"^\s*\([^()]{1,20}\)")
 # A figure's own words end at the next figure, a bracket or a clause break (not at the

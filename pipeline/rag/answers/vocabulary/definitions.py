@@ -47,10 +47,13 @@ _NOT_ABBREVIATION = r"(?<!\binc\.)(?<!\bcorp\.)(?<!\bltd\.)(?<!\bco\.)(?<!\bplc\
 # / pre-tax income" ("... Q2 2025: A divided by B" is the ask itself, `_DIVIDED`).
 _INTRODUCED = r"\s*[:—–](?=[^?.;:—–]*[/÷])"
 # Where a stated formula ends before its sentence does: the bracket it sits in closing ("(each
-# = A / B), in percentage points"), or the unit and rounding asked after it (", %, one
-# decimal", "(x, two decimals)", " — x", ", $ millions").
-_FORMULA_END = re.compile(r"(?:[,(]|\s[—–-])\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|"
-                          rf"(?:one|two|three|\d) (?:decimal|dp)\w*|{DOLLAR_SCALE})", re.I)
+# = A / B), in percentage points"), the unit and rounding asked after it (", %, one
+# decimal", "(x, two decimals)", " — x", " -- percent", ", $ millions"), or the period in
+# brackets after it ("(six months ended June 30, 2023)").
+_FORMULA_END = re.compile(r"(?:[,(]|\s(?:--|[—–-]))\s*(?:in |as an? |to )?(?:%|percent\w*|x\b|"
+                          rf"(?:one|two|three|\d) (?:decimal|dp)\w*|{DOLLAR_SCALE})|"
+                          r"\(\s*(?:for |in |during )?(?:the )?(?:three|six|nine|twelve)[- ]months?\b",
+                          re.I)
 # "X is defined as: ...", "X, calculated as ...", "X, taken as ...", "X, i.e. ...", "Define X
 # as ...", "X = ...", "X: A / B", "X — A / B": the name, the formula.
 # "compute (revenue - cost of revenue) / revenue": a formula with no name, bracketed first.

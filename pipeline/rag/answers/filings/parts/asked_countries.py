@@ -17,9 +17,12 @@ from pipeline.rag.answers.question_words import tokens
 _PRONOUNS = frozenset({"us"})
 # A country's two-letter code in capitals, dotted or not: "US", "U.S.", "UK".
 _COUNTRY_CODE = re.compile(r"(?<![\w.])(?:[A-Z]\.[A-Z]\.|[A-Z]{2}(?![\w.]))")
-# What after a country's code makes it no place: "U.S. GAAP", "US$", "U.S. federal".
-_NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|government|generally)|\$",
-                          re.I)
+# What after a country's code makes it no place: "U.S. GAAP", "US$", "U.S. federal", "U.S.
+# government securities" (a kind of investment); "U.S. government customers" are the
+# country's government, no Government segment's whole.
+_NOT_A_PLACE = re.compile(r"\s*(?:GAAP|dollars?|federal|statutory|treasur|generally|"
+                          r"government[- ](?:securities|bonds|obligations|debt|agenc|sponsored|"
+                          r"treasur))|\$", re.I)
 # "U.S." or "UK" naming where a figure was earned, asked of a filing that may tag no country
 # (Visa's "U.S. net revenues" had been answered with its total).
 _PLACE = re.compile(r"(?<![\w.])(?:U\.S\.|US|U\.K\.|UK)(?![\w$])")

@@ -49,6 +49,7 @@ CUE_WORDS = frozenset(tokens("segment segments region regions regional geographi
 # words alone ("OEM and Other" is the OEM line, named by "OEM").
 _REMAINDER = frozenset({"other", "non", "rest", "remaining", "remainder"})
 _JOINING = frozenset({"and", "or"})
+_NEGATING = frozenset({"non"})
 # Words that say "the rest" of a whole without its name: "outside the U.S." and
 # "international" are Non-US.
 _REST_CUE = re.compile(r"\b(?:outside|excluding|except|elsewhere|foreign|international)\b", re.I)
@@ -68,7 +69,7 @@ _BEFORE_ACRONYM = re.compile(r"((?:[A-Z][\w&.-]*(?:['\u2019]s)?,?\s+(?:(?:of|and
 _AMPERSAND_INITIALS = re.compile(r"(?<![\w&])[A-Z]&[A-Z](?![\w&])")
 _NO_INITIAL = frozenset({"and", "of", "the", "segment", "member", "total"})
 # A word with a capital and a small letter after it: "WhatsApp", "Medicine", not "EPS".
-_NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
+NAME = re.compile(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b")
 # A name with a capital inside a word: "iPhone", "eBay".
 _CAMEL_NAME = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
 # The axis of a filing's classes of stock (its cover's common stock, notes, ...).
@@ -76,17 +77,8 @@ _CLASS_AXIS = re.compile(r"ClassOfStock", re.I)
 # Members of the class-of-stock axis that are no other class of the company's stock: debt
 # securities listed on the cover, and the generic common stock member.
 _NOT_ANOTHER_CLASS = re.compile(r"Notes?|Debentures?|Bonds?|Due\d{4}|:CommonStockMember$")
-# "than PG&E", "than that of Intel": what a question compares its figure with, when a name.
-_THAN_NAME = re.compile(r"\bthan\s+(?:(?i:the)\s+|that\s+of\s+|those\s+of\s+)?([A-Z][\w&.'’-]*)")
-# Capitalized words that name a period, not a company or a part: "than FY2023", "than Q2".
-_PERIOD_NAME = re.compile(r"(?:fy|q[1-4]|h[12]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
-                          r"fiscal|first|second|third|fourth|last|prior|previous)", re.I)
-# A possessive before a capitalized name: "Hill's Pet Nutrition".
-_OWNED_NAME = re.compile(r"['\u2019]s\s+([A-Z][\w&-]*)")
-# Text ending on a possessive: "Colgate's ".
-_AFTER_POSSESSIVE = re.compile(r"['\u2019]s\s+$")
 # What precedes a sentence's first word: nothing, or the end of a sentence or a clause.
-_SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
+SENTENCE_START = re.compile(r"(?:^|[.?!:;(]|--|\u2014)\s*[\"'\u201c]?$")
 # "across all segments", "total of its segments": the whole company.
 _ALL_PARTS = re.compile(r"\b(?:all|every|each|total|combined|consolidated)\b[^.?]{0,20}"
                         r"\b(?:segments?|regions?)\b", re.I)
@@ -182,14 +174,15 @@ def _scores(words: set[str], distinctive: set[str], text: str, runs: set[str],
             out.scored[member] = max(found[0], out.overall[member])
             out.named[member] = found[1]
     _drop_shared_with_rest(out, rests, labels)
-    for spelled, acronym in _spelled_out(text):
+    _drop_codes_of_names(out, coded)
+    for spelled, acronym in spelled_out(text):
         for member, named in out.named.items():
             if acronym in named:  # "GM North America (GMNA)": all of it names gm:GmnaMember
                 out.named[member] = named | spelled
     return out
 
 
-def _spelled_out(text: str) -> list[tuple[frozenset[str], str]]:
+def spelled_out(text: str) -> list[tuple[frozenset[str], str]]:
     """(the words, the acronym) of each name the question spells out before its acronym in
     brackets: "GM North America's (GMNA)", "Frito-Lay North America (FLNA)"; an acronym
     whose letters the words' initials (a word in capitals, all of it) do not spell is no such
@@ -214,6 +207,17 @@ def _drop_shared_with_rest(got: _Scores, rests: list[tuple[str, str]],
     for member in [m for m, c in got.overall.items() if c < 1.0]:
         if any(rest[0] == member[0] and got.named[member] <= labels.members[rest]
                for rest in rests):
+            del got.scored[member], got.overall[member], got.named[member]
+
+
+def _drop_codes_of_names(got: _Scores, coded: dict[str, frozenset[str]]) -> None:
+    """A country named by a code that another member named in full holds as a word of its
+    own name is that member's word: "U.S. Government" names General Dynamics' customer
+    member, not the United States as well."""
+    for country, code in coded.items():
+        member = next((m for m in got.named if m[1] == country), None)
+        if member is not None and any(o != member and got.overall[o] == 1.0 and code <= named
+                                      for o, named in got.named.items()):
             del got.scored[member], got.overall[member], got.named[member]
 
 
@@ -286,8 +290,12 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
         # no answer
         if all(got.named[m] - STATEMENT_WORDS - {w for o in best if o != m
                                                   for w in got.named[o]} for m in best):
-            whole = all(got.scored[m] == 1.0 for m in best)
-            options = [frozenset(best)] if whole else [frozenset(best), *options]
+            # the members named in full qualify the figure together whatever else is named
+            # in part ("U.S. government customers": the United States and the Government
+            # segment, with or without a "Customer I"): no one of them alone stands in
+            full = frozenset(m for m in best if got.scored[m] == 1.0)
+            options = [frozenset(best)] if len(full) == len(best) else \
+                [frozenset(best), full] if len(full) > 1 else [frozenset(best), *options]
     if options and _sole_class(options[0], labels):
         options.append(frozenset())
     cue = (SEGMENT_CUE.search(text) is not None or names_a_place(text)) and \
@@ -352,7 +360,7 @@ def _name_said_more(named: frozenset[str], text: str, distinctive: set[str],
 def _proper_words(text: str) -> frozenset[str]:
     """The words of the names a question capitalizes inside its sentences ("Prolia"), and
     of those written with a capital inside ("iPhone")."""
-    found = [m for m in _NAME.finditer(text) if not _SENTENCE_START.search(text[:m.start()])]
+    found = [m for m in NAME.finditer(text) if not SENTENCE_START.search(text[:m.start()])]
     return frozenset(w for m in (*found, *_CAMEL_NAME.finditer(text)) for w in tokens(m.group(0)))
 
 
@@ -378,45 +386,13 @@ def _sole_class(option: frozenset[tuple[str, str]], labels: FactLabels) -> bool:
         for axis, _ in option)
 
 
-def compared_name(text: str) -> str | None:
-    """The name a question sets its figure against: "PG&E" of "How much more did Verizon
-    spend than PG&E Corporation in 2019?" (not a period: "than in 2018", "than FY2023")."""
-    found = _THAN_NAME.search(text)
-    return found.group(1) if found and not _PERIOD_NAME.match(found.group(1)) else None
-
-
-def unknown_names(text: str, measure_words: frozenset[str], known: set[str]) -> list[str]:
-    """The names the question gives that none of `known` (the filing's labels, the measure's
-    phrases) holds: a capitalized word inside a sentence ("WhatsApp", "Innovative
-    Medicine") among its measure words names a part of the company or a product, and a
-    filing with no figure by that name has no answer for it, not its total. Acronyms
-    ("EPS", "R&D"), the first word of a sentence and, after the company's possessive, the
-    owner's name before a name the filing knows ("Colgate's Hill's Pet Nutrition", printed "Pet
-    Nutrition") are no names."""
-    out = []
-    known = known | {w for spelled, acronym in _spelled_out(text) if acronym in known
-                     for w in spelled}
-    for match in _NAME.finditer(text):
-        word = match.group(0)
-        found = tokens(word)
-        # "Colgate's Hill's Pet Nutrition": after the company's possessive, the owner's
-        # name is the segment's ("Intel's Data Center" alone names Intel, no part)
-        owned = _OWNED_NAME.match(text, match.end()) \
-            if _AFTER_POSSESSIVE.search(text, 0, match.start()) else None
-        owner = tokens(owned.group(1)) if owned else []
-        if found and found[0] in measure_words and found[0] not in known and \
-                not _SENTENCE_START.search(text[:match.start()]) and \
-                not (owner and owner[0] in known):
-            out.append(word)
-    return out
-
-
 def _cover(mwords: frozenset[str], words: set[str],
            distinctive: set[str]) -> tuple[float, frozenset[str]] | None:
     """(share of `mwords` the question names, the words naming them) when that names the
     member: at least MEMBER_COVER, with a distinctive word that is no statement's."""
     hit = mwords & words
+    # "non" negates the word it joins ("non-affiliates"): alone it names no "Non-DoD" member
     if not mwords or len(hit) / len(mwords) < MEMBER_COVER or \
-            not hit & distinctive - STATEMENT_WORDS:
+            not hit & distinctive - STATEMENT_WORDS - _NEGATING:
         return None
     return len(hit) / len(mwords), hit

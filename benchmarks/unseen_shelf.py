@@ -1,7 +1,7 @@
 """The unseen shelf: real inline-XBRL 10-K and 10-Q filings (EDGAR's primary HTML documents)
 that no question set of this repository used before, copied from public GitHub repositories.
 
-    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12|13|14] [--mirrors DIR] [--out DIR]
+    python benchmarks/unseen_shelf.py [--set 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15] [--mirrors DIR] [--out DIR]
 
 Each set's shelf -- its filings, the public repositories and commits they are copied from, and
 the question set that asks them -- is described in benchmarks/data/SHELVES.md (set 1: the
@@ -212,6 +212,18 @@ SHELF14 = _sec_parser_shelf({
     "GM_10-Q_2023-06-30": "10-Q/GM/0001467858-23-000098",
     "GME_10-Q_2023-07-29": "10-Q/GME/0001326380-23-000047",
 })
+OUT15 = ROOT / "engines" / "unseen-shelf15"
+# The fifteenth shelf: the same repository and commit, the same naming (General Dynamics' 10-Q
+# for its second quarter, ended July 2, 2023; Johnson Controls' fiscal year ends September 30, so
+# its 10-Q ended June 30, 2023 is its fiscal 2023 third quarter; General Electric's 2023 10-K).
+# Each company is on one earlier shelf by another filing.
+SHELF15 = _sec_parser_shelf({
+    "CMCSA_10-Q_2023-06-30": "10-Q/CMCSA/0001166691-23-000032",
+    "GD_10-Q_2023-07-02": "10-Q/GD/0000040533-23-000060",
+    "JCI_10-Q_2023-06-30": "10-Q/JCI/0000833444-23-000030",
+    "PLTR_10-Q_2023-06-30": "10-Q/PLTR/0001321655-23-000090",
+    "GE_10-K_2023-12-31": "10-K/GE/0000040545-24-000027",
+})
 # Documents of a multi-document inline-XBRL submission other than its primary one: no cover,
 # so no dei:DocumentType to check (one of another form is still refused).
 EXHIBIT_DOCUMENTS = {"CLX_10-K_2022-06-30"}
@@ -219,7 +231,7 @@ SHELVES = {1: (SHELF, OUT), 2: (SHELF2, OUT2), 3: (SHELF3, OUT3), 4: (SHELF4, OU
            5: (SHELF5, OUT5), 6: (SHELF6, OUT6), 7: (SHELF7, OUT7),
            8: (SHELF8, OUT8), 9: (SHELF9, OUT9), 10: (SHELF10, OUT10),
            11: (SHELF11, OUT11), 12: (SHELF12, OUT12), 13: (SHELF13, OUT13),
-           14: (SHELF14, OUT14)}
+           14: (SHELF14, OUT14), 15: (SHELF15, OUT15)}
 # An inline-XBRL numeric fact, and the cover's form type (its text may sit in a nested span).
 FACT_TAG = b"<ix:nonFraction"
 _DOCUMENT_TYPE = re.compile(rb'name="dei:DocumentType"[^>]*>(?:<[^>]+>)*\s*([^<\s]+)')

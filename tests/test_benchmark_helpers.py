@@ -114,9 +114,12 @@ def test_the_second_unseen_shelf_holds_other_companies_at_pinned_commits() -> No
 # 10-Q and its fiscal 2024 10-K, Riot Platforms' second-quarter 2023 10-Q and its 2023 10-K, and
 # GameStop's fiscal 2023 10-K and its fiscal 2023 second-quarter 10-Q (sets 12 and 14);
 # Colgate-Palmolive's 2023 10-K (set 9) and General Motors' (set 11) and their second-quarter 2023
-# 10-Qs (set 14).
+# 10-Qs (set 14); General Dynamics' 2023 10-K (set 9), Johnson Controls' fiscal 2024 10-K (set 10),
+# Comcast's 2023 10-K (set 11) and Palantir's (set 12) and their second-quarter 2023 10-Qs, and
+# General Electric's 2024 10-K (set 4) and its 2023 10-K (set 15).
 REPEATED = {"WBA": {10, 13}, "AI": {12, 14}, "RIOT": {12, 14}, "GME": {12, 14}, "CL": {9, 14},
-            "GM": {11, 14}}
+            "GM": {11, 14}, "CMCSA": {11, 15}, "GD": {9, 15}, "JCI": {10, 15}, "PLTR": {12, 15},
+            "GE": {4, 15}}
 
 
 @pytest.mark.parametrize("number, filings, companies, forms", [
@@ -127,6 +130,7 @@ REPEATED = {"WBA": {10, 13}, "AI": {12, 14}, "RIOT": {12, 14}, "GME": {12, 14}, 
     (12, 5, 5, {"10-K", "10-Q"}),
     (13, 5, 4, {"10-K", "10-Q"}),  # two Marathon Digital filings: four companies in five
     (14, 5, 5, {"10-K", "10-Q"}),  # five companies each on one earlier shelf (REPEATED)
+    (15, 5, 5, {"10-K", "10-Q"}),  # five companies each on one earlier shelf (REPEATED)
 ])
 def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filings, companies,
                                                                    forms) -> None:
@@ -140,7 +144,7 @@ def test_a_later_unseen_shelf_holds_companies_no_other_shelf_holds(number, filin
     assert out.name == f"unseen-shelf{number}"
 
 
-@pytest.mark.parametrize("number", [5, 6, 8, 10, 11, 12, 13, 14])
+@pytest.mark.parametrize("number", [5, 6, 8, 10, 11, 12, 13, 14, 15])
 def test_a_later_held_out_set_is_complete_split_and_on_its_shelf(number) -> None:
     """benchmarks/data/filings_heldoutN.jsonl (its golds re-checked against the filings by
     benchmarks/filings_heldout_check.py): every kind in both halves, each record on a filing

@@ -127,13 +127,8 @@ def respective_lists(sentence: str, amounts: list[re.Match], years: Sequence[int
     low = sentence.lower()
     own = [low[group[-1].end():nxt[0].start() if nxt else len(low)]
            for group, nxt in zip(lists, [*lists[1:], None], strict=True)]
-    # a date places the lists in time: its month says nothing of which list is asked
-    named = [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
-    said = [{w for w in named if re.search(rf"\b{re.escape(w)}", text)} for text in own]
-    alone = [i for i, ws in enumerate(said) if ws - set().union(*said[:i], *said[i + 1:])]
-    if len(alone) != 1:
-        return []
-    return [lists[alone[0]][listed.index(y)] for y in dict.fromkeys(years)]
+    asked = _the_one_naming(own, words)
+    return [] if asked is None else [lists[asked][listed.index(y)] for y in dict.fromkeys(years)]
 
 
 def of_listed_item(sentence: str, amounts: list[re.Match],
@@ -149,13 +144,25 @@ def of_listed_item(sentence: str, amounts: list[re.Match],
     if len(items) < 2:
         return []
     low = sentence.lower()
-    named = [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
-    said = [{w for w in named if re.search(rf"\b{re.escape(w)}", low[a:b])} for a, b in items]
-    alone = [i for i, ws in enumerate(said) if ws - set().union(*said[:i], *said[i + 1:])]
-    if len(alone) != 1:
+    asked = _the_one_naming([low[a:b] for a, b in items], words)
+    if asked is None:
         return []
-    a, b = items[alone[0]]
+    a, b = items[asked]
     return [m for m in amounts if a <= m.start() < b]
+
+
+def _named(words: Collection[str]) -> list[str]:
+    """The question's words that may name what an amount is of: a date's month places it in
+    time and names nothing ("July 31, 2023" follows every list)."""
+    return [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
+
+
+def _the_one_naming(texts: Sequence[str], words: Collection[str]) -> int | None:
+    """The index of the one of `texts` (lower case) that alone says a word of the question;
+    None unless exactly one does."""
+    said = [{w for w in _named(words) if re.search(rf"\b{re.escape(w)}", text)} for text in texts]
+    alone = [i for i, ws in enumerate(said) if ws - set().union(*said[:i], *said[i + 1:])]
+    return alone[0] if len(alone) == 1 else None
 
 
 def by_period_label(sentence: str, amounts: list[re.Match],
@@ -282,8 +289,7 @@ def qualified(sentence: str, found: list[re.Match], words: set[str]) -> list[re.
         return []
     low = sentence.lower()
     # Dates ("December 31") place an amount in time, the year picks by its own rules.
-    named = [w for w in words if w.isalpha() and not re.fullmatch(MONTH, w, re.I)]
-    once = [w for w in named if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
+    once = [w for w in _named(words) if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
     picked = []
     for m, nxt in zip(found, [*found[1:], None], strict=True):
         own = low[m.end():nxt.start() if nxt else len(low)]
@@ -310,8 +316,7 @@ def named_before(sentence: str, found: list[re.Match], words: set[str]) -> list[
     if len(found) < 2:
         return []
     low = sentence.lower()
-    named = [w for w in words if w.isalpha() and not IS_MONTH.match(w)]
-    once = [w for w in named if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
+    once = [w for w in _named(words) if len(re.findall(rf"\b{re.escape(w)}", low)) == 1]
     picked = []
     for m, prev in zip(found, [None, *found[:-1]], strict=True):
         before = low[prev.end() if prev else 0:m.start()]

@@ -54,12 +54,17 @@ def same_word(a: str, b: str, stem_min: int = STEM_MIN) -> bool:
 
 
 # Endings of a short word's inflections, which stems of STEM_MIN letters leave on ("own|ed").
-INFLECTIONS = ("s", "d", "ed", "ing")
+_INFLECTIONS = ("s", "d", "ed", "ing")
+
+
+def inflections(base: str) -> tuple[str, ...]:
+    """A short word's inflections its stem leaves on ("own" -> "owns", "owned", ...)."""
+    return tuple(base + e for e in _INFLECTIONS)
 
 
 def is_form_of(word: str, base: str) -> bool:
     """Whether `word` is `base` inflected ("owned" of "own", "assumed" of "assumption")."""
-    return same_word(word, base) or word in {base + e for e in INFLECTIONS}
+    return same_word(word, base) or word in inflections(base)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from pipeline.rag.answers.text.asked_names import name_in
 from pipeline.rag.answers.text.asked_places import place_in
 from pipeline.rag.answers.text.asked_spans import count_in, quarter_in
 from pipeline.rag.answers.text.span_bounds import clean, first_clause, is_heading, span_of
-from pipeline.rag.answers.text.span_words import INFLECTIONS, Asked, is_form_of
+from pipeline.rag.answers.text.span_words import Asked, inflections, is_form_of
 from pipeline.rag.answers.text.text_amounts import (
     MONTH,
     RESPECTIVELY,
@@ -216,7 +216,7 @@ def sentence_scores(asked: Asked, sentences: Sequence[str]) -> list[float]:
     words = sorted({act_stem(w) for w in asked.words - asked.named or asked.words})
     years = asked.years
     # a short word's inflections its stem leaves on ("mine|d"): the question's word
-    inflected = {w + e: w for w in words for e in INFLECTIONS}
+    inflected = {form: w for w in words for form in inflections(w)}
     bags = [{inflected.get(w) or act_stem(w) for w in tokens(_BY_REFERENCE.sub(" ", s))}
             for s in sentences]
     n = len(bags)

@@ -294,8 +294,12 @@ def asked_parts(words: set[str], distinctive: set[str], text: str, labels: FactL
             # in part ("U.S. government customers": the United States and the Government
             # segment, with or without a "Customer I"): no one of them alone stands in
             full = frozenset(m for m in best if got.scored[m] == 1.0)
-            options = [frozenset(best)] if len(full) == len(best) else \
-                [frozenset(best), full] if len(full) > 1 else [frozenset(best), *options]
+            if len(full) == len(best):
+                options = [frozenset(best)]
+            elif len(full) > 1:
+                options = [frozenset(best), full]
+            else:
+                options = [frozenset(best), *options]
     if options and _sole_class(options[0], labels):
         options.append(frozenset())
     cue = (SEGMENT_CUE.search(text) is not None or names_a_place(text)) and \
